@@ -1,0 +1,431 @@
+/* The memory reader shared by every dump format: segment index, bounded
+ * reads, module files verified by build-id. */
+#include "dump_int.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------ */
+
+char *dump_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+void dump_set_error(struct dump *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(d->error);
+	d->error = vfmt(fmt, ap);
+	va_end(ap);
+}
+
+void dump_warn(struct dump *d, const char *fmt, ...)
+{
+	if (d->nwarnings >= 1000)
+		return;
+	char **w = realloc(d->warnings, (d->nwarnings + 1) * sizeof(*w));
+	if (!w)
+		return;
+	d->warnings = w;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vfmt(fmt, ap);
+	va_end(ap);
+	if (s)
+		d->warnings[d->nwarnings++] = s;
+}
+
+const char *dump_status_str(enum dump_status s)
+{
+	switch (s) {
+	case DUMP_OK: return "ok";
+	case DUMP_ENOTCAPTURED: return "memory not captured in the dump";
+	case DUMP_EIO: return "cannot read";
+	case DUMP_EFORMAT: return "not a supported dump";
+	case DUMP_ECORRUPT: return "corrupt dump";
+	case DUMP_ENOMEM: return "out of memory";
+	}
+	return "unknown error";
+}
+
+void dump_hex(const uint8_t *id, size_t len, char *buf)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = digits[id[i] >> 4];
+		buf[2 * i + 1] = digits[id[i] & 15];
+	}
+	buf[2 * len] = '\0';
+}
+
+/* ------------------------------------------------------------------------
+ * Opening and closing
+ * ------------------------------------------------------------------------ */
+
+enum dump_status dump_open(const char *path, struct dump **out)
+{
+	struct dump *d = calloc(1, sizeof(*d));
+	*out = d;
+	if (!d)
+		return DUMP_ENOMEM;
+	d->path = strdup(path);
+	d->pid = -1;
+	d->crashed_tid = -1;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		dump_set_error(d, "cannot open: %s", strerror(errno));
+		return DUMP_EIO;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		dump_set_error(d, "cannot stat: %s", strerror(errno));
+		close(fd);
+		return DUMP_EIO;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		dump_set_error(d, "not a regular file");
+		close(fd);
+		return DUMP_EIO;
+	}
+	d->file_size = (uint64_t)st.st_size;
+	if (st.st_size == 0) {
+		dump_set_error(d, "empty file");
+		close(fd);
+		return DUMP_EFORMAT;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		dump_set_error(d, "cannot map: %s", strerror(errno));
+		return DUMP_EIO;
+	}
+	d->map = m;
+	d->map_len = (size_t)st.st_size;
+
+	if (dump_is_zstd(d->map, d->map_len)) {
+		enum dump_status zs = dump_zstd_inflate(d);
+		if (zs != DUMP_OK)
+			return zs;
+	}
+	if (d->map_len >= SELFMAG && memcmp(d->map, ELFMAG, SELFMAG) == 0)
+		return dump_elfcore_open(d);
+	dump_set_error(d, d->compression ? "the zstd stream does not hold a core dump"
+			   : "not a core dump (unknown file format)");
+	return DUMP_EFORMAT;
+}
+
+void dump_close(struct dump *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		if (m->file_data)
+			munmap((void *)m->file_data, m->file_size);
+		free(m->path);
+		free(m->maps);
+		free(m->file_error);
+	}
+	free(d->modules);
+	free(d->threads);
+	free(d->segs);
+	if (d->map)
+		munmap((void *)d->map, d->map_len);
+	if (d->argv) {
+		for (char **a = d->argv; *a; a++)
+			free(*a);
+		free(d->argv);
+	}
+	for (size_t i = 0; i < d->nwarnings; i++)
+		free(d->warnings[i]);
+	free(d->warnings);
+	free(d->fname);
+	free(d->psargs);
+	free(d->executable);
+	free(d->error);
+	free(d->path);
+	free(d);
+}
+
+/* ------------------------------------------------------------------------
+ * Segments
+ * ------------------------------------------------------------------------ */
+
+enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s)
+{
+	if (s->end <= s->start)
+		return DUMP_OK;
+	if (d->nsegs >= DUMP_MAX_SEGMENTS)
+		return DUMP_ECORRUPT;
+	/* grow by doubling: nsegs is a power of two or zero when full */
+	if ((d->nsegs & (d->nsegs - 1)) == 0) {
+		size_t cap = d->nsegs ? d->nsegs * 2 : 16;
+		struct dump_segment *n = realloc(d->segs, cap * sizeof(*n));
+		if (!n)
+			return DUMP_ENOMEM;
+		d->segs = n;
+	}
+	d->segs[d->nsegs++] = *s;
+	return DUMP_OK;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct dump_segment *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+enum dump_status dump_segments_finish(struct dump *d)
+{
+	qsort(d->segs, d->nsegs, sizeof(*d->segs), seg_cmp);
+	for (size_t i = 1; i < d->nsegs; i++) {
+		if (d->segs[i].start < d->segs[i - 1].end) {
+			dump_set_error(d, "overlapping memory segments at 0x%llx",
+				       (unsigned long long)d->segs[i].start);
+			return DUMP_ECORRUPT;
+		}
+	}
+	d->last_seg = 0;
+	return DUMP_OK;
+}
+
+static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
+{
+	if (d->nsegs == 0)
+		return NULL;
+	struct dump_segment *s = &d->segs[d->last_seg];
+	if (addr >= s->start && addr < s->end)
+		return s;
+	size_t lo = 0, hi = d->nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->nsegs && d->segs[lo].start <= addr) {
+		d->last_seg = lo;
+		return &d->segs[lo];
+	}
+	return NULL;
+}
+
+enum dump_status dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	while (len > 0) {
+		struct dump_segment *s = seg_find(d, addr);
+		if (!s)
+			return DUMP_ENOTCAPTURED;
+		uint64_t avail = s->end - addr;
+		size_t n = len < avail ? len : (size_t)avail;
+		if (s->data) {
+			memcpy(out, s->data + (addr - s->start), n);
+		} else {
+			if (dump_module_file(d, s->mod) != 0)
+				return DUMP_ENOTCAPTURED;
+			uint64_t off = s->file_offset + (addr - s->start);
+			if (off > s->mod->file_size || n > s->mod->file_size - off)
+				return DUMP_ENOTCAPTURED;
+			memcpy(out, s->mod->file_data + off, n);
+		}
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return DUMP_OK;
+}
+
+enum dump_status dump_read_u64(struct dump *d, uint64_t addr, uint64_t *v)
+{
+	return dump_read(d, addr, v, sizeof(*v));
+}
+
+enum dump_status dump_read_u32(struct dump *d, uint64_t addr, uint32_t *v)
+{
+	return dump_read(d, addr, v, sizeof(*v));
+}
+
+enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max)
+{
+	if (max == 0)
+		return DUMP_ECORRUPT;
+	for (size_t i = 0; i + 1 < max; i++) {
+		enum dump_status st = dump_read(d, addr + i, &buf[i], 1);
+		if (st != DUMP_OK) {
+			buf[i] = '\0';
+			return st;
+		}
+		if (buf[i] == '\0')
+			return DUMP_OK;
+	}
+	buf[max - 1] = '\0';
+	return DUMP_ECORRUPT;
+}
+
+struct dump_module *dump_module_at(struct dump *d, uint64_t addr)
+{
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		for (size_t j = 0; j < m->nmaps; j++)
+			if (addr >= m->maps[j].start && addr < m->maps[j].end)
+				return m;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Build-ids
+ * ------------------------------------------------------------------------ */
+
+/* Walk a block of ELF notes looking for NT_GNU_BUILD_ID. */
+static int notes_build_id(const uint8_t *p, size_t len, uint8_t *id, size_t *idlen)
+{
+	size_t off = 0;
+	while (len - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		memcpy(&nh, p + off, sizeof(nh));
+		off += sizeof(nh);
+		size_t namesz = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+		size_t descsz = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
+		if (namesz > len - off || descsz > len - off - namesz)
+			return -1;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(p + off, "GNU", 4) == 0 && nh.n_descsz > 0 && nh.n_descsz <= 64) {
+			memcpy(id, p + off + namesz, nh.n_descsz);
+			*idlen = nh.n_descsz;
+			return 0;
+		}
+		off += namesz + descsz;
+	}
+	return -1;
+}
+
+int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len)
+{
+	Elf64_Ehdr eh;
+	if (dump_read(d, base, &eh, sizeof(eh)) != DUMP_OK)
+		return -1;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256)
+		return -1;
+	Elf64_Phdr ph[256];
+	if (dump_read(d, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) != DUMP_OK)
+		return -1;
+	/* The load bias: where the first PT_LOAD (file offset 0) landed. */
+	uint64_t bias = 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD) {
+			bias = base - (ph[i].p_vaddr - ph[i].p_offset);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > 8192)
+			continue;
+		uint8_t buf[8192];
+		if (dump_read(d, bias + ph[i].p_vaddr, buf, ph[i].p_filesz) != DUMP_OK)
+			continue;
+		if (notes_build_id(buf, ph[i].p_filesz, id, len) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len)
+{
+	Elf64_Ehdr eh;
+	if (size < sizeof(eh))
+		return -1;
+	memcpy(&eh, data, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		return -1;
+	if (eh.e_phoff > size || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > size - eh.e_phoff)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, data + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_NOTE || ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+			continue;
+		if (notes_build_id(data + ph.p_offset, ph.p_filesz, id, len) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+int dump_module_file(struct dump *d, struct dump_module *m)
+{
+	(void)d;
+	if (m->file_state)
+		return m->file_state > 0 ? 0 : -1;
+	m->file_state = -1;
+	if (m->build_id_len == 0) {
+		if (asprintf(&m->file_error, "%s: the dump does not record its build-id, so the file on disk cannot be verified", m->path) < 0)
+			m->file_error = NULL;
+		return -1;
+	}
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (asprintf(&m->file_error, "%s: %s", m->path, strerror(errno)) < 0)
+			m->file_error = NULL;
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		if (asprintf(&m->file_error, "%s: not a regular file", m->path) < 0)
+			m->file_error = NULL;
+		return -1;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		if (asprintf(&m->file_error, "%s: cannot map: %s", m->path, strerror(errno)) < 0)
+			m->file_error = NULL;
+		return -1;
+	}
+	uint8_t id[64];
+	size_t idlen = 0;
+	if (elf_file_build_id(p, (size_t)st.st_size, id, &idlen) != 0 ||
+	    idlen != m->build_id_len || memcmp(id, m->build_id, idlen) != 0) {
+		char want[129], got[129] = "none";
+		dump_hex(m->build_id, m->build_id_len, want);
+		if (idlen)
+			dump_hex(id, idlen, got);
+		if (asprintf(&m->file_error, "%s: build-id %s does not match the dump's %s", m->path, got, want) < 0)
+			m->file_error = NULL;
+		munmap(p, (size_t)st.st_size);
+		return -1;
+	}
+	m->file_data = p;
+	m->file_size = (size_t)st.st_size;
+	m->file_state = 1;
+	return 0;
+}

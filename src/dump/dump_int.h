@@ -1,0 +1,45 @@
+/* Private to the dump readers: segments and the helpers every format uses. */
+#ifndef PYCORE_DUMP_INT_H
+#define PYCORE_DUMP_INT_H
+
+#include "dump.h"
+
+/* One piece of the address space.  Either its bytes are in the mapped dump
+ * (data != NULL), or it is a read-only mapping of a module's file that the
+ * dump left out; those bytes come from the file, once its build-id matched. */
+struct dump_segment {
+	uint64_t start, end;
+	const uint8_t *data;
+	struct dump_module *mod;
+	uint64_t file_offset;
+};
+
+/* Hard caps on what a dump may declare. */
+#define DUMP_MAX_SEGMENTS  (1u << 20)
+#define DUMP_MAX_THREADS   (1u << 16)
+#define DUMP_MAX_MODULES   (1u << 16)
+
+enum dump_status dump_elfcore_open(struct dump *d);
+
+/* zstd: is this the start of a zstd frame; replace d->map by its
+ * decompressed contents (an unlinked temporary file, mapped). */
+bool dump_is_zstd(const uint8_t *p, size_t n);
+enum dump_status dump_zstd_inflate(struct dump *d);
+
+/* Append a segment (caller sorts them with dump_segments_finish). */
+enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s);
+/* Sort, drop overlaps (earlier-added wins), index.  Returns an error if the
+ * dump's own segments overlap. */
+enum dump_status dump_segments_finish(struct dump *d);
+
+/* Reads the build-id note of the ELF image whose header is at BASE in the
+ * process.  Returns 0 and fills id/len, or -1. */
+int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
+/* The build-id note of an ELF file held in memory (a mapped file). */
+int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len);
+
+
+char *dump_strdup(const char *s);
+void dump_set_error(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,505 @@
+/* The ELF core reader (x86_64 Linux): kernel cores and gdb's gcore.
+ *
+ * Note layouts are the kernel's (include/uapi/linux/elfcore.h and
+ * arch/x86/include/asm/user_64.h): elf_prstatus is 336 bytes with pr_cursig
+ * at 12, pr_pid at 32 and the 27 registers of user_regs_struct at 112;
+ * elf_prpsinfo is 136 bytes with pr_pid at 24, pr_fname[16] at 40 and
+ * pr_psargs[80] at 56; NT_FILE is count, page size, count triples of
+ * (start, end, page offset) and then count NUL-terminated names.
+ */
+#include "dump_int.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRSTATUS_SIZE    336
+#define PRSTATUS_CURSIG  12
+#define PRSTATUS_PID     32
+#define PRSTATUS_REGS    112
+#define PRPSINFO_SIZE    136
+#define PRPSINFO_PID     24
+#define PRPSINFO_FNAME   40
+#define PRPSINFO_PSARGS  56
+#define SIGINFO_MIN      24     /* si_signo, si_errno, si_code, pad, si_addr */
+
+/* A PT_LOAD as the core declares it, kept while building the segment list. */
+struct load {
+	uint64_t vaddr, memsz, filesz, offset;
+	uint32_t flags;
+};
+
+struct core_parse {
+	struct load *loads;
+	size_t nloads;
+	const uint8_t *auxv;
+	size_t auxv_len;
+	const uint8_t *siginfo;
+	size_t siginfo_len;
+};
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* ------------------------------------------------------------------------
+ * Notes
+ * ------------------------------------------------------------------------ */
+
+static enum dump_status add_thread(struct dump *d, const uint8_t *desc, size_t len)
+{
+	if (len < PRSTATUS_SIZE) {
+		dump_set_error(d, "NT_PRSTATUS note of %zu bytes is too short", len);
+		return DUMP_ECORRUPT;
+	}
+	if (d->nthreads >= DUMP_MAX_THREADS) {
+		dump_set_error(d, "more than %u threads", DUMP_MAX_THREADS);
+		return DUMP_ECORRUPT;
+	}
+	struct dump_thread *t = realloc(d->threads, (d->nthreads + 1) * sizeof(*t));
+	if (!t)
+		return DUMP_ENOMEM;
+	d->threads = t;
+	t = &d->threads[d->nthreads++];
+	memset(t, 0, sizeof(*t));
+	int16_t cursig;
+	memcpy(&cursig, desc + PRSTATUS_CURSIG, 2);
+	t->signal = cursig;
+	t->tid = (int32_t)rd32(desc + PRSTATUS_PID);
+	memcpy(&t->regs, desc + PRSTATUS_REGS, sizeof(t->regs));
+	return DUMP_OK;
+}
+
+static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
+{
+	if (len < PRPSINFO_SIZE)
+		return;
+	d->pid = (int32_t)rd32(desc + PRPSINFO_PID);
+	char buf[81];
+	memcpy(buf, desc + PRPSINFO_FNAME, 16);
+	buf[16] = '\0';
+	free(d->fname);
+	d->fname = strdup(buf);
+	memcpy(buf, desc + PRPSINFO_PSARGS, 80);
+	buf[80] = '\0';
+	size_t n = strlen(buf);
+	while (n > 0 && buf[n - 1] == ' ')
+		buf[--n] = '\0';
+	free(d->psargs);
+	d->psargs = strdup(buf);
+}
+
+static struct dump_module *module_for_path(struct dump *d, const char *path)
+{
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (strcmp(d->modules[i].path, path) == 0)
+			return &d->modules[i];
+	if (d->nmodules >= DUMP_MAX_MODULES)
+		return NULL;
+	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	d->modules = m;
+	m = &d->modules[d->nmodules++];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	m->start = UINT64_MAX;
+	return m->path ? m : NULL;
+}
+
+static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t len)
+{
+	if (len < 16) {
+		dump_set_error(d, "NT_FILE note too short");
+		return DUMP_ECORRUPT;
+	}
+	uint64_t count = rd64(desc), page = rd64(desc + 8);
+	if (count > (len - 16) / 24 || count > DUMP_MAX_SEGMENTS) {
+		dump_set_error(d, "NT_FILE note declares %llu mappings in %zu bytes",
+			       (unsigned long long)count, len);
+		return DUMP_ECORRUPT;
+	}
+	if (page == 0 || (page & (page - 1)) != 0 || page > (1u << 30)) {
+		dump_set_error(d, "NT_FILE note has a bad page size %llu", (unsigned long long)page);
+		return DUMP_ECORRUPT;
+	}
+	const char *names = (const char *)desc + 16 + count * 24;
+	const char *end = (const char *)desc + len;
+	for (uint64_t i = 0; i < count; i++) {
+		const uint8_t *e = desc + 16 + i * 24;
+		uint64_t start = rd64(e), stop = rd64(e + 8), pgoff = rd64(e + 16);
+		const char *nul = memchr(names, '\0', (size_t)(end - names));
+		if (!nul) {
+			dump_set_error(d, "NT_FILE note: file names run past the note");
+			return DUMP_ECORRUPT;
+		}
+		if (stop > start && pgoff < UINT64_MAX / page) {
+			struct dump_module *m = module_for_path(d, names);
+			if (!m)
+				return DUMP_ENOMEM;
+			struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
+			if (!mp)
+				return DUMP_ENOMEM;
+			m->maps = mp;
+			mp[m->nmaps++] = (struct dump_mapping){ start, stop, pgoff * page };
+			if (start < m->start)
+				m->start = start;
+			if (stop > m->end)
+				m->end = stop;
+			if (pgoff == 0 && m->base == 0)
+				m->base = start;
+		}
+		names = nul + 1;
+	}
+	return DUMP_OK;
+}
+
+static enum dump_status parse_notes(struct dump *d, struct core_parse *cp,
+				    const uint8_t *p, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		if (len - off < sizeof(Elf64_Nhdr)) {
+			dump_set_error(d, "note segment ends inside a note header");
+			return DUMP_ECORRUPT;
+		}
+		Elf64_Nhdr nh;
+		memcpy(&nh, p + off, sizeof(nh));
+		off += sizeof(nh);
+		size_t namesz = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+		size_t descsz = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
+		if (namesz > len - off || (size_t)nh.n_descsz > len - off - namesz) {
+			dump_set_error(d, "note of type %u claims %u bytes, past the end of its segment",
+				       nh.n_type, nh.n_descsz);
+			return DUMP_ECORRUPT;
+		}
+		const char *name = (const char *)p + off;
+		const uint8_t *desc = p + off + namesz;
+		size_t dlen = nh.n_descsz;
+		bool core = nh.n_namesz == 5 && memcmp(name, "CORE", 5) == 0;
+		enum dump_status st = DUMP_OK;
+		if (core) {
+			switch (nh.n_type) {
+			case NT_PRSTATUS: st = add_thread(d, desc, dlen); break;
+			case NT_PRPSINFO: take_prpsinfo(d, desc, dlen); break;
+			case NT_AUXV: cp->auxv = desc; cp->auxv_len = dlen; break;
+			case NT_SIGINFO:
+				if (!cp->siginfo) {
+					cp->siginfo = desc;
+					cp->siginfo_len = dlen;
+				}
+				break;
+			case NT_FILE: st = take_nt_file(d, desc, dlen); break;
+			default: break;
+			}
+		}
+		if (st != DUMP_OK)
+			return st;
+		off += namesz;
+		off += descsz < len - off ? descsz : len - off;
+	}
+	return DUMP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Segments: the core's own bytes first, then read-only file pages it left out
+ * ------------------------------------------------------------------------ */
+
+/* Is [a, b) inside a PT_LOAD the process could write? Those pages may differ
+ * from the file, so the file must never stand in for them. */
+static bool writable_load(const struct core_parse *cp, uint64_t a, uint64_t b)
+{
+	for (size_t i = 0; i < cp->nloads; i++) {
+		const struct load *l = &cp->loads[i];
+		if ((l->flags & PF_W) && a < l->vaddr + l->memsz && b > l->vaddr)
+			return true;
+	}
+	return false;
+}
+
+/* Add file-backed segments for the parts of [start, end) of module M that no
+ * core segment covers.  d->segs is sorted and holds only core segments. */
+static enum dump_status add_file_gaps(struct dump *d, size_t ncore, const struct core_parse *cp,
+				      struct dump_module *m, const struct dump_mapping *mp)
+{
+	uint64_t a = mp->start;
+	size_t i = 0;
+	/* first core segment that ends after a */
+	size_t lo = 0, hi = ncore;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->segs[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	while (a < mp->end) {
+		uint64_t b = mp->end;
+		if (i < ncore && d->segs[i].start < b)
+			b = d->segs[i].start > a ? d->segs[i].start : a;
+		if (b > a && !writable_load(cp, a, b)) {
+			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start) };
+			enum dump_status st = dump_add_segment(d, &s);
+			if (st != DUMP_OK)
+				return st;
+		}
+		if (i < ncore && d->segs[i].start < mp->end) {
+			a = d->segs[i].end > b ? d->segs[i].end : b;
+			i++;
+		} else {
+			a = mp->end;
+		}
+	}
+	return DUMP_OK;
+}
+
+static enum dump_status build_segments(struct dump *d, struct core_parse *cp)
+{
+	for (size_t i = 0; i < cp->nloads; i++) {
+		struct load *l = &cp->loads[i];
+		uint64_t n = l->filesz < l->memsz ? l->filesz : l->memsz;
+		if (n == 0)
+			continue;
+		struct dump_segment s = { l->vaddr, l->vaddr + n, d->map + l->offset, NULL, 0 };
+		enum dump_status st = dump_add_segment(d, &s);
+		if (st != DUMP_OK)
+			return st;
+	}
+	enum dump_status st = dump_segments_finish(d);
+	if (st != DUMP_OK)
+		return st;
+	size_t ncore = d->nsegs;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		for (size_t j = 0; j < m->nmaps; j++) {
+			st = add_file_gaps(d, ncore, cp, m, &m->maps[j]);
+			if (st != DUMP_OK)
+				return st;
+		}
+	}
+	return dump_segments_finish(d);
+}
+
+/* ------------------------------------------------------------------------
+ * Process facts from memory: argv from the initial stack
+ * ------------------------------------------------------------------------ */
+
+/* The kernel lays out the initial stack as argc, argv[], NULL, envp[], NULL,
+ * auxv[].  Find the auxv the core copied into NT_AUXV in the stack's memory
+ * and walk back from it. */
+static void find_argv(struct dump *d, const struct core_parse *cp)
+{
+	if (cp->auxv_len < 32)
+		return;
+	for (size_t i = 0; i < d->nsegs; i++) {
+		struct dump_segment *s = &d->segs[i];
+		if (!s->data || s->end - s->start < cp->auxv_len)
+			continue;
+		const uint8_t *hit = memmem(s->data, s->end - s->start, cp->auxv, cp->auxv_len);
+		if (!hit || (hit - s->data) % 8 != 0)
+			continue;
+		uint64_t at = s->start + (uint64_t)(hit - s->data);
+		uint64_t p = at - 8, v;
+		if (dump_read_u64(d, p, &v) != DUMP_OK || v != 0)
+			return;
+		/* back over envp[] to the NULL that ends argv[] */
+		int n = 0;
+		do {
+			p -= 8;
+			if (dump_read_u64(d, p, &v) != DUMP_OK || ++n > 100000)
+				return;
+		} while (v != 0);
+		/* back over argv[] until the word equals the count walked */
+		uint64_t argc = 0;
+		for (;;) {
+			p -= 8;
+			if (dump_read_u64(d, p, &v) != DUMP_OK || argc > 4096)
+				return;
+			if (v == argc)
+				break;
+			argc++;
+		}
+		char **argv = calloc(argc + 1, sizeof(*argv));
+		if (!argv)
+			return;
+		for (uint64_t k = 0; k < argc; k++) {
+			uint64_t sp;
+			char buf[4096];
+			if (dump_read_u64(d, p + 8 + 8 * k, &sp) != DUMP_OK ||
+			    dump_read_cstr(d, sp, buf, sizeof(buf)) != DUMP_OK) {
+				for (uint64_t j = 0; j < k; j++)
+					free(argv[j]);
+				free(argv);
+				return;
+			}
+			argv[k] = strdup(buf);
+		}
+		d->argv = argv;
+		return;
+	}
+}
+
+static void find_executable(struct dump *d, const struct core_parse *cp)
+{
+	uint64_t execfn = 0;
+	for (size_t off = 0; off + 16 <= cp->auxv_len; off += 16) {
+		uint64_t type = rd64(cp->auxv + off), val = rd64(cp->auxv + off + 8);
+		if (type == AT_ENTRY)
+			d->auxv_entry = val;
+		else if (type == AT_EXECFN)
+			execfn = val;
+	}
+	struct dump_module *m = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
+	if (m) {
+		d->executable = strdup(m->path);
+		return;
+	}
+	char buf[4096];
+	if (execfn && dump_read_cstr(d, execfn, buf, sizeof(buf)) == DUMP_OK)
+		d->executable = strdup(buf);
+}
+
+/* ------------------------------------------------------------------------
+ * The reader
+ * ------------------------------------------------------------------------ */
+
+enum dump_status dump_elfcore_open(struct dump *d)
+{
+	d->format = "elf-core";
+	Elf64_Ehdr eh;
+	if (d->map_len < EI_NIDENT || d->map[EI_CLASS] != ELFCLASS64) {
+		dump_set_error(d, d->map_len < EI_NIDENT ? "truncated ELF header"
+				   : "32-bit ELF files are not supported");
+		return d->map_len < EI_NIDENT ? DUMP_ECORRUPT : DUMP_EFORMAT;
+	}
+	if (d->map_len < sizeof(eh)) {
+		dump_set_error(d, "truncated ELF header (%zu bytes)", d->map_len);
+		return DUMP_ECORRUPT;
+	}
+	memcpy(&eh, d->map, sizeof(eh));
+	if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		dump_set_error(d, "big-endian ELF files are not supported");
+		return DUMP_EFORMAT;
+	}
+	if (eh.e_type != ET_CORE) {
+		dump_set_error(d, "an ELF %s, not a core dump",
+			       eh.e_type == ET_EXEC ? "executable" :
+			       eh.e_type == ET_DYN ? "shared object or executable" :
+			       eh.e_type == ET_REL ? "object file" : "file");
+		return DUMP_EFORMAT;
+	}
+	if (eh.e_machine != EM_X86_64) {
+		dump_set_error(d, "core of machine type %u; only x86_64 is supported", eh.e_machine);
+		return DUMP_EFORMAT;
+	}
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) {
+		dump_set_error(d, "core has no usable program headers");
+		return DUMP_ECORRUPT;
+	}
+	uint64_t phnum = eh.e_phnum;
+	if (phnum == PN_XNUM) {
+		/* the real count is in section header 0's sh_info */
+		Elf64_Shdr sh;
+		if (eh.e_shoff == 0 || eh.e_shoff > d->map_len || d->map_len - eh.e_shoff < sizeof(sh)) {
+			dump_set_error(d, "program header count escapes to a missing section header");
+			return DUMP_ECORRUPT;
+		}
+		memcpy(&sh, d->map + eh.e_shoff, sizeof(sh));
+		phnum = sh.sh_info;
+	}
+	if (eh.e_phoff > d->map_len || phnum > (d->map_len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
+		dump_set_error(d, "truncated: program headers (%llu at offset %llu) run past the end of the file",
+			       (unsigned long long)phnum, (unsigned long long)eh.e_phoff);
+		return DUMP_ECORRUPT;
+	}
+
+	struct core_parse cp = { 0 };
+	cp.loads = calloc(phnum, sizeof(*cp.loads));
+	if (!cp.loads)
+		return DUMP_ENOMEM;
+	enum dump_status st = DUMP_OK;
+	uint64_t truncated_at = 0;
+	for (uint64_t i = 0; i < phnum && st == DUMP_OK; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, d->map + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_NOTE) {
+			if (ph.p_offset > d->map_len || ph.p_filesz > d->map_len - ph.p_offset) {
+				dump_set_error(d, "truncated: note segment at offset %llu runs past the end of the file",
+					       (unsigned long long)ph.p_offset);
+				st = DUMP_ECORRUPT;
+				break;
+			}
+			st = parse_notes(d, &cp, d->map + ph.p_offset, ph.p_filesz);
+		} else if (ph.p_type == PT_LOAD) {
+			struct load *l = &cp.loads[cp.nloads++];
+			l->vaddr = ph.p_vaddr;
+			l->memsz = ph.p_memsz;
+			l->flags = ph.p_flags;
+			l->offset = ph.p_offset;
+			l->filesz = ph.p_filesz;
+			if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr) {
+				dump_set_error(d, "segment at 0x%llx wraps around the address space",
+					       (unsigned long long)ph.p_vaddr);
+				st = DUMP_ECORRUPT;
+				break;
+			}
+			/* A truncated core: keep what the file still holds. */
+			if (ph.p_offset > d->map_len) {
+				l->filesz = 0;
+				if (ph.p_filesz)
+					truncated_at = truncated_at ? truncated_at : ph.p_offset;
+			} else if (ph.p_filesz > d->map_len - ph.p_offset) {
+				l->filesz = d->map_len - ph.p_offset;
+				truncated_at = truncated_at ? truncated_at : ph.p_offset;
+			}
+		}
+	}
+	if (st == DUMP_OK && d->nthreads == 0) {
+		dump_set_error(d, "core has no thread notes (NT_PRSTATUS)");
+		st = DUMP_ECORRUPT;
+	}
+	if (st == DUMP_OK)
+		st = build_segments(d, &cp);
+	if (st == DUMP_OK) {
+		if (truncated_at)
+			dump_warn(d, "the core file is truncated (%llu bytes; memory from offset %llu on is missing)",
+				  (unsigned long long)d->map_len, (unsigned long long)truncated_at);
+		for (size_t i = 0; i < d->nmodules; i++) {
+			struct dump_module *m = &d->modules[i];
+			if (m->base)
+				dump_read_build_id(d, m->base, m->build_id, &m->build_id_len);
+		}
+		/* The kernel puts the thread that received the signal first. */
+		if (d->threads[0].signal != 0) {
+			d->has_signal = true;
+			d->crashed_tid = d->threads[0].tid;
+			d->signal.number = d->threads[0].signal;
+			if (cp.siginfo && cp.siginfo_len >= SIGINFO_MIN &&
+			    (int)rd32(cp.siginfo) == d->signal.number) {
+				d->signal.code = (int32_t)rd32(cp.siginfo + 8);
+				int n = d->signal.number;
+				/* si_addr is meaningful for the fault signals only */
+				if (n == 4 || n == 7 || n == 8 || n == 11 || n == 5) {
+					d->signal.address = rd64(cp.siginfo + 16);
+					d->signal.has_address = true;
+				}
+			}
+		}
+		find_executable(d, &cp);
+		find_argv(d, &cp);
+	}
+	free(cp.loads);
+	return st;
+}

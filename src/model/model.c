@@ -1,0 +1,136 @@
+/* The model's arena and containers. */
+#include "model/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Chunks of at least 64 KiB; larger requests get a chunk of their own. */
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct arena {
+	struct chunk *head;
+};
+
+struct arena *arena_new(void)
+{
+	return calloc(1, sizeof(struct arena));
+}
+
+void arena_free(struct arena *a)
+{
+	if (!a)
+		return;
+	struct chunk *c = a->head;
+	while (c) {
+		struct chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	free(a);
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	struct chunk *c = a->head;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > 65536 ? n : 65536;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc(a, n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static char *arena_vprintf(struct arena *a, const char *fmt, va_list ap)
+{
+	char *tmp = NULL;
+	if (vasprintf(&tmp, fmt, ap) < 0)
+		return NULL;
+	char *p = arena_strdup(a, tmp);
+	free(tmp);
+	return p;
+}
+
+char *arena_printf(struct arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = arena_vprintf(a, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+int ptrvec_push(struct arena *a, struct ptrvec *v, void *item)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 8;
+		void **items = arena_alloc(a, cap * sizeof(*items));
+		if (!items)
+			return -1;
+		if (v->n)
+			memcpy(items, v->items, v->n * sizeof(*items));
+		v->items = items;
+		v->cap = cap;
+	}
+	v->items[v->n++] = item;
+	return 0;
+}
+
+struct model_report *model_report_new(void)
+{
+	struct arena *a = arena_new();
+	if (!a)
+		return NULL;
+	struct model_report *r = arena_alloc(a, sizeof(*r));
+	if (!r) {
+		arena_free(a);
+		return NULL;
+	}
+	r->arena = a;
+	r->pid = -1;
+	r->crashed_tid = -1;
+	return r;
+}
+
+void model_report_free(struct model_report *r)
+{
+	if (r)
+		arena_free(r->arena);
+}
+
+void model_warn(struct model_report *r, const char *fmt, ...)
+{
+	if (r->warnings.n >= 1000)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = arena_vprintf(r->arena, fmt, ap);
+	va_end(ap);
+	if (p)
+		ptrvec_push(r->arena, &r->warnings, p);
+}

@@ -1,0 +1,97 @@
+/* The report's model: plain C structs, no I/O, no elfutils types.
+ * Everything hangs off one arena and is freed with it. */
+#ifndef PYCORE_MODEL_MODEL_H
+#define PYCORE_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct arena;
+
+struct arena *arena_new(void);
+void arena_free(struct arena *a);
+void *arena_alloc(struct arena *a, size_t n);       /* zeroed; NULL when out of memory */
+char *arena_strdup(struct arena *a, const char *s); /* NULL stays NULL */
+char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A growable array of pointers kept in the arena. */
+struct ptrvec {
+	void **items;
+	size_t n, cap;
+};
+int ptrvec_push(struct arena *a, struct ptrvec *v, void *item);
+
+enum frame_kind { FRAME_PYTHON, FRAME_NATIVE, FRAME_GC };
+
+struct model_local {
+	const char *name;
+	const char *kind;            /* "argument", "local", "cell", "free" */
+	const char *type;
+	uint64_t address;
+	const char *repr;            /* NULL when it could not be formed */
+	const char *error;
+};
+
+struct model_frame {
+	enum frame_kind kind;
+	const char *function;
+	const char *qualname;        /* NULL when unknown */
+	const char *file;
+	int line;                    /* <= 0: unknown */
+	uint64_t address;            /* native frames: pc; 0 otherwise */
+	bool has_locals;
+	struct ptrvec locals;        /* of struct model_local */
+};
+
+struct model_thread {
+	int64_t tid;                 /* -1: unknown */
+	uint64_t ident;
+	const char *name;
+	bool holds_gil;
+	bool crashed;
+	const char *error;
+	struct ptrvec frames;        /* of struct model_frame, innermost first */
+};
+
+struct model_interp {
+	int64_t id;
+	struct ptrvec threads;
+};
+
+struct model_report {
+	struct arena *arena;
+	/* input */
+	const char *input_path;
+	const char *input_format;
+	const char *input_compression;
+	uint64_t input_size;
+	/* process */
+	int64_t pid;                 /* -1: unknown */
+	const char *executable;
+	const char **argv;           /* NULL-terminated or NULL */
+	bool has_signal;
+	int signal_number, signal_code;
+	const char *signal_name;
+	bool signal_has_address;
+	uint64_t signal_address;
+	int64_t crashed_tid;         /* -1: none */
+	/* python */
+	bool has_python;
+	const char *version;
+	uint64_t hexversion;         /* 0: unknown */
+	bool free_threaded;
+	const char *binary_path;
+	const char *binary_build_id;
+	uint64_t runtime_address;
+	const char *located_by;
+	struct ptrvec interps;       /* of struct model_interp */
+	struct ptrvec warnings;      /* of char * */
+	bool incomplete;             /* something could not be read */
+};
+
+struct model_report *model_report_new(void);
+void model_report_free(struct model_report *r);
+void model_warn(struct model_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

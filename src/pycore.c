@@ -1,0 +1,225 @@
+/* pycore: the command line.  Wires dump -> symbols -> python -> model ->
+ * report for each input and owns the exit code. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "dump/dump.h"
+#include "model/model.h"
+#include "python/python.h"
+#include "report/report.h"
+#include "symbols/symbols.h"
+
+enum exit_code {
+	EXIT_COMPLETE = 0,
+	EXIT_INCOMPLETE = 1,
+	EXIT_USAGE = 2,
+	EXIT_NOT_PYTHON = 3,
+	EXIT_BAD_INPUT = 4,
+};
+
+struct options {
+	bool json;
+	bool pretty;
+};
+
+static const char usage_text[] =
+	"Usage: pycore analyze [OPTIONS] DUMP...\n"
+	"       pycore --help | --version\n"
+	"\n"
+	"Reads core dumps of crashed or snapshotted CPython processes (3.6 to 3.13,\n"
+	"x86_64 Linux ELF cores from the kernel or gdb's gcore) and reports every\n"
+	"Python thread's stack: function, file and line, innermost call last in text,\n"
+	"innermost first in JSON.  The interpreter's files are read from the paths the\n"
+	"core records, and only when their build-ids match the core's.\n"
+	"\n"
+	"Options:\n"
+	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
+	"                       line (JSON Lines), schema pycore-report/1\n"
+	"      --pretty         indent the JSON (one object spans several lines)\n"
+	"  -h, --help           show this help and exit\n"
+	"  -V, --version        show the version and exit\n"
+	"\n"
+	"Exit status (the highest over all dumps given):\n"
+	"  0  every report is complete\n"
+	"  1  a report was written but is incomplete (some thread or frame unreadable)\n"
+	"  2  usage error\n"
+	"  3  not a CPython process, or its interpreter cannot be found or read\n"
+	"  4  input unreadable, truncated beyond use, or not a dump\n"
+	"Each failure prints one line on standard error naming the file and the cause.\n";
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "pycore: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (try 'pycore --help')\n");
+	va_end(ap);
+}
+
+static void fill_process(struct model_report *r, struct dump *d)
+{
+	struct arena *a = r->arena;
+	r->input_path = arena_strdup(a, d->path);
+	r->input_format = d->format;
+	r->input_compression = d->compression;
+	r->input_size = d->file_size;
+	r->pid = d->pid;
+	r->executable = arena_strdup(a, d->executable);
+	if (d->argv) {
+		size_t n = 0;
+		while (d->argv[n])
+			n++;
+		const char **argv = arena_alloc(a, (n + 1) * sizeof(*argv));
+		if (argv) {
+			for (size_t i = 0; i < n; i++)
+				argv[i] = arena_strdup(a, d->argv[i]);
+			r->argv = argv;
+		}
+	}
+	if (d->has_signal) {
+		r->has_signal = true;
+		r->signal_number = d->signal.number;
+		r->signal_code = d->signal.code;
+		r->signal_name = report_signal_name(d->signal.number);
+		r->signal_has_address = d->signal.has_address;
+		r->signal_address = d->signal.address;
+		r->crashed_tid = d->crashed_tid;
+	}
+}
+
+static enum exit_code analyze_one(const char *path, const struct options *opt)
+{
+	struct dump *d = NULL;
+	enum dump_status ds = dump_open(path, &d);
+	if (ds != DUMP_OK) {
+		fprintf(stderr, "pycore: %s: %s\n", path,
+			d && d->error ? d->error : dump_status_str(ds));
+		dump_close(d);
+		return ds == DUMP_ENOMEM ? EXIT_INCOMPLETE : EXIT_BAD_INPUT;
+	}
+	struct model_report *r = model_report_new();
+	const char *why = NULL;
+	struct symbols *s = r ? symbols_open(d, &why) : NULL;
+	if (!r || !s) {
+		fprintf(stderr, "pycore: %s: %s\n", path, why ? why : "out of memory");
+		model_report_free(r);
+		dump_close(d);
+		return EXIT_INCOMPLETE;
+	}
+	fill_process(r, d);
+
+	enum exit_code rc = EXIT_COMPLETE;
+	enum py_status ps = py_analyze(d, s, r, &why);
+	if (ps != PY_OK) {
+		fprintf(stderr, "pycore: %s: %s\n", path, why);
+		rc = EXIT_NOT_PYTHON;
+	} else {
+		for (size_t i = 0; i < d->nwarnings; i++) {
+			model_warn(r, "%s", d->warnings[i]);
+			r->incomplete = true;
+		}
+		int w = opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r);
+		fflush(stdout);
+		if (w != 0) {
+			fprintf(stderr, "pycore: %s: cannot write the report\n", path);
+			rc = EXIT_INCOMPLETE;
+		} else if (r->incomplete) {
+			fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
+				path);
+			rc = EXIT_INCOMPLETE;
+		}
+	}
+	symbols_close(s);
+	model_report_free(r);
+	dump_close(d);
+	return rc;
+}
+
+static const struct option longopts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "pretty", no_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parse options up to the first operand (OPTSTRING starts with '+') or
+ * through all of them.  Returns -1 to go on, or the exit code to end with. */
+static int parse_options(int argc, char **argv, const char *optstring, struct options *opt)
+{
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0) {
+				opt->json = true;
+			} else if (strcmp(optarg, "text") == 0) {
+				opt->json = false;
+			} else {
+				usage_error("unknown format '%s': use text or json", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P':
+			opt->pretty = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_COMPLETE;
+		case 'V':
+			printf("pycore %s\n", PACKAGE_VERSION);
+			return EXIT_COMPLETE;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = { 0 };
+	int rc = parse_options(argc, argv, "+:f:hV", &opt);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc) {
+		usage_error("%s", "no command given: use 'pycore analyze DUMP...'");
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[optind], "analyze") != 0) {
+		usage_error("unknown command '%s': the command is 'analyze'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	/* Options may also follow the command, mixed with the dumps: parse
+	 * again from the command on, as if it were the program name (optind 0
+	 * makes GNU getopt start afresh). */
+	argc -= optind;
+	argv += optind;
+	optind = 0;
+	rc = parse_options(argc, argv, ":f:hV", &opt);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc) {
+		usage_error("%s", "analyze: no dump given");
+		return EXIT_USAGE;
+	}
+	enum exit_code worst = EXIT_COMPLETE;
+	for (int i = optind; i < argc; i++) {
+		enum exit_code one = analyze_one(argv[i], &opt);
+		if (one > worst)
+			worst = one;
+	}
+	return worst;
+}

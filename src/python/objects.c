@@ -1,0 +1,266 @@
+/* Reading Python objects out of a dump: str, bytes, small ints, dicts.
+ * Every size read from the dump is checked against a cap before use. */
+#include "python/python_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
+{
+	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
+}
+
+static int rd_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+{
+	return dump_read(c->d, addr, out, 8) == DUMP_OK ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------
+ * str
+ * ------------------------------------------------------------------------ */
+
+static size_t put_utf8(char *out, uint32_t cp)
+{
+	/* lone surrogates and out-of-range values cannot be UTF-8: U+FFFD */
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why)
+{
+	const struct py_layout *L = c->L;
+	int64_t length;
+	uint32_t state;
+	if (addr == 0) {
+		*why = "NULL string";
+		return NULL;
+	}
+	if (rd_i64(c, addr + L->unicode_length, &length) != 0 ||
+	    dump_read_u32(c->d, addr + L->unicode_state, &state) != DUMP_OK) {
+		*why = "string object not captured";
+		return NULL;
+	}
+	if (length < 0 || (uint64_t)length > 1u << 30) {
+		*why = "corrupt string length";
+		return NULL;
+	}
+	unsigned kind = (state >> L->unicode_kind_shift) & 7;
+	bool compact = (state >> L->unicode_compact_shift) & 1;
+	bool ascii = (state >> L->unicode_ascii_shift) & 1;
+	if (kind != 1 && kind != 2 && kind != 4) {
+		*why = L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
+			       ? "string not ready (legacy wstr form)" : "corrupt string kind";
+		return NULL;
+	}
+	uint64_t data;
+	if (compact) {
+		data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
+	} else if (L->unicode_data < 0 || rd_ptr(c, addr + L->unicode_data, &data) != 0 || data == 0) {
+		*why = "legacy string data not captured";
+		return NULL;
+	}
+	size_t n = (size_t)length < maxchars ? (size_t)length : maxchars;
+	uint8_t *raw = malloc(n * kind + 1);
+	char *out = arena_alloc(c->a, n * 4 + 1);
+	if (!raw || !out) {
+		free(raw);
+		*why = "out of memory";
+		return NULL;
+	}
+	if (dump_read(c->d, data, raw, n * kind) != DUMP_OK) {
+		free(raw);
+		*why = "string data not captured";
+		return NULL;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t cp;
+		if (kind == 1) {
+			cp = raw[i];
+		} else if (kind == 2) {
+			uint16_t v;
+			memcpy(&v, raw + 2 * i, 2);
+			cp = v;
+		} else {
+			memcpy(&cp, raw + 4 * i, 4);
+		}
+		if (cp == 0)
+			cp = 0xfffd; /* keep the result a C string */
+		o += put_utf8(out + o, cp);
+	}
+	out[o] = '\0';
+	free(raw);
+	return out;
+}
+
+/* ------------------------------------------------------------------------
+ * bytes, int
+ * ------------------------------------------------------------------------ */
+
+uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, const char **why)
+{
+	int64_t size;
+	if (addr == 0 || rd_i64(c, addr + c->L->var_size, &size) != 0) {
+		*why = "bytes object not captured";
+		return NULL;
+	}
+	if (size < 0 || (uint64_t)size > max) {
+		*why = "bytes object of implausible size";
+		return NULL;
+	}
+	uint8_t *buf = arena_alloc(c->a, (size_t)size + 1);
+	if (!buf) {
+		*why = "out of memory";
+		return NULL;
+	}
+	if (dump_read(c->d, addr + c->L->bytes_sval, buf, (size_t)size) != DUMP_OK) {
+		*why = "bytes data not captured";
+		return NULL;
+	}
+	*len = (size_t)size;
+	return buf;
+}
+
+int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+{
+	const struct py_layout *L = c->L;
+	int64_t ndigits;
+	int sign;
+	if (L->long_lv_tag >= 0) {
+		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero, 2 negative) */
+		uint64_t tag;
+		if (rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
+			return -1;
+		ndigits = (int64_t)(tag >> 3);
+		sign = 1 - (int)(tag & 3);
+	} else {
+		int64_t size;
+		if (rd_i64(c, addr + L->var_size, &size) != 0)
+			return -1;
+		sign = size < 0 ? -1 : size > 0;
+		ndigits = size < 0 ? -size : size;
+	}
+	if (ndigits > 2)
+		return -1; /* more than 60 bits */
+	uint32_t digit[2] = { 0, 0 };
+	if (ndigits && dump_read(c->d, addr + L->long_digit, digit, (size_t)ndigits * 4) != DUMP_OK)
+		return -1;
+	uint64_t v = (uint64_t)digit[0] | ((uint64_t)digit[1] << 30);
+	*out = sign < 0 ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * dict
+ * ------------------------------------------------------------------------ */
+
+/* Bytes of one index slot for a table of SIZE slots (dk_indices). */
+static unsigned index_bytes(uint64_t size)
+{
+	return size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffu ? 4 : 8;
+}
+
+int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
+{
+	const struct py_layout *L = c->L;
+	uint64_t keys, values;
+	int64_t nentries;
+	if (rd_ptr(c, dict + L->dict_keys, &keys) != 0 || keys == 0 ||
+	    rd_ptr(c, dict + L->dict_values, &values) != 0 ||
+	    rd_i64(c, keys + L->dictkeys_nentries, &nentries) != 0)
+		return -1;
+	uint64_t size, indices;
+	bool general = true;
+	if (L->dictkeys_size >= 0) {
+		int64_t s;
+		if (rd_i64(c, keys + L->dictkeys_size, &s) != 0 || s <= 0 || (s & (s - 1)) ||
+		    s > (int64_t)PY_MAX_DICT_ENTRIES * 2)
+			return -1;
+		size = (uint64_t)s;
+		indices = size * index_bytes(size);
+	} else {
+		uint8_t log2, kind, log2ib;
+		if (dump_read(c->d, keys + L->dictkeys_log2_size, &log2, 1) != DUMP_OK || log2 > 30 ||
+		    dump_read(c->d, keys + L->dictkeys_kind, &kind, 1) != DUMP_OK)
+			return -1;
+		size = (uint64_t)1 << log2;
+		if (L->dictkeys_log2_index_bytes >= 0) {
+			if (dump_read(c->d, keys + L->dictkeys_log2_index_bytes, &log2ib, 1) != DUMP_OK ||
+			    log2ib > 34)
+				return -1;
+			indices = (uint64_t)1 << log2ib;
+		} else {
+			indices = size * index_bytes(size);
+		}
+		general = kind == 0; /* DICT_KEYS_GENERAL */
+	}
+	if (nentries < 0 || (uint64_t)nentries > size || (uint64_t)nentries > PY_MAX_DICT_ENTRIES)
+		return -1;
+	uint64_t esize = general ? (uint64_t)L->sizeof_dictkeyentry : (uint64_t)L->sizeof_dictunicodeentry;
+	uint64_t kofs = general ? 8 : 0; /* PyDictKeyEntry: hash, key, value */
+	uint64_t entries = keys + (uint64_t)L->dictkeys_indices + indices;
+	for (int64_t i = 0; i < nentries; i++) {
+		uint64_t e = entries + (uint64_t)i * esize, k, v;
+		if (rd_ptr(c, e + kofs, &k) != 0)
+			return -1;
+		if (values) {
+			if (rd_ptr(c, values + 8 * (uint64_t)i, &v) != 0)
+				return -1;
+		} else if (rd_ptr(c, e + kofs + 8, &v) != 0) {
+			return -1;
+		}
+		if (k == 0 || v == 0)
+			continue;
+		if (fn(c, k, v, arg))
+			return 0;
+	}
+	return 0;
+}
+
+struct find_key {
+	const char *key;
+	uint64_t value;
+	bool found;
+};
+
+static int match_key(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
+{
+	struct find_key *f = arg;
+	const char *why;
+	const char *s = py_str_utf8(c, key, 256, &why);
+	if (s && strcmp(s, f->key) == 0) {
+		f->value = value;
+		f->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value)
+{
+	struct find_key f = { key, 0, false };
+	if (py_dict_items(c, dict, match_key, &f) != 0 || !f.found)
+		return -1;
+	*value = f.value;
+	return 0;
+}

@@ -1,0 +1,21 @@
+/* The Python layer: find the CPython runtime in a dump and walk every
+ * interpreter, thread and frame into the model. */
+#ifndef PYCORE_PYTHON_PYTHON_H
+#define PYCORE_PYTHON_PYTHON_H
+
+#include "dump/dump.h"
+#include "model/model.h"
+#include "symbols/symbols.h"
+
+enum py_status {
+	PY_OK = 0,
+	PY_ENOTPYTHON,   /* no CPython interpreter found in the dump */
+	PY_EUNSUPPORTED, /* a CPython this build cannot read */
+};
+
+/* Fill R's python and interpreters parts.  On failure *why says, in one
+ * line, what was missing. */
+enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report *r,
+			  const char **why);
+
+#endif

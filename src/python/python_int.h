@@ -1,0 +1,76 @@
+/* Private to the python/ layer: the walk's context and object readers. */
+#ifndef PYCORE_PYTHON_INT_H
+#define PYCORE_PYTHON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump/dump.h"
+#include "model/model.h"
+#include "python/layout.h"
+
+/* Hard caps on what the walk believes of untrusted memory. */
+#define PY_MAX_INTERPRETERS 256
+#define PY_MAX_THREADS      4096
+#define PY_MAX_FRAMES       100000
+#define PY_MAX_NAME         4096           /* characters of a name or file name */
+#define PY_MAX_TABLE        (4u << 20)     /* bytes of a line table */
+#define PY_MAX_DICT_ENTRIES (1u << 20)
+
+/* The built-in types repr() knows, found by their type objects' symbols. */
+enum py_type {
+	PYT_INT, PYT_BOOL, PYT_FLOAT, PYT_STR, PYT_BYTES, PYT_BYTEARRAY, PYT_LIST,
+	PYT_TUPLE, PYT_DICT, PYT_SET, PYT_FROZENSET, PYT_NONE, PYT_ELLIPSIS, PYT_CELL,
+	PYT_COMPLEX,
+	PYT_COUNT,
+	PYT_OTHER = PYT_COUNT,
+	PYT_UNREADABLE,
+};
+
+/* What a walk remembers of a code object. */
+struct py_code {
+	uint64_t addr;
+	const char *name, *qualname, *filename;
+	int firstlineno;
+	int firsttraceable;          /* code units; 3.11+ */
+	uint8_t *table;              /* co_lnotab or co_linetable, arena-owned */
+	size_t table_len;
+	const char *error;           /* set when the code object could not be read */
+};
+
+struct py_ctx {
+	struct dump *d;
+	const struct py_layout *L;
+	struct model_report *r;
+	struct arena *a;
+	uint64_t code_type;          /* &PyCode_Type, 0 when unknown */
+	uint64_t type_addr[PYT_COUNT]; /* the built-in type objects, 0 when unknown */
+	uint64_t set_dummy;          /* the set's deleted-entry marker, 0 when unknown */
+	uint64_t interp;             /* the PyInterpreterState being walked */
+	int numpy_major;             /* 0 not looked up yet, -1 unknown */
+	struct py_code *codes;       /* open-addressing cache keyed by address */
+	size_t ncodes, codes_cap;
+};
+
+/* ---- objects.c ---- */
+
+/* Read a str object as UTF-8 into the arena (at most MAXCHARS characters).
+ * Returns NULL and sets *why on failure. */
+const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why);
+/* Read a bytes object's contents (at most MAX bytes) into the arena. */
+uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, const char **why);
+/* Read an int object that fits in 64 bits. */
+int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out);
+/* Look up a str key in a dict; returns 0 and the value's address. */
+int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value);
+
+/* Iterate a dict's items: calls FN for each key/value pair until it returns
+ * non-zero.  Returns 0, or -1 when the dict could not be read. */
+typedef int (*py_dict_fn)(struct py_ctx *c, uint64_t key, uint64_t value, void *arg);
+int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg);
+
+/* ---- layout.c ---- */
+const struct py_layout *py_layout_for(unsigned minor);
+
+#endif

@@ -1,0 +1,36 @@
+/* repr() of objects in a dump, as CPython prints them. */
+#ifndef PYCORE_PYTHON_REPR_H
+#define PYCORE_PYTHON_REPR_H
+
+#include "python/python_int.h"
+
+struct repr_limits {
+	size_t max_repr;     /* characters; a longer repr is cut and ends with "..." */
+	size_t max_items;    /* items shown of one container */
+	int max_depth;       /* containers inside containers */
+};
+
+/* The repr of the object at ADDR, in the arena.  Returns NULL with *error
+ * set when it cannot be formed truthfully; when a limit cut it short, the
+ * result is a true prefix followed by "..." and *error says which limit. */
+const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
+		    const char **error);
+
+/* The type of the object at ADDR (and its type object's address). */
+enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type);
+/* "dict", "collections.OrderedDict": the name Python shows for a type. */
+const char *py_type_name(struct py_ctx *c, uint64_t type);
+
+/* Shortest repr of a double that reads back the same, as float.__repr__. */
+void py_float_repr(double v, char *out, size_t outlen);
+/* The same for a float32 (numpy.float32): fewest digits that read back as
+ * the same single-precision value. */
+void py_float_repr_single(float v, char *out, size_t outlen);
+
+/* numpy scalars (numpy.int64, float64, bool_, ...): their repr, or NULL
+ * when TYPE is no numpy scalar type. */
+const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type);
+
+extern const char *const py_type_symbols[PYT_COUNT];
+
+#endif

@@ -1,0 +1,740 @@
+/* Finding the CPython runtime and walking interpreters, threads and frames.
+ *
+ * Facts used here, by version (from CPython's own headers of each version,
+ * Include/internal/pycore_frame.h and pycore_runtime.h among them):
+ * - up to 3.10 a thread's stack is a chain of PyFrameObject through f_back;
+ *   f_lasti counts bytes up to 3.9 and code units in 3.10;
+ * - from 3.11 it is a chain of _PyInterpreterFrame through `previous`, reached
+ *   through tstate->cframe->current_frame (3.11, 3.12) or
+ *   tstate->current_frame (3.13); frames owned by the C stack (owner 3,
+ *   3.12+) are shims that sys._current_frames() never shows, and so are
+ *   "incomplete" frames whose instruction pointer has not reached
+ *   _co_firsttraceable yet;
+ * - the instruction pointer (prev_instr up to 3.12, instr_ptr in 3.13) points
+ *   into co_code_adaptive; its code-unit index selects the location entry;
+ * - 3.13 starts _PyRuntime with _Py_DebugOffsets (cookie "xdebugpy").
+ */
+#include "python/python.h"
+#include "python/linetable.h"
+#include "python/python_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FRAME_OWNED_BY_GENERATOR 1
+#define FRAME_OWNED_BY_CSTACK    3   /* 3.12, 3.13 */
+
+static int rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
+{
+	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------
+ * A small set of addresses, for cycle detection
+ * ------------------------------------------------------------------------ */
+
+struct addrset {
+	uint64_t *slots;
+	size_t n, cap;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Returns 1 if ADDR was already there, 0 if added, -1 when out of memory. */
+static int addrset_add(struct addrset *s, uint64_t addr)
+{
+	if (s->n * 2 >= s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		uint64_t *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i])
+				continue;
+			size_t j = mix(s->slots[i]) & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = slots;
+		s->cap = cap;
+	}
+	size_t j = mix(addr) & (s->cap - 1);
+	while (s->slots[j]) {
+		if (s->slots[j] == addr)
+			return 1;
+		j = (j + 1) & (s->cap - 1);
+	}
+	s->slots[j] = addr;
+	s->n++;
+	return 0;
+}
+
+static void addrset_clear(struct addrset *s)
+{
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ------------------------------------------------------------------------
+ * Code objects, cached by address
+ * ------------------------------------------------------------------------ */
+
+static struct py_code *code_slot(struct py_ctx *c, uint64_t addr)
+{
+	if (c->ncodes * 2 >= c->codes_cap) {
+		size_t cap = c->codes_cap ? c->codes_cap * 2 : 256;
+		struct py_code *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < c->codes_cap; i++) {
+			if (!c->codes[i].addr)
+				continue;
+			size_t j = mix(c->codes[i].addr) & (cap - 1);
+			while (n[j].addr)
+				j = (j + 1) & (cap - 1);
+			n[j] = c->codes[i];
+		}
+		free(c->codes);
+		c->codes = n;
+		c->codes_cap = cap;
+	}
+	size_t j = mix(addr) & (c->codes_cap - 1);
+	while (c->codes[j].addr && c->codes[j].addr != addr)
+		j = (j + 1) & (c->codes_cap - 1);
+	return &c->codes[j];
+}
+
+static int rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
+{
+	return dump_read(c->d, addr, out, 4) == DUMP_OK ? 0 : -1;
+}
+
+/* Read what the report needs of a code object.  The result stays valid until
+ * the next call. */
+static const struct py_code *code_get(struct py_ctx *c, uint64_t addr)
+{
+	struct py_code *pc = code_slot(c, addr);
+	if (!pc)
+		return NULL;
+	if (pc->addr == addr)
+		return pc;
+	memset(pc, 0, sizeof(*pc));
+	pc->addr = addr;
+	c->ncodes++;
+
+	const struct py_layout *L = c->L;
+	const char *why = NULL;
+	uint64_t type, name, filename, qualname = 0, table;
+	int32_t first = 0;
+	if (rd_ptr(c, addr + L->object_type, &type) != 0) {
+		pc->error = "code object not captured";
+		return pc;
+	}
+	if (c->code_type && type != c->code_type) {
+		pc->error = arena_printf(c->a, "object at 0x%llx is not a code object",
+					 (unsigned long long)addr);
+		return pc;
+	}
+	if (rd_ptr(c, addr + L->code_name, &name) != 0 ||
+	    rd_ptr(c, addr + L->code_filename, &filename) != 0 ||
+	    (L->code_qualname >= 0 && rd_ptr(c, addr + L->code_qualname, &qualname) != 0) ||
+	    rd_i32(c, addr + L->code_firstlineno, &first) != 0) {
+		pc->error = "code object not captured";
+		return pc;
+	}
+	pc->firstlineno = first;
+	pc->name = py_str_utf8(c, name, PY_MAX_NAME, &why);
+	if (!pc->name) {
+		pc->error = arena_printf(c->a, "code object's name: %s", why);
+		return pc;
+	}
+	pc->filename = py_str_utf8(c, filename, PY_MAX_NAME, &why);
+	if (!pc->filename) {
+		pc->error = arena_printf(c->a, "code object's file name: %s", why);
+		return pc;
+	}
+	if (qualname)
+		pc->qualname = py_str_utf8(c, qualname, PY_MAX_NAME, &why);
+	if (L->code_firsttraceable >= 0) {
+		int32_t ft;
+		if (rd_i32(c, addr + L->code_firsttraceable, &ft) == 0 && ft >= 0)
+			pc->firsttraceable = ft;
+	}
+	int64_t tab_ofs = L->code_lnotab >= 0 ? L->code_lnotab : L->code_linetable;
+	if (rd_ptr(c, addr + tab_ofs, &table) == 0)
+		pc->table = py_bytes(c, table, PY_MAX_TABLE, &pc->table_len, &why);
+	return pc;
+}
+
+/* The line a frame is at, from its code object and its position in the
+ * bytecode (bytes for <=3.9, code units otherwise); 0 when unknown. */
+static int code_line(const struct py_ctx *c, const struct py_code *pc, int64_t pos)
+{
+	if (!pc->table)
+		return 0;
+	int line;
+	if (c->L->minor <= 9)
+		line = py_line_lnotab(pc->table, pc->table_len, pc->firstlineno, (int)pos);
+	else if (c->L->minor == 10)
+		line = py_line_linetable310(pc->table, pc->table_len, pc->firstlineno,
+					    pos < 0 ? -1 : (int)(pos * 2));
+	else
+		line = py_line_locations(pc->table, pc->table_len, pc->firstlineno, (int)pos);
+	return line > 0 ? line : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Frames
+ * ------------------------------------------------------------------------ */
+
+static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t,
+				     const struct py_code *pc, int line)
+{
+	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+	if (!f || ptrvec_push(c->a, &t->frames, f) != 0)
+		return NULL;
+	f->kind = FRAME_PYTHON;
+	f->function = pc->name;
+	f->qualname = pc->qualname;
+	f->file = pc->filename;
+	f->line = line;
+	return f;
+}
+
+static void thread_error(struct py_ctx *c, struct model_thread *t, const char *msg)
+{
+	if (!t->error)
+		t->error = msg;
+	c->r->incomplete = true;
+}
+
+/* Up to 3.10: PyFrameObject chains. */
+static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	const struct py_layout *L = c->L;
+	struct addrset seen = { 0 };
+	while (frame) {
+		if (t->frames.n >= PY_MAX_FRAMES) {
+			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
+			break;
+		}
+		if (addrset_add(&seen, frame) != 0) {
+			thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
+							(unsigned long long)frame));
+			break;
+		}
+		uint64_t code, back;
+		int32_t lasti;
+		if (rd_ptr(c, frame + L->frame_code, &code) != 0 ||
+		    rd_ptr(c, frame + L->frame_back, &back) != 0 ||
+		    rd_i32(c, frame + L->frame_lasti, &lasti) != 0) {
+			thread_error(c, t, arena_printf(c->a, "frame at 0x%llx not captured",
+							(unsigned long long)frame));
+			break;
+		}
+		const struct py_code *pc = code_get(c, code);
+		if (!pc || pc->error) {
+			thread_error(c, t, arena_printf(c->a, "frame at 0x%llx: %s", (unsigned long long)frame,
+							pc ? pc->error : "out of memory"));
+			break;
+		}
+		if (!add_frame(c, t, pc, code_line(c, pc, lasti)))
+			break;
+		frame = back;
+	}
+	addrset_clear(&seen);
+}
+
+/* 3.11+: _PyInterpreterFrame chains. */
+static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	const struct py_layout *L = c->L;
+	struct addrset seen = { 0 };
+	while (frame) {
+		if (t->frames.n >= PY_MAX_FRAMES) {
+			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
+			break;
+		}
+		if (addrset_add(&seen, frame) != 0) {
+			thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
+							(unsigned long long)frame));
+			break;
+		}
+		uint64_t code, prev, instr;
+		uint8_t owner;
+		if (rd_ptr(c, frame + L->iframe_previous, &prev) != 0 ||
+		    rd_ptr(c, frame + L->iframe_code, &code) != 0 ||
+		    rd_ptr(c, frame + L->iframe_instr, &instr) != 0 ||
+		    dump_read(c->d, frame + L->iframe_owner, &owner, 1) != DUMP_OK) {
+			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx not captured",
+							(unsigned long long)frame));
+			break;
+		}
+		if (L->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+			frame = prev;
+			continue;
+		}
+		if (owner > FRAME_OWNED_BY_CSTACK) {
+			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx has unknown owner %u",
+							(unsigned long long)frame, owner));
+			break;
+		}
+		const struct py_code *pc = code_get(c, code);
+		if (!pc || pc->error) {
+			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx: %s",
+							(unsigned long long)frame,
+							pc ? pc->error : "out of memory"));
+			break;
+		}
+		uint64_t start = code + (uint64_t)L->code_code_adaptive;
+		int64_t unit = instr >= start ? (int64_t)((instr - start) / 2) : -1;
+		/* Frames still setting up are not on the stack yet as Python sees it. */
+		if (owner != FRAME_OWNED_BY_GENERATOR && unit < pc->firsttraceable) {
+			frame = prev;
+			continue;
+		}
+		if (!add_frame(c, t, pc, code_line(c, pc, unit)))
+			break;
+		frame = prev;
+	}
+	addrset_clear(&seen);
+}
+
+/* ------------------------------------------------------------------------
+ * Threads and interpreters
+ * ------------------------------------------------------------------------ */
+
+struct gil {
+	bool known;
+	bool locked;
+	uint64_t holder;     /* the PyThreadState holding it */
+};
+
+static int64_t tid_for_ident(struct dump *d, uint64_t ident)
+{
+	/* On x86_64 glibc, pthread_self() is the thread pointer, fs_base. */
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (d->threads[i].regs.fs_base == ident)
+			return d->threads[i].tid;
+	return -1;
+}
+
+static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, const struct gil *gil)
+{
+	const struct py_layout *L = c->L;
+	struct model_thread *t = arena_alloc(c->a, sizeof(*t));
+	if (!t || ptrvec_push(c->a, &mi->threads, t) != 0)
+		return;
+	t->tid = -1;
+	uint64_t ident = 0;
+	if (rd_ptr(c, ts + L->tstate_thread_id, &ident) != 0) {
+		thread_error(c, t, arena_printf(c->a, "thread state at 0x%llx not captured",
+						(unsigned long long)ts));
+		return;
+	}
+	t->ident = ident;
+	if (L->tstate_native_thread_id >= 0) {
+		int64_t tid;
+		if (dump_read(c->d, ts + L->tstate_native_thread_id, &tid, 8) == DUMP_OK && tid > 0)
+			t->tid = tid;
+	}
+	if (t->tid < 0)
+		t->tid = tid_for_ident(c->d, ident);
+	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
+	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
+
+	uint64_t frame = 0;
+	int rc;
+	if (L->tstate_frame >= 0) {
+		rc = rd_ptr(c, ts + L->tstate_frame, &frame);
+	} else if (L->tstate_current_frame >= 0) {
+		rc = rd_ptr(c, ts + L->tstate_current_frame, &frame);
+	} else {
+		uint64_t cframe = 0;
+		rc = rd_ptr(c, ts + L->tstate_cframe, &cframe);
+		if (rc == 0 && cframe)
+			rc = rd_ptr(c, cframe + L->cframe_current_frame, &frame);
+	}
+	if (rc != 0) {
+		thread_error(c, t, "current frame not captured");
+		return;
+	}
+	if (L->minor <= 10)
+		walk_frame_objects(c, t, frame);
+	else
+		walk_interpreter_frames(c, t, frame);
+}
+
+static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64_t tstate_current,
+		     struct gil *g)
+{
+	const struct py_layout *L = c->L;
+	memset(g, 0, sizeof(*g));
+	uint64_t gil = 0;
+	if (L->minor == 6) {
+		/* 3.6: _PyThreadState_Current is the thread holding the GIL */
+		g->known = tstate_current != 0 && rd_ptr(c, tstate_current, &g->holder) == 0;
+		g->locked = g->holder != 0;
+		return;
+	}
+	if (L->interp_ceval_gil >= 0) {
+		if (rd_ptr(c, interp + L->interp_ceval_gil, &gil) != 0 || gil == 0)
+			return;
+	} else if (L->runtime_ceval_gil >= 0) {
+		gil = runtime + (uint64_t)L->runtime_ceval_gil;
+	} else {
+		return;
+	}
+	int32_t locked;
+	if (rd_i32(c, gil + L->gil_locked, &locked) != 0 ||
+	    rd_ptr(c, gil + L->gil_last_holder, &g->holder) != 0)
+		return;
+	g->locked = locked != 0;
+	g->known = true;
+}
+
+static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current)
+{
+	const struct py_layout *L = c->L;
+	struct addrset seen_interps = { 0 }, seen_threads = { 0 };
+	uint64_t interp = head;
+	for (int n = 0; interp; n++) {
+		if (n >= PY_MAX_INTERPRETERS || addrset_add(&seen_interps, interp) != 0) {
+			model_warn(c->r, "interpreter list is corrupt (loops or exceeds %d entries)",
+				   PY_MAX_INTERPRETERS);
+			c->r->incomplete = true;
+			break;
+		}
+		struct model_interp *mi = arena_alloc(c->a, sizeof(*mi));
+		if (!mi || ptrvec_push(c->a, &c->r->interps, mi) != 0)
+			break;
+		mi->id = n;
+		if (L->interp_id >= 0) {
+			int64_t id;
+			if (dump_read(c->d, interp + L->interp_id, &id, 8) == DUMP_OK)
+				mi->id = id;
+		}
+		struct gil gil;
+		read_gil(c, runtime, interp, tstate_current, &gil);
+		uint64_t ts = 0;
+		if (rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
+			model_warn(c->r, "interpreter %lld: thread list not captured", (long long)mi->id);
+			c->r->incomplete = true;
+		}
+		for (int k = 0; ts; k++) {
+			if (k >= PY_MAX_THREADS || addrset_add(&seen_threads, ts) != 0) {
+				model_warn(c->r, "interpreter %lld: thread list is corrupt (loops or exceeds %d entries)",
+					   (long long)mi->id, PY_MAX_THREADS);
+				c->r->incomplete = true;
+				break;
+			}
+			walk_thread(c, mi, ts, &gil);
+			if (rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
+				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads",
+					   (long long)mi->id, k + 1);
+				c->r->incomplete = true;
+				break;
+			}
+		}
+		if (rd_ptr(c, interp + L->interp_next, &interp) != 0) {
+			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
+			c->r->incomplete = true;
+			break;
+		}
+	}
+	addrset_clear(&seen_interps);
+	addrset_clear(&seen_threads);
+}
+
+/* ------------------------------------------------------------------------
+ * Finding the runtime
+ * ------------------------------------------------------------------------ */
+
+enum {
+	SYM_RUNTIME, SYM_INTERP_HEAD, SYM_VERSION, SYM_CODE_TYPE, SYM_TSTATE_CURRENT, NSYMS
+};
+
+static const char *const sym_names[NSYMS] = {
+	"_PyRuntime", "interp_head", "Py_Version", "PyCode_Type", "_PyThreadState_Current",
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* "python3.12" or "libpython3.6m.so" -> 12 or 6; 0 when the name says nothing. */
+static unsigned minor_from_name(const char *path)
+{
+	const char *b = base_name(path);
+	const char *p = strstr(b, "python3.");
+	if (!p || !isdigit((unsigned char)p[8]))
+		return 0;
+	return (unsigned)strtoul(p + 8, NULL, 10);
+}
+
+static const char *version_string(struct arena *a, uint64_t hex)
+{
+	unsigned major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff, micro = (hex >> 8) & 0xff;
+	unsigned level = (hex >> 4) & 0xf, serial = hex & 0xf;
+	const char *lv = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
+	if (level == 0xf)
+		return arena_printf(a, "%u.%u.%u", major, minor, micro);
+	return arena_printf(a, "%u.%u.%u%s%u", major, minor, micro, lv, serial);
+}
+
+/* 3.13: _Py_DebugOffsets at the start of _PyRuntime.  From CPython 3.13's
+ * Include/internal/pycore_runtime.h: an 8-byte cookie then 72 uint64_t, each
+ * sub-struct starting with its own size; the indexes below count 8-byte words
+ * from the start (the cookie is word 0). */
+enum {
+	DO_VERSION = 1, DO_FREE_THREADED = 2,
+	DO_RT_SIZE = 3, DO_RT_INTERPRETERS_HEAD = 5,
+	DO_IS_SIZE = 6, DO_IS_ID = 7, DO_IS_NEXT = 8, DO_IS_THREADS_HEAD = 9,
+	DO_IS_MODULES = 11, DO_IS_SYSDICT = 12,
+	DO_TS_SIZE = 19, DO_TS_NEXT = 21, DO_TS_INTERP = 22, DO_TS_CURRENT_FRAME = 23,
+	DO_TS_THREAD_ID = 24, DO_TS_NATIVE_THREAD_ID = 25, DO_TS_DATASTACK_CHUNK = 26,
+	DO_IF_SIZE = 28, DO_IF_PREVIOUS = 29, DO_IF_EXECUTABLE = 30, DO_IF_INSTR_PTR = 31,
+	DO_IF_LOCALSPLUS = 32, DO_IF_OWNER = 33,
+	DO_CO_SIZE = 34, DO_CO_FILENAME = 35, DO_CO_NAME = 36, DO_CO_QUALNAME = 37,
+	DO_CO_LINETABLE = 38, DO_CO_FIRSTLINENO = 39, DO_CO_ARGCOUNT = 40,
+	DO_CO_LOCALSPLUSNAMES = 41, DO_CO_LOCALSPLUSKINDS = 42, DO_CO_CODE_ADAPTIVE = 43,
+	DO_OB_TYPE = 45, DO_TP_NAME = 47, DO_TP_FLAGS = 49,
+	DO_TUPLE_ITEM = 51, DO_LIST_ITEM = 54, DO_DICT_KEYS = 57, DO_DICT_VALUES = 58,
+	DO_FLOAT_FVAL = 60, DO_LONG_LV_TAG = 62, DO_LONG_DIGIT = 63,
+	DO_BYTES_SVAL = 66, DO_UNICODE_STATE = 68, DO_UNICODE_LENGTH = 69,
+	DO_UNICODE_ASCII_SIZE = 70,
+	DO_COUNT = 73,
+};
+
+static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t runtime,
+			       uint64_t hexversion, const char **why)
+{
+	uint64_t v[DO_COUNT];
+	if (dump_read(c->d, runtime, v, sizeof(v)) != DUMP_OK) {
+		*why = "_PyRuntime's debug offsets are not captured in the dump";
+		return -1;
+	}
+	if (memcmp(&v[0], "xdebugpy", 8) != 0) {
+		*why = "_PyRuntime does not start with the _Py_DebugOffsets cookie";
+		return -1;
+	}
+	if (hexversion && (v[DO_VERSION] >> 16) != (hexversion >> 16)) {
+		*why = arena_printf(c->a, "debug offsets are of version 0x%llx, Py_Version is 0x%llx",
+				    (unsigned long long)v[DO_VERSION], (unsigned long long)hexversion);
+		return -1;
+	}
+	if (v[DO_FREE_THREADED]) {
+		*why = "free-threaded CPython builds are not supported yet";
+		return -1;
+	}
+	/* Every offset must lie inside the size its struct declares. */
+	static const struct { int off, size; } inside[] = {
+		{ DO_RT_INTERPRETERS_HEAD, DO_RT_SIZE },
+		{ DO_IS_ID, DO_IS_SIZE }, { DO_IS_NEXT, DO_IS_SIZE }, { DO_IS_THREADS_HEAD, DO_IS_SIZE },
+		{ DO_TS_NEXT, DO_TS_SIZE }, { DO_TS_CURRENT_FRAME, DO_TS_SIZE },
+		{ DO_TS_THREAD_ID, DO_TS_SIZE }, { DO_TS_NATIVE_THREAD_ID, DO_TS_SIZE },
+		{ DO_IF_PREVIOUS, DO_IF_SIZE }, { DO_IF_EXECUTABLE, DO_IF_SIZE },
+		{ DO_IF_INSTR_PTR, DO_IF_SIZE }, { DO_IF_OWNER, DO_IF_SIZE },
+		{ DO_CO_FILENAME, DO_CO_SIZE }, { DO_CO_NAME, DO_CO_SIZE }, { DO_CO_QUALNAME, DO_CO_SIZE },
+		{ DO_CO_LINETABLE, DO_CO_SIZE }, { DO_CO_FIRSTLINENO, DO_CO_SIZE },
+	};
+	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+		if (v[inside[i].size] == 0 || v[inside[i].size] > (1u << 20) ||
+		    v[inside[i].off] >= v[inside[i].size]) {
+			*why = arena_printf(c->a, "_Py_DebugOffsets entry %d is out of range", inside[i].off);
+			return -1;
+		}
+	}
+	if (v[DO_CO_CODE_ADAPTIVE] > (1u << 12) || v[DO_UNICODE_ASCII_SIZE] > 256) {
+		*why = "_Py_DebugOffsets sizes are out of range";
+		return -1;
+	}
+	struct py_layout before = *L;
+	L->runtime_interpreters_head = (int64_t)v[DO_RT_INTERPRETERS_HEAD];
+	L->interp_id = (int64_t)v[DO_IS_ID];
+	L->interp_next = (int64_t)v[DO_IS_NEXT];
+	L->interp_tstate_head = (int64_t)v[DO_IS_THREADS_HEAD];
+	L->interp_modules = (int64_t)v[DO_IS_MODULES];
+	L->interp_sysdict = (int64_t)v[DO_IS_SYSDICT];
+	L->tstate_next = (int64_t)v[DO_TS_NEXT];
+	L->tstate_interp = (int64_t)v[DO_TS_INTERP];
+	L->tstate_current_frame = (int64_t)v[DO_TS_CURRENT_FRAME];
+	L->tstate_thread_id = (int64_t)v[DO_TS_THREAD_ID];
+	L->tstate_native_thread_id = (int64_t)v[DO_TS_NATIVE_THREAD_ID];
+	L->tstate_datastack_chunk = (int64_t)v[DO_TS_DATASTACK_CHUNK];
+	L->sizeof_iframe = (int64_t)v[DO_IF_SIZE];
+	L->iframe_previous = (int64_t)v[DO_IF_PREVIOUS];
+	L->iframe_code = (int64_t)v[DO_IF_EXECUTABLE];
+	L->iframe_instr = (int64_t)v[DO_IF_INSTR_PTR];
+	L->iframe_localsplus = (int64_t)v[DO_IF_LOCALSPLUS];
+	L->iframe_owner = (int64_t)v[DO_IF_OWNER];
+	L->code_filename = (int64_t)v[DO_CO_FILENAME];
+	L->code_name = (int64_t)v[DO_CO_NAME];
+	L->code_qualname = (int64_t)v[DO_CO_QUALNAME];
+	L->code_linetable = (int64_t)v[DO_CO_LINETABLE];
+	L->code_firstlineno = (int64_t)v[DO_CO_FIRSTLINENO];
+	L->code_argcount = (int64_t)v[DO_CO_ARGCOUNT];
+	L->code_localsplusnames = (int64_t)v[DO_CO_LOCALSPLUSNAMES];
+	L->code_localspluskinds = (int64_t)v[DO_CO_LOCALSPLUSKINDS];
+	L->code_code_adaptive = (int64_t)v[DO_CO_CODE_ADAPTIVE];
+	L->object_type = (int64_t)v[DO_OB_TYPE];
+	L->type_name = (int64_t)v[DO_TP_NAME];
+	L->type_flags = (int64_t)v[DO_TP_FLAGS];
+	L->tuple_item = (int64_t)v[DO_TUPLE_ITEM];
+	L->list_item = (int64_t)v[DO_LIST_ITEM];
+	L->dict_keys = (int64_t)v[DO_DICT_KEYS];
+	L->dict_values = (int64_t)v[DO_DICT_VALUES];
+	L->float_value = (int64_t)v[DO_FLOAT_FVAL];
+	L->long_lv_tag = (int64_t)v[DO_LONG_LV_TAG];
+	L->long_digit = (int64_t)v[DO_LONG_DIGIT];
+	L->bytes_sval = (int64_t)v[DO_BYTES_SVAL];
+	L->unicode_state = (int64_t)v[DO_UNICODE_STATE];
+	L->unicode_length = (int64_t)v[DO_UNICODE_LENGTH];
+	L->sizeof_ascii = (int64_t)v[DO_UNICODE_ASCII_SIZE];
+	if (memcmp(&before, L, sizeof(before)) != 0)
+		model_warn(c->r, "this CPython %s build's layout differs from pycore's table; "
+			   "its own debug offsets are used, other fields may be wrong",
+			   version_string(c->a, hexversion));
+	return 0;
+}
+
+struct candidate {
+	struct dump_module *mod;
+	struct symbol_want syms[NSYMS];
+};
+
+/* Is this module a CPython interpreter?  Fills cand->syms. */
+static bool probe_module(struct symbols *s, struct dump_module *m, struct candidate *cand)
+{
+	cand->mod = m;
+	for (int i = 0; i < NSYMS; i++)
+		cand->syms[i] = (struct symbol_want){ sym_names[i], 0, 0 };
+	if (symbols_lookup(s, m, cand->syms, NSYMS) < 0)
+		return false;
+	return cand->syms[SYM_RUNTIME].addr ||
+	       (cand->syms[SYM_INTERP_HEAD].addr && cand->syms[SYM_CODE_TYPE].addr);
+}
+
+static bool python_named(const struct dump_module *m)
+{
+	return strstr(base_name(m->path), "python") != NULL;
+}
+
+enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report *r, const char **why)
+{
+	struct candidate cand;
+	struct dump_module *found = NULL;
+	const char *refused = NULL;
+
+	/* libpython first (the executable of a shared build only links it),
+	 * then the main program, then anything else named like python. */
+	for (int pass = 0; pass < 3 && !found; pass++) {
+		for (size_t i = 0; i < d->nmodules && !found; i++) {
+			struct dump_module *m = &d->modules[i];
+			bool lib = strncmp(base_name(m->path), "libpython", 9) == 0;
+			bool exe = d->executable && strcmp(m->path, d->executable) == 0;
+			if ((pass == 0 && !lib) || (pass == 1 && (!exe || lib)) ||
+			    (pass == 2 && (lib || exe || !python_named(m))))
+				continue;
+			if (probe_module(s, m, &cand))
+				found = m;
+			else if (!refused && m->file_error && (lib || exe || python_named(m)))
+				refused = m->file_error;
+		}
+	}
+	if (!found) {
+		if (refused)
+			*why = arena_printf(r->arena, "cannot read the interpreter's symbols: %s", refused);
+		else
+			*why = "not a CPython process: no loaded module defines _PyRuntime";
+		return PY_ENOTPYTHON;
+	}
+
+	struct py_ctx c = { .d = d, .r = r, .a = r->arena };
+	c.code_type = cand.syms[SYM_CODE_TYPE].addr;
+	uint64_t hex = 0;
+	if (cand.syms[SYM_VERSION].addr) {
+		uint32_t v;
+		if (dump_read_u32(d, cand.syms[SYM_VERSION].addr, &v) == DUMP_OK)
+			hex = v;
+	}
+	unsigned minor = hex ? (unsigned)((hex >> 16) & 0xff) : minor_from_name(found->path);
+	if (!minor && d->executable)
+		minor = minor_from_name(d->executable);
+	if (!minor) {
+		*why = arena_printf(r->arena, "%s defines _PyRuntime but its Python version cannot be told",
+				    found->path);
+		return PY_EUNSUPPORTED;
+	}
+	const struct py_layout *table = py_layout_for(minor);
+	if (!table) {
+		*why = arena_printf(r->arena, "CPython 3.%u is not supported (pycore reads 3.6 to 3.13)", minor);
+		return PY_EUNSUPPORTED;
+	}
+	struct py_layout L = *table;
+	c.L = &L;
+
+	r->has_python = true;
+	r->binary_path = arena_strdup(r->arena, found->path);
+	if (found->build_id_len) {
+		char hexid[129];
+		dump_hex(found->build_id, found->build_id_len, hexid);
+		r->binary_build_id = arena_strdup(r->arena, hexid);
+	}
+	r->located_by = "symbol";
+
+	uint64_t runtime = cand.syms[SYM_RUNTIME].addr, head = 0;
+	if (minor >= 13) {
+		if (apply_debug_offsets(&c, &L, runtime, hex, why) != 0)
+			return PY_EUNSUPPORTED;
+	}
+	if (minor == 6) {
+		runtime = 0;
+		if (rd_ptr(&c, cand.syms[SYM_INTERP_HEAD].addr, &head) != 0) {
+			*why = "interp_head is not captured in the dump";
+			return PY_EUNSUPPORTED;
+		}
+		r->runtime_address = cand.syms[SYM_INTERP_HEAD].addr;
+	} else {
+		r->runtime_address = runtime;
+		if (rd_ptr(&c, runtime + L.runtime_interpreters_head, &head) != 0) {
+			*why = "_PyRuntime is not captured in the dump";
+			return PY_EUNSUPPORTED;
+		}
+	}
+	if (!head)
+		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
+
+	/* Up to 3.10 there is no Py_Version: ask sys.hexversion. */
+	if (!hex && head && L.interp_sysdict >= 0) {
+		uint64_t sysdict, v;
+		int64_t h;
+		if (rd_ptr(&c, head + L.interp_sysdict, &sysdict) == 0 && sysdict &&
+		    py_dict_get_str(&c, sysdict, "hexversion", &v) == 0 &&
+		    py_long_i64(&c, v, &h) == 0 && ((uint64_t)h >> 16) == (0x0300u | minor))
+			hex = (uint64_t)h;
+	}
+	if (hex) {
+		r->hexversion = hex;
+		r->version = version_string(r->arena, hex);
+	} else {
+		r->version = arena_printf(r->arena, "3.%u", minor);
+		model_warn(r, "only the minor version 3.%u could be told from %s", minor, found->path);
+	}
+
+	walk_interpreters(&c, runtime, head, cand.syms[SYM_TSTATE_CURRENT].addr);
+	free(c.codes);
+	return PY_OK;
+}

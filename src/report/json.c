@@ -1,0 +1,167 @@
+/* The JSON report, exactly as ../shared/spec/report-schema.md describes it:
+ * every key always present, null where a value is unknown. */
+#include "report/report.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+/* Strings from a dump (paths, argv) need not be UTF-8; JSON needs it.
+ * Invalid bytes become U+FFFD. */
+static json_t *str_or_null(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s), o = 0;
+	char *buf = malloc(n * 3 + 1);
+	if (!buf)
+		return json_null();
+	for (size_t i = 0; i < n;) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
+			     : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (ok && len > 1) {
+			/* overlong forms, surrogates: let jansson judge the sequence */
+			json_t *t = json_stringn((const char *)p, len);
+			ok = t != NULL;
+			json_decref(t);
+		}
+		if (ok) {
+			memcpy(buf + o, p, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	j = json_stringn(buf, o);
+	free(buf);
+	return j ? j : json_null();
+}
+
+static json_t *addr_or_null(uint64_t a, bool known)
+{
+	if (!known)
+		return json_null();
+	char buf[32];
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)a);
+	return json_string(buf);
+}
+
+static json_t *frame_json(const struct model_frame *f)
+{
+	static const char *const kinds[] = { "python", "native", "gc" };
+	json_t *locals = json_null();
+	if (f->has_locals) {
+		locals = json_array();
+		for (size_t i = 0; i < f->locals.n; i++) {
+			const struct model_local *l = f->locals.items[i];
+			json_array_append_new(locals, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+				"name", str_or_null(l->name), "kind", str_or_null(l->kind),
+				"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
+				"repr", str_or_null(l->repr), "error", str_or_null(l->error)));
+		}
+	}
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "kind", kinds[f->kind],
+			 "function", str_or_null(f->function),
+			 "qualname", str_or_null(f->qualname),
+			 "file", str_or_null(f->file),
+			 "line", f->line > 0 ? json_integer(f->line) : json_null(),
+			 "address", addr_or_null(f->address, f->kind == FRAME_NATIVE),
+			 "locals", locals);
+}
+
+static json_t *thread_json(const struct model_thread *t)
+{
+	json_t *frames = json_array();
+	for (size_t i = 0; i < t->frames.n; i++)
+		json_array_append_new(frames, frame_json(t->frames.items[i]));
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o}",
+			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
+			 /* jansson integers are signed 64-bit; pthread_t values fit */
+			 "ident", json_integer((json_int_t)t->ident),
+			 "name", str_or_null(t->name),
+			 "holds_gil", t->holds_gil,
+			 "crashed", t->crashed,
+			 "error", str_or_null(t->error),
+			 "frames", frames);
+}
+
+static json_t *report_json(const struct model_report *r)
+{
+	json_t *argv = json_null();
+	if (r->argv) {
+		argv = json_array();
+		for (const char **a = r->argv; *a; a++)
+			json_array_append_new(argv, json_string(*a));
+	}
+	json_t *signal = json_null();
+	if (r->has_signal)
+		signal = json_pack("{s:i, s:o, s:i, s:o}", "number", r->signal_number,
+				   "name", str_or_null(r->signal_name), "code", r->signal_code,
+				   "address", addr_or_null(r->signal_address, r->signal_has_address));
+	json_t *python = json_null();
+	if (r->has_python) {
+		json_t *binary = json_pack("{s:o, s:o}", "path", str_or_null(r->binary_path),
+					   "build_id", str_or_null(r->binary_build_id));
+		python = json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}",
+				   "version", str_or_null(r->version),
+				   "hexversion", r->hexversion ? json_integer((json_int_t)r->hexversion) : json_null(),
+				   "free_threaded", r->free_threaded,
+				   "binary", binary,
+				   "runtime_address", addr_or_null(r->runtime_address, r->runtime_address != 0),
+				   "located_by", str_or_null(r->located_by));
+	}
+	json_t *interps = json_array();
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		json_t *threads = json_array();
+		for (size_t k = 0; k < mi->threads.n; k++)
+			json_array_append_new(threads, thread_json(mi->threads.items[k]));
+		json_array_append_new(interps, json_pack("{s:I, s:o}", "id", (json_int_t)mi->id,
+							 "threads", threads));
+	}
+	json_t *warnings = json_array();
+	for (size_t i = 0; i < r->warnings.n; i++)
+		json_array_append_new(warnings, json_string(r->warnings.items[i]));
+
+	return json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o}, "
+			 "s:o, s:o, s:o}",
+			 "schema", REPORT_SCHEMA,
+			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
+			 "input", "path", str_or_null(r->input_path), "format", str_or_null(r->input_format),
+			 "compression", str_or_null(r->input_compression),
+			 "size", (json_int_t)r->input_size,
+			 "process", "pid", r->pid >= 0 ? json_integer(r->pid) : json_null(),
+			 "executable", str_or_null(r->executable), "argv", argv, "signal", signal,
+			 "crashed_tid", r->crashed_tid >= 0 ? json_integer(r->crashed_tid) : json_null(),
+			 "python", python,
+			 "interpreters", interps,
+			 "warnings", warnings);
+}
+
+int report_json_write(FILE *out, const struct model_report *r, bool pretty)
+{
+	json_t *j = report_json(r);
+	if (!j)
+		return -1;
+	size_t flags = JSON_PRESERVE_ORDER | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	int rc = json_dumpf(j, out, flags);
+	json_decref(j);
+	if (rc != 0 || fputc('\n', out) == EOF)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* The text report: a header about the process, then each thread's stack in
+ * the style of a Python traceback (most recent call last). */
+#include "report/report.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *report_signal_name(int n)
+{
+	/* Linux x86_64 numbering */
+	static const char *const names[] = {
+		NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+		"SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN",
+		"SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
+		"SIGIO", "SIGPWR", "SIGSYS",
+	};
+	if (n > 0 && (size_t)n < sizeof(names) / sizeof(names[0]))
+		return names[n];
+	return NULL;
+}
+
+static void thread_header(FILE *out, const struct model_report *r, const struct model_interp *mi,
+			  const struct model_thread *t)
+{
+	fprintf(out, "Thread ");
+	if (t->tid >= 0)
+		fprintf(out, "%lld", (long long)t->tid);
+	else
+		fprintf(out, "(tid unknown)");
+	fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
+	if (t->name)
+		fprintf(out, ", \"%s\"", t->name);
+	if (r->interps.n > 1)
+		fprintf(out, ", interpreter %lld", (long long)mi->id);
+	if (t->holds_gil)
+		fprintf(out, ", holds the GIL");
+	if (t->crashed)
+		fprintf(out, ", crashed");
+	fprintf(out, ")\n");
+}
+
+int report_text_write(FILE *out, const struct model_report *r)
+{
+	fprintf(out, "%s: %s core", r->input_path ? r->input_path : "?",
+		r->input_format ? r->input_format : "unknown");
+	if (r->input_compression)
+		fprintf(out, " (%s)", r->input_compression);
+	fprintf(out, ", %llu bytes\n", (unsigned long long)r->input_size);
+
+	fprintf(out, "Process ");
+	if (r->pid >= 0)
+		fprintf(out, "%lld", (long long)r->pid);
+	else
+		fprintf(out, "(pid unknown)");
+	if (r->argv) {
+		fprintf(out, ":");
+		for (const char **a = r->argv; *a; a++)
+			fprintf(out, " %s", *a);
+	} else if (r->executable) {
+		fprintf(out, ": %s", r->executable);
+	}
+	fprintf(out, "\n");
+	if (r->has_python) {
+		fprintf(out, "Python %s", r->version ? r->version : "(version unknown)");
+		if (r->binary_path)
+			fprintf(out, " (%s)", r->binary_path);
+		fprintf(out, "\n");
+	}
+	if (r->has_signal) {
+		fprintf(out, "Signal: %s (%d), code %d", r->signal_name ? r->signal_name : "signal",
+			r->signal_number, r->signal_code);
+		if (r->signal_has_address)
+			fprintf(out, ", fault address 0x%llx", (unsigned long long)r->signal_address);
+		if (r->crashed_tid >= 0)
+			fprintf(out, ", received by thread %lld", (long long)r->crashed_tid);
+		fprintf(out, "\n");
+	} else {
+		fprintf(out, "Signal: none (a snapshot, not a crash)\n");
+	}
+
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			fprintf(out, "\n");
+			thread_header(out, r, mi, t);
+			fprintf(out, "Traceback (most recent call last):\n");
+			for (size_t j = t->frames.n; j-- > 0;) {
+				const struct model_frame *f = t->frames.items[j];
+				if (f->kind == FRAME_PYTHON) {
+					fprintf(out, "  File \"%s\", line ", f->file ? f->file : "?");
+					if (f->line > 0)
+						fprintf(out, "%d", f->line);
+					else
+						fprintf(out, "?");
+					fprintf(out, ", in %s\n", f->function ? f->function : "?");
+				} else if (f->kind == FRAME_GC) {
+					fprintf(out, "  <garbage collection>\n");
+				} else {
+					fprintf(out, "  (native) 0x%llx %s in %s\n",
+						(unsigned long long)f->address,
+						f->function ? f->function : "??", f->file ? f->file : "?");
+				}
+				if (f->has_locals) {
+					for (size_t v = 0; v < f->locals.n; v++) {
+						const struct model_local *l = f->locals.items[v];
+						fprintf(out, "    %s = %s\n", l->name,
+							l->repr ? l->repr : l->error ? l->error : "?");
+					}
+				}
+			}
+			if (t->frames.n == 0)
+				fprintf(out, "  (no Python frames)\n");
+			if (t->error)
+				fprintf(out, "  [incomplete: %s]\n", t->error);
+		}
+	}
+	if (r->warnings.n) {
+		fprintf(out, "\nWarnings:\n");
+		for (size_t i = 0; i < r->warnings.n; i++)
+			fprintf(out, "  %s\n", (const char *)r->warnings.items[i]);
+	}
+	return ferror(out) ? -1 : 0;
+}
