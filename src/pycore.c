@@ -25,6 +25,7 @@ enum exit_code {
 struct options {
 	bool json;
 	bool pretty;
+	struct py_options py;
 };
 
 static const char usage_text[] =
@@ -41,6 +42,11 @@ static const char usage_text[] =
 	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
 	"                       line (JSON Lines), schema pycore-report/1\n"
 	"      --pretty         indent the JSON (one object spans several lines)\n"
+	"      --locals         also report every frame's arguments and variables, with\n"
+	"                       the repr() Python itself would print for built-in types\n"
+	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
+	"      --max-items N    show at most N items of a container (default 1000)\n"
+	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
 	"\n"
@@ -116,7 +122,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	fill_process(r, d);
 
 	enum exit_code rc = EXIT_COMPLETE;
-	enum py_status ps = py_analyze(d, s, r, &why);
+	enum py_status ps = py_analyze(d, s, &opt->py, r, &why);
 	if (ps != PY_OK) {
 		fprintf(stderr, "pycore: %s: %s\n", path, why);
 		rc = EXIT_NOT_PYTHON;
@@ -145,6 +151,10 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "pretty", no_argument, NULL, 'P' },
+	{ "locals", no_argument, NULL, 'L' },
+	{ "max-repr", required_argument, NULL, 'R' },
+	{ "max-items", required_argument, NULL, 'I' },
+	{ "max-depth", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -171,6 +181,29 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		case 'P':
 			opt->pretty = true;
 			break;
+		case 'L':
+			opt->py.locals = true;
+			break;
+		case 'R':
+		case 'I':
+		case 'D': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			unsigned long max = c == 'D' ? 64 : 1ul << 24;
+			if (!*optarg || *end || optarg[0] == '-' || v == 0 || v > max) {
+				usage_error("%s needs a whole number from 1 to %lu, not '%s'",
+					    c == 'R' ? "--max-repr" : c == 'I' ? "--max-items" : "--max-depth",
+					    max, optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 'R')
+				opt->py.max_repr = v;
+			else if (c == 'I')
+				opt->py.max_items = v;
+			else
+				opt->py.max_depth = (int)v;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_COMPLETE;
@@ -190,7 +223,7 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 
 int main(int argc, char **argv)
 {
-	struct options opt = { 0 };
+	struct options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32 } };
 	int rc = parse_options(argc, argv, "+:f:hV", &opt);
 	if (rc >= 0)
 		return rc;

@@ -3,6 +3,9 @@
 #ifndef PYCORE_PYTHON_PYTHON_H
 #define PYCORE_PYTHON_PYTHON_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "dump/dump.h"
 #include "model/model.h"
 #include "symbols/symbols.h"
@@ -13,9 +16,16 @@ enum py_status {
 	PY_EUNSUPPORTED, /* a CPython this build cannot read */
 };
 
+struct py_options {
+	bool locals;             /* read every frame's arguments and variables */
+	size_t max_repr;         /* characters of one repr before it is cut */
+	size_t max_items;        /* items of one container shown */
+	int max_depth;           /* containers inside containers */
+};
+
 /* Fill R's python and interpreters parts.  On failure *why says, in one
  * line, what was missing. */
-enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report *r,
-			  const char **why);
+enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_options *opt,
+			  struct model_report *r, const char **why);
 
 #endif

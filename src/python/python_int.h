@@ -39,8 +39,11 @@ struct py_code {
 	const char *error;           /* set when the code object could not be read */
 };
 
+struct py_options;
+
 struct py_ctx {
 	struct dump *d;
+	const struct py_options *opt;
 	const struct py_layout *L;
 	struct model_report *r;
 	struct arena *a;

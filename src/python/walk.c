@@ -16,6 +16,7 @@
  */
 #include "python/python.h"
 #include "python/linetable.h"
+#include "python/locals.h"
 #include "python/python_int.h"
 
 #include <ctype.h>
@@ -218,6 +219,22 @@ static void thread_error(struct py_ctx *c, struct model_thread *t, const char *m
 	c->r->incomplete = true;
 }
 
+/* With --locals: the frame's variables; a failure is warned about, and the
+ * variables read so far are kept. */
+static void frame_locals(struct py_ctx *c, struct model_thread *t, struct model_frame *f,
+			 uint64_t frame, uint64_t code)
+{
+	if (!c->opt->locals)
+		return;
+	struct repr_limits lim = { c->opt->max_repr, c->opt->max_items, c->opt->max_depth };
+	const char *why = py_frame_locals(c, f, frame, code, &lim);
+	if (why) {
+		model_warn(c->r, "thread %lld, frame %s: variables incomplete: %s", (long long)t->tid,
+			   f->function ? f->function : "?", why);
+		c->r->incomplete = true;
+	}
+}
+
 /* Up to 3.10: PyFrameObject chains. */
 static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 {
@@ -248,8 +265,10 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 							pc ? pc->error : "out of memory"));
 			break;
 		}
-		if (!add_frame(c, t, pc, code_line(c, pc, lasti)))
+		struct model_frame *f = add_frame(c, t, pc, code_line(c, pc, lasti));
+		if (!f)
 			break;
+		frame_locals(c, t, f, frame, code);
 		frame = back;
 	}
 	addrset_clear(&seen);
@@ -303,8 +322,10 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			frame = prev;
 			continue;
 		}
-		if (!add_frame(c, t, pc, code_line(c, pc, unit)))
+		struct model_frame *f = add_frame(c, t, pc, code_line(c, pc, unit));
+		if (!f)
 			break;
+		frame_locals(c, t, f, frame, code);
 		frame = prev;
 	}
 	addrset_clear(&seen);
@@ -424,6 +445,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 			if (dump_read(c->d, interp + L->interp_id, &id, 8) == DUMP_OK)
 				mi->id = id;
 		}
+		c->interp = interp;
 		struct gil gil;
 		read_gil(c, runtime, interp, tstate_current, &gil);
 		uint64_t ts = 0;
@@ -632,7 +654,23 @@ static bool python_named(const struct dump_module *m)
 	return strstr(base_name(m->path), "python") != NULL;
 }
 
-enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report *r, const char **why)
+/* The built-in type objects, for repr(), and the set's dummy key. */
+static void find_types(struct py_ctx *c, struct symbols *s, struct dump_module *m)
+{
+	struct symbol_want w[PYT_COUNT + 1];
+	for (int i = 0; i < PYT_COUNT; i++)
+		w[i] = (struct symbol_want){ py_type_symbols[i], 0, 0 };
+	w[PYT_COUNT] = (struct symbol_want){ "_PySet_Dummy", 0, 0 };
+	if (symbols_lookup(s, m, w, PYT_COUNT + 1) < 0)
+		return;
+	for (int i = 0; i < PYT_COUNT; i++)
+		c->type_addr[i] = w[i].addr;
+	if (w[PYT_COUNT].addr)
+		rd_ptr(c, w[PYT_COUNT].addr, &c->set_dummy);
+}
+
+enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_options *opt,
+			  struct model_report *r, const char **why)
 {
 	struct candidate cand;
 	struct dump_module *found = NULL;
@@ -662,7 +700,7 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report
 		return PY_ENOTPYTHON;
 	}
 
-	struct py_ctx c = { .d = d, .r = r, .a = r->arena };
+	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena };
 	c.code_type = cand.syms[SYM_CODE_TYPE].addr;
 	uint64_t hex = 0;
 	if (cand.syms[SYM_VERSION].addr) {
@@ -734,6 +772,8 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, struct model_report
 		model_warn(r, "only the minor version 3.%u could be told from %s", minor, found->path);
 	}
 
+	if (opt->locals)
+		find_types(&c, s, found);
 	walk_interpreters(&c, runtime, head, cand.syms[SYM_TSTATE_CURRENT].addr);
 	free(c.codes);
 	return PY_OK;

@@ -1,0 +1,247 @@
+"""Real cores of real CPython processes, one interpreter per test.
+
+usage: check-stacks.py INTERPRETER.interp
+  The .interp file holds a shell glob of the interpreter executable.
+
+For each scenario in src/tests/scenarios/ the interpreter runs it; the
+process records its own threads' stacks (sys._current_frames()) and then
+blocks (a core is taken with gcore) or crashes (the kernel writes the core).
+pycore's JSON report must match the record frame by frame.
+
+Environment: PYCORE (the binary), srcdir (the source tree), KEEP_CORES=1 to
+keep the temporary directories.  Exit 0 pass, 1 fail, 77 skip (automake).
+"""
+import glob
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
+SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
+GCORE_SCENARIOS = ["threads", "recursion", "genco"]
+
+
+class Failure(Exception):
+    pass
+
+
+def wait_ready(proc, timeout=30):
+    """Wait until the process prints READY; return False on timeout/exit."""
+    buf = b""
+    end = timeout
+    while end > 0:
+        r, _, _ = select.select([proc.stdout], [], [], 0.5)
+        end -= 0.5
+        if r:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                return False
+            buf += chunk
+            if b"READY" in buf:
+                return True
+        elif proc.poll() is not None:
+            return False
+    return False
+
+
+def run_pycore(args):
+    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def frame_str(f):
+    return "%s (%s:%s)" % (f.get("function"), f.get("file"), f.get("line"))
+
+
+def compare(truth, report, crashed):
+    """Raise Failure with a readable message on the first difference."""
+    threads = {}
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            threads[t["ident"]] = t
+    seen = set()
+    for tt in truth["threads"]:
+        ident = tt["ident"]
+        t = threads.get(ident)
+        label = "thread %s (%s)" % (tt.get("name"), ident)
+        if t is None:
+            raise Failure("%s: missing from pycore's report (it has %s)" % (label, sorted(threads)))
+        seen.add(ident)
+        if t["error"]:
+            raise Failure("%s: pycore says the stack is incomplete: %s" % (label, t["error"]))
+        if tt.get("native_id") is not None and t["tid"] != tt["native_id"]:
+            raise Failure("%s: tid %s, the process says %s" % (label, t["tid"], tt["native_id"]))
+        want = [(f["function"], f["file"], f["line"]) for f in tt["frames"]]
+        got = [(f["function"], f["file"], f["line"]) for f in t["frames"] if f["kind"] == "python"]
+        if want != got:
+            for i in range(max(len(want), len(got))):
+                w = want[i] if i < len(want) else None
+                g = got[i] if i < len(got) else None
+                if w != g:
+                    raise Failure("%s: frame %d (innermost is 0) differs: pycore %s, the process %s "
+                                  "(%d frames vs %d)" % (label, i, g, w, len(got), len(want)))
+        if crashed is not None:
+            is_main = tt.get("main")
+            if t["crashed"] != bool(is_main):
+                raise Failure("%s: crashed=%s, but the main thread crashed" % (label, t["crashed"]))
+            if t["holds_gil"] != bool(is_main):
+                raise Failure("%s: holds_gil=%s; the crashing main thread holds the GIL "
+                              "(ctypes PYFUNCTYPE call), the others wait on locks" % (label, t["holds_gil"]))
+        elif t["holds_gil"]:
+            raise Failure("%s: holds_gil, but every thread is blocked on a lock (GIL released)" % label)
+    for ident, t in threads.items():
+        if ident not in seen and any(f["kind"] == "python" for f in t["frames"]):
+            raise Failure("thread %s: in pycore's report with Python frames, unknown to the process" % ident)
+    if truth["pid"] != report["process"]["pid"]:
+        raise Failure("pid %s, the process says %s" % (report["process"]["pid"], truth["pid"]))
+    v = report["python"]["version"]
+    if v != "%d.%d.%d" % tuple(truth["version"]):
+        raise Failure("python version %s, the process says %s" % (v, truth["version"]))
+    if crashed is not None:
+        sig = report["process"]["signal"]
+        if not sig or sig["number"] != signal.SIGSEGV or sig["name"] != "SIGSEGV":
+            raise Failure("signal %s, expected SIGSEGV" % sig)
+        main = [tt for tt in truth["threads"] if tt.get("main")][0]
+        if main.get("native_id") is not None and report["process"]["crashed_tid"] != main["native_id"]:
+            raise Failure("crashed_tid %s, the main thread is %s" % (report["process"]["crashed_tid"],
+                                                                    main["native_id"]))
+    elif report["process"]["signal"] is not None:
+        raise Failure("a gcore snapshot reported with signal %s" % report["process"]["signal"])
+
+
+def check_text(core, truth):
+    rc, out, err = run_pycore(["analyze", "--format", "text", core])
+    if rc != 0:
+        raise Failure("text report: exit %d: %s" % (rc, err.strip()))
+    if "Traceback (most recent call last)" not in out:
+        raise Failure("text report has no traceback")
+    for tt in truth["threads"]:
+        for f in tt["frames"]:
+            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
+                raise Failure("text report lacks %s" % frame_str(f))
+
+
+def take_gcore(python, scenario, workdir):
+    truth_path = os.path.join(workdir, "truth.json")
+    proc = subprocess.Popen([python, os.path.join(SCENARIOS, scenario + ".py"), truth_path],
+                            stdout=subprocess.PIPE, cwd=workdir)
+    try:
+        if not wait_ready(proc):
+            raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        g = subprocess.run(["gcore", "-o", os.path.join(workdir, "core"), str(proc.pid)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        core = os.path.join(workdir, "core.%d" % proc.pid)
+        if g.returncode != 0 or not os.path.exists(core):
+            raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-500:])
+        return core, truth_path
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def kernel_core_usable():
+    try:
+        pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    except OSError:
+        return None, "cannot read /proc/sys/kernel/core_pattern"
+    if pattern.startswith("|"):
+        return None, "core_pattern pipes cores to %s" % pattern[1:].split()[0]
+    if "/" in pattern or "%" in pattern.replace("%p", ""):
+        return None, "core_pattern %r is not a plain file name" % pattern
+    return pattern, None
+
+
+def take_crash(python, workdir):
+    pattern, why = kernel_core_usable()
+    if why:
+        return None, None, why
+    truth_path = os.path.join(workdir, "truth.json")
+
+    def unlimited():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    proc = subprocess.Popen([python, os.path.join(SCENARIOS, "crash.py"), truth_path],
+                            stdout=subprocess.PIPE, cwd=workdir, preexec_fn=unlimited)
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise Failure("the crash scenario did not crash")
+    if proc.returncode != -signal.SIGSEGV:
+        raise Failure("the crash scenario ended with %s, not SIGSEGV" % proc.returncode)
+    uses_pid = open("/proc/sys/kernel/core_uses_pid").read().strip() == "1"
+    name = pattern.replace("%p", str(proc.pid))
+    if uses_pid and "%p" not in pattern:
+        name += ".%d" % proc.pid
+    core = os.path.join(workdir, name)
+    if not os.path.exists(core):
+        return None, None, "the kernel wrote no core (%s)" % core
+    return core, truth_path, None
+
+
+def check(python, scenario, workdir):
+    crashed = None
+    if scenario == "crash":
+        core, truth_path, why = take_crash(python, workdir)
+        if why:
+            print("SKIP: %s: crash: %s" % (python, why))
+            return "skip"
+        crashed = True
+    else:
+        core, truth_path = take_gcore(python, scenario, workdir)
+    with open(truth_path) as f:
+        truth = json.load(f)
+    rc, out, err = run_pycore(["analyze", "--format", "json", core])
+    if rc != 0:
+        raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+    lines = out.strip().split("\n")
+    if len(lines) != 1:
+        raise Failure("JSON Lines: expected one line, got %d" % len(lines))
+    report = json.loads(lines[0])
+    compare(truth, report, crashed)
+    check_text(core, truth)
+    nframes = sum(len(t["frames"]) for t in truth["threads"])
+    return "%d threads, %d frames" % (len(truth["threads"]), nframes)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: check-stacks.py INTERPRETER.interp")
+    pattern = open(sys.argv[1]).read().strip()
+    matches = sorted(glob.glob(pattern))
+    name = os.path.basename(sys.argv[1]).rsplit(".", 1)[0]
+    if not matches:
+        print("SKIP: %s (%s) not installed" % (name, pattern))
+        return SKIP
+    python = matches[-1]
+    if not shutil.which("gcore"):
+        print("SKIP: gcore not installed (Debian package gdb)")
+        return SKIP
+    failed = 0
+    for scenario in GCORE_SCENARIOS + ["crash"]:
+        workdir = tempfile.mkdtemp(prefix="pycore-%s-%s-" % (name, scenario))
+        try:
+            result = check(python, scenario, workdir)
+            if result != "skip":
+                print("ok: %s %s: %s" % (name, scenario, result))
+        except Failure as e:
+            failed += 1
+            print("FAIL: %s %s: %s" % (name, scenario, e))
+        finally:
+            if os.environ.get("KEEP_CORES") == "1":
+                print("  kept in %s" % workdir)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
