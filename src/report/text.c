@@ -43,10 +43,11 @@ static void thread_header(FILE *out, const struct model_report *r, const struct 
 
 int report_text_write(FILE *out, const struct model_report *r)
 {
-	fprintf(out, "%s: %s core", r->input_path ? r->input_path : "?",
-		r->input_format ? r->input_format : "unknown");
+	fprintf(out, "%s: %s", r->input_path ? r->input_path : "?",
+		r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
+		: r->input_format ? r->input_format : "dump");
 	if (r->input_compression)
-		fprintf(out, " (%s)", r->input_compression);
+		fprintf(out, " (%s-compressed)", r->input_compression);
 	fprintf(out, ", %llu bytes\n", (unsigned long long)r->input_size);
 
 	fprintf(out, "Process ");

@@ -129,6 +129,23 @@ def check_text(core, truth):
                 raise Failure("text report lacks %s" % frame_str(f))
 
 
+def check_zstd(core, report):
+    """A zstd-compressed copy gives the same report but for its input."""
+    subprocess.run(["zstd", "-q", "-1", "-f", core, "-o", core + ".zst"], check=True)
+    rc, out, err = run_pycore(["analyze", "--format", "json", core + ".zst"])
+    if rc != 0:
+        raise Failure("zstd copy: pycore exit %d: %s" % (rc, err.strip()))
+    z = json.loads(out)
+    if z["input"]["compression"] != "zstd" or z["input"]["size"] != os.path.getsize(core + ".zst"):
+        raise Failure("zstd copy: input is %s" % z["input"])
+    del z["input"]
+    plain = dict(report)
+    del plain["input"]
+    if z != plain:
+        raise Failure("zstd copy: the report differs from the plain core's")
+    os.unlink(core + ".zst")
+
+
 def take_gcore(python, scenario, workdir):
     truth_path = os.path.join(workdir, "truth.json")
     proc = subprocess.Popen([python, os.path.join(SCENARIOS, scenario + ".py"), truth_path],
@@ -208,13 +225,41 @@ def check(python, scenario, workdir):
     report = json.loads(lines[0])
     compare(truth, report, crashed)
     check_text(core, truth)
+    if scenario == "threads" and shutil.which("zstd"):
+        check_zstd(core, report)
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)
 
 
+def check_sample(core, truth_path):
+    """The sample core shipped in testdata/: its truth was recorded by the
+    process when scripts/make-sample made it."""
+    with open(truth_path) as f:
+        truth = json.load(f)
+    rc, out, err = run_pycore(["analyze", "--format", "json", core])
+    if rc == 3 and ("build-id" in err or "No such file" in err):
+        print("SKIP: the sample's interpreter is not on this machine as it was: %s" % err.strip())
+        return SKIP
+    if rc != 0:
+        print("FAIL: sample: pycore exit %d: %s" % (rc, err.strip()))
+        return 1
+    report = json.loads(out)
+    try:
+        compare(truth, report, None)
+        if report["input"]["compression"] != "zstd":
+            raise Failure("input.compression is %r, not zstd" % report["input"]["compression"])
+    except Failure as e:
+        print("FAIL: sample: %s" % e)
+        return 1
+    print("ok: sample %s: %d threads" % (os.path.basename(core), len(truth["threads"])))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--sample":
+        return check_sample(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 2:
-        sys.exit("usage: check-stacks.py INTERPRETER.interp")
+        sys.exit("usage: check-stacks.py INTERPRETER.interp | --sample CORE TRUTH")
     pattern = open(sys.argv[1]).read().strip()
     matches = sorted(glob.glob(pattern))
     name = os.path.basename(sys.argv[1]).rsplit(".", 1)[0]

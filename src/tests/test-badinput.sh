@@ -1,0 +1,109 @@
+#!/bin/sh
+# Bad input: each case must give its exit code and exactly one line on
+# standard error that names the file.  Cores are made here, at test time.
+PYCORE=${PYCORE:-./pycore}
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# expect CODE FILE [ARGS...]: run pycore analyze on FILE
+expect() {
+	want=$1 file=$2
+	shift 2
+	"$PYCORE" analyze "$@" "$file" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL: $file: exit $rc, want $want: $(cat "$tmp/err")"
+		failed=$((failed + 1))
+	elif [ "$lines" -ne 1 ] || ! grep -qF "$file" "$tmp/err"; then
+		echo "FAIL: $file: want one line on stderr naming the file, got:"
+		cat "$tmp/err"
+		failed=$((failed + 1))
+	else
+		echo "ok: exit $rc: $(cat "$tmp/err")"
+	fi
+}
+
+# usage CODE ARGS...: a usage error, one line, exit 2
+usage() {
+	"$PYCORE" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+		echo "FAIL: pycore $*: exit $rc, want 2 with one line: $(cat "$tmp/err")"
+		failed=$((failed + 1))
+	else
+		echo "ok: exit 2: $(cat "$tmp/err")"
+	fi
+}
+
+: >"$tmp/empty"
+expect 4 "$tmp/empty"
+printf 'this is not a core dump\n' >"$tmp/text"
+expect 4 "$tmp/text"
+expect 4 "$tmp/does-not-exist"
+mkdir "$tmp/dir"
+expect 4 "$tmp/dir"
+expect 4 /bin/true
+head -c 3 /bin/true >"$tmp/elf-magic-only"
+expect 4 "$tmp/elf-magic-only"
+
+if command -v gcore >/dev/null; then
+	# a core of a process that is not Python
+	sleep 100 &
+	pid=$!
+	gcore -o "$tmp/sleep" "$pid" >/dev/null 2>&1
+	kill "$pid"
+	if [ -f "$tmp/sleep.$pid" ]; then
+		expect 3 "$tmp/sleep.$pid"
+	else
+		echo "FAIL: gcore of sleep made no core"
+		failed=$((failed + 1))
+	fi
+	# truncated cores of a Python process
+	py=
+	for p in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11; do
+		[ -x "$p" ] && py=$p
+	done
+	if [ -n "$py" ]; then
+		"$py" -c 'import time; print("READY", flush=True); time.sleep(100)' >"$tmp/py.out" &
+		pid=$!
+		i=0
+		while ! grep -q READY "$tmp/py.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		gcore -o "$tmp/py" "$pid" >/dev/null 2>&1
+		kill "$pid"
+		core=$tmp/py.$pid
+		head -c 3000 "$core" >"$tmp/truncated-3000"
+		expect 4 "$tmp/truncated-3000"
+		# cut in the middle: gcore writes its notes last, so they are lost
+		# (4); had they survived, pycore would say which memory is missing
+		# (1) or that the interpreter cannot be read (3).  Never a silent
+		# success, and the word "truncated" in what it says.
+		size=$(stat -c %s "$core")
+		head -c $((size / 2)) "$core" >"$tmp/truncated-half"
+		"$PYCORE" analyze "$tmp/truncated-half" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; then
+			echo "FAIL: truncated-half: exit $rc: $(cat "$tmp/err")"
+			failed=$((failed + 1))
+		elif ! cat "$tmp/out" "$tmp/err" | grep -q truncated; then
+			echo "FAIL: truncated-half: pycore does not say the core is truncated"
+			failed=$((failed + 1))
+		else
+			echo "ok: truncated-half: exit $rc: $(cat "$tmp/err")"
+		fi
+	else
+		echo "SKIP: truncated Python cores: no python3.12 or python3.11"
+	fi
+else
+	echo "SKIP: cores of real processes: gcore not installed (Debian package gdb)"
+fi
+
+usage
+usage analyze
+usage frobnicate core
+usage analyze --no-such-option core
+usage analyze --format xml core
+usage analyze --max-repr 0 core
+
+[ "$failed" -eq 0 ]
