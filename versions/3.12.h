@@ -66,6 +66,7 @@
 	.type_basicsize = 32,
 	.type_itemsize = 40,
 	.type_flags = 168,
+	.type_repr = 88,
 	.type_dictoffset = 288,
 	.type_dict = 264,
 	.type_base = 256,

@@ -100,6 +100,7 @@ struct py_layout {
 	int64_t type_basicsize;
 	int64_t type_itemsize;
 	int64_t type_flags;
+	int64_t type_repr;                   /* .tp_repr: function pointer */
 	int64_t type_dictoffset;
 	int64_t type_dict;
 	int64_t type_base;

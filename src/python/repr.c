@@ -68,6 +68,18 @@ static void sb_puts(struct sbuf *b, const char *s)
 		sb_char(b, s, 1);
 }
 
+/* Append a UTF-8 string (names read from the dump, already valid). */
+static void sb_utf8(struct sbuf *b, const char *s)
+{
+	while (*s && !b->cut) {
+		size_t n = 1;
+		while ((s[n] & 0xc0) == 0x80)
+			n++;
+		sb_char(b, s, n);
+		s += n;
+	}
+}
+
 static bool sb_full(const struct sbuf *b)
 {
 	return b->cut || b->oom;
@@ -98,6 +110,7 @@ struct rctx {
 	int depth;
 	const char *error;       /* first failure met inside */
 	const char *limit_why;   /* which limit cut the repr */
+	const char *approx;      /* a type whose own __repr__ could not be run */
 };
 
 /* A hard failure: the object cannot be printed truthfully. */
@@ -136,7 +149,8 @@ static const char *const type_names[PYT_COUNT] = {
 	[PYT_BYTES] = "bytes", [PYT_BYTEARRAY] = "bytearray", [PYT_LIST] = "list",
 	[PYT_TUPLE] = "tuple", [PYT_DICT] = "dict", [PYT_SET] = "set",
 	[PYT_FROZENSET] = "frozenset", [PYT_NONE] = "NoneType", [PYT_ELLIPSIS] = "ellipsis",
-	[PYT_CELL] = "cell", [PYT_COMPLEX] = "complex",
+	[PYT_CELL] = "cell", [PYT_COMPLEX] = "complex", [PYT_OBJECT] = "object",
+	[PYT_TYPE] = "type",
 };
 
 const char *const py_type_symbols[PYT_COUNT] = {
@@ -146,7 +160,8 @@ const char *const py_type_symbols[PYT_COUNT] = {
 	[PYT_TUPLE] = "PyTuple_Type", [PYT_DICT] = "PyDict_Type", [PYT_SET] = "PySet_Type",
 	[PYT_FROZENSET] = "PyFrozenSet_Type", [PYT_NONE] = "_PyNone_Type",
 	[PYT_ELLIPSIS] = "PyEllipsis_Type", [PYT_CELL] = "PyCell_Type",
-	[PYT_COMPLEX] = "PyComplex_Type",
+	[PYT_COMPLEX] = "PyComplex_Type", [PYT_OBJECT] = "PyBaseObject_Type",
+	[PYT_TYPE] = "PyType_Type",
 };
 
 /* The type's tp_name, read once per type would be nicer; types are few. */
@@ -800,6 +815,36 @@ static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
  * Everything else
  * ------------------------------------------------------------------------ */
 
+/* Does TYPE print with object.__repr__ (its tp_repr is object's)? */
+static bool default_repr(struct py_ctx *c, uint64_t type)
+{
+	uint64_t mine, base;
+	uint64_t object = c->type_addr[PYT_OBJECT];
+	return object && rd_ptr(c, type + c->L->type_repr, &mine) == 0 &&
+	       rd_ptr(c, object + c->L->type_repr, &base) == 0 && mine == base;
+}
+
+static void put_name(struct sbuf *b, const char *mod, const char *qual)
+{
+	if (mod && strcmp(mod, "builtins") != 0) {
+		sb_utf8(b, mod);
+		sb_puts(b, ".");
+	}
+	sb_utf8(b, qual);
+}
+
+/* type.__repr__: <class 'module.QualName'> */
+static void repr_class(struct rctx *r, uint64_t addr)
+{
+	const char *mod, *qual;
+	type_qualname(r->c, addr, &mod, &qual);
+	if (!qual)
+		return fail(r, "class name not captured");
+	sb_puts(&r->b, "<class '");
+	put_name(&r->b, mod, qual);
+	sb_puts(&r->b, "'>");
+}
+
 static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 {
 	struct py_ctx *c = r->c;
@@ -812,10 +857,15 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	type_qualname(c, type, &mod, &qual);
 	if (!qual)
 		return fail(r, "type name not captured");
-	if (mod && strcmp(mod, "builtins") != 0)
-		sb_printf(&r->b, "<%s.%s object at 0x%llx>", mod, qual, (unsigned long long)addr);
-	else
-		sb_printf(&r->b, "<%s object at 0x%llx>", qual, (unsigned long long)addr);
+	/* Only object.__repr__ can be formed without running Python code;
+	 * other types are shown the same way, and the repr says so. */
+	if (!default_repr(c, type) && !r->approx)
+		r->approx = arena_printf(c->a, "%s%s%s has its own __repr__, which pycore cannot run: "
+					 "shown as object.__repr__ would", mod && strcmp(mod, "builtins") ? mod : "",
+					 mod && strcmp(mod, "builtins") ? "." : "", qual);
+	sb_puts(&r->b, "<");
+	put_name(&r->b, mod, qual);
+	sb_printf(&r->b, " object at 0x%llx>", (unsigned long long)addr);
 }
 
 static void repr_obj(struct rctx *r, uint64_t addr)
@@ -854,6 +904,7 @@ static void repr_obj(struct rctx *r, uint64_t addr)
 	case PYT_DICT: repr_dict(r, addr); return;
 	case PYT_SET: repr_set(r, addr, false); return;
 	case PYT_FROZENSET: repr_set(r, addr, true); return;
+	case PYT_TYPE: repr_class(r, addr); return;
 	default: repr_other(r, addr, type); return;
 	}
 }
@@ -873,8 +924,10 @@ const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *l
 		sb_raw(&r.b, "...", 3);
 		*error = r.limit_why ? arena_printf(c->a, "repr cut: %s", r.limit_why)
 			 : arena_printf(c->a, "repr cut at %zu characters", lim->max_repr);
+		if (r.approx)
+			*error = arena_printf(c->a, "%s; %s", *error, r.approx);
 	} else {
-		*error = NULL;
+		*error = r.approx;
 	}
 	const char *out = arena_strdup(c->a, r.b.p ? r.b.p : "");
 	free(r.b.p);

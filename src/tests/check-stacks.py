@@ -13,6 +13,7 @@ keep the temporary directories.  Exit 0 pass, 1 fail, 77 skip (automake).
 """
 import glob
 import json
+import re
 import os
 import resource
 import select
@@ -26,7 +27,10 @@ SKIP = 77
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
-GCORE_SCENARIOS = ["threads", "recursion", "genco"]
+GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals"]
+# Types whose repr pycore forms itself: it must be exactly Python's.
+SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
+DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
 
 
 class Failure(Exception):
@@ -115,6 +119,41 @@ def compare(truth, report, crashed):
                                                                     main["native_id"]))
     elif report["process"]["signal"] is not None:
         raise Failure("a gcore snapshot reported with signal %s" % report["process"]["signal"])
+
+
+def compare_locals(truth, report):
+    """Every variable of every frame: pycore's repr is Python's, or a true
+    prefix ending in ... with the error saying it was cut, or (for types
+    with their own __repr__) comes with an error saying so.  Never a
+    different repr stated as fact.  Returns how many reprs were exact."""
+    threads = {}
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            threads[t["ident"]] = t
+    exact = 0
+    for tt in truth["threads"]:
+        frames = [f for f in threads[tt["ident"]]["frames"] if f["kind"] == "python"]
+        for i, (tf, f) in enumerate(zip(tt["frames"], frames)):
+            where = "thread %s frame %d (%s)" % (tt.get("name"), i, tf["function"])
+            if f["locals"] is None:
+                raise Failure("%s: locals is null with --locals" % where)
+            got = dict((l["name"], l) for l in f["locals"])
+            if sorted(got) != sorted(tf["locals"]):
+                raise Failure("%s: variables %s, the process has %s" % (where, sorted(got), sorted(tf["locals"])))
+            for name, (tname, want) in tf["locals"].items():
+                l = got[name]
+                r, err = l["repr"], l["error"]
+                label = "%s: %s (%s)" % (where, name, tname)
+                if r == want:
+                    exact += 1
+                    continue
+                if r is not None and r.endswith("...") and err and "cut" in err and want.startswith(r[:-3]):
+                    continue
+                if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy."):
+                    raise Failure("%s: repr %r (error %r), Python says %r" % (label, r, err, want))
+                if err is None:
+                    raise Failure("%s: repr %r stated as exact, Python says %r" % (label, r, want))
+    return exact
 
 
 def check_text(core, truth):
@@ -216,7 +255,8 @@ def check(python, scenario, workdir):
         core, truth_path = take_gcore(python, scenario, workdir)
     with open(truth_path) as f:
         truth = json.load(f)
-    rc, out, err = run_pycore(["analyze", "--format", "json", core])
+    args = ["--locals"] if scenario == "locals" else []
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core])
     if rc != 0:
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))
     lines = out.strip().split("\n")
@@ -228,6 +268,9 @@ def check(python, scenario, workdir):
     if scenario == "threads" and shutil.which("zstd"):
         check_zstd(core, report)
     nframes = sum(len(t["frames"]) for t in truth["threads"])
+    if scenario == "locals":
+        exact = compare_locals(truth, report)
+        return "%d threads, %d frames, %d reprs exactly Python's" % (len(truth["threads"]), nframes, exact)
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)
 
 

@@ -9,6 +9,13 @@ import sys
 import threading
 
 
+def type_name(v):
+    t = type(v)
+    if t.__module__ == "builtins":
+        return t.__qualname__
+    return "%s.%s" % (t.__module__, t.__qualname__)
+
+
 def frames_of(frame, with_locals):
     out = []
     while frame is not None:
@@ -18,7 +25,7 @@ def frames_of(frame, with_locals):
             "line": frame.f_lineno,
         }
         if with_locals:
-            entry["locals"] = dict((k, repr(v)) for k, v in frame.f_locals.items())
+            entry["locals"] = dict((k, [type_name(v), repr(v)]) for k, v in frame.f_locals.items())
         out.append(entry)
         frame = frame.f_back
     return out
