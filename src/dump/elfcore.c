@@ -297,61 +297,63 @@ static enum dump_status build_segments(struct dump *d, struct core_parse *cp)
  * ------------------------------------------------------------------------ */
 
 /* The kernel lays out the initial stack as argc, argv[], NULL, envp[], NULL,
- * auxv[].  Find the auxv the core copied into NT_AUXV in the stack's memory
- * and walk back from it. */
-static void find_argv(struct dump *d, const struct core_parse *cp)
+ * auxv[], and the strings they point to above.  Find the auxv the core
+ * copied into NT_AUXV in the stack's memory, in the segment holding the
+ * AT_EXECFN string (so that only that segment is searched, never the whole
+ * dump), and walk back from it. */
+static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t execfn)
 {
-	if (cp->auxv_len < 32)
+	if (cp->auxv_len < 32 || !execfn)
 		return;
-	for (size_t i = 0; i < d->nsegs; i++) {
-		struct dump_segment *s = &d->segs[i];
-		if (!s->data || s->end - s->start < cp->auxv_len)
-			continue;
-		const uint8_t *hit = memmem(s->data, s->end - s->start, cp->auxv, cp->auxv_len);
-		if (!hit || (hit - s->data) % 8 != 0)
-			continue;
-		uint64_t at = s->start + (uint64_t)(hit - s->data);
-		uint64_t p = at - 8, v;
-		if (dump_read_u64(d, p, &v) != DUMP_OK || v != 0)
-			return;
-		/* back over envp[] to the NULL that ends argv[] */
-		int n = 0;
-		do {
-			p -= 8;
-			if (dump_read_u64(d, p, &v) != DUMP_OK || ++n > 100000)
-				return;
-		} while (v != 0);
-		/* back over argv[] until the word equals the count walked */
-		uint64_t argc = 0;
-		for (;;) {
-			p -= 8;
-			if (dump_read_u64(d, p, &v) != DUMP_OK || argc > 4096)
-				return;
-			if (v == argc)
-				break;
-			argc++;
-		}
-		char **argv = calloc(argc + 1, sizeof(*argv));
-		if (!argv)
-			return;
-		for (uint64_t k = 0; k < argc; k++) {
-			uint64_t sp;
-			char buf[4096];
-			if (dump_read_u64(d, p + 8 + 8 * k, &sp) != DUMP_OK ||
-			    dump_read_cstr(d, sp, buf, sizeof(buf)) != DUMP_OK) {
-				for (uint64_t j = 0; j < k; j++)
-					free(argv[j]);
-				free(argv);
-				return;
-			}
-			argv[k] = strdup(buf);
-		}
-		d->argv = argv;
+	struct dump_segment *s = NULL;
+	for (size_t i = 0; i < d->nsegs && !s; i++)
+		if (execfn >= d->segs[i].start && execfn < d->segs[i].end && d->segs[i].data)
+			s = &d->segs[i];
+	if (!s || execfn - s->start < cp->auxv_len)
 		return;
+	const uint8_t *hit = memmem(s->data, execfn - s->start, cp->auxv, cp->auxv_len);
+	if (!hit || (hit - s->data) % 8 != 0)
+		return;
+	uint64_t at = s->start + (uint64_t)(hit - s->data);
+	uint64_t p = at - 8, v;
+	if (dump_read_u64(d, p, &v) != DUMP_OK || v != 0)
+		return;
+	/* back over envp[] to the NULL that ends argv[] */
+	int n = 0;
+	do {
+		p -= 8;
+		if (dump_read_u64(d, p, &v) != DUMP_OK || ++n > 100000)
+			return;
+	} while (v != 0);
+	/* back over argv[] until the word equals the count walked */
+	uint64_t argc = 0;
+	for (;;) {
+		p -= 8;
+		if (dump_read_u64(d, p, &v) != DUMP_OK || argc > 4096)
+			return;
+		if (v == argc)
+			break;
+		argc++;
 	}
+	char **argv = calloc(argc + 1, sizeof(*argv));
+	if (!argv)
+		return;
+	for (uint64_t k = 0; k < argc; k++) {
+		uint64_t sp;
+		char buf[4096];
+		if (dump_read_u64(d, p + 8 + 8 * k, &sp) != DUMP_OK ||
+		    dump_read_cstr(d, sp, buf, sizeof(buf)) != DUMP_OK || !(argv[k] = strdup(buf))) {
+			for (uint64_t j = 0; j < k; j++)
+				free(argv[j]);
+			free(argv);
+			return;
+		}
+	}
+	d->argv = argv;
 }
 
-static void find_executable(struct dump *d, const struct core_parse *cp)
+/* Returns AT_EXECFN, the address of the executable's name as exec'd. */
+static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 {
 	uint64_t execfn = 0;
 	for (size_t off = 0; off + 16 <= cp->auxv_len; off += 16) {
@@ -364,11 +366,12 @@ static void find_executable(struct dump *d, const struct core_parse *cp)
 	struct dump_module *m = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
 	if (m) {
 		d->executable = strdup(m->path);
-		return;
+		return execfn;
 	}
 	char buf[4096];
 	if (execfn && dump_read_cstr(d, execfn, buf, sizeof(buf)) == DUMP_OK)
 		d->executable = strdup(buf);
+	return execfn;
 }
 
 /* ------------------------------------------------------------------------
@@ -497,8 +500,7 @@ enum dump_status dump_elfcore_open(struct dump *d)
 				}
 			}
 		}
-		find_executable(d, &cp);
-		find_argv(d, &cp);
+		find_argv(d, &cp, find_executable(d, &cp));
 	}
 	free(cp.loads);
 	return st;
