@@ -78,6 +78,7 @@ SPEC = [
     ("type_base", ["PyTypeObject:tp_base"]),
     ("heaptype_qualname", ["PyHeapTypeObject:ht_qualname"]),
     ("heaptype_module", ["PyHeapTypeObject:ht_module"]),
+    ("heaptype_cached_keys", ["PyHeapTypeObject:ht_cached_keys"]),
     ("bytes_sval", ["PyBytesObject:ob_sval"]),
     ("bytearray_start", ["PyByteArrayObject:ob_start"]),
     ("unicode_length", ["PyASCIIObject:length"]),
@@ -112,6 +113,7 @@ SPEC = [
     ("long_digit", ["PyLongObject:ob_digit", "PyLongObject:long_value.ob_digit"]),
     ("long_lv_tag", ["PyLongObject:long_value.lv_tag"]),
     ("cell_ref", ["PyCellObject:ob_ref"]),
+    ("function_qualname", ["PyFunctionObject:func_qualname"]),
 ]
 
 
@@ -139,7 +141,7 @@ REQUIRED = {
     "code_localspluskinds": (11, 99), "code_firsttraceable": (11, 99),
     "code_code_adaptive": (11, 99),
     "object_type": (6, 99), "var_size": (6, 99), "type_name": (6, 99), "type_flags": (6, 99), "type_repr": (6, 99),
-    "type_dict": (6, 99), "heaptype_qualname": (6, 99), "bytes_sval": (6, 99),
+    "type_dict": (6, 99), "heaptype_qualname": (6, 99), "heaptype_cached_keys": (6, 99), "bytes_sval": (6, 99),
     "bytearray_start": (6, 99),
     "unicode_length": (6, 99), "unicode_state": (6, 99), "sizeof_ascii": (6, 99),
     "sizeof_compact": (6, 99), "unicode_data": (6, 99), "unicode_kind_shift": (6, 99),
@@ -150,7 +152,7 @@ REQUIRED = {
     "dictkeys_kind": (11, 99), "dictkeys_nentries": (6, 99), "dictkeys_indices": (6, 99),
     "sizeof_dictkeyentry": (6, 99), "sizeof_dictunicodeentry": (11, 99),
     "set_used": (6, 99), "set_mask": (6, 99), "set_table": (6, 99), "sizeof_setentry": (6, 99),
-    "float_value": (6, 99), "long_digit": (6, 99), "long_lv_tag": (12, 99), "cell_ref": (6, 99),
+    "float_value": (6, 99), "long_digit": (6, 99), "long_lv_tag": (12, 99), "cell_ref": (6, 99), "function_qualname": (6, 99),
 }
 
 

@@ -42,8 +42,10 @@ static const char usage_text[] =
 	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
 	"                       line (JSON Lines), schema pycore-report/1\n"
 	"      --pretty         indent the JSON (one object spans several lines)\n"
-	"      --locals         also report every frame's arguments and variables, with\n"
-	"                       the repr() Python itself would print for built-in types\n"
+	"      --locals[=deep]  also report every frame's arguments and variables, with\n"
+	"                       the repr() Python itself would print for built-in types;\n"
+	"                       =deep also lists the attributes of instances among them\n"
+	"                       (their __dict__ and __slots__)\n"
 	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"
 	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
@@ -151,7 +153,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "pretty", no_argument, NULL, 'P' },
-	{ "locals", no_argument, NULL, 'L' },
+	{ "locals", optional_argument, NULL, 'L' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -183,6 +185,12 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'L':
 			opt->py.locals = true;
+			if (optarg && strcmp(optarg, "deep") == 0) {
+				opt->py.deep = true;
+			} else if (optarg) {
+				usage_error("--locals takes no value or =deep, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'R':
 		case 'I':

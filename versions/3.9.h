@@ -72,6 +72,7 @@
 	.type_base = 256,
 	.heaptype_qualname = 856,
 	.heaptype_module = 872,
+	.heaptype_cached_keys = 864,
 	.bytes_sval = 32,
 	.bytearray_start = 40,
 	.unicode_length = 16,
@@ -106,4 +107,5 @@
 	.long_digit = 24,
 	.long_lv_tag = -1,
 	.cell_ref = 16,
+	.function_qualname = 104,
 },

@@ -31,6 +31,8 @@ struct model_local {
 	uint64_t address;
 	const char *repr;            /* NULL when it could not be formed */
 	const char *error;
+	bool has_attributes;         /* --locals=deep, for instances */
+	struct ptrvec attributes;    /* of struct model_local (kind "attribute") */
 };
 
 struct model_frame {

@@ -106,6 +106,7 @@ struct py_layout {
 	int64_t type_base;
 	int64_t heaptype_qualname;           /* PyHeapTypeObject.ht_qualname */
 	int64_t heaptype_module;             /* PyHeapTypeObject.ht_module (3.9+) */
+	int64_t heaptype_cached_keys;        /* PyHeapTypeObject.ht_cached_keys: shared keys */
 
 	/* bytes, str */
 	int64_t bytes_sval;                  /* PyBytesObject.ob_sval */
@@ -146,6 +147,7 @@ struct py_layout {
 	int64_t long_digit;                  /* PyLongObject.ob_digit (3.12+: .long_value.ob_digit) */
 	int64_t long_lv_tag;                 /* .long_value.lv_tag (3.12+) */
 	int64_t cell_ref;                    /* PyCellObject.ob_ref */
+	int64_t function_qualname;           /* PyFunctionObject.func_qualname */
 };
 
 #endif

@@ -12,6 +12,8 @@
  * variables in the f_locals dict instead.
  */
 #include "python/locals.h"
+#include "python/attrs.h"
+#include "python/python.h"
 
 #include <string.h>
 
@@ -38,12 +40,46 @@ static int rd_i32(struct py_ctx *c, uint64_t a, int32_t *v)
 	return dump_read(c->d, a, v, 4) == DUMP_OK ? 0 : -1;
 }
 
+static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, const char *name,
+				     const char *kind, uint64_t value, const struct repr_limits *lim);
+
+struct attr_walk {
+	struct model_local *owner;
+	const struct repr_limits *lim;
+	size_t n;
+};
+
+static int add_attr(struct py_ctx *c, const char *name, uint64_t value, void *arg)
+{
+	struct attr_walk *w = arg;
+	if (w->n++ >= 1024)
+		return 1;
+	new_local(c, &w->owner->attributes, name, "attribute", value, w->lim);
+	return 0;
+}
+
 static void add_local(struct py_ctx *c, struct model_frame *f, const char *name,
 		      const char *kind, uint64_t value, const struct repr_limits *lim)
 {
-	struct model_local *l = arena_alloc(c->a, sizeof(*l));
-	if (!l || ptrvec_push(c->a, &f->locals, l) != 0)
+	struct model_local *l = new_local(c, &f->locals, name, kind, value, lim);
+	uint64_t type;
+	uint64_t flags = 0;
+	if (!l || !c->opt->deep || py_type_of(c, value, &type) != PYT_OTHER ||
+	    dump_read(c->d, type + c->L->type_flags, &flags, 8) != DUMP_OK ||
+	    !(flags & (1ul << 9)))      /* Py_TPFLAGS_HEAPTYPE: classes written in Python */
 		return;
+	l->has_attributes = true;
+	struct attr_walk w = { l, lim, 0 };
+	if (py_instance_attrs(c, value, type, add_attr, &w) != 0 && !l->error)
+		l->error = "its attributes could not all be read";
+}
+
+static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, const char *name,
+				     const char *kind, uint64_t value, const struct repr_limits *lim)
+{
+	struct model_local *l = arena_alloc(c->a, sizeof(*l));
+	if (!l || ptrvec_push(c->a, into, l) != 0)
+		return NULL;
 	l->name = name;
 	l->kind = kind;
 	l->address = value;
@@ -51,10 +87,11 @@ static void add_local(struct py_ctx *c, struct model_frame *f, const char *name,
 	enum py_type t = py_type_of(c, value, &type);
 	if (t == PYT_UNREADABLE) {
 		l->error = "object not captured in the dump";
-		return;
+		return l;
 	}
 	l->type = py_type_name(c, type);
 	l->repr = py_repr(c, value, lim, &l->error);
+	return l;
 }
 
 /* The object a cell or free variable's slot refers to: the cell's content

@@ -180,14 +180,51 @@ static unsigned index_bytes(uint64_t size)
 	return size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffu ? 4 : 8;
 }
 
-int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
+/* Split tables keep their values apart from the shared keys, and from 3.11
+ * in an insertion order of their own (Include/internal/pycore_dict.h):
+ * 3.11, 3.12: values[] with the count at byte values[-2] and the k-th
+ * inserted index at byte values[-2-k]; 3.13: {capacity, size, embedded,
+ * valid} bytes, then values[capacity], then the order array. */
+static int split_order(struct py_ctx *c, uint64_t values, int64_t nentries,
+		       uint8_t order[256], int64_t *n, uint64_t *slots)
+{
+	if (c->L->minor <= 10) {
+		/* entries and values share their order */
+		*n = nentries < 256 ? nentries : 256;
+		for (int64_t i = 0; i < *n; i++)
+			order[i] = (uint8_t)i;
+		*slots = values;
+		return 0;
+	}
+	if (c->L->minor <= 12) {
+		uint8_t size;
+		if (dump_read(c->d, values - 2, &size, 1) != DUMP_OK ||
+		    dump_read(c->d, values - 2 - size, order, size) != DUMP_OK)
+			return -1;
+		/* stored last-first: order[size - k] is the k-th inserted */
+		for (int i = 0; i < size / 2; i++) {
+			uint8_t t = order[i];
+			order[i] = order[size - 1 - i];
+			order[size - 1 - i] = t;
+		}
+		*n = size;
+		*slots = values;
+		return 0;
+	}
+	uint8_t head[4];
+	if (dump_read(c->d, values, head, 4) != DUMP_OK || head[1] > head[0] ||
+	    dump_read(c->d, values + 8 + 8 * (uint64_t)head[0], order, head[1]) != DUMP_OK)
+		return -1;
+	*n = head[1];
+	*slots = values + 8;
+	return 0;
+}
+
+int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dict_fn fn, void *arg)
 {
 	const struct py_layout *L = c->L;
-	uint64_t keys, values;
 	int64_t nentries;
-	if (rd_ptr(c, dict + L->dict_keys, &keys) != 0 || keys == 0 ||
-	    rd_ptr(c, dict + L->dict_values, &values) != 0 ||
-	    rd_i64(c, keys + L->dictkeys_nentries, &nentries) != 0)
+	if (!keys || rd_i64(c, keys + L->dictkeys_nentries, &nentries) != 0)
 		return -1;
 	uint64_t size, indices;
 	bool general = true;
@@ -219,22 +256,44 @@ int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
 	uint64_t esize = general ? (uint64_t)L->sizeof_dictkeyentry : (uint64_t)L->sizeof_dictunicodeentry;
 	uint64_t kofs = general ? 8 : 0; /* PyDictKeyEntry: hash, key, value */
 	uint64_t entries = keys + (uint64_t)L->dictkeys_indices + indices;
+
+	if (values) {
+		uint8_t order[256];
+		int64_t n;
+		uint64_t slots;
+		if (split_order(c, values, nentries, order, &n, &slots) != 0)
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t k, v;
+			if (order[i] >= nentries)
+				return -1;
+			if (rd_ptr(c, entries + order[i] * esize + kofs, &k) != 0 ||
+			    rd_ptr(c, slots + 8 * (uint64_t)order[i], &v) != 0)
+				return -1;
+			if (k && v && fn(c, k, v, arg))
+				return 0;
+		}
+		return 0;
+	}
 	for (int64_t i = 0; i < nentries; i++) {
 		uint64_t e = entries + (uint64_t)i * esize, k, v;
-		if (rd_ptr(c, e + kofs, &k) != 0)
+		if (rd_ptr(c, e + kofs, &k) != 0 || rd_ptr(c, e + kofs + 8, &v) != 0)
 			return -1;
-		if (values) {
-			if (rd_ptr(c, values + 8 * (uint64_t)i, &v) != 0)
-				return -1;
-		} else if (rd_ptr(c, e + kofs + 8, &v) != 0) {
-			return -1;
-		}
 		if (k == 0 || v == 0)
 			continue;
 		if (fn(c, k, v, arg))
 			return 0;
 	}
 	return 0;
+}
+
+int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
+{
+	uint64_t keys, values;
+	if (rd_ptr(c, dict + c->L->dict_keys, &keys) != 0 ||
+	    rd_ptr(c, dict + c->L->dict_values, &values) != 0)
+		return -1;
+	return py_dict_keys_values(c, keys, values, fn, arg);
 }
 
 struct find_key {

@@ -18,6 +18,7 @@ enum py_status {
 
 struct py_options {
 	bool locals;             /* read every frame's arguments and variables */
+	bool deep;               /* and the attributes of instances among them */
 	size_t max_repr;         /* characters of one repr before it is cut */
 	size_t max_items;        /* items of one container shown */
 	int max_depth;           /* containers inside containers */

@@ -22,7 +22,7 @@
 enum py_type {
 	PYT_INT, PYT_BOOL, PYT_FLOAT, PYT_STR, PYT_BYTES, PYT_BYTEARRAY, PYT_LIST,
 	PYT_TUPLE, PYT_DICT, PYT_SET, PYT_FROZENSET, PYT_NONE, PYT_ELLIPSIS, PYT_CELL,
-	PYT_COMPLEX, PYT_OBJECT, PYT_TYPE,
+	PYT_COMPLEX, PYT_OBJECT, PYT_TYPE, PYT_FUNCTION,
 	PYT_COUNT,
 	PYT_OTHER = PYT_COUNT,
 	PYT_UNREADABLE,
@@ -72,6 +72,8 @@ int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *
  * non-zero.  Returns 0, or -1 when the dict could not be read. */
 typedef int (*py_dict_fn)(struct py_ctx *c, uint64_t key, uint64_t value, void *arg);
 int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg);
+/* The same over a keys object and (split tables) a values array. */
+int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dict_fn fn, void *arg);
 
 /* ---- layout.c ---- */
 const struct py_layout *py_layout_for(unsigned minor);

@@ -150,7 +150,7 @@ static const char *const type_names[PYT_COUNT] = {
 	[PYT_TUPLE] = "tuple", [PYT_DICT] = "dict", [PYT_SET] = "set",
 	[PYT_FROZENSET] = "frozenset", [PYT_NONE] = "NoneType", [PYT_ELLIPSIS] = "ellipsis",
 	[PYT_CELL] = "cell", [PYT_COMPLEX] = "complex", [PYT_OBJECT] = "object",
-	[PYT_TYPE] = "type",
+	[PYT_TYPE] = "type", [PYT_FUNCTION] = "function",
 };
 
 const char *const py_type_symbols[PYT_COUNT] = {
@@ -161,7 +161,7 @@ const char *const py_type_symbols[PYT_COUNT] = {
 	[PYT_FROZENSET] = "PyFrozenSet_Type", [PYT_NONE] = "_PyNone_Type",
 	[PYT_ELLIPSIS] = "PyEllipsis_Type", [PYT_CELL] = "PyCell_Type",
 	[PYT_COMPLEX] = "PyComplex_Type", [PYT_OBJECT] = "PyBaseObject_Type",
-	[PYT_TYPE] = "PyType_Type",
+	[PYT_TYPE] = "PyType_Type", [PYT_FUNCTION] = "PyFunction_Type",
 };
 
 /* The type's tp_name, read once per type would be nicer; types are few. */
@@ -272,17 +272,32 @@ static void repr_long(struct rctx *r, uint64_t addr)
 		ndigits = size < 0 ? -size : size;
 	}
 	if (ndigits < 0 || ndigits > LONG_MAX_DIGITS)
-		return fail(r, arena_printf(c->a, "int of %lld digits: too large to print "
+		return fail(r, arena_printf(c->a, "int of %lld 30-bit digits: too large to print "
 					    "(Python refuses more than 4300 decimal digits)", (long long)ndigits));
 	uint32_t digits[LONG_MAX_DIGITS];
 	if (ndigits && dump_read(c->d, addr + L->long_digit, digits, (size_t)ndigits * 4) != DUMP_OK)
 		return fail(r, "int digits not captured");
+	char *text = malloc(LONG_MAX_DIGITS * 10 + 2);
+	if (!text)
+		return fail(r, "out of memory");
+	const char *why = py_long_format(digits, (size_t)ndigits, negative, text, LONG_MAX_DIGITS * 10 + 2);
+	if (why)
+		fail(r, why);
+	else
+		sb_puts(&r->b, text);
+	free(text);
+}
+
+const char *py_long_format(const uint32_t *digits, size_t ndigits, bool negative, char *out, size_t cap)
+{
+	if (ndigits > LONG_MAX_DIGITS)
+		return "int too large to print (Python refuses more than 4300 decimal digits)";
 	/* Base 10^9 limbs, least significant first: multiply by 2^30, add. */
 	uint32_t limbs[LONG_MAX_DIGITS * 30 / 29 + 2];
 	size_t nl = 0;
-	for (int64_t i = ndigits - 1; i >= 0; i--) {
+	for (size_t i = ndigits; i-- > 0;) {
 		if (digits[i] >> 30)
-			return fail(r, "corrupt int digit");
+			return "corrupt int digit";
 		uint64_t carry = digits[i];
 		for (size_t k = 0; k < nl; k++) {
 			uint64_t v = ((uint64_t)limbs[k] << 30) + carry;
@@ -300,17 +315,21 @@ static void repr_long(struct rctx *r, uint64_t addr)
 			ndec++;
 	}
 	if (ndec > 4300)
-		return fail(r, arena_printf(c->a, "int of %zu decimal digits: Python refuses to print "
-					    "more than 4300", ndec));
-	if (negative)
-		sb_puts(&r->b, "-");
+		return "int of more than 4300 decimal digits: Python refuses to print it";
+	if (cap < ndec + 2)
+		return "buffer too small";
+	size_t o = 0;
+	if (negative && nl)
+		out[o++] = '-';
 	if (nl == 0) {
-		sb_puts(&r->b, "0");
-		return;
+		out[o++] = '0';
+		out[o] = '\0';
+		return NULL;
 	}
-	sb_printf(&r->b, "%u", limbs[nl - 1]);
-	for (size_t k = nl - 1; k-- > 0 && !sb_full(&r->b);)
-		sb_printf(&r->b, "%09u", limbs[k]);
+	o += (size_t)snprintf(out + o, cap - o, "%u", limbs[nl - 1]);
+	for (size_t k = nl - 1; k-- > 0;)
+		o += (size_t)snprintf(out + o, cap - o, "%09u", limbs[k]);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -845,6 +864,20 @@ static void repr_class(struct rctx *r, uint64_t addr)
 	sb_puts(&r->b, "'>");
 }
 
+/* function.__repr__: <function QualName at 0x...> */
+static void repr_function(struct rctx *r, uint64_t addr)
+{
+	uint64_t q;
+	const char *why, *qual = NULL;
+	if (rd_ptr(r->c, addr + r->c->L->function_qualname, &q) == 0)
+		qual = py_str_utf8(r->c, q, PY_MAX_NAME, &why);
+	if (!qual)
+		return fail(r, "function name not captured");
+	sb_puts(&r->b, "<function ");
+	sb_utf8(&r->b, qual);
+	sb_printf(&r->b, " at 0x%llx>", (unsigned long long)addr);
+}
+
 static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 {
 	struct py_ctx *c = r->c;
@@ -860,8 +893,8 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	/* Only object.__repr__ can be formed without running Python code;
 	 * other types are shown the same way, and the repr says so. */
 	if (!default_repr(c, type) && !r->approx)
-		r->approx = arena_printf(c->a, "%s%s%s has its own __repr__, which pycore cannot run: "
-					 "shown as object.__repr__ would", mod && strcmp(mod, "builtins") ? mod : "",
+		r->approx = arena_printf(c->a, "%s%s%s defines __repr__, not run: shown as object.__repr__",
+					 mod && strcmp(mod, "builtins") ? mod : "",
 					 mod && strcmp(mod, "builtins") ? "." : "", qual);
 	sb_puts(&r->b, "<");
 	put_name(&r->b, mod, qual);
@@ -905,6 +938,7 @@ static void repr_obj(struct rctx *r, uint64_t addr)
 	case PYT_SET: repr_set(r, addr, false); return;
 	case PYT_FROZENSET: repr_set(r, addr, true); return;
 	case PYT_TYPE: repr_class(r, addr); return;
+	case PYT_FUNCTION: repr_function(r, addr); return;
 	default: repr_other(r, addr, type); return;
 	}
 }

@@ -27,6 +27,11 @@ void py_float_repr(double v, char *out, size_t outlen);
  * the same single-precision value. */
 void py_float_repr_single(float v, char *out, size_t outlen);
 
+/* The decimal text of an int given as 30-bit digits, least significant
+ * first (CPython's PyLongObject).  Returns NULL, or why it cannot be
+ * printed (more than 4300 decimal digits, a digit out of range). */
+const char *py_long_format(const uint32_t *digits, size_t ndigits, bool negative, char *out, size_t cap);
+
 /* numpy scalars (numpy.int64, float64, bool_, ...): their repr, or NULL
  * when TYPE is no numpy scalar type. */
 const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type);

@@ -60,20 +60,25 @@ static json_t *addr_or_null(uint64_t a, bool known)
 	return json_string(buf);
 }
 
+/* A list of variables (or of an instance's attributes). */
+static json_t *locals_json(const struct ptrvec *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_local *l = v->items[i];
+		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			"name", str_or_null(l->name), "kind", str_or_null(l->kind),
+			"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
+			"repr", str_or_null(l->repr), "error", str_or_null(l->error),
+			"attributes", l->has_attributes ? locals_json(&l->attributes) : json_null()));
+	}
+	return a;
+}
+
 static json_t *frame_json(const struct model_frame *f)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
-	json_t *locals = json_null();
-	if (f->has_locals) {
-		locals = json_array();
-		for (size_t i = 0; i < f->locals.n; i++) {
-			const struct model_local *l = f->locals.items[i];
-			json_array_append_new(locals, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-				"name", str_or_null(l->name), "kind", str_or_null(l->kind),
-				"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
-				"repr", str_or_null(l->repr), "error", str_or_null(l->error)));
-		}
-	}
+	json_t *locals = f->has_locals ? locals_json(&f->locals) : json_null();
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "kind", kinds[f->kind],
 			 "function", str_or_null(f->function),

@@ -41,6 +41,21 @@ static void thread_header(FILE *out, const struct model_report *r, const struct 
 	fprintf(out, ")\n");
 }
 
+/* "    name = repr", and an instance's attributes below it as ".name". */
+static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, const char *dot)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_local *l = v->items[i];
+		if (l->repr)
+			fprintf(out, "%s%s%s = %s%s%s%s\n", indent, dot, l->name, l->repr,
+				l->error ? "  [" : "", l->error ? l->error : "", l->error ? "]" : "");
+		else
+			fprintf(out, "%s%s%s: <%s>\n", indent, dot, l->name, l->error ? l->error : "unreadable");
+		if (l->has_attributes)
+			write_locals(out, &l->attributes, "        ", ".");
+	}
+}
+
 int report_text_write(FILE *out, const struct model_report *r)
 {
 	fprintf(out, "%s: %s", r->input_path ? r->input_path : "?",
@@ -104,13 +119,8 @@ int report_text_write(FILE *out, const struct model_report *r)
 						(unsigned long long)f->address,
 						f->function ? f->function : "??", f->file ? f->file : "?");
 				}
-				if (f->has_locals) {
-					for (size_t v = 0; v < f->locals.n; v++) {
-						const struct model_local *l = f->locals.items[v];
-						fprintf(out, "    %s = %s\n", l->name,
-							l->repr ? l->repr : l->error ? l->error : "?");
-					}
-				}
+				if (f->has_locals)
+					write_locals(out, &f->locals, "    ", "");
 			}
 			if (t->frames.n == 0)
 				fprintf(out, "  (no Python frames)\n");

@@ -140,20 +140,32 @@ def compare_locals(truth, report):
             got = dict((l["name"], l) for l in f["locals"])
             if sorted(got) != sorted(tf["locals"]):
                 raise Failure("%s: variables %s, the process has %s" % (where, sorted(got), sorted(tf["locals"])))
-            for name, (tname, want) in tf["locals"].items():
-                l = got[name]
-                r, err = l["repr"], l["error"]
-                label = "%s: %s (%s)" % (where, name, tname)
-                if r == want:
-                    exact += 1
+            for name, (tname, want, attrs) in tf["locals"].items():
+                exact += compare_value("%s: %s (%s)" % (where, name, tname), tname, want, got[name])
+                if attrs is None:
                     continue
-                if r is not None and r.endswith("...") and err and "cut" in err and want.startswith(r[:-3]):
-                    continue
-                if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy."):
-                    raise Failure("%s: repr %r (error %r), Python says %r" % (label, r, err, want))
-                if err is None:
-                    raise Failure("%s: repr %r stated as exact, Python says %r" % (label, r, want))
+                mine = dict((a["name"], a) for a in got[name]["attributes"] or [])
+                if sorted(mine) != sorted(attrs):
+                    raise Failure("%s: %s: attributes %s, the process has %s"
+                                  % (where, name, sorted(mine), sorted(attrs)))
+                for aname, (atype, awant, _) in [(k, v + [None]) for k, v in attrs.items()]:
+                    exact += compare_value("%s: %s.%s (%s)" % (where, name, aname, atype), atype,
+                                           awant, mine[aname])
     return exact
+
+
+def compare_value(label, tname, want, l):
+    """1 if pycore's repr is exactly Python's; 0 if it is honestly not."""
+    r, err = l["repr"], l["error"]
+    if r == want:
+        return 1
+    if r is not None and r.endswith("...") and err and "cut" in err and want.startswith(r[:-3]):
+        return 0
+    if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy."):
+        raise Failure("%s: repr %r (error %r), Python says %r" % (label, r, err, want))
+    if err is None:
+        raise Failure("%s: repr %r stated as exact, Python says %r" % (label, r, want))
+    return 0
 
 
 def check_text(core, truth):
@@ -255,7 +267,7 @@ def check(python, scenario, workdir):
         core, truth_path = take_gcore(python, scenario, workdir)
     with open(truth_path) as f:
         truth = json.load(f)
-    args = ["--locals"] if scenario == "locals" else []
+    args = ["--locals=deep"] if scenario == "locals" else []
     rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core])
     if rc != 0:
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))

@@ -16,6 +16,28 @@ def type_name(v):
     return "%s.%s" % (t.__module__, t.__qualname__)
 
 
+def attributes(v):
+    """name -> [type, repr] of the attributes of an instance of a class
+    written in Python (its __dict__ and set __slots__), else None."""
+    if isinstance(v, type) or not (type(v).__flags__ & (1 << 9)):
+        return None
+    out = {}
+    d = getattr(v, "__dict__", None)
+    if isinstance(d, dict):
+        for k, a in d.items():
+            out[k] = [type_name(a), repr(a)]
+    for cls in type(v).__mro__:
+        for name in cls.__dict__.get("__slots__", ()):
+            if name in ("__dict__", "__weakref__"):
+                continue
+            try:
+                a = getattr(v, name)
+            except AttributeError:
+                continue
+            out[name] = [type_name(a), repr(a)]
+    return out
+
+
 def frames_of(frame, with_locals):
     out = []
     while frame is not None:
@@ -25,7 +47,8 @@ def frames_of(frame, with_locals):
             "line": frame.f_lineno,
         }
         if with_locals:
-            entry["locals"] = dict((k, [type_name(v), repr(v)]) for k, v in frame.f_locals.items())
+            entry["locals"] = dict((k, [type_name(v), repr(v), attributes(v)])
+                                   for k, v in frame.f_locals.items())
         out.append(entry)
         frame = frame.f_back
     return out

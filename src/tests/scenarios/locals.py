@@ -26,10 +26,25 @@ class WithDict(object):
 
 
 class WithSlots(object):
-    __slots__ = ("x",)
+    __slots__ = ("x", "unset")
 
     def __init__(self):
         self.x = 2
+
+
+class Derived(WithSlots):
+    __slots__ = ("y",)
+
+    def __init__(self):
+        WithSlots.__init__(self)
+        self.y = [3]
+
+
+class Many(object):
+    def __init__(self):
+        for i in range(12):
+            setattr(self, "attr%d" % i, i * 1.5)
+        del self.attr3
 
 
 def numbers(ready):
@@ -67,7 +82,9 @@ def containers(ready):
     selfdict = {}
     selfdict["me"] = selfdict
     many = list(range(300))
-    inst, slotted = WithDict(), WithSlots()
+    inst, slotted, derived, many_attrs = WithDict(), WithSlots(), Derived(), Many()
+    inst.later = {"added": "after __init__"}
+    split_dict = many_attrs.__dict__
     ready.release(); parked.acquire()  # noqa: E702
 
 

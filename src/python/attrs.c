@@ -1,0 +1,138 @@
+/* An instance's attributes, for --locals=deep: its __dict__, wherever the
+ * version keeps it, and its __slots__.
+ *
+ * Where the __dict__ is (Include/internal/pycore_object.h of each version):
+ * up to 3.10, at tp_dictoffset inside the object; with Py_TPFLAGS_MANAGED_DICT
+ * (1 << 4, 3.11+) before the object: 3.11 a dict pointer at -24 or, while no
+ * dict was made, a values array at -32; 3.12 one word at -24 that is a dict
+ * pointer, or a values pointer minus one (odd); 3.13 a dict pointer at -24,
+ * and with Py_TPFLAGS_INLINE_VALUES (1 << 2) the values inline right after
+ * the object header, in use while their `valid` byte is set.  Values arrays
+ * share the keys of the class (ht_cached_keys).
+ * __slots__ are PyMemberDef entries (40 bytes: name, type, offset, flags,
+ * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16).
+ */
+#include "python/attrs.h"
+
+#include <string.h>
+
+#define TPFLAGS_INLINE_VALUES (1ul << 2)
+#define TPFLAGS_MANAGED_DICT  (1ul << 4)
+#define TPFLAGS_HEAPTYPE      (1ul << 9)
+#define MEMBERDEF_SIZE        40
+#define T_OBJECT_EX           16
+#define MAX_SLOTS             1024
+#define MAX_BASES             64
+
+static int rd_ptr(struct py_ctx *c, uint64_t a, uint64_t *v)
+{
+	return dump_read_u64(c->d, a, v) == DUMP_OK ? 0 : -1;
+}
+
+struct by_name {
+	py_attr_fn fn;
+	void *arg;
+};
+
+static int dict_attr(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
+{
+	struct by_name *b = arg;
+	const char *why;
+	if (py_type_of(c, key, NULL) != PYT_STR)
+		return 0;
+	const char *name = py_str_utf8(c, key, PY_MAX_NAME, &why);
+	return name ? b->fn(c, name, value, b->arg) : 0;
+}
+
+static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t flags, struct by_name *b)
+{
+	const struct py_layout *L = c->L;
+	uint64_t dict = 0, values = 0, keys = 0;
+	if (L->minor >= 11 && (flags & TPFLAGS_MANAGED_DICT)) {
+		if (L->minor >= 13 && (flags & TPFLAGS_INLINE_VALUES)) {
+			uint8_t valid;
+			if (dump_read(c->d, obj + 16 + 3, &valid, 1) != DUMP_OK)
+				return -1;
+			if (valid)
+				values = obj + 16;
+		}
+		uint64_t word;
+		if (!values && rd_ptr(c, obj - 24, &word) != 0)
+			return -1;
+		if (!values) {
+			if (L->minor == 12 && (word & 1))
+				values = word + 1;
+			else
+				dict = word;
+		}
+		if (!values && !dict && L->minor == 11 && rd_ptr(c, obj - 32, &values) != 0)
+			return -1;
+		if (values && rd_ptr(c, type + L->heaptype_cached_keys, &keys) != 0)
+			return -1;
+	} else {
+		int64_t off;
+		if (dump_read(c->d, type + L->type_dictoffset, &off, 8) != DUMP_OK)
+			return -1;
+		if (off > 0 && off < (1 << 20) && rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
+			return -1;
+	}
+	if (values)
+		return py_dict_keys_values(c, keys, values, dict_attr, b);
+	if (dict)
+		return py_dict_items(c, dict, dict_attr, b);
+	return 0;
+}
+
+static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_name *b)
+{
+	const struct py_layout *L = c->L;
+	for (int depth = 0; type && depth < MAX_BASES; depth++) {
+		uint64_t flags, meta;
+		int64_t nmembers, meta_size;
+		if (dump_read(c->d, type + L->type_flags, &flags, 8) != DUMP_OK)
+			return -1;
+		if (!(flags & TPFLAGS_HEAPTYPE))
+			return 0; /* static types keep no __slots__ of Python code */
+		if (rd_ptr(c, type + L->object_type, &meta) != 0 ||
+		    dump_read(c->d, meta + L->type_basicsize, &meta_size, 8) != DUMP_OK ||
+		    dump_read(c->d, type + L->var_size, &nmembers, 8) != DUMP_OK)
+			return -1;
+		if (nmembers < 0 || nmembers > MAX_SLOTS || meta_size <= 0 || meta_size > (1 << 16))
+			return -1;
+		uint64_t members = type + (uint64_t)meta_size;
+		for (int64_t i = 0; i < nmembers; i++) {
+			uint8_t m[MEMBERDEF_SIZE];
+			if (dump_read(c->d, members + (uint64_t)i * MEMBERDEF_SIZE, m, sizeof(m)) != DUMP_OK)
+				return -1;
+			uint64_t name_ptr, value;
+			int32_t mtype;
+			int64_t offset;
+			memcpy(&name_ptr, m, 8);
+			memcpy(&mtype, m + 8, 4);
+			memcpy(&offset, m + 16, 8);
+			if (mtype != T_OBJECT_EX || offset <= 0 || offset > (1 << 20))
+				continue;
+			char name[256];
+			if (dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != DUMP_OK)
+				return -1;
+			if (rd_ptr(c, obj + (uint64_t)offset, &value) != 0)
+				return -1;
+			if (value && b->fn(c, arena_strdup(c->a, name), value, b->arg))
+				return 0;
+		}
+		if (rd_ptr(c, type + L->type_base, &type) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg)
+{
+	struct by_name b = { fn, arg };
+	uint64_t flags;
+	if (dump_read(c->d, type + c->L->type_flags, &flags, 8) != DUMP_OK)
+		return -1;
+	if (dict_attrs(c, obj, type, flags, &b) != 0)
+		return -1;
+	return slot_attrs(c, obj, type, &b);
+}

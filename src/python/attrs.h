@@ -1,0 +1,13 @@
+/* An instance's attributes: its __dict__ (every layout) and __slots__. */
+#ifndef PYCORE_PYTHON_ATTRS_H
+#define PYCORE_PYTHON_ATTRS_H
+
+#include "python/repr.h"
+
+typedef int (*py_attr_fn)(struct py_ctx *c, const char *name, uint64_t value, void *arg);
+
+/* Calls FN for each attribute of OBJ (of type TYPE) until it returns
+ * non-zero.  Returns 0, or -1 when they could not be read. */
+int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg);
+
+#endif
