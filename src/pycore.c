@@ -26,7 +26,29 @@ struct options {
 	bool json;
 	bool pretty;
 	struct py_options py;
+	struct dump_files files;
+	char **debug_dirs;        /* NULL-terminated */
 };
+
+/* "a:b:c" appended to a NULL-terminated list of strings. */
+static char **split_append(char **list, const char *spec)
+{
+	size_t n = 0;
+	while (list && list[n])
+		n++;
+	size_t more = 1;
+	for (const char *p = spec; *p; p++)
+		more += *p == ':';
+	char **l = realloc(list, (n + more + 1) * sizeof(*l));
+	if (!l)
+		return list;
+	char *copy = strdup(spec), *save = NULL;
+	for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
+		l[n++] = strdup(t);
+	l[n] = NULL;
+	free(copy);
+	return l;
+}
 
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
@@ -49,6 +71,21 @@ static const char usage_text[] =
 	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"
 	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
+	"\n"
+	"Where the interpreter's files come from, tried in this order; a file is used\n"
+	"only when its build-id matches the one the core recorded:\n"
+	"  1. the path the core records (for the main program: --executable, if given)\n"
+	"  2. --sysroot DIR     DIR + that path: the crashed machine's root filesystem\n"
+	"  3. --search-path DIR[:DIR...]\n"
+	"                       directories of loose binaries, matched by build-id\n"
+	"                       whatever their file names\n"
+	"  4. build-id trees: --debug-dir DIR (DIR/.build-id/xx/...; may be repeated),\n"
+	"     then /usr/lib/debug; also where separate debug info is looked for\n"
+	"  5. debuginfod, when DEBUGINFOD_URLS is set\n"
+	"      --executable PATH  the main program's file\n"
+	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
+	"                       with a warning in the report\n"
+	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
 	"\n"
@@ -112,9 +149,12 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 		dump_close(d);
 		return ds == DUMP_ENOMEM ? EXIT_INCOMPLETE : EXIT_BAD_INPUT;
 	}
+	d->files = opt->files;
+	d->files.by_build_id = symbols_find_by_build_id;
+	d->files.arg = opt->debug_dirs;
 	struct model_report *r = model_report_new();
 	const char *why = NULL;
-	struct symbols *s = r ? symbols_open(d, &why) : NULL;
+	struct symbols *s = r ? symbols_open(d, opt->debug_dirs, &why) : NULL;
 	if (!r || !s) {
 		fprintf(stderr, "pycore: %s: %s\n", path, why ? why : "out of memory");
 		model_report_free(r);
@@ -150,10 +190,22 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	return rc;
 }
 
+static void free_list(char **l)
+{
+	for (char **p = l; p && *p; p++)
+		free(*p);
+	free(l);
+}
+
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "pretty", no_argument, NULL, 'P' },
 	{ "locals", optional_argument, NULL, 'L' },
+	{ "sysroot", required_argument, NULL, 'S' },
+	{ "search-path", required_argument, NULL, 's' },
+	{ "debug-dir", required_argument, NULL, 'd' },
+	{ "executable", required_argument, NULL, 'e' },
+	{ "allow-mismatch", no_argument, NULL, 'M' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -182,6 +234,21 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'P':
 			opt->pretty = true;
+			break;
+		case 'S':
+			opt->files.sysroot = optarg;
+			break;
+		case 's':
+			opt->files.search = split_append(opt->files.search, optarg);
+			break;
+		case 'd':
+			opt->debug_dirs = split_append(opt->debug_dirs, optarg);
+			break;
+		case 'e':
+			opt->files.executable = optarg;
+			break;
+		case 'M':
+			opt->files.allow_mismatch = true;
 			break;
 		case 'L':
 			opt->py.locals = true;
@@ -262,5 +329,7 @@ int main(int argc, char **argv)
 		if (one > worst)
 			worst = one;
 	}
+	free_list(opt.files.search);
+	free_list(opt.debug_dirs);
 	return worst;
 }

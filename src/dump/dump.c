@@ -3,6 +3,7 @@
 #include "dump_int.h"
 
 #include <elf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -146,6 +147,7 @@ void dump_close(struct dump *d)
 		free(m->path);
 		free(m->maps);
 		free(m->file_error);
+		free(m->file_path);
 	}
 	free(d->modules);
 	free(d->threads);
@@ -380,52 +382,172 @@ int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len
 	return -1;
 }
 
-int dump_module_file(struct dump *d, struct dump_module *m)
+/* Map PATH and compare its build-id with M's.  Returns 1 if it matches, 0
+ * if it is an ELF with another (or no) build-id (its id in GOT), -1 if it
+ * cannot be had; the mapping is kept in *data only on a match or when
+ * KEEP_MISMATCH. */
+static int try_file(const char *path, const struct dump_module *m, bool keep_mismatch,
+		    const uint8_t **data, size_t *size, char got[129])
 {
-	(void)d;
-	if (m->file_state)
-		return m->file_state > 0 ? 0 : -1;
-	m->file_state = -1;
-	if (m->build_id_len == 0) {
-		if (asprintf(&m->file_error, "%s: the dump does not record its build-id, so the file on disk cannot be verified", m->path) < 0)
-			m->file_error = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
-	}
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (asprintf(&m->file_error, "%s: %s", m->path, strerror(errno)) < 0)
-			m->file_error = NULL;
-		return -1;
-	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
 		close(fd);
-		if (asprintf(&m->file_error, "%s: not a regular file", m->path) < 0)
-			m->file_error = NULL;
 		return -1;
 	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (p == MAP_FAILED) {
-		if (asprintf(&m->file_error, "%s: cannot map: %s", m->path, strerror(errno)) < 0)
-			m->file_error = NULL;
+	if (p == MAP_FAILED)
 		return -1;
-	}
 	uint8_t id[64];
 	size_t idlen = 0;
-	if (elf_file_build_id(p, (size_t)st.st_size, id, &idlen) != 0 ||
-	    idlen != m->build_id_len || memcmp(id, m->build_id, idlen) != 0) {
-		char want[129], got[129] = "none";
-		dump_hex(m->build_id, m->build_id_len, want);
-		if (idlen)
-			dump_hex(id, idlen, got);
-		if (asprintf(&m->file_error, "%s: build-id %s does not match the dump's %s", m->path, got, want) < 0)
-			m->file_error = NULL;
+	if (memcmp(p, ELFMAG, SELFMAG) != 0) {
 		munmap(p, (size_t)st.st_size);
 		return -1;
 	}
-	m->file_data = p;
-	m->file_size = (size_t)st.st_size;
-	m->file_state = 1;
-	return 0;
+	strcpy(got, "none");
+	bool match = elf_file_build_id(p, (size_t)st.st_size, id, &idlen) == 0 &&
+		     idlen == m->build_id_len && memcmp(id, m->build_id, idlen) == 0;
+	if (idlen)
+		dump_hex(id, idlen, got);
+	if (match || keep_mismatch) {
+		*data = p;
+		*size = (size_t)st.st_size;
+	} else {
+		munmap(p, (size_t)st.st_size);
+	}
+	return match ? 1 : 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+	char *s = NULL;
+	if (asprintf(&s, "%s/%s", a, b[0] == '/' ? b + 1 : b) < 0)
+		return NULL;
+	return s;
+}
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Every candidate path for M, in order; calls TRY until it says stop. */
+struct search {
+	struct dump *d;
+	struct dump_module *m;
+	char *mismatch;          /* first refused file and its id, for the message */
+	char *fallback_path;     /* with allow_mismatch: the first ELF found */
+};
+
+static bool take(struct search *s, const char *path)
+{
+	char got[129];
+	const uint8_t *data = NULL;
+	size_t size = 0;
+	bool keep = s->d->files.allow_mismatch && !s->fallback_path;
+	int r = try_file(path, s->m, keep, &data, &size, got);
+	if (r == 1) {
+		s->m->file_data = data;
+		s->m->file_size = size;
+		s->m->file_path = strdup(path);
+		return true;
+	}
+	if (r == 0) {
+		if (!s->mismatch) {
+			char want[129];
+			dump_hex(s->m->build_id, s->m->build_id_len, want);
+			if (asprintf(&s->mismatch, "%s has build-id %s, the dump's is %s", path, got, want) < 0)
+				s->mismatch = NULL;
+		}
+		if (data) {
+			/* remembered for --allow-mismatch, used only if nothing matches */
+			s->fallback_path = strdup(path);
+			munmap((void *)data, size);
+		}
+	}
+	return false;
+}
+
+static bool search_dir(struct search *s, const char *dir)
+{
+	/* the module's own name first, then every other file (renamed copies) */
+	char *p = join(dir, base_of(s->m->path));
+	bool ok = p && take(s, p);
+	free(p);
+	if (ok)
+		return true;
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return false;
+	struct dirent *e;
+	int n = 0;
+	while (!ok && (e = readdir(dh)) != NULL && n++ < 100000) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, base_of(s->m->path)) == 0)
+			continue;
+		p = join(dir, e->d_name);
+		ok = p && take(s, p);
+		free(p);
+	}
+	closedir(dh);
+	return ok;
+}
+
+int dump_module_file(struct dump *d, struct dump_module *m)
+{
+	if (m->file_state)
+		return m->file_state > 0 ? 0 : -1;
+	m->file_state = -1;
+	if (m->build_id_len == 0 && !d->files.allow_mismatch) {
+		if (asprintf(&m->file_error, "%s: the dump does not record its build-id, so no file on disk "
+			     "can be verified (--allow-mismatch uses it anyway)", m->path) < 0)
+			m->file_error = NULL;
+		return -1;
+	}
+	struct search s = { d, m, NULL, NULL };
+	const struct dump_files *f = &d->files;
+	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
+	const char *recorded = main_program && f->executable ? f->executable : m->path;
+	bool ok = take(&s, recorded);
+	if (!ok && f->sysroot) {
+		char *p = join(f->sysroot, m->path);
+		ok = p && take(&s, p);
+		free(p);
+	}
+	for (char **dir = f->search; !ok && dir && *dir; dir++)
+		ok = search_dir(&s, *dir);
+	if (!ok && f->by_build_id && m->build_id_len) {
+		char *p = f->by_build_id(m->build_id, m->build_id_len, f->arg);
+		ok = p && take(&s, p);
+		free(p);
+	}
+	if (!ok && s.fallback_path) {
+		const uint8_t *data;
+		size_t size;
+		char got[129];
+		if (try_file(s.fallback_path, m, true, &data, &size, got) >= 0) {
+			m->file_data = data;
+			m->file_size = size;
+			m->file_path = s.fallback_path;
+			m->file_mismatch = true;
+			s.fallback_path = NULL;
+			dump_warn(d, "--allow-mismatch: using %s", s.mismatch ? s.mismatch : m->path);
+			ok = true;
+		}
+	}
+	if (ok) {
+		m->file_state = 1;
+	} else if (s.mismatch) {
+		m->file_error = s.mismatch;
+		s.mismatch = NULL;
+	} else if (asprintf(&m->file_error, "%s: not found%s", m->path,
+			    f->sysroot || f->search ? " (nor under the sysroot or search path)" : "") < 0) {
+		m->file_error = NULL;
+	}
+	free(s.mismatch);
+	free(s.fallback_path);
+	return ok ? 0 : -1;
 }

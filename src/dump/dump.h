@@ -54,7 +54,25 @@ struct dump_module {
 	int file_state;              /* 0 untried, 1 usable, -1 refused or missing */
 	const uint8_t *file_data;
 	size_t file_size;
-	char *file_error;            /* why the file was refused */
+	char *file_path;             /* the file in use, when file_state is 1 */
+	bool file_mismatch;          /* used despite a different build-id */
+	char *file_error;            /* why no file was used */
+};
+
+/* Where the files of a dump's modules are looked for, in this order: the
+ * path the dump records (or --executable for the main program), the same
+ * path under the sysroot, every file of the search directories (matched by
+ * build-id, whatever its name), then by_build_id (build-id directories,
+ * debuginfod).  A file is used only when its build-id matches the dump's,
+ * unless allow_mismatch, and then with a warning. */
+struct dump_files {
+	const char *sysroot;
+	char **search;                /* NULL-terminated directories, or NULL */
+	const char *executable;       /* replaces the main program's path */
+	bool allow_mismatch;
+	/* Returns a malloc'd path holding the ELF with this build-id, or NULL. */
+	char *(*by_build_id)(const uint8_t *id, size_t len, void *arg);
+	void *arg;
 };
 
 struct dump_signal {
@@ -97,6 +115,7 @@ struct dump {
 	char *error;                 /* message for the last failure of dump_open */
 	char **warnings;
 	size_t nwarnings;
+	struct dump_files files;     /* set by the caller after dump_open */
 };
 
 /* Open PATH, whatever its format.  On failure returns a status and, when

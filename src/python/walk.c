@@ -725,7 +725,7 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	c.L = &L;
 
 	r->has_python = true;
-	r->binary_path = arena_strdup(r->arena, found->path);
+	r->binary_path = arena_strdup(r->arena, found->file_path ? found->file_path : found->path);
 	if (found->build_id_len) {
 		char hexid[129];
 		dump_hex(found->build_id, found->build_id_len, hexid);

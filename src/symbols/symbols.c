@@ -26,13 +26,13 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	/* symbols_lookup has the dump layer verify the file first */
 	if (!m || m->file_state <= 0)
 		return -1;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(m->file_path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
-		*file_name = strdup(m->path);
+		*file_name = strdup(m->file_path);
 	return fd;
 }
 
-struct symbols *symbols_open(struct dump *d, const char **err)
+struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err)
 {
 	struct symbols *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -43,6 +43,19 @@ struct symbols *symbols_open(struct dump *d, const char **err)
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
+	/* libdwfl's own search: next to the file, .debug/, /usr/lib/debug,
+	 * then the directories given */
+	size_t len = strlen(":.debug:/usr/lib/debug") + 1;
+	for (char **dd = debug_dirs; dd && *dd; dd++)
+		len += strlen(*dd) + 1;
+	s->debuginfo_path = malloc(len);
+	if (s->debuginfo_path) {
+		strcpy(s->debuginfo_path, ":.debug:/usr/lib/debug");
+		for (char **dd = debug_dirs; dd && *dd; dd++) {
+			strcat(s->debuginfo_path, ":");
+			strcat(s->debuginfo_path, *dd);
+		}
+	}
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->cb);
 	s->mods = calloc(d->nmodules ? d->nmodules : 1, sizeof(*s->mods));
@@ -64,8 +77,8 @@ struct symbols *symbols_open(struct dump *d, const char **err)
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 		*ud = m;
-		if (m->build_id_len)
-			dwfl_module_report_build_id(dm, m->build_id, m->build_id_len, 0);
+		/* The dump layer verifies build-ids (and allows a mismatch when
+		 * told to), so libdwfl is not asked to check them again. */
 		s->mods[i] = dm;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
@@ -79,6 +92,7 @@ void symbols_close(struct symbols *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->mods);
+	free(s->debuginfo_path);
 	free(s);
 }
 

@@ -11,9 +11,16 @@
 
 struct symbols;
 
-/* Report every module of D to libdwfl.  Returns NULL only when out of
- * memory or libdwfl cannot start; *err then says why. */
-struct symbols *symbols_open(struct dump *d, const char **err);
+/* Report every module of D to libdwfl.  DEBUG_DIRS (NULL-terminated, or
+ * NULL) are searched for separate debug files before /usr/lib/debug.
+ * Returns NULL only when out of memory or libdwfl cannot start; *err then
+ * says why. */
+struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err);
+
+/* A dump_files.by_build_id hook: DIR/.build-id/xx/yyyy in each of the
+ * NULL-terminated directories ARG and /usr/lib/debug, then debuginfod
+ * (when DEBUGINFOD_URLS is set).  Returns a malloc'd path or NULL. */
+char *symbols_find_by_build_id(const uint8_t *id, size_t len, void *arg);
 void symbols_close(struct symbols *s);
 
 /* One symbol wanted from a module: fill in name, get addr (0 when absent). */

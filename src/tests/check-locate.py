@@ -1,0 +1,200 @@
+"""Finding the interpreter when its files are not where the core says.
+
+A real core of CPython 3.12 (pyenv, shared libpython) is analyzed in mount
+namespaces where the interpreter's lib/ directory is hidden (unshare -m and
+an empty directory bind-mounted over it), with the files offered through
+--sysroot, --search-path (a renamed copy), --debug-dir (a build-id tree) and
+debuginfod (a local server on 127.0.0.1, when the debuginfod package is
+installed), and with a copy whose build-id was changed (refused, naming both
+ids; used with --allow-mismatch and a warning).  Each found stack must match
+what the process recorded.  Exit 0 pass, 1 fail, 77 skip.
+"""
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cs)
+
+
+def hidden(libdir, empty, args):
+    """Run pycore with LIBDIR hidden behind an empty directory."""
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+           'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, libdir, cs.PYCORE] + args
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def expect_stacks(label, truth, rc, out, err, binary_prefix=None, warning=None):
+    if rc != 0 and not (warning and rc == 1):
+        raise cs.Failure("%s: exit %d: %s" % (label, rc, err.strip()))
+    report = json.loads(out)
+    cs.compare(truth, report, None)
+    path = report["python"]["binary"]["path"]
+    if binary_prefix and not path.startswith(binary_prefix):
+        raise cs.Failure("%s: python.binary.path is %s, not under %s" % (label, path, binary_prefix))
+    if warning and not any(warning in w for w in report["warnings"]):
+        raise cs.Failure("%s: no warning mentioning %r in %s" % (label, warning, report["warnings"]))
+
+
+def build_id(path):
+    out = subprocess.run(["eu-readelf", "-n", path], stdout=subprocess.PIPE).stdout.decode()
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return None
+
+
+def change_build_id(src, dst):
+    """Copy SRC to DST with the last byte of its build-id flipped."""
+    data = bytearray(open(src, "rb").read())
+    bid = bytes.fromhex(build_id(src))
+    at = data.find(b"GNU\0" + bid)
+    if at < 0:
+        raise cs.Failure("cannot find the build-id note of %s" % src)
+    data[at + 4 + len(bid) - 1] ^= 0xff
+    open(dst, "wb").write(data)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def check_debuginfod(work, lib, libdir, empty, core, truth):
+    if not shutil.which("debuginfod"):
+        print("SKIP: debuginfod: the debuginfod package is not installed")
+        return
+    served = os.path.join(work, "served")
+    os.makedirs(served)
+    shutil.copy(lib, os.path.join(served, "libpython-served.so"))
+    port = free_port()
+    db = os.path.join(work, "debuginfod.sqlite")
+    server = subprocess.Popen(["debuginfod", "-F", served, "-p", str(port), "-d", db],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = "http://127.0.0.1:%d" % port
+        bid = build_id(lib)
+        # wait for the server to index the file (bounded)
+        for _ in range(100):
+            time.sleep(0.2)
+            try:
+                import urllib.request
+                urllib.request.urlopen("%s/buildid/%s/executable" % (url, bid), timeout=2).read(16)
+                break
+            except Exception:
+                continue
+        else:
+            raise cs.Failure("debuginfod on %s did not serve %s" % (url, bid))
+        env = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=os.path.join(work, "cache"))
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+               'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, libdir, cs.PYCORE,
+               "analyze", "--format", "json", core]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+        expect_stacks("debuginfod", truth, p.returncode, p.stdout.decode(), p.stderr.decode(),
+                      os.path.join(work, "cache"))
+        print("ok: debuginfod on 127.0.0.1 served the interpreter")
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main():
+    pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
+    if not pythons:
+        print("SKIP: python3.12 (/root/.pyenv/versions/3.12*/bin/python3.12) not installed")
+        return 77
+    for tool in ("gcore", "unshare", "eu-readelf"):
+        if not shutil.which(tool):
+            print("SKIP: %s not installed" % tool)
+            return 77
+    python = pythons[-1]
+    libdir = os.path.join(os.path.dirname(os.path.dirname(python)), "lib")
+    lib = sorted(glob.glob(os.path.join(libdir, "libpython3.12.so.1.0")))[0]
+    work = tempfile.mkdtemp(prefix="pycore-locate-")
+    failed = 0
+    try:
+        core, truth_path = cs.take_gcore(python, "threads", work)
+        truth = json.load(open(truth_path))
+        empty = os.path.join(work, "empty")
+        os.makedirs(empty)
+        args = ["analyze", "--format", "json", core]
+
+        def case(label, fn):
+            nonlocal failed
+            try:
+                fn()
+                print("ok: %s" % label)
+            except cs.Failure as e:
+                failed += 1
+                print("FAIL: %s: %s" % (label, e))
+
+        def nothing():
+            rc, out, err = hidden(libdir, empty, args)
+            if rc != 3 or "not found" not in err or err.count("\n") != 1:
+                raise cs.Failure("exit %d, stderr %r; want 3 and one line saying not found" % (rc, err))
+        case("files hidden: exit 3, says which file is missing", nothing)
+
+        sysroot = os.path.join(work, "sysroot")
+        os.makedirs(sysroot + libdir)
+        shutil.copy(lib, sysroot + lib)
+        case("--sysroot", lambda: expect_stacks("--sysroot", truth, *hidden(libdir, empty, ["--sysroot", sysroot] + args),
+                                                binary_prefix=sysroot))
+
+        loose = os.path.join(work, "loose")
+        os.makedirs(loose)
+        shutil.copy(lib, os.path.join(loose, "renamed-copy.bin"))
+        case("--search-path with a renamed copy",
+             lambda: expect_stacks("--search-path", truth,
+                                   *hidden(libdir, empty, ["--search-path", "/nonexistent:" + loose] + args),
+                                   binary_prefix=os.path.join(loose, "renamed-copy.bin")))
+
+        tree = os.path.join(work, "debug")
+        bid = build_id(lib)
+        os.makedirs(os.path.join(tree, ".build-id", bid[:2]))
+        shutil.copy(lib, os.path.join(tree, ".build-id", bid[:2], bid[2:]))
+        case("--debug-dir build-id tree",
+             lambda: expect_stacks("--debug-dir", truth, *hidden(libdir, empty, ["--debug-dir", tree] + args),
+                                   binary_prefix=tree))
+
+        wrong = os.path.join(work, "wrong")
+        os.makedirs(wrong)
+        change_build_id(lib, os.path.join(wrong, "libpython3.12.so.1.0"))
+        wrong_id = build_id(os.path.join(wrong, "libpython3.12.so.1.0"))
+
+        def mismatch():
+            rc, out, err = hidden(libdir, empty, ["--search-path", wrong] + args)
+            if rc != 3 or bid not in err or wrong_id not in err:
+                raise cs.Failure("exit %d, stderr %r; want 3 naming %s and %s" % (rc, err, bid, wrong_id))
+        case("a mismatched build-id is refused, both ids named", mismatch)
+        case("--allow-mismatch uses it, with a warning",
+             lambda: expect_stacks("--allow-mismatch", truth,
+                                   *hidden(libdir, empty, ["--search-path", wrong, "--allow-mismatch"] + args),
+                                   warning=wrong_id))
+        try:
+            check_debuginfod(work, lib, libdir, empty, core, truth)
+        except cs.Failure as e:
+            failed += 1
+            print("FAIL: debuginfod: %s" % e)
+    finally:
+        if os.environ.get("KEEP_CORES") == "1":
+            print("kept in %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
