@@ -10,6 +10,7 @@
 	.interp_tstate_head = 16,
 	.interp_id = 48,
 	.interp_sysdict = 904,
+	.interp_builtins = 912,
 	.interp_modules = 888,
 	.interp_ceval_gil = -1,
 	.tstate_next = 8,

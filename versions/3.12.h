@@ -10,6 +10,7 @@
 	.interp_tstate_head = 72,
 	.interp_id = 8,
 	.interp_sysdict = 352,
+	.interp_builtins = 360,
 	.interp_modules = 944,
 	.interp_ceval_gil = 384,
 	.tstate_next = 8,

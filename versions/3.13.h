@@ -10,6 +10,7 @@
 	.interp_tstate_head = 7344,
 	.interp_id = 7272,
 	.interp_sysdict = 7640,
+	.interp_builtins = 7648,
 	.interp_modules = 7656,
 	.interp_ceval_gil = 16,
 	.tstate_next = 8,

@@ -10,6 +10,7 @@
 	.interp_tstate_head = 8,
 	.interp_id = -1,
 	.interp_sysdict = 32,
+	.interp_builtins = 40,
 	.interp_modules = 16,
 	.interp_ceval_gil = -1,
 	.tstate_next = 8,

@@ -10,6 +10,7 @@
 	.interp_tstate_head = 8,
 	.interp_id = 16,
 	.interp_sysdict = 72,
+	.interp_builtins = 80,
 	.interp_modules = 56,
 	.interp_ceval_gil = -1,
 	.tstate_next = 8,

@@ -10,6 +10,7 @@
 	.interp_tstate_head = 8,
 	.interp_id = 24,
 	.interp_sysdict = 872,
+	.interp_builtins = 880,
 	.interp_modules = 856,
 	.interp_ceval_gil = -1,
 	.tstate_next = 8,

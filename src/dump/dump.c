@@ -289,6 +289,28 @@ enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t
 	return DUMP_ECORRUPT;
 }
 
+uint64_t dump_search(struct dump *d, const void *needle, size_t len,
+		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
+		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg)
+{
+	for (size_t i = 0; i < d->nsegs; i++) {
+		struct dump_segment *sg = &d->segs[i];
+		if (!sg->data || (keep && !keep(d, sg->start, arg)))
+			continue;
+		const uint8_t *p = sg->data, *end = sg->data + (sg->end - sg->start);
+		while ((size_t)(end - p) >= len) {
+			const uint8_t *hit = memmem(p, (size_t)(end - p), needle, len);
+			if (!hit)
+				break;
+			uint64_t at = sg->start + (uint64_t)(hit - sg->data);
+			if (found(d, at, arg))
+				return at;
+			p = hit + 1;
+		}
+	}
+	return 0;
+}
+
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr)
 {
 	for (size_t i = 0; i < d->nmodules; i++) {

@@ -132,6 +132,14 @@ enum dump_status dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
 enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
 
+/* Search the memory the dump itself captured (not file pages) for NEEDLE,
+ * in the segments for which KEEP(d, start, arg) is true (all when KEEP is
+ * NULL), calling FOUND(d, address, arg) for each hit until it returns
+ * non-zero.  Returns that address, or 0. */
+uint64_t dump_search(struct dump *d, const void *needle, size_t len,
+		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
+		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg);
+
 /* The module whose mappings contain ADDR, or NULL. */
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
 

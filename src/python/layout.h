@@ -32,6 +32,7 @@ struct py_layout {
 	int64_t interp_tstate_head;          /* .tstate_head (<=3.11) or .threads.head (3.12+) */
 	int64_t interp_id;                   /* .id (3.7+) */
 	int64_t interp_sysdict;
+	int64_t interp_builtins;             /* .builtins: the builtins module's dict */
 	int64_t interp_modules;              /* .modules (<=3.11) or .imports.modules (3.12+) */
 	int64_t interp_ceval_gil;            /* .ceval.gil (3.12+): pointer to struct _gil_runtime_state */
 

@@ -94,14 +94,14 @@ static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, cons
 	return l;
 }
 
-/* The object a cell or free variable's slot refers to: the cell's content
- * when the slot holds a cell, else the slot itself (before MAKE_CELL). */
+/* The object a cell or free variable's slot refers to.  MAKE_CELL and
+ * COPY_FREE_VARS run before _co_firsttraceable, and frames before it are
+ * never reported, so these slots always hold cells here. */
 static int deref_cell(struct py_ctx *c, uint64_t slot_value, uint64_t *out)
 {
-	if (c->type_addr[PYT_CELL] && py_type_of(c, slot_value, NULL) == PYT_CELL)
-		return rd_ptr(c, slot_value + c->L->cell_ref, out);
-	*out = slot_value;
-	return 0;
+	if (c->type_addr[PYT_CELL] && py_type_of(c, slot_value, NULL) != PYT_CELL)
+		return -1;
+	return rd_ptr(c, slot_value + c->L->cell_ref, out);
 }
 
 /* The name at index I of a tuple of str. */

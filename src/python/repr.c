@@ -892,7 +892,10 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 		return fail(r, "type name not captured");
 	/* Only object.__repr__ can be formed without running Python code;
 	 * other types are shown the same way, and the repr says so. */
-	if (!default_repr(c, type) && !r->approx)
+	if (!r->approx && !c->type_addr[PYT_OBJECT])
+		r->approx = "whether its type defines __repr__ is unknown (no symbols for object): "
+			    "shown as object.__repr__";
+	else if (!r->approx && !default_repr(c, type))
 		r->approx = arena_printf(c->a, "%s%s%s defines __repr__, not run: shown as object.__repr__",
 					 mod && strcmp(mod, "builtins") ? mod : "",
 					 mod && strcmp(mod, "builtins") ? "." : "", qual);

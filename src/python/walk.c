@@ -524,7 +524,7 @@ enum {
 	DO_VERSION = 1, DO_FREE_THREADED = 2,
 	DO_RT_SIZE = 3, DO_RT_INTERPRETERS_HEAD = 5,
 	DO_IS_SIZE = 6, DO_IS_ID = 7, DO_IS_NEXT = 8, DO_IS_THREADS_HEAD = 9,
-	DO_IS_MODULES = 11, DO_IS_SYSDICT = 12,
+	DO_IS_MODULES = 11, DO_IS_SYSDICT = 12, DO_IS_BUILTINS = 13,
 	DO_TS_SIZE = 19, DO_TS_NEXT = 21, DO_TS_INTERP = 22, DO_TS_CURRENT_FRAME = 23,
 	DO_TS_THREAD_ID = 24, DO_TS_NATIVE_THREAD_ID = 25, DO_TS_DATASTACK_CHUNK = 26,
 	DO_IF_SIZE = 28, DO_IF_PREVIOUS = 29, DO_IF_EXECUTABLE = 30, DO_IF_INSTR_PTR = 31,
@@ -590,6 +590,7 @@ static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t r
 	L->interp_tstate_head = (int64_t)v[DO_IS_THREADS_HEAD];
 	L->interp_modules = (int64_t)v[DO_IS_MODULES];
 	L->interp_sysdict = (int64_t)v[DO_IS_SYSDICT];
+	L->interp_builtins = (int64_t)v[DO_IS_BUILTINS];
 	L->tstate_next = (int64_t)v[DO_TS_NEXT];
 	L->tstate_interp = (int64_t)v[DO_TS_INTERP];
 	L->tstate_current_frame = (int64_t)v[DO_TS_CURRENT_FRAME];
@@ -632,6 +633,66 @@ static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t r
 	return 0;
 }
 
+/* Look for "xdebugpy" followed by a plausible _Py_DebugOffsets: a 3.13+
+ * version and struct sizes that make sense.  Captured memory of modules
+ * named like python is searched first (where _PyRuntime lives), then all
+ * captured memory.  Returns the module holding it (or NULL). */
+static bool plausible_offsets(struct dump *d, uint64_t at, uint64_t *version)
+{
+	uint64_t v[DO_COUNT];
+	if (dump_read(d, at, v, sizeof(v)) != DUMP_OK)
+		return false;
+	uint64_t ver = v[DO_VERSION];
+	if ((ver >> 24) != 3 || ((ver >> 16) & 0xff) < 13 || v[DO_FREE_THREADED] > 1)
+		return false;
+	const int sizes[] = { DO_RT_SIZE, DO_IS_SIZE, DO_TS_SIZE, DO_IF_SIZE, DO_CO_SIZE };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (v[sizes[i]] == 0 || v[sizes[i]] > (1u << 20))
+			return false;
+	*version = ver;
+	return true;
+}
+
+struct offsets_scan {
+	bool pythonish;          /* this pass: modules named like python, or the rest */
+	uint64_t version;
+};
+
+static bool scan_keep(struct dump *d, uint64_t start, void *arg)
+{
+	struct offsets_scan *sc = arg;
+	struct dump_module *m = dump_module_at(d, start);
+	return (m && strstr(base_name(m->path), "python")) == sc->pythonish;
+}
+
+static bool scan_found(struct dump *d, uint64_t at, void *arg)
+{
+	struct offsets_scan *sc = arg;
+	return at % 8 == 0 && plausible_offsets(d, at, &sc->version);
+}
+
+static struct dump_module *scan_debug_offsets(struct dump *d, uint64_t *runtime, uint64_t *version)
+{
+	static const char cookie[8] = { 'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y' };
+	for (int pass = 0; pass < 2; pass++) {
+		struct offsets_scan sc = { pass == 0, 0 };
+		uint64_t at = dump_search(d, cookie, sizeof(cookie), scan_keep, scan_found, &sc);
+		if (!at)
+			continue;
+		*runtime = at;
+		*version = sc.version;
+		struct dump_module *owner = dump_module_at(d, at);
+		if (owner)
+			return owner;
+		/* anonymous memory: name the first module that looks like python */
+		for (size_t k = 0; k < d->nmodules; k++)
+			if (strstr(base_name(d->modules[k].path), "python"))
+				return &d->modules[k];
+		return NULL;
+	}
+	return NULL;
+}
+
 struct candidate {
 	struct dump_module *mod;
 	struct symbol_want syms[NSYMS];
@@ -652,6 +713,33 @@ static bool probe_module(struct symbols *s, struct dump_module *m, struct candid
 static bool python_named(const struct dump_module *m)
 {
 	return strstr(base_name(m->path), "python") != NULL;
+}
+
+/* Without symbols, the built-in types are still where Python code finds
+ * them: in the interpreter's builtins dict, by name (None and Ellipsis by
+ * the types of their objects). */
+static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
+{
+	uint64_t builtins = 0, v;
+	if (c->L->interp_builtins < 0 || rd_ptr(c, interp + c->L->interp_builtins, &builtins) != 0 ||
+	    !builtins)
+		return;
+	static const struct { int t; const char *name; bool instance; } names[] = {
+		{ PYT_INT, "int", false }, { PYT_BOOL, "bool", false }, { PYT_FLOAT, "float", false },
+		{ PYT_STR, "str", false }, { PYT_BYTES, "bytes", false },
+		{ PYT_BYTEARRAY, "bytearray", false }, { PYT_LIST, "list", false },
+		{ PYT_TUPLE, "tuple", false }, { PYT_DICT, "dict", false }, { PYT_SET, "set", false },
+		{ PYT_FROZENSET, "frozenset", false }, { PYT_COMPLEX, "complex", false },
+		{ PYT_OBJECT, "object", false }, { PYT_TYPE, "type", false },
+		{ PYT_NONE, "None", true }, { PYT_ELLIPSIS, "Ellipsis", true },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (c->type_addr[names[i].t] || py_dict_get_str(c, builtins, names[i].name, &v) != 0)
+			continue;
+		if (names[i].instance && rd_ptr(c, v + c->L->object_type, &v) != 0)
+			continue;
+		c->type_addr[names[i].t] = v;
+	}
 }
 
 /* The built-in type objects, for repr(), and the set's dummy key. */
@@ -692,17 +780,38 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 				refused = m->file_error;
 		}
 	}
+	bool scanned = false;
+	if (!found) {
+		/* No symbols: 3.13+ carries _Py_DebugOffsets at the start of
+		 * _PyRuntime, findable by its cookie. */
+		uint64_t runtime, version;
+		found = scan_debug_offsets(d, &runtime, &version);
+		if (found) {
+			scanned = true;
+			memset(&cand, 0, sizeof(cand));
+			cand.mod = found;
+			cand.syms[SYM_RUNTIME].addr = runtime;
+			model_warn(r, "no usable symbols (%s): the runtime was found by its debug-offsets "
+				   "cookie; types are recognized by name",
+				   refused ? refused : "no module defines _PyRuntime");
+			(void)version;
+		}
+	}
 	if (!found) {
 		if (refused)
-			*why = arena_printf(r->arena, "cannot read the interpreter's symbols: %s", refused);
+			*why = arena_printf(r->arena, "cannot read the interpreter's symbols: %s; and no "
+					    "_Py_DebugOffsets (3.13+) found in memory", refused);
 		else
-			*why = "not a CPython process: no loaded module defines _PyRuntime";
+			*why = "not a CPython process: no loaded module defines _PyRuntime, and no "
+			       "_Py_DebugOffsets (3.13+) is in memory";
 		return PY_ENOTPYTHON;
 	}
 
 	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena };
 	c.code_type = cand.syms[SYM_CODE_TYPE].addr;
 	uint64_t hex = 0;
+	if (scanned)
+		dump_read_u64(d, cand.syms[SYM_RUNTIME].addr + 8, &hex);
 	if (cand.syms[SYM_VERSION].addr) {
 		uint32_t v;
 		if (dump_read_u32(d, cand.syms[SYM_VERSION].addr, &v) == DUMP_OK)
@@ -731,7 +840,7 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		dump_hex(found->build_id, found->build_id_len, hexid);
 		r->binary_build_id = arena_strdup(r->arena, hexid);
 	}
-	r->located_by = "symbol";
+	r->located_by = scanned ? "debug-offsets" : "symbol";
 
 	uint64_t runtime = cand.syms[SYM_RUNTIME].addr, head = 0;
 	if (minor >= 13) {
@@ -772,8 +881,12 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		model_warn(r, "only the minor version 3.%u could be told from %s", minor, found->path);
 	}
 
-	if (opt->locals)
-		find_types(&c, s, found);
+	if (opt->locals) {
+		if (!scanned)
+			find_types(&c, s, found);
+		if (head)
+			find_types_in_builtins(&c, head);
+	}
 	walk_interpreters(&c, runtime, head, cand.syms[SYM_TSTATE_CURRENT].addr);
 	free(c.codes);
 	return PY_OK;

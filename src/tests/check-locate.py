@@ -111,6 +111,42 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
         server.wait()
 
 
+def check_no_files(failed_cases):
+    """3.13 with no interpreter files at all: the whole pyenv prefix hidden.
+    The runtime is found by its _Py_DebugOffsets cookie; stacks and locals
+    must match what the process recorded."""
+    pythons = sorted(glob.glob("/root/.pyenv/versions/3.13*/bin/python3.13"))
+    if not pythons:
+        print("SKIP: no files at all: python3.13 (/root/.pyenv/versions/3.13*/bin/python3.13) not installed")
+        return
+    python = pythons[-1]
+    prefix = os.path.dirname(os.path.dirname(python))
+    for scenario in ("threads", "locals"):
+        work = tempfile.mkdtemp(prefix="pycore-nofiles-")
+        try:
+            core, truth_path = cs.take_gcore(python, scenario, work)
+            truth = json.load(open(truth_path))
+            empty = os.path.join(work, "empty")
+            os.makedirs(empty)
+            args = ["analyze", "--format", "json"] + (["--locals=deep"] if scenario == "locals" else []) + [core]
+            rc, out, err = hidden(prefix, empty, args)
+            if rc != 0:
+                raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+            report = json.loads(out)
+            if report["python"]["located_by"] != "debug-offsets":
+                raise cs.Failure("located_by is %s" % report["python"]["located_by"])
+            cs.compare(truth, report, None)
+            extra = ""
+            if scenario == "locals":
+                extra = ", %d reprs exactly Python's" % cs.compare_locals(truth, report)
+            print("ok: 3.13 %s with no interpreter files at all%s" % (scenario, extra))
+        except cs.Failure as e:
+            failed_cases.append(scenario)
+            print("FAIL: 3.13 %s with no interpreter files: %s" % (scenario, e))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
     if not pythons:
@@ -188,6 +224,15 @@ def main():
         except cs.Failure as e:
             failed += 1
             print("FAIL: debuginfod: %s" % e)
+
+        def older_without_files():
+            rc, out, err = hidden(os.path.dirname(libdir), empty, args)
+            if rc != 3 or "_Py_DebugOffsets" not in err or err.count("\n") != 1:
+                raise cs.Failure("exit %d, stderr %r; want 3 and one line saying why" % (rc, err))
+        case("3.12 with no files at all: exit 3, says why", older_without_files)
+        bad = []
+        check_no_files(bad)
+        failed += len(bad)
     finally:
         if os.environ.get("KEEP_CORES") == "1":
             print("kept in %s" % work)

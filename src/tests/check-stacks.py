@@ -307,6 +307,29 @@ def check_sample(core, truth_path):
         print("FAIL: sample: %s" % e)
         return 1
     print("ok: sample %s: %d threads" % (os.path.basename(core), len(truth["threads"])))
+    # The same with the interpreter's whole installation hidden: the README's
+    # first command must work on a machine without it.
+    if not shutil.which("unshare") or os.geteuid() != 0:
+        print("SKIP: sample without its interpreter: needs unshare and root")
+        return 0
+    prefix = os.path.dirname(os.path.dirname(report["python"]["binary"]["path"]))
+    empty = tempfile.mkdtemp(prefix="pycore-empty-")
+    try:
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, prefix,
+                            PYCORE, "analyze", "--format", "json", core],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            print("FAIL: sample with %s hidden: exit %d: %s" % (prefix, p.returncode, p.stderr.decode().strip()))
+            return 1
+        hidden = json.loads(p.stdout)
+        compare(truth, hidden, None)
+    except Failure as e:
+        print("FAIL: sample with %s hidden: %s" % (prefix, e))
+        return 1
+    finally:
+        os.rmdir(empty)
+    print("ok: sample with %s hidden: located by %s" % (prefix, hidden["python"]["located_by"]))
     return 0
 
 
