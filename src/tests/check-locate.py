@@ -147,6 +147,42 @@ def check_no_files(failed_cases):
             shutil.rmtree(work, ignore_errors=True)
 
 
+def check_embedded(failed_cases):
+    """libpython loaded by a C program (built here) that is not python."""
+    for minor in ("3.12", "3.8"):
+        prefixes = sorted(glob.glob("/root/.pyenv/versions/%s*" % minor))
+        if not prefixes or not shutil.which("cc"):
+            print("SKIP: embedded libpython %s: pyenv %s or cc not installed" % (minor, minor))
+            continue
+        prefix = prefixes[-1]
+        work = tempfile.mkdtemp(prefix="pycore-embed-")
+        try:
+            cflags = subprocess.run([os.path.join(prefix, "bin", "python%s-config" % minor), "--includes"],
+                                    stdout=subprocess.PIPE).stdout.decode().split()
+            exe = os.path.join(work, "embedding-app")
+            b = subprocess.run(["cc", "-o", exe, os.path.join(HERE, "embed", "embed.c")] + cflags +
+                               ["-L" + os.path.join(prefix, "lib"), "-lpython" + minor,
+                                "-Wl,-rpath," + os.path.join(prefix, "lib")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if b.returncode != 0:
+                raise cs.Failure("cannot build the embedding program: %s" % b.stdout.decode()[-300:])
+            core, truth_path = cs.take_gcore(exe, "threads", work)
+            truth = json.load(open(truth_path))
+            rc, out, err = cs.run_pycore(["analyze", "--format", "json", core])
+            if rc != 0:
+                raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+            report = json.loads(out)
+            cs.compare(truth, report, None)
+            if report["process"]["executable"] != exe:
+                raise cs.Failure("process.executable is %s" % report["process"]["executable"])
+            print("ok: libpython %s embedded in a C program" % minor)
+        except cs.Failure as e:
+            failed_cases.append("embed")
+            print("FAIL: libpython %s embedded in a C program: %s" % (minor, e))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
     if not pythons:
@@ -232,6 +268,7 @@ def main():
         case("3.12 with no files at all: exit 3, says why", older_without_files)
         bad = []
         check_no_files(bad)
+        check_embedded(bad)
         failed += len(bad)
     finally:
         if os.environ.get("KEEP_CORES") == "1":
