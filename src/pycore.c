@@ -85,6 +85,11 @@ static const char usage_text[] =
 	"      --executable PATH  the main program's file\n"
 	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
 	"                       with a warning in the report\n"
+	"      --layout auto|table|dwarf\n"
+	"                       where CPython's struct offsets come from: pycore's\n"
+	"                       table for the version, or the interpreter's own DWARF;\n"
+	"                       auto (default) takes the DWARF when the table does not\n"
+	"                       fit the build (another object header) or is missing\n"
 	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
@@ -206,6 +211,7 @@ static const struct option longopts[] = {
 	{ "debug-dir", required_argument, NULL, 'd' },
 	{ "executable", required_argument, NULL, 'e' },
 	{ "allow-mismatch", no_argument, NULL, 'M' },
+	{ "layout", required_argument, NULL, 'Y' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -249,6 +255,18 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'M':
 			opt->files.allow_mismatch = true;
+			break;
+		case 'Y':
+			if (strcmp(optarg, "auto") == 0) {
+				opt->py.layout = LAYOUT_AUTO;
+			} else if (strcmp(optarg, "table") == 0) {
+				opt->py.layout = LAYOUT_TABLE;
+			} else if (strcmp(optarg, "dwarf") == 0) {
+				opt->py.layout = LAYOUT_DWARF;
+			} else {
+				usage_error("unknown layout '%s': use auto, table or dwarf", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'L':
 			opt->py.locals = true;

@@ -22,6 +22,7 @@ struct py_options {
 	size_t max_repr;         /* characters of one repr before it is cut */
 	size_t max_items;        /* items of one container shown */
 	int max_depth;           /* containers inside containers */
+	enum { LAYOUT_AUTO, LAYOUT_TABLE, LAYOUT_DWARF } layout;
 };
 
 /* Fill R's python and interpreters parts.  On failure *why says, in one

@@ -15,6 +15,7 @@
  * - 3.13 starts _PyRuntime with _Py_DebugOffsets (cookie "xdebugpy").
  */
 #include "python/python.h"
+#include "python/dwarf_layout.h"
 #include "python/linetable.h"
 #include "python/locals.h"
 #include "python/python_int.h"
@@ -483,11 +484,13 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
  * ------------------------------------------------------------------------ */
 
 enum {
-	SYM_RUNTIME, SYM_INTERP_HEAD, SYM_VERSION, SYM_CODE_TYPE, SYM_TSTATE_CURRENT, NSYMS
+	SYM_RUNTIME, SYM_INTERP_HEAD, SYM_VERSION, SYM_CODE_TYPE, SYM_TSTATE_CURRENT, SYM_TYPE_TYPE,
+	NSYMS
 };
 
 static const char *const sym_names[NSYMS] = {
 	"_PyRuntime", "interp_head", "Py_Version", "PyCode_Type", "_PyThreadState_Current",
+	"PyType_Type",
 };
 
 static const char *base_name(const char *path)
@@ -693,6 +696,23 @@ static struct dump_module *scan_debug_offsets(struct dump *d, uint64_t *runtime,
 	return NULL;
 }
 
+/* Does the table fit this build?  The type of PyCode_Type must be
+ * PyType_Type when read at the table's ob_type offset (a build with
+ * another object header, such as Py_TRACE_REFS, fails this). */
+static bool table_fits(struct py_ctx *c, const struct py_layout *L, uint64_t code_type, uint64_t type_type)
+{
+	uint64_t t;
+	if (!code_type || !type_type)
+		return true; /* nothing to check against */
+	return L->object_type >= 0 && rd_ptr(c, code_type + (uint64_t)L->object_type, &t) == 0 &&
+	       t == type_type;
+}
+
+struct candidate;
+static int choose_layout(struct py_ctx *c, struct symbols *s, struct dump_module *m,
+			 const struct candidate *cand, unsigned minor, struct py_layout *L,
+			 const char **why);
+
 struct candidate {
 	struct dump_module *mod;
 	struct symbol_want syms[NSYMS];
@@ -755,6 +775,42 @@ static void find_types(struct py_ctx *c, struct symbols *s, struct dump_module *
 		c->type_addr[i] = w[i].addr;
 	if (w[PYT_COUNT].addr)
 		rd_ptr(c, w[PYT_COUNT].addr, &c->set_dummy);
+}
+
+/* The table, or the interpreter's own DWARF: always with --layout=dwarf;
+ * with auto, when there is no table or it does not fit this build. */
+static int choose_layout(struct py_ctx *c, struct symbols *s, struct dump_module *m,
+			 const struct candidate *cand, unsigned minor, struct py_layout *L,
+			 const char **why)
+{
+	bool have_table = L->minor != 0;
+	bool fits = have_table && table_fits(c, L, cand->syms[SYM_CODE_TYPE].addr,
+					     cand->syms[SYM_TYPE_TYPE].addr);
+	if (c->opt->layout == LAYOUT_TABLE || (c->opt->layout == LAYOUT_AUTO && fits)) {
+		if (!have_table) {
+			*why = arena_printf(c->a, "no layout table for CPython 3.%u", minor);
+			return -1;
+		}
+		return 0;
+	}
+	Dwarf *dw = symbols_dwarf(s, m);
+	struct py_layout from;
+	const char *dwhy = "the interpreter has no DWARF (debug info)";
+	if (dw && py_layout_from_dwarf(dw, minor, &from, &dwhy) == 0) {
+		*L = from;
+		if (c->opt->layout == LAYOUT_AUTO)
+			model_warn(c->r, "pycore's 3.%u table does not fit this build: its layout was read "
+				   "from the interpreter's own DWARF", minor);
+		return 0;
+	}
+	if (c->opt->layout == LAYOUT_DWARF || !have_table) {
+		*why = arena_printf(c->a, "cannot take CPython 3.%u's layout from %s: %s", minor, m->path, dwhy);
+		return -1;
+	}
+	model_warn(c->r, "pycore's 3.%u table does not fit this build and %s: the report may be wrong",
+		   minor, dwhy);
+	c->r->incomplete = true;
+	return 0;
 }
 
 enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_options *opt,
@@ -826,12 +882,17 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		return PY_EUNSUPPORTED;
 	}
 	const struct py_layout *table = py_layout_for(minor);
-	if (!table) {
+	static const struct py_layout none = { 0 };
+	if (!table && (minor < 6 || minor > 13)) {
 		*why = arena_printf(r->arena, "CPython 3.%u is not supported (pycore reads 3.6 to 3.13)", minor);
 		return PY_EUNSUPPORTED;
 	}
+	if (!table)
+		table = &none;
 	struct py_layout L = *table;
 	c.L = &L;
+	if (choose_layout(&c, s, found, &cand, minor, &L, why) != 0)
+		return PY_EUNSUPPORTED;
 
 	r->has_python = true;
 	r->binary_path = arena_strdup(r->arena, found->file_path ? found->file_path : found->path);

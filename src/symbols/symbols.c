@@ -110,6 +110,13 @@ const char *symbols_module_error(struct symbols *s, struct dump_module *m)
 	return "no symbol table";
 }
 
+struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m)
+{
+	Dwfl_Module *dm = dwfl_mod(s, m);
+	Dwarf_Addr bias;
+	return dm ? dwfl_module_getdwarf(dm, &bias) : NULL;
+}
+
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);

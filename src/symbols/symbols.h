@@ -36,4 +36,7 @@ struct symbol_want {
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
 const char *symbols_module_error(struct symbols *s, struct dump_module *m);
 
+/* The module's DWARF (its own or a separate debug file's), or NULL. */
+struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m);
+
 #endif

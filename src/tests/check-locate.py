@@ -219,6 +219,11 @@ def main():
                 raise cs.Failure("exit %d, stderr %r; want 3 and one line saying not found" % (rc, err))
         case("files hidden: exit 3, says which file is missing", nothing)
 
+        def dwarf_layout():
+            rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--layout=dwarf", core])
+            expect_stacks("--layout=dwarf", truth, rc, out, err)
+        case("--layout=dwarf: offsets from the interpreter's own DWARF", dwarf_layout)
+
         sysroot = os.path.join(work, "sysroot")
         os.makedirs(sysroot + libdir)
         shutil.copy(lib, sysroot + lib)
