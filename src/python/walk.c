@@ -708,6 +708,74 @@ static bool table_fits(struct py_ctx *c, const struct py_layout *L, uint64_t cod
 	       t == type_type;
 }
 
+/* 3.6-3.12 without symbols: look through the captured writable memory of
+ * a module named like python for the word that holds the interpreter list
+ * (_PyRuntime.interpreters.head; 3.6: interp_head), trying each plausible
+ * version's table.  A candidate is believed only if it points to an
+ * interpreter whose newest thread state points back to it and belongs to
+ * one of the dump's threads (its thread_id is that thread's pthread_t,
+ * which on x86_64 is its fs_base). */
+static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t interp)
+{
+	uint64_t ts, back, ident;
+	if (!interp || interp % 8 ||
+	    dump_read_u64(d, interp + L->interp_tstate_head, &ts) != DUMP_OK || !ts || ts % 8 ||
+	    dump_read_u64(d, ts + L->tstate_interp, &back) != DUMP_OK || back != interp ||
+	    dump_read_u64(d, ts + L->tstate_thread_id, &ident) != DUMP_OK || !ident)
+		return false;
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (d->threads[i].regs.fs_base == ident)
+			return true;
+	return false;
+}
+
+#define SCAN_BSS_BYTES (4u << 20)
+
+static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, unsigned *minor_out)
+{
+	uint64_t buf[512];
+	/* The version the file names say (python3.X, libpython3.X...): only
+	 * that table is tried then; all of them only when no name says. */
+	unsigned named = 0;
+	for (size_t i = 0; i < d->nmodules && !named; i++)
+		named = minor_from_name(d->modules[i].path);
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		const char *b = base_name(m->path);
+		if (strncmp(b, "libpython", 9) != 0 && strncmp(b, "python", 6) != 0 &&
+		    !(d->executable && strcmp(m->path, d->executable) == 0))
+			continue;
+		for (unsigned minor = 12; minor >= 6; minor--) {
+			if (named && minor != named)
+				continue;
+			const struct py_layout *L = py_layout_for(minor);
+			int64_t head_ofs = minor == 6 ? 0 : L->runtime_interpreters_head;
+			/* the module's mappings, and the anonymous .bss that follows
+			 * its last one (zero-initialized globals such as 3.6's
+			 * interp_head or 3.7-3.9's _PyRuntime live there) */
+			for (size_t k = 0; k <= m->nmaps; k++) {
+				uint64_t start = k < m->nmaps ? m->maps[k].start : m->end;
+				uint64_t end = k < m->nmaps ? m->maps[k].end : m->end + SCAN_BSS_BYTES;
+				if (k == m->nmaps && dump_module_at(d, m->end))
+					continue;
+				for (uint64_t a = start; a < end; a += sizeof(buf)) {
+					uint64_t n = end - a < sizeof(buf) ? end - a : sizeof(buf);
+					if (dump_read(d, a, buf, n) != DUMP_OK)
+						continue;
+					for (uint64_t w = 0; w < n / 8; w++) {
+						if (!plausible_interp(d, L, buf[w]))
+							continue;
+						*where = a + 8 * w - (uint64_t)head_ofs;
+						*minor_out = minor;
+						return m;
+					}
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
 struct candidate;
 static int choose_layout(struct py_ctx *c, struct symbols *s, struct dump_module *m,
 			 const struct candidate *cand, unsigned minor, struct py_layout *L,
@@ -836,7 +904,8 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 				refused = m->file_error;
 		}
 	}
-	bool scanned = false;
+	bool scanned = false, heuristic = false;
+	unsigned scanned_minor = 0;
 	if (!found) {
 		/* No symbols: 3.13+ carries _Py_DebugOffsets at the start of
 		 * _PyRuntime, findable by its cookie. */
@@ -854,26 +923,42 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		}
 	}
 	if (!found) {
+		/* Older versions: a bounded scan, validated by walking. */
+		uint64_t where;
+		found = scan_interp_list(d, &where, &scanned_minor);
+		if (found) {
+			scanned = heuristic = true;
+			memset(&cand, 0, sizeof(cand));
+			cand.mod = found;
+			cand.syms[scanned_minor == 6 ? SYM_INTERP_HEAD : SYM_RUNTIME].addr = where;
+			model_warn(r, "no usable symbols (%s): the interpreter list was found by scanning "
+				   "the interpreter's memory (CPython 3.%u layout)",
+				   refused ? refused : "no module defines _PyRuntime", scanned_minor);
+		}
+	}
+	if (!found) {
 		if (refused)
-			*why = arena_printf(r->arena, "cannot read the interpreter's symbols: %s; and no "
-					    "_Py_DebugOffsets (3.13+) found in memory", refused);
+			*why = arena_printf(r->arena, "cannot read the interpreter's symbols: %s; no "
+					    "_Py_DebugOffsets (3.13+) in memory, and no interpreter state found "
+					    "by scanning", refused);
 		else
-			*why = "not a CPython process: no loaded module defines _PyRuntime, and no "
-			       "_Py_DebugOffsets (3.13+) is in memory";
+			*why = "not a CPython process: no loaded module defines _PyRuntime, no "
+			       "_Py_DebugOffsets (3.13+) is in memory, and a scan found no interpreter state";
 		return PY_ENOTPYTHON;
 	}
 
 	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena };
 	c.code_type = cand.syms[SYM_CODE_TYPE].addr;
 	uint64_t hex = 0;
-	if (scanned)
+	if (scanned && !heuristic)
 		dump_read_u64(d, cand.syms[SYM_RUNTIME].addr + 8, &hex);
 	if (cand.syms[SYM_VERSION].addr) {
 		uint32_t v;
 		if (dump_read_u32(d, cand.syms[SYM_VERSION].addr, &v) == DUMP_OK)
 			hex = v;
 	}
-	unsigned minor = hex ? (unsigned)((hex >> 16) & 0xff) : minor_from_name(found->path);
+	unsigned minor = hex ? (unsigned)((hex >> 16) & 0xff)
+			 : heuristic ? scanned_minor : minor_from_name(found->path);
 	if (!minor && d->executable)
 		minor = minor_from_name(d->executable);
 	if (!minor) {
@@ -901,7 +986,7 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		dump_hex(found->build_id, found->build_id_len, hexid);
 		r->binary_build_id = arena_strdup(r->arena, hexid);
 	}
-	r->located_by = scanned ? "debug-offsets" : "symbol";
+	r->located_by = heuristic ? "scan" : scanned ? "debug-offsets" : "symbol";
 
 	uint64_t runtime = cand.syms[SYM_RUNTIME].addr, head = 0;
 	if (minor >= 13) {
@@ -925,7 +1010,8 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	if (!head)
 		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
 
-	/* Up to 3.10 there is no Py_Version: ask sys.hexversion. */
+	/* Up to 3.10 there is no Py_Version (and without symbols it cannot be
+	 * read): ask sys.hexversion. */
 	if (!hex && head && L.interp_sysdict >= 0) {
 		uint64_t sysdict, v;
 		int64_t h;
