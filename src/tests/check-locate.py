@@ -219,9 +219,15 @@ def main():
 
         def nothing():
             rc, out, err = hidden(libdir, empty, args)
-            if rc != 3 or "not found" not in err or err.count("\n") != 1:
-                raise cs.Failure("exit %d, stderr %r; want 3 and one line saying not found" % (rc, err))
-        case("files hidden: exit 3, says which file is missing", nothing)
+            if rc != 0:
+                raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+            report = json.loads(out)
+            cs.compare(truth, report, None)
+            if report["python"]["located_by"] != "scan" or not any(
+                    "not found" in w and "libpython3.12" in w for w in report["warnings"]):
+                raise cs.Failure("located_by %s, warnings %s: want scan, naming the missing file"
+                                 % (report["python"]["located_by"], report["warnings"]))
+        case("files hidden: found by scanning, the warning names the missing file", nothing)
 
         def dwarf_layout():
             rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--layout=dwarf", core])
@@ -257,9 +263,13 @@ def main():
 
         def mismatch():
             rc, out, err = hidden(libdir, empty, ["--search-path", wrong] + args)
-            if rc != 3 or bid not in err or wrong_id not in err:
-                raise cs.Failure("exit %d, stderr %r; want 3 naming %s and %s" % (rc, err, bid, wrong_id))
-        case("a mismatched build-id is refused, both ids named", mismatch)
+            report = json.loads(out) if rc == 0 else None
+            if rc != 0 or report["python"]["located_by"] != "scan" or not any(
+                    bid in w and wrong_id in w for w in report["warnings"]):
+                raise cs.Failure("exit %d, stderr %r, warnings %s; want the file refused (both ids "
+                                 "named) and the runtime found by scanning"
+                                 % (rc, err, report and report["warnings"]))
+        case("a mismatched build-id is refused, both ids named, and never used", mismatch)
         case("--allow-mismatch uses it, with a warning",
              lambda: expect_stacks("--allow-mismatch", truth,
                                    *hidden(libdir, empty, ["--search-path", wrong, "--allow-mismatch"] + args),
