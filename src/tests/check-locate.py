@@ -256,6 +256,25 @@ def main():
              lambda: expect_stacks("--debug-dir", truth, *hidden(libdir, empty, ["--debug-dir", tree] + args),
                                    binary_prefix=tree))
 
+        # a stripped copy, its DWARF in a separate file of a build-id tree:
+        # --layout=dwarf needs libdwfl to find and read that file
+        stripped = os.path.join(work, "stripped")
+        dtree = os.path.join(work, "dtree")
+        os.makedirs(stripped)
+        os.makedirs(os.path.join(dtree, ".build-id", bid[:2]))
+        st = subprocess.run(["eu-strip", "-f", os.path.join(dtree, ".build-id", bid[:2], bid[2:] + ".debug"),
+                             "-o", os.path.join(stripped, "libpython3.12.so.1.0"), lib],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+        def separate_debug():
+            if st.returncode != 0:
+                raise cs.Failure("eu-strip failed: %s" % st.stdout.decode())
+            expect_stacks("separate debug file", truth,
+                          *hidden(libdir, empty, ["--search-path", stripped, "--debug-dir", dtree,
+                                                  "--layout=dwarf"] + args),
+                          binary_prefix=stripped)
+        case("a stripped copy, its DWARF from a separate debug file (--layout=dwarf)", separate_debug)
+
         wrong = os.path.join(work, "wrong")
         os.makedirs(wrong)
         change_build_id(lib, os.path.join(wrong, "libpython3.12.so.1.0"))
