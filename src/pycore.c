@@ -71,6 +71,8 @@ static const char usage_text[] =
 	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"
 	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
+	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
+	"                       and report what was read, with a warning and exit 1\n"
 	"\n"
 	"Where the interpreter's files come from, tried in this order; a file is used\n"
 	"only when its build-id matches the one the core recorded:\n"
@@ -212,6 +214,7 @@ static const struct option longopts[] = {
 	{ "executable", required_argument, NULL, 'e' },
 	{ "allow-mismatch", no_argument, NULL, 'M' },
 	{ "layout", required_argument, NULL, 'Y' },
+	{ "timeout", required_argument, NULL, 'T' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -256,6 +259,16 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		case 'M':
 			opt->files.allow_mismatch = true;
 			break;
+		case 'T': {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0) || v > 1e6) {
+				usage_error("--timeout needs a number of seconds (0 for none), not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			opt->py.timeout = v;
+			break;
+		}
 		case 'Y':
 			if (strcmp(optarg, "auto") == 0) {
 				opt->py.layout = LAYOUT_AUTO;
@@ -316,7 +329,7 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 
 int main(int argc, char **argv)
 {
-	struct options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32 } };
+	struct options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32, .timeout = 60 } };
 	int rc = parse_options(argc, argv, "+:f:hV", &opt);
 	if (rc >= 0)
 		return rc;

@@ -61,6 +61,8 @@ static int add_attr(struct py_ctx *c, const char *name, uint64_t value, void *ar
 static void add_local(struct py_ctx *c, struct model_frame *f, const char *name,
 		      const char *kind, uint64_t value, const struct repr_limits *lim)
 {
+	if (py_out_of_time(c))
+		return;
 	struct model_local *l = new_local(c, &f->locals, name, kind, value, lim);
 	uint64_t type;
 	uint64_t flags = 0;

@@ -23,6 +23,7 @@ struct py_options {
 	size_t max_items;        /* items of one container shown */
 	int max_depth;           /* containers inside containers */
 	enum { LAYOUT_AUTO, LAYOUT_TABLE, LAYOUT_DWARF } layout;
+	double timeout;          /* seconds for one dump's walk; 0: none */
 };
 
 /* Fill R's python and interpreters parts.  On failure *why says, in one

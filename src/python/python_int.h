@@ -52,6 +52,8 @@ struct py_ctx {
 	uint64_t set_dummy;          /* the set's deleted-entry marker, 0 when unknown */
 	uint64_t interp;             /* the PyInterpreterState being walked */
 	int numpy_major;             /* 0 not looked up yet, -1 unknown */
+	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0: no time budget */
+	bool timed_out;
 	struct py_code *codes;       /* open-addressing cache keyed by address */
 	size_t ncodes, codes_cap;
 };
@@ -74,6 +76,10 @@ typedef int (*py_dict_fn)(struct py_ctx *c, uint64_t key, uint64_t value, void *
 int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg);
 /* The same over a keys object and (split tables) a values array. */
 int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dict_fn fn, void *arg);
+
+/* True once the time budget (--timeout) is spent; the walk then stops
+ * where it is and says so. */
+bool py_out_of_time(struct py_ctx *c);
 
 /* ---- layout.c ---- */
 const struct py_layout *py_layout_for(unsigned minor);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FRAME_OWNED_BY_GENERATOR 1
 #define FRAME_OWNED_BY_CSTACK    3   /* 3.12, 3.13 */
@@ -213,6 +214,24 @@ static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t,
 	return f;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool py_out_of_time(struct py_ctx *c)
+{
+	if (!c->timed_out && c->deadline_ns && now_ns() > c->deadline_ns) {
+		c->timed_out = true;
+		model_warn(c->r, "the time budget (--timeout %g s) ran out: the report stops where the walk was",
+			   c->opt->timeout);
+		c->r->incomplete = true;
+	}
+	return c->timed_out;
+}
+
 static void thread_error(struct py_ctx *c, struct model_thread *t, const char *msg)
 {
 	if (!t->error)
@@ -225,7 +244,7 @@ static void thread_error(struct py_ctx *c, struct model_thread *t, const char *m
 static void frame_locals(struct py_ctx *c, struct model_thread *t, struct model_frame *f,
 			 uint64_t frame, uint64_t code)
 {
-	if (!c->opt->locals)
+	if (!c->opt->locals || py_out_of_time(c))
 		return;
 	struct repr_limits lim = { c->opt->max_repr, c->opt->max_items, c->opt->max_depth };
 	const char *why = py_frame_locals(c, f, frame, code, &lim);
@@ -242,6 +261,10 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 	const struct py_layout *L = c->L;
 	struct addrset seen = { 0 };
 	while (frame) {
+		if (py_out_of_time(c)) {
+			thread_error(c, t, "the time budget ran out here");
+			break;
+		}
 		if (t->frames.n >= PY_MAX_FRAMES) {
 			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
 			break;
@@ -281,6 +304,10 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 	const struct py_layout *L = c->L;
 	struct addrset seen = { 0 };
 	while (frame) {
+		if (py_out_of_time(c)) {
+			thread_error(c, t, "the time budget ran out here");
+			break;
+		}
 		if (t->frames.n >= PY_MAX_FRAMES) {
 			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
 			break;
@@ -461,6 +488,8 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 				c->r->incomplete = true;
 				break;
 			}
+			if (py_out_of_time(c))
+				break;
 			walk_thread(c, mi, ts, &gil);
 			if (rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
 				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads",
@@ -948,6 +977,8 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	}
 
 	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena };
+	if (opt->timeout > 0)
+		c.deadline_ns = now_ns() + (uint64_t)(opt->timeout * 1e9);
 	c.code_type = cand.syms[SYM_CODE_TYPE].addr;
 	uint64_t hex = 0;
 	if (scanned && !heuristic)

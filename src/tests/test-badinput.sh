@@ -73,6 +73,15 @@ if command -v gcore >/dev/null; then
 		gcore -o "$tmp/py" "$pid" >/dev/null 2>&1
 		kill "$pid"
 		core=$tmp/py.$pid
+		# a time budget too small for any walk: exit 1, a report that says so
+		"$PYCORE" analyze --timeout 0.000001 --format json "$core" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		if [ "$rc" -ne 1 ] || ! grep -q "time budget" "$tmp/out" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+			echo "FAIL: --timeout: exit $rc: $(cat "$tmp/err")"
+			failed=$((failed + 1))
+		else
+			echo "ok: --timeout: exit 1, the report says the time budget ran out"
+		fi
 		head -c 3000 "$core" >"$tmp/truncated-3000"
 		expect 4 "$tmp/truncated-3000"
 		# cut in the middle: gcore writes its notes last, so they are lost
@@ -105,5 +114,8 @@ usage frobnicate core
 usage analyze --no-such-option core
 usage analyze --format xml core
 usage analyze --max-repr 0 core
+usage analyze --timeout soon core
+usage analyze --layout guess core
+usage analyze --locals=shallow core
 
 [ "$failed" -eq 0 ]

@@ -1,0 +1,176 @@
+"""Corrupted Python memory in a real core: pycore must say what is wrong
+where it is wrong, and go on, never crash, hang or print a wrong value.
+
+A gcore of the locals scenario under CPython 3.12 is copied and patched
+(addresses from pycore's own report of the intact core, struct offsets from
+versions/3.12.h): a thread list that loops, a frame chain that points to
+itself, a dict whose keys table claims 2**60 slots, a str whose length is
+2**50, a list whose items pointer is garbage.  Exit 0 pass, 1 fail, 77 skip.
+"""
+import glob
+import importlib.util
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cs)
+
+
+class Core:
+    """A core file's PT_LOAD map, to read and patch process addresses."""
+
+    def __init__(self, path):
+        self.data = bytearray(open(path, "rb").read())
+        phoff, = struct.unpack_from("<Q", self.data, 32)
+        phnum, = struct.unpack_from("<H", self.data, 56)
+        self.loads = []
+        for i in range(phnum):
+            t, _, off, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", self.data, phoff + 56 * i)
+            if t == 1 and filesz:
+                self.loads.append((vaddr, vaddr + filesz, off))
+
+    def offset(self, addr):
+        for start, end, off in self.loads:
+            if start <= addr < end:
+                return off + addr - start
+        raise cs.Failure("address 0x%x is not in the core" % addr)
+
+    def u64(self, addr):
+        return struct.unpack_from("<Q", self.data, self.offset(addr))[0]
+
+    def put64(self, addr, v):
+        struct.pack_into("<Q", self.data, self.offset(addr), v)
+
+    def put8(self, addr, v):
+        self.data[self.offset(addr)] = v
+
+    def save(self, path):
+        open(path, "wb").write(self.data)
+
+
+def table(minor):
+    text = open(os.path.join(cs.SRCDIR, "versions", "3.%d.h" % minor)).read()
+    return dict((k, int(v)) for k, v in re.findall(r"\.(\w+) = (-?\d+),", text))
+
+
+def run(core, *extra):
+    p = subprocess.run([cs.PYCORE, "analyze", "--format", "json", "--locals"] + list(extra) + [core],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode < 0 or p.returncode > 4:
+        raise cs.Failure("pycore died: exit %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
+    out = p.stdout.decode()
+    return p.returncode, json.loads(out) if out.strip() else None, p.stderr.decode()
+
+
+def find_local(report, function, name):
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            for f in t["frames"]:
+                if f["function"] == function:
+                    for l in f["locals"] or []:
+                        if l["name"] == name:
+                            return l
+    raise cs.Failure("no local %s in %s" % (name, function))
+
+
+def main():
+    pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
+    if not pythons or not shutil.which("gcore"):
+        print("SKIP: corrupted cores: python3.12 (pyenv) or gcore not installed")
+        return 77
+    L = table(12)
+    work = tempfile.mkdtemp(prefix="pycore-corrupt-")
+    failed = 0
+    try:
+        core, _ = cs.take_gcore(pythons[-1], "locals", work)
+        rc, report, err = run(core)
+        if rc != 0:
+            raise cs.Failure("the intact core: exit %d: %s" % (rc, err))
+        runtime = int(report["python"]["runtime_address"], 16)
+
+        def case(label, patch, check):
+            nonlocal failed
+            c = Core(core)
+            try:
+                patch(c)
+                path = os.path.join(work, "patched")
+                c.save(path)
+                rc2, rep, err2 = run(path)
+                check(rc2, rep, err2)
+                print("ok: %s" % label)
+            except cs.Failure as e:
+                failed += 1
+                print("FAIL: %s: %s" % (label, e))
+
+        def first_tstate(c):
+            interp = c.u64(runtime + L["runtime_interpreters_head"])
+            return c.u64(interp + L["interp_tstate_head"])
+
+        def loop_threads(c):
+            ts = first_tstate(c)
+            second = c.u64(ts + L["tstate_next"])
+            c.put64(second + L["tstate_next"], ts)
+
+        def expect_warning(text):
+            def check(rc2, rep, err2):
+                if rc2 != 1 or not rep or not any(text in w for w in rep["warnings"]):
+                    raise cs.Failure("exit %d, warnings %s; want 1 and one saying %r"
+                                     % (rc2, rep and rep["warnings"], text))
+            return check
+        case("a thread list that loops", loop_threads, expect_warning("loops"))
+
+        def self_frame(c):
+            ts = first_tstate(c)
+            cframe = c.u64(ts + L["tstate_cframe"])
+            frame = c.u64(cframe + L["cframe_current_frame"])
+            c.put64(frame + L["iframe_previous"], frame)
+
+        def expect_thread_error(text):
+            def check(rc2, rep, err2):
+                errors = [t["error"] for i in (rep or {}).get("interpreters", []) for t in i["threads"]]
+                if rc2 != 1 or not any(e and text in e for e in errors):
+                    raise cs.Failure("exit %d, thread errors %s; want 1 and one saying %r" % (rc2, errors, text))
+            return check
+        case("a frame chain that points to itself", self_frame, expect_thread_error("loops"))
+
+        def expect_local_error(function, name):
+            def check(rc2, rep, err2):
+                if rc2 not in (0, 1) or not rep:
+                    raise cs.Failure("exit %d: %s" % (rc2, err2))
+                l = find_local(rep, function, name)
+                if l["repr"] is not None or not l["error"]:
+                    raise cs.Failure("%s: repr %r, error %r; want no repr and an error"
+                                     % (name, l["repr"], l["error"]))
+            return check
+
+        d = int(find_local(report, "containers", "d")["address"], 16)
+        case("a dict whose keys claim 2**60 slots",
+             lambda c: c.put8(c.u64(d + L["dict_keys"]) + L["dictkeys_log2_size"], 60),
+             expect_local_error("containers", "d"))
+        s = int(find_local(report, "strings", "latin")["address"], 16)
+        case("a str of length 2**50", lambda c: c.put64(s + L["unicode_length"], 1 << 50),
+             expect_local_error("strings", "latin"))
+        lst = int(find_local(report, "containers", "lst")["address"], 16)
+        case("a list whose items pointer is garbage", lambda c: c.put64(lst + L["list_item"], 0x10),
+             expect_local_error("containers", "lst"))
+        case("a list that claims 2**40 items", lambda c: c.put64(lst + L["var_size"], 1 << 40),
+             lambda rc2, rep, err2: None if rc2 in (0, 1) and find_local(rep, "containers", "lst")["error"]
+             else (_ for _ in ()).throw(cs.Failure("exit %d, no error on lst" % rc2)))
+    except cs.Failure as e:
+        failed += 1
+        print("FAIL: %s" % e)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
