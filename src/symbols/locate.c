@@ -33,7 +33,11 @@ static char *from_debuginfod(const uint8_t *id, size_t len)
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (!urls || !*urls)
 		return NULL;
-	void *lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* Loaded once and kept: libcurl below it keeps global state that
+	 * unloading would turn into leaks. */
+	static void *lib;
+	if (!lib)
+		lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		return NULL;
 	begin_fn begin = (begin_fn)dlsym(lib, "debuginfod_begin");
@@ -49,7 +53,6 @@ static char *from_debuginfod(const uint8_t *id, size_t len)
 			path = NULL;
 		end(client);
 	}
-	dlclose(lib);
 	return path;
 }
 
