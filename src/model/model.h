@@ -46,6 +46,14 @@ struct model_frame {
 	struct ptrvec locals;        /* of struct model_local */
 };
 
+/* The exception a thread was handling (inside an except block). */
+struct model_exception {
+	const char *type;            /* "ValueError", "mymod.MyError" */
+	const char *message;         /* str(exception), NULL when unreadable */
+	const char *error;           /* why something is missing */
+	struct ptrvec traceback;     /* of struct model_frame, innermost first */
+};
+
 struct model_thread {
 	int64_t tid;                 /* -1: unknown */
 	uint64_t ident;
@@ -54,6 +62,7 @@ struct model_thread {
 	bool crashed;
 	const char *error;
 	struct ptrvec frames;        /* of struct model_frame, innermost first */
+	struct model_exception *exception;   /* NULL: none being handled */
 };
 
 struct model_interp {

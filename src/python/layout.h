@@ -29,7 +29,7 @@ struct py_layout {
 
 	/* PyInterpreterState */
 	int64_t interp_next;
-	int64_t interp_tstate_head;          /* .tstate_head (<=3.11) or .threads.head (3.12+) */
+	int64_t interp_tstate_head;          /* .tstate_head (<=3.10) or .threads.head (3.11+) */
 	int64_t interp_id;                   /* .id (3.7+) */
 	int64_t interp_sysdict;
 	int64_t interp_builtins;             /* .builtins: the builtins module's dict */
@@ -40,10 +40,12 @@ struct py_layout {
 	int64_t tstate_next;
 	int64_t tstate_interp;
 	int64_t tstate_frame;                /* .frame (<=3.10): PyFrameObject * */
-	int64_t tstate_cframe;               /* .cframe (3.11, 3.12): _PyCFrame * */
+	int64_t tstate_cframe;               /* .cframe (3.11, 3.12): _PyCFrame *; 3.10 has a
+					      * member of that name too, a different struct
+					      * without current_frame: never used there */
 	int64_t tstate_current_frame;        /* .current_frame (3.13+): _PyInterpreterFrame * */
 	int64_t tstate_thread_id;            /* .thread_id: pthread_t, threading.get_ident() */
-	int64_t tstate_native_thread_id;     /* .native_thread_id (3.8+): the OS tid */
+	int64_t tstate_native_thread_id;     /* .native_thread_id (3.11+): the OS tid */
 	int64_t tstate_datastack_chunk;      /* .datastack_chunk (3.11+) */
 	int64_t cframe_current_frame;        /* _PyCFrame.current_frame (3.11, 3.12) */
 
@@ -54,7 +56,8 @@ struct py_layout {
 	int64_t frame_lineno;                /* .f_lineno */
 	int64_t frame_locals;                /* .f_locals: dict or NULL */
 	int64_t frame_localsplus;            /* .f_localsplus[] */
-	int64_t frame_frame;                 /* .f_frame (3.11+): _PyInterpreterFrame * */
+	int64_t frame_frame;                 /* .f_frame (3.11+): _PyInterpreterFrame *; f_back and
+					      * f_lineno also remain in the 3.11+ wrapper */
 
 	/* _PyInterpreterFrame (3.11+) */
 	int64_t iframe_previous;
@@ -64,7 +67,7 @@ struct py_layout {
 	int64_t iframe_is_entry;             /* .is_entry (3.11 only): bool */
 	int64_t iframe_locals;               /* .f_locals: dict or NULL */
 	int64_t iframe_localsplus;           /* .localsplus[] */
-	int64_t iframe_stacktop;             /* .stacktop (3.11, 3.12) */
+	int64_t iframe_stacktop;             /* .stacktop (3.11-3.13) */
 	int64_t sizeof_iframe;
 
 	/* _PyStackChunk (3.11+) */
@@ -132,7 +135,7 @@ struct py_layout {
 	int64_t dict_values;                 /* .ma_values */
 	int64_t dictkeys_size;               /* PyDictKeysObject.dk_size (<=3.10) */
 	int64_t dictkeys_log2_size;          /* .dk_log2_size (3.11+) */
-	int64_t dictkeys_log2_index_bytes;   /* .dk_log2_index_bytes (3.12+) */
+	int64_t dictkeys_log2_index_bytes;   /* .dk_log2_index_bytes (3.11+) */
 	int64_t dictkeys_kind;               /* .dk_kind (3.11+) */
 	int64_t dictkeys_nentries;
 	int64_t dictkeys_indices;            /* .dk_indices[] */
@@ -149,6 +152,18 @@ struct py_layout {
 	int64_t long_lv_tag;                 /* .long_value.lv_tag (3.12+) */
 	int64_t cell_ref;                    /* PyCellObject.ob_ref */
 	int64_t function_qualname;           /* PyFunctionObject.func_qualname */
+
+	/* the exception a thread is handling, and its traceback */
+	int64_t tstate_exc_info;             /* PyThreadState.exc_info (3.7+): _PyErr_StackItem * */
+	int64_t tstate_exc_value;            /* PyThreadState.exc_value (3.6) */
+	int64_t stackitem_exc_value;         /* _PyErr_StackItem.exc_value (3.7+) */
+	int64_t exc_args;                    /* PyBaseExceptionObject.args */
+	int64_t exc_traceback;               /* PyBaseExceptionObject.traceback */
+	int64_t tb_next;                     /* PyTracebackObject */
+	int64_t tb_frame;
+	int64_t tb_lasti;
+	int64_t tb_lineno;
+	int64_t module_dict;                 /* PyModuleObject.md_dict */
 };
 
 #endif

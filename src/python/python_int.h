@@ -58,6 +58,13 @@ struct py_ctx {
 	size_t ncodes, codes_cap;
 };
 
+/* ---- walk.c ---- */
+
+/* A code object's name, file and line table, cached by address; valid
+ * until the next call.  NULL only when out of memory; ->error says why a
+ * code object could not be read. */
+const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr);
+
 /* ---- objects.c ---- */
 
 /* Read a str object as UTF-8 into the arena (at most MAXCHARS characters).

@@ -18,6 +18,7 @@
 #include "python/dwarf_layout.h"
 #include "python/linetable.h"
 #include "python/locals.h"
+#include "python/threads.h"
 #include "python/python_int.h"
 
 #include <ctype.h>
@@ -124,7 +125,7 @@ static int rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
 
 /* Read what the report needs of a code object.  The result stays valid until
  * the next call. */
-static const struct py_code *code_get(struct py_ctx *c, uint64_t addr)
+const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 {
 	struct py_code *pc = code_slot(c, addr);
 	if (!pc)
@@ -283,7 +284,7 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 							(unsigned long long)frame));
 			break;
 		}
-		const struct py_code *pc = code_get(c, code);
+		const struct py_code *pc = py_code_get(c, code);
 		if (!pc || pc->error) {
 			thread_error(c, t, arena_printf(c->a, "frame at 0x%llx: %s", (unsigned long long)frame,
 							pc ? pc->error : "out of memory"));
@@ -336,7 +337,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 							(unsigned long long)frame, owner));
 			break;
 		}
-		const struct py_code *pc = code_get(c, code);
+		const struct py_code *pc = py_code_get(c, code);
 		if (!pc || pc->error) {
 			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx: %s",
 							(unsigned long long)frame,
@@ -422,6 +423,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		walk_frame_objects(c, t, frame);
 	else
 		walk_interpreter_frames(c, t, frame);
+	py_thread_exception(c, ts, t);
 }
 
 static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64_t tstate_current,
@@ -498,6 +500,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 				break;
 			}
 		}
+		py_thread_names(c, interp, mi);
 		if (rd_ptr(c, interp + L->interp_next, &interp) != 0) {
 			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
 			c->r->incomplete = true;
@@ -1059,12 +1062,11 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 		model_warn(r, "only the minor version 3.%u could be told from %s", minor, found->path);
 	}
 
-	if (opt->locals) {
-		if (!scanned)
-			find_types(&c, s, found);
-		if (head)
-			find_types_in_builtins(&c, head);
-	}
+	/* types: for reprs, thread names and exceptions */
+	if (!scanned)
+		find_types(&c, s, found);
+	if (head)
+		find_types_in_builtins(&c, head);
 	walk_interpreters(&c, runtime, head, cand.syms[SYM_TSTATE_CURRENT].addr);
 	free(c.codes);
 	return PY_OK;

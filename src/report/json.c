@@ -89,12 +89,27 @@ static json_t *frame_json(const struct model_frame *f)
 			 "locals", locals);
 }
 
-static json_t *thread_json(const struct model_thread *t)
+static json_t *frames_json(const struct ptrvec *v)
 {
 	json_t *frames = json_array();
-	for (size_t i = 0; i < t->frames.n; i++)
-		json_array_append_new(frames, frame_json(t->frames.items[i]));
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o}",
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(frames, frame_json(v->items[i]));
+	return frames;
+}
+
+static json_t *exception_json(const struct model_exception *e)
+{
+	if (!e)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
+			 "message", str_or_null(e->message), "error", str_or_null(e->error),
+			 "traceback", frames_json(&e->traceback));
+}
+
+static json_t *thread_json(const struct model_thread *t)
+{
+	json_t *frames = frames_json(&t->frames);
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", json_integer((json_int_t)t->ident),
@@ -102,7 +117,8 @@ static json_t *thread_json(const struct model_thread *t)
 			 "holds_gil", t->holds_gil,
 			 "crashed", t->crashed,
 			 "error", str_or_null(t->error),
-			 "frames", frames);
+			 "frames", frames,
+			 "exception", exception_json(t->exception));
 }
 
 static json_t *report_json(const struct model_report *r)

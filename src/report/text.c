@@ -126,6 +126,18 @@ int report_text_write(FILE *out, const struct model_report *r)
 				fprintf(out, "  (no Python frames)\n");
 			if (t->error)
 				fprintf(out, "  [incomplete: %s]\n", t->error);
+			if (t->exception) {
+				const struct model_exception *e = t->exception;
+				fprintf(out, "  while handling %s%s%s\n", e->type ? e->type : "an exception",
+					e->message && *e->message ? ": " : "", e->message ? e->message : "");
+				for (size_t j = e->traceback.n; j-- > 0;) {
+					const struct model_frame *f = e->traceback.items[j];
+					fprintf(out, "    File \"%s\", line %d, in %s\n", f->file ? f->file : "?",
+						f->line, f->function ? f->function : "?");
+				}
+				if (e->error)
+					fprintf(out, "    [incomplete: %s]\n", e->error);
+			}
 		}
 	}
 	if (r->warnings.n) {

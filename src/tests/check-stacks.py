@@ -27,7 +27,7 @@ SKIP = 77
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
-GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals"]
+GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions"]
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
@@ -92,6 +92,17 @@ def compare(truth, report, crashed):
                 if w != g:
                     raise Failure("%s: frame %d (innermost is 0) differs: pycore %s, the process %s "
                                   "(%d frames vs %d)" % (label, i, g, w, len(got), len(want)))
+        if tt.get("name") is not None and t["name"] != tt["name"]:
+            raise Failure("%s: name %r, the process says %r" % (label, t["name"], tt["name"]))
+        if "exception" in tt:
+            want_e, got_e = tt["exception"], t["exception"]
+            if (want_e is None) != (got_e is None):
+                raise Failure("%s: exception %s, the process says %s" % (label, got_e, want_e))
+            if want_e:
+                got_tb = [dict((k, f[k]) for k in ("function", "file", "line")) for f in got_e["traceback"]]
+                if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"],
+                                                                 want_e["traceback"]):
+                    raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
         if crashed is not None:
             is_main = tt.get("main")
             if t["crashed"] != bool(is_main):

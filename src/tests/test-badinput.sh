@@ -82,6 +82,19 @@ if command -v gcore >/dev/null; then
 		else
 			echo "ok: --timeout: exit 1, the report says the time budget ran out"
 		fi
+		# zstd: cut in half, and with a corrupted byte in the middle
+		if command -v zstd >/dev/null; then
+			zstd -q -1 "$core" -o "$tmp/core.zst"
+			zsize=$(stat -c %s "$tmp/core.zst")
+			head -c $((zsize / 2)) "$tmp/core.zst" >"$tmp/half.zst"
+			expect 4 "$tmp/half.zst"
+			grep -q "truncated zstd stream" "$tmp/err" || { echo "FAIL: half.zst: $(cat "$tmp/err")"; failed=$((failed + 1)); }
+			cp "$tmp/core.zst" "$tmp/corrupt.zst"
+			printf '\377\377\377\377\377\377\377\377' | dd of="$tmp/corrupt.zst" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
+			expect 4 "$tmp/corrupt.zst"
+		else
+			echo "SKIP: zstd inputs: zstd not installed"
+		fi
 		head -c 3000 "$core" >"$tmp/truncated-3000"
 		expect 4 "$tmp/truncated-3000"
 		# cut in the middle: gcore writes its notes last, so they are lost

@@ -18,7 +18,7 @@ fi
 
 list=$("$gen" --list) || { echo "FAIL: $gen --list failed"; exit 1; }
 if [ -z "$list" ]; then
-	echo "SKIP: no CPython 3.6-3.13 installed (/root/.pyenv/versions/3.X.*/bin/python3.X)"
+	echo "SKIP: no CPython 3.6-3.13 installed (${PYENV_ROOT:-/root/.pyenv}/versions/3.X.*/bin/python3.X)"
 	exit 77
 fi
 

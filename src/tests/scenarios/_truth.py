@@ -54,6 +54,23 @@ def frames_of(frame, with_locals):
     return out
 
 
+# threading.get_ident() -> the exception that thread is handling, noted by
+# the thread itself (no interpreter before 3.12 can tell another's).
+EXCEPTIONS = {}
+
+
+def note_exception():
+    """Call inside an except block: remember what this thread handles."""
+    t, e, tb = sys.exc_info()
+    frames = []
+    while tb is not None:
+        frames.append({"function": tb.tb_frame.f_code.co_name,
+                       "file": tb.tb_frame.f_code.co_filename, "line": tb.tb_lineno})
+        tb = tb.tb_next
+    frames.reverse()  # innermost first, like the stacks
+    EXCEPTIONS[threading.get_ident()] = {"type": type_name(e), "message": str(e), "traceback": frames}
+
+
 def record(path, current_frames, with_locals=False):
     """Write the truth for CURRENT_FRAMES (sys._current_frames(), taken by
     the caller so that this function's own frame is not part of it)."""
@@ -67,6 +84,7 @@ def record(path, current_frames, with_locals=False):
             "native_id": getattr(t, "native_id", None) if t is not None else None,
             "main": ident == threading.main_thread().ident,
             "frames": frames_of(frame, with_locals),
+            "exception": EXCEPTIONS.get(ident),
         })
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
