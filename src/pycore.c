@@ -71,6 +71,10 @@ static const char usage_text[] =
 	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"
 	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
+	"      --native         each thread's native stack too, with its Python frames\n"
+	"                       woven in where the eval loop ran them; frames inside\n"
+	"                       the interpreter's own module are left out\n"
+	"      --native-all     the same, keeping the interpreter's own frames\n"
 	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
 	"                       and report what was read, with a warning and exit 1\n"
 	"\n"
@@ -215,6 +219,8 @@ static const struct option longopts[] = {
 	{ "allow-mismatch", no_argument, NULL, 'M' },
 	{ "layout", required_argument, NULL, 'Y' },
 	{ "timeout", required_argument, NULL, 'T' },
+	{ "native", no_argument, NULL, 'N' },
+	{ "native-all", no_argument, NULL, 'A' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -258,6 +264,13 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'M':
 			opt->files.allow_mismatch = true;
+			break;
+		case 'N':
+			if (opt->py.native < 1)
+				opt->py.native = 1;
+			break;
+		case 'A':
+			opt->py.native = 2;
 			break;
 		case 'T': {
 			char *end;

@@ -42,6 +42,8 @@ struct model_frame {
 	const char *file;
 	int line;                    /* <= 0: unknown */
 	uint64_t address;            /* native frames: pc; 0 otherwise */
+	const char *source_file;     /* native frames: source file from debug info */
+	bool eval_entry;             /* python frames: the outermost run by its eval loop call */
 	bool has_locals;
 	struct ptrvec locals;        /* of struct model_local */
 };

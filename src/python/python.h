@@ -24,6 +24,7 @@ struct py_options {
 	int max_depth;           /* containers inside containers */
 	enum { LAYOUT_AUTO, LAYOUT_TABLE, LAYOUT_DWARF } layout;
 	double timeout;          /* seconds for one dump's walk; 0: none */
+	int native;              /* 0 Python frames only; 1 with native frames; 2 all native */
 };
 
 /* Fill R's python and interpreters parts.  On failure *why says, in one

@@ -293,6 +293,7 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 		struct model_frame *f = add_frame(c, t, pc, code_line(c, pc, lasti));
 		if (!f)
 			break;
+		f->eval_entry = true; /* up to 3.10, one eval loop call per frame */
 		frame_locals(c, t, f, frame, code);
 		frame = back;
 	}
@@ -329,6 +330,10 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			break;
 		}
 		if (L->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+			/* the shim an eval loop call starts with: the frame inside it
+			 * is the first that call ran */
+			if (t->frames.n)
+				((struct model_frame *)t->frames.items[t->frames.n - 1])->eval_entry = true;
 			frame = prev;
 			continue;
 		}
@@ -354,6 +359,11 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 		struct model_frame *f = add_frame(c, t, pc, code_line(c, pc, unit));
 		if (!f)
 			break;
+		if (L->iframe_is_entry >= 0) {
+			uint8_t entry = 0;
+			dump_read(c->d, frame + L->iframe_is_entry, &entry, 1);
+			f->eval_entry = entry != 0;
+		}
 		frame_locals(c, t, f, frame, code);
 		frame = prev;
 	}
@@ -363,6 +373,81 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 /* ------------------------------------------------------------------------
  * Threads and interpreters
  * ------------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------------
+ * Native frames, with the Python frames woven in at the eval loop
+ * ------------------------------------------------------------------------ */
+
+struct weave {
+	struct py_ctx *c;
+	struct model_thread *t;
+	struct ptrvec out;
+	struct ptrvec py;            /* the thread's Python frames, innermost first */
+	size_t next_py;
+	struct dump_module *interp_module;
+};
+
+static bool is_eval_loop(const char *fn)
+{
+	return fn && strcmp(fn, "_PyEval_EvalFrameDefault") == 0;
+}
+
+static int weave_frame(const struct native_frame *nf, void *arg)
+{
+	struct weave *w = arg;
+	struct py_ctx *c = w->c;
+	if (is_eval_loop(nf->function) && w->next_py < w->py.n) {
+		/* the Python frames this eval loop call ran, innermost first */
+		while (w->next_py < w->py.n) {
+			struct model_frame *pf = w->py.items[w->next_py++];
+			ptrvec_push(c->a, &w->out, pf);
+			if (pf->eval_entry)
+				break;
+		}
+	}
+	bool internal = nf->module && nf->module == w->interp_module;
+	if (internal && c->opt->native < 2)
+		return 0;
+	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+	if (!f)
+		return 1;
+	f->kind = FRAME_NATIVE;
+	f->function = arena_strdup(c->a, nf->function);
+	f->file = arena_strdup(c->a, nf->module_path ? nf->module_path : nf->module ? nf->module->path : NULL);
+	f->address = nf->pc;
+	f->line = nf->file ? nf->line : 0;
+	f->source_file = arena_strdup(c->a, nf->file);
+	ptrvec_push(c->a, &w->out, f);
+	return 0;
+}
+
+static void weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+			 struct dump_module *interp_module)
+{
+	if (t->tid < 0) {
+		thread_error(c, t, "no OS thread for this Python thread: no native stack");
+		return;
+	}
+	struct weave w = { .c = c, .t = t, .py = t->frames, .interp_module = interp_module };
+	const char *why = NULL;
+	int n = symbols_native_stack(s, t->tid, weave_frame, &w, &why);
+	if (n < 0) {
+		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
+		return;
+	}
+	if (w.next_py < w.py.n) {
+		/* Python frames no eval loop frame was found for */
+		if (!why)
+			why = "the native stack has fewer eval loop frames than there are Python frames";
+		model_warn(c->r, "thread %lld: %zu Python frames placed after the native stack: %s",
+			   (long long)t->tid, w.py.n - w.next_py, why);
+		while (w.next_py < w.py.n)
+			ptrvec_push(c->a, &w.out, w.py.items[w.next_py++]);
+	} else if (why && n < 2) {
+		model_warn(c->r, "thread %lld: native stack incomplete: %s", (long long)t->tid, why);
+	}
+	t->frames = w.out;
+}
 
 struct gil {
 	bool known;
@@ -1068,6 +1153,13 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	if (head)
 		find_types_in_builtins(&c, head);
 	walk_interpreters(&c, runtime, head, cand.syms[SYM_TSTATE_CURRENT].addr);
+	if (opt->native) {
+		for (size_t i = 0; i < r->interps.n; i++) {
+			struct model_interp *mi = r->interps.items[i];
+			for (size_t k = 0; k < mi->threads.n && !py_out_of_time(&c); k++)
+				weave_native(&c, s, mi->threads.items[k], found);
+		}
+	}
 	free(c.codes);
 	return PY_OK;
 }

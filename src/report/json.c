@@ -79,8 +79,9 @@ static json_t *frame_json(const struct model_frame *f)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
 	json_t *locals = f->has_locals ? locals_json(&f->locals) : json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "kind", kinds[f->kind],
+			 "source_file", str_or_null(f->source_file),
 			 "function", str_or_null(f->function),
 			 "qualname", str_or_null(f->qualname),
 			 "file", str_or_null(f->file),

@@ -115,9 +115,11 @@ int report_text_write(FILE *out, const struct model_report *r)
 				} else if (f->kind == FRAME_GC) {
 					fprintf(out, "  <garbage collection>\n");
 				} else {
-					fprintf(out, "  (native) 0x%llx %s in %s\n",
-						(unsigned long long)f->address,
+					fprintf(out, "  (native) 0x%llx %s in %s", (unsigned long long)f->address,
 						f->function ? f->function : "??", f->file ? f->file : "?");
+					if (f->source_file)
+						fprintf(out, " at %s:%d", f->source_file, f->line);
+					fprintf(out, "\n");
 				}
 				if (f->has_locals)
 					write_locals(out, &f->locals, "    ", "");

@@ -1,15 +1,24 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* What each reported module's userdata points to. */
+struct module_ref {
+	struct dump *dump;
+	struct dump_module *mod;
+};
+
 struct symbols {
 	struct dump *dump;
 	Dwfl *dwfl;
+	struct module_ref *refs;     /* parallel to dump->modules */
+	int attached;                /* dwfl_attach_state: 0 not yet, 1 done, -1 failed */
 	Dwfl_Module **mods;          /* parallel to dump->modules */
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
@@ -22,9 +31,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	(void)mod; (void)modname; (void)base; (void)elfp;
-	struct dump_module *m = *userdata;
-	/* symbols_lookup has the dump layer verify the file first */
-	if (!m || m->file_state <= 0)
+	struct module_ref *ref = *userdata;
+	struct dump_module *m = ref ? ref->mod : NULL;
+	/* the dump layer finds the file and checks its build-id */
+	if (!m || dump_module_file(ref->dump, m) != 0)
 		return -1;
 	int fd = open(m->file_path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
@@ -59,7 +69,8 @@ struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->cb);
 	s->mods = calloc(d->nmodules ? d->nmodules : 1, sizeof(*s->mods));
-	if (!s->dwfl || !s->mods) {
+	s->refs = calloc(d->nmodules ? d->nmodules : 1, sizeof(*s->refs));
+	if (!s->dwfl || !s->mods || !s->refs) {
 		*err = s->dwfl ? "out of memory" : dwfl_errmsg(-1);
 		symbols_close(s);
 		return NULL;
@@ -76,7 +87,8 @@ struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err
 			continue;
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		*ud = m;
+		s->refs[i] = (struct module_ref){ d, m };
+		*ud = &s->refs[i];
 		/* The dump layer verifies build-ids (and allows a mismatch when
 		 * told to), so libdwfl is not asked to check them again. */
 		s->mods[i] = dm;
@@ -92,6 +104,7 @@ void symbols_close(struct symbols *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->mods);
+	free(s->refs);
 	free(s->debuginfo_path);
 	free(s);
 }
@@ -144,4 +157,144 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 		}
 	}
 	return found;
+}
+
+/* ------------------------------------------------------------------------
+ * Native stacks: libdwfl's unwinder attached to pycore's own memory reader
+ * and the dump's thread registers (dwfl_attach_state), so one unwinder
+ * serves every dump format.  Call frame information comes from the
+ * modules' ELF files (.eh_frame, .debug_frame), found and verified like
+ * every other file.
+ * ------------------------------------------------------------------------ */
+
+#define MAX_NATIVE_FRAMES 1024
+
+/* The thread argument is the struct dump_thread itself. */
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct dump *d = arg;
+	struct dump_thread *prev = *thread_argp;
+	size_t i = prev ? (size_t)(prev - d->threads) + 1 : 0;
+	if (i >= d->nthreads)
+		return 0;
+	*thread_argp = &d->threads[i];
+	return (pid_t)d->threads[i].tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct dump *d = arg;
+	for (size_t i = 0; i < d->nthreads; i++) {
+		if (d->threads[i].tid == tid) {
+			*thread_argp = &d->threads[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	uint64_t v;
+	if (dump_read_u64(arg, addr, &v) != DUMP_OK)
+		return false;
+	*result = v;
+	return true;
+}
+
+/* x86_64 DWARF register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp,
+ * rsp, r8-r15, rip (the psABI's numbering). */
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct dump_regs *r = &((const struct dump_thread *)thread_arg)->regs;
+	Dwarf_Word regs[17] = {
+		r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
+	};
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+struct unwind {
+	Dwfl *dwfl;
+	char name[512];
+	native_frame_fn fn;
+	void *arg;
+	int n;
+	const char *error;
+};
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+	struct unwind *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (u->n++ >= MAX_NATIVE_FRAMES) {
+		u->error = "native stack cut at 1024 frames";
+		return DWARF_CB_ABORT;
+	}
+	/* a return address points after the call: look up the call itself */
+	Dwarf_Addr lookup = activation ? pc : pc - 1;
+	struct native_frame nf = { .pc = pc };
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
+	if (mod) {
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &nf.module_path, NULL);
+		struct module_ref *ref = ud ? *ud : NULL;
+		if (ref)
+			nf.module = ref->mod;
+		nf.function = dwfl_module_addrname(mod, lookup);
+		/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is no part of
+		 * the function's name */
+		const char *at = nf.function ? strchr(nf.function, '@') : NULL;
+		if (at && at > nf.function) {
+			size_t n = (size_t)(at - nf.function);
+			if (n >= sizeof(u->name))
+				n = sizeof(u->name) - 1;
+			memcpy(u->name, nf.function, n);
+			u->name[n] = '\0';
+			nf.function = u->name;
+		}
+		Dwfl_Line *line = dwfl_module_getsrc(mod, lookup);
+		if (line) {
+			int lineno = 0;
+			nf.file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+			nf.line = lineno;
+		}
+	}
+	return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static int attach(struct symbols *s)
+{
+	static const Dwfl_Thread_Callbacks cb = {
+		.next_thread = next_thread,
+		.get_thread = get_thread,
+		.memory_read = memory_read,
+		.set_initial_registers = set_initial_registers,
+	};
+	if (s->attached)
+		return s->attached > 0 ? 0 : -1;
+	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(s->dump->pid > 0 ? s->dump->pid : 1), &cb,
+					s->dump) ? 1 : -1;
+	return s->attached > 0 ? 0 : -1;
+}
+
+int symbols_native_stack(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	struct unwind u = { .dwfl = s->dwfl, .fn = fn, .arg = arg };
+	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	if (u.error)
+		*error = u.error;
+	else if (rc != 0 && u.n <= 1)
+		*error = dwfl_errmsg(-1);
+	return u.n;
 }

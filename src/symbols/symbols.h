@@ -36,6 +36,23 @@ struct symbol_want {
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
 const char *symbols_module_error(struct symbols *s, struct dump_module *m);
 
+/* One native frame, innermost first. */
+struct native_frame {
+	uint64_t pc;
+	const char *function;        /* symbol name, NULL if unknown */
+	const char *module_path;     /* the file of the module, NULL if none */
+	struct dump_module *module;
+	const char *file;            /* source file, when debug info has it */
+	int line;
+};
+
+/* Called per frame; non-zero stops the walk. */
+typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
+
+/* Unwind thread TID of the dump.  Returns the number of frames given to FN,
+ * -1 when unwinding cannot start; *error says why the stack ends early. */
+int symbols_native_stack(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg, const char **error);
+
 /* The module's DWARF (its own or a separate debug file's), or NULL. */
 struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m);
 

@@ -208,6 +208,63 @@ def check_zstd(core, report):
     os.unlink(core + ".zst")
 
 
+GDB_FRAMES = """python
+f = gdb.selected_thread() and gdb.newest_frame()
+while f is not None:
+    if f.type() == gdb.NORMAL_FRAME:
+        print("FRAME 0x%x %s" % (f.pc(), f.name()))
+    f = f.older()
+"""
+
+
+def check_native(python, core, truth):
+    """--native-all: the crashed thread's native frames are gdb's, frame for
+    frame (the same return addresses; gdb's inline and tail-call frames are
+    its own reconstructions and left out), the innermost is the C function
+    that faulted (strlen), and the Python frames are woven in the order the
+    process recorded.  Without gdb: skipped, by name."""
+    if not shutil.which("gdb"):
+        print("SKIP: native frames against gdb: gdb not installed")
+        return
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--native-all", core])
+    if rc not in (0, 1):
+        raise Failure("--native-all: exit %d: %s" % (rc, err.strip()))
+    report = json.loads(out)
+    crashed = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]][0]
+    mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"] if f["kind"] == "native"]
+    g = subprocess.run(["gdb", "-nx", "-batch", "-ex", GDB_FRAMES, python, core],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+    theirs = []
+    for line in g.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("FRAME "):
+            _, pc, name = line.split(" ", 2)
+            theirs.append((int(pc, 16), None if name == "None" else name))
+    if not theirs:
+        raise Failure("gdb listed no frames")
+    # gdb stops at main (its "backtrace past-main" is off): pycore goes on
+    # into libc's start code
+    if theirs[-1][1] == "main" and len(mine) > len(theirs):
+        mine_cmp = mine[:len(theirs)]
+    else:
+        mine_cmp = mine
+    if [pc for pc, _ in mine_cmp] != [pc for pc, _ in theirs]:
+        raise Failure("native frames differ from gdb's:\n  pycore %s\n  gdb    %s"
+                      % (["%x %s" % m for m in mine], ["%x %s" % t for t in theirs]))
+    if not (mine[0][1] or "").lstrip("_").startswith("strlen"):
+        raise Failure("the innermost native frame is %s, not strlen" % mine[0][1])
+    py = [(f["function"], f["file"], f["line"]) for f in crashed["frames"] if f["kind"] == "python"]
+    main = [tt for tt in truth["threads"] if tt.get("main")][0]
+    want = [(f["function"], f["file"], f["line"]) for f in main["frames"]]
+    if py != want:
+        raise Failure("--native-all: Python frames %s, the process says %s" % (py, want))
+    # --native keeps the frames outside the interpreter (strlen, ctypes, libc)
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--native", core])
+    crashed = [t for i in json.loads(out)["interpreters"] for t in i["threads"] if t["crashed"]][0]
+    kinds = [f["kind"] for f in crashed["frames"]]
+    if kinds[0] != "native" or kinds.count("python") != len(want) or len(kinds) >= len(mine) + len(want):
+        raise Failure("--native: frames %s" % [(f["kind"], f["function"]) for f in crashed["frames"]])
+
+
 def take_gcore(python, scenario, workdir):
     truth_path = os.path.join(workdir, "truth.json")
     proc = subprocess.Popen([python, os.path.join(SCENARIOS, scenario + ".py"), truth_path],
@@ -288,6 +345,8 @@ def check(python, scenario, workdir):
     report = json.loads(lines[0])
     compare(truth, report, crashed)
     check_text(core, truth)
+    if scenario == "crash":
+        check_native(python, core, truth)
     if scenario == "threads" and shutil.which("zstd"):
         check_zstd(core, report)
     nframes = sum(len(t["frames"]) for t in truth["threads"])
