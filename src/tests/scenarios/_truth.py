@@ -71,11 +71,13 @@ def note_exception():
     EXCEPTIONS[threading.get_ident()] = {"type": type_name(e), "message": str(e), "traceback": frames}
 
 
-def record(path, current_frames, with_locals=False):
+def record(path, current_frames, with_locals=False, crasher=None):
     """Write the truth for CURRENT_FRAMES (sys._current_frames(), taken by
-    the caller so that this function's own frame is not part of it)."""
+    the caller so that this function's own frame is not part of it).
+    CRASHER: the ident of the thread about to crash, when one is."""
     threads = dict((t.ident, t) for t in threading.enumerate())
-    truth = {"pid": os.getpid(), "version": list(sys.version_info[:3]), "threads": []}
+    truth = {"pid": os.getpid(), "version": list(sys.version_info[:3]), "threads": [],
+             "crasher": crasher}
     for ident, frame in current_frames.items():
         t = threads.get(ident)
         truth["threads"].append({
