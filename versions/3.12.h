@@ -119,4 +119,6 @@
 	.tb_lasti = 32,
 	.tb_lineno = 36,
 	.module_dict = 16,
+	.runtime_gc_collecting = -1,
+	.interp_gc_collecting = 312,
 },

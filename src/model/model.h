@@ -69,6 +69,7 @@ struct model_thread {
 
 struct model_interp {
 	int64_t id;
+	int gc_collecting;           /* 1 yes, 0 no, -1 unknown */
 	struct ptrvec threads;
 };
 

@@ -164,6 +164,10 @@ struct py_layout {
 	int64_t tb_lasti;
 	int64_t tb_lineno;
 	int64_t module_dict;                 /* PyModuleObject.md_dict */
+
+	/* garbage collection in progress */
+	int64_t runtime_gc_collecting;       /* _PyRuntimeState.gc.collecting (3.7, 3.8) */
+	int64_t interp_gc_collecting;        /* PyInterpreterState.gc.collecting (3.9+) */
 };
 
 #endif

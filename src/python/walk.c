@@ -539,6 +539,34 @@ static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64
 	g->known = true;
 }
 
+/* A collection runs holding the GIL: CPython up to 3.13 records no frame
+ * for it, so the <GC> marker goes on top of the thread holding the GIL
+ * (CPython's own unwinder does the same from 3.14 on, at gc.frame).  When
+ * no thread holds it (a finalizer released it), say so instead. */
+static void mark_gc(struct py_ctx *c, struct model_interp *mi)
+{
+	if (mi->gc_collecting != 1)
+		return;
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (!t->holds_gil)
+			continue;
+		struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+		if (!f)
+			return;
+		f->kind = FRAME_GC;
+		f->function = "<GC>";
+		struct ptrvec v = { 0 };
+		ptrvec_push(c->a, &v, f);
+		for (size_t k = 0; k < t->frames.n; k++)
+			ptrvec_push(c->a, &v, t->frames.items[k]);
+		t->frames = v;
+		return;
+	}
+	model_warn(c->r, "interpreter %lld was collecting garbage, in a thread that had released "
+		   "the GIL (a finalizer): which thread is not known", (long long)mi->id);
+}
+
 static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current)
 {
 	const struct py_layout *L = c->L;
@@ -563,6 +591,14 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 		c->interp = interp;
 		struct gil gil;
 		read_gil(c, runtime, interp, tstate_current, &gil);
+		int32_t collecting;
+		mi->gc_collecting = -1;
+		if (L->interp_gc_collecting >= 0 &&
+		    dump_read(c->d, interp + L->interp_gc_collecting, &collecting, 4) == DUMP_OK)
+			mi->gc_collecting = collecting != 0;
+		else if (L->runtime_gc_collecting >= 0 && runtime &&
+			 dump_read(c->d, runtime + L->runtime_gc_collecting, &collecting, 4) == DUMP_OK)
+			mi->gc_collecting = collecting != 0;
 		uint64_t ts = 0;
 		if (rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
 			model_warn(c->r, "interpreter %lld: thread list not captured", (long long)mi->id);
@@ -586,6 +622,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 			}
 		}
 		py_thread_names(c, interp, mi);
+		mark_gc(c, mi);
 		if (rd_ptr(c, interp + L->interp_next, &interp) != 0) {
 			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
 			c->r->incomplete = true;

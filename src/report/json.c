@@ -153,7 +153,9 @@ static json_t *report_json(const struct model_report *r)
 		json_t *threads = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
 			json_array_append_new(threads, thread_json(mi->threads.items[k]));
-		json_array_append_new(interps, json_pack("{s:I, s:o}", "id", (json_int_t)mi->id,
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o}", "id", (json_int_t)mi->id,
+							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
+							 : json_boolean(mi->gc_collecting),
 							 "threads", threads));
 	}
 	json_t *warnings = json_array();

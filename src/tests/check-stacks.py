@@ -27,7 +27,7 @@ SKIP = 77
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
-GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions"]
+GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc"]
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
@@ -114,11 +114,28 @@ def compare(truth, report, crashed):
                 raise Failure("%s: holds_gil=%s; the crashing thread holds the GIL (it crashes "
                               "in C called without releasing it), the others wait on locks"
                               % (label, t["holds_gil"]))
+        elif truth.get("crasher") is not None:
+            # the gc scenario: the collecting thread holds the GIL and
+            # carries the <GC> marker on top
+            collecting = ident == truth["crasher"]
+            if t["holds_gil"] != collecting:
+                raise Failure("%s: holds_gil=%s; only the collecting thread holds it" % (label, t["holds_gil"]))
+            kinds = [f["kind"] for f in t["frames"]]
+            # 3.6 keeps its collecting flag in a static pycore does not read
+            if truth["version"][:2] == [3, 6]:
+                pass
+            elif collecting and (not kinds or kinds[0] != "gc" or kinds.count("gc") != 1):
+                raise Failure("%s: frames %s; want one <GC> marker on top" % (label, kinds))
         elif t["holds_gil"]:
             raise Failure("%s: holds_gil, but every thread is blocked on a lock (GIL released)" % label)
     for ident, t in threads.items():
         if ident not in seen and any(f["kind"] == "python" for f in t["frames"]):
             raise Failure("thread %s: in pycore's report with Python frames, unknown to the process" % ident)
+    if crashed is None and truth.get("crasher") is not None:
+        gcs = [i["gc_collecting"] for i in report["interpreters"]]
+        want_gc = None if truth["version"][:2] == [3, 6] else True
+        if gcs[0] != want_gc:
+            raise Failure("gc_collecting %s, want %s" % (gcs, want_gc))
     if truth["pid"] != report["process"]["pid"]:
         raise Failure("pid %s, the process says %s" % (report["process"]["pid"], truth["pid"]))
     v = report["python"]["version"]
