@@ -24,11 +24,6 @@
 #define MAX_SLOTS             1024
 #define MAX_BASES             64
 
-static int rd_ptr(struct py_ctx *c, uint64_t a, uint64_t *v)
-{
-	return dump_read_u64(c->d, a, v) == DUMP_OK ? 0 : -1;
-}
-
 struct by_name {
 	py_attr_fn fn;
 	void *arg;
@@ -57,7 +52,7 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 				values = obj + 16;
 		}
 		uint64_t word;
-		if (!values && rd_ptr(c, obj - 24, &word) != 0)
+		if (!values && py_rd_ptr(c, obj - 24, &word) != 0)
 			return -1;
 		if (!values) {
 			if (L->minor == 12 && (word & 1))
@@ -65,15 +60,15 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 			else
 				dict = word;
 		}
-		if (!values && !dict && L->minor == 11 && rd_ptr(c, obj - 32, &values) != 0)
+		if (!values && !dict && L->minor == 11 && py_rd_ptr(c, obj - 32, &values) != 0)
 			return -1;
-		if (values && rd_ptr(c, type + L->heaptype_cached_keys, &keys) != 0)
+		if (values && py_rd_ptr(c, type + L->heaptype_cached_keys, &keys) != 0)
 			return -1;
 	} else {
 		int64_t off;
 		if (dump_read(c->d, type + L->type_dictoffset, &off, 8) != DUMP_OK)
 			return -1;
-		if (off > 0 && off < (1 << 20) && rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
+		if (off > 0 && off < (1 << 20) && py_rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
 			return -1;
 	}
 	if (values)
@@ -93,7 +88,7 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 			return -1;
 		if (!(flags & TPFLAGS_HEAPTYPE))
 			return 0; /* static types keep no __slots__ of Python code */
-		if (rd_ptr(c, type + L->object_type, &meta) != 0 ||
+		if (py_rd_ptr(c, type + L->object_type, &meta) != 0 ||
 		    dump_read(c->d, meta + L->type_basicsize, &meta_size, 8) != DUMP_OK ||
 		    dump_read(c->d, type + L->var_size, &nmembers, 8) != DUMP_OK)
 			return -1;
@@ -115,12 +110,12 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 			char name[256];
 			if (dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != DUMP_OK)
 				return -1;
-			if (rd_ptr(c, obj + (uint64_t)offset, &value) != 0)
+			if (py_rd_ptr(c, obj + (uint64_t)offset, &value) != 0)
 				return -1;
 			if (value && b->fn(c, arena_strdup(c->a, name), value, b->arg))
 				return 0;
 		}
-		if (rd_ptr(c, type + L->type_base, &type) != 0)
+		if (py_rd_ptr(c, type + L->type_base, &type) != 0)
 			return -1;
 	}
 	return 0;

@@ -30,16 +30,6 @@
  * practice; a corrupt count must not make us read megabytes). */
 #define MAX_FRAME_LOCALS 65536
 
-static int rd_ptr(struct py_ctx *c, uint64_t a, uint64_t *v)
-{
-	return dump_read_u64(c->d, a, v) == DUMP_OK ? 0 : -1;
-}
-
-static int rd_i32(struct py_ctx *c, uint64_t a, int32_t *v)
-{
-	return dump_read(c->d, a, v, 4) == DUMP_OK ? 0 : -1;
-}
-
 static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, const char *name,
 				     const char *kind, uint64_t value, const struct repr_limits *lim);
 
@@ -103,7 +93,7 @@ static int deref_cell(struct py_ctx *c, uint64_t slot_value, uint64_t *out)
 {
 	if (c->type_addr[PYT_CELL] && py_type_of(c, slot_value, NULL) != PYT_CELL)
 		return -1;
-	return rd_ptr(c, slot_value + c->L->cell_ref, out);
+	return py_rd_ptr(c, slot_value + c->L->cell_ref, out);
 }
 
 /* The name at index I of a tuple of str. */
@@ -111,7 +101,7 @@ static const char *tuple_name(struct py_ctx *c, uint64_t tuple, int64_t i)
 {
 	uint64_t item;
 	const char *why;
-	if (rd_ptr(c, tuple + c->L->tuple_item + 8 * (uint64_t)i, &item) != 0)
+	if (py_rd_ptr(c, tuple + c->L->tuple_item + 8 * (uint64_t)i, &item) != 0)
 		return NULL;
 	return py_str_utf8(c, item, PY_MAX_NAME, &why);
 }
@@ -156,8 +146,8 @@ static const char *dict_locals(struct py_ctx *c, struct model_frame *f, uint64_t
 static int arg_count(struct py_ctx *c, uint64_t code, int32_t flags)
 {
 	int32_t argc = 0, kwonly = 0;
-	if (rd_i32(c, code + c->L->code_argcount, &argc) != 0 ||
-	    rd_i32(c, code + c->L->code_kwonlyargcount, &kwonly) != 0)
+	if (py_rd_i32(c, code + c->L->code_argcount, &argc) != 0 ||
+	    py_rd_i32(c, code + c->L->code_kwonlyargcount, &kwonly) != 0)
 		return -1;
 	return argc + kwonly + !!(flags & CO_VARARGS) + !!(flags & CO_VARKEYWORDS);
 }
@@ -168,12 +158,12 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 	const struct py_layout *L = c->L;
 	f->has_locals = true;
 	int32_t flags;
-	if (rd_i32(c, code + L->code_flags, &flags) != 0)
+	if (py_rd_i32(c, code + L->code_flags, &flags) != 0)
 		return "code object not captured";
 	bool old = L->minor <= 10;
 	if (!(flags & CO_NEWLOCALS)) {
 		uint64_t dict = 0;
-		if (rd_ptr(c, frame + (old ? L->frame_locals : L->iframe_locals), &dict) != 0)
+		if (py_rd_ptr(c, frame + (old ? L->frame_locals : L->iframe_locals), &dict) != 0)
 			return "frame not captured";
 		return dict_locals(c, f, dict, lim);
 	}
@@ -183,8 +173,8 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 
 	if (!old) {
 		uint64_t names, kinds;
-		if (rd_ptr(c, code + L->code_localsplusnames, &names) != 0 ||
-		    rd_ptr(c, code + L->code_localspluskinds, &kinds) != 0)
+		if (py_rd_ptr(c, code + L->code_localsplusnames, &names) != 0 ||
+		    py_rd_ptr(c, code + L->code_localspluskinds, &kinds) != 0)
 			return "code object not captured";
 		int64_t n = tuple_size(c, names);
 		size_t nk = 0;
@@ -197,7 +187,7 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 			if (k[i] & CO_FAST_HIDDEN)
 				continue;
 			uint64_t v;
-			if (rd_ptr(c, slots + 8 * (uint64_t)i, &v) != 0)
+			if (py_rd_ptr(c, slots + 8 * (uint64_t)i, &v) != 0)
 				return "the frame's variables are not captured";
 			if (!v)
 				continue; /* unbound */
@@ -219,10 +209,10 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 
 	uint64_t varnames, cellvars, freevars;
 	int32_t nlocals;
-	if (rd_i32(c, code + L->code_nlocals, &nlocals) != 0 ||
-	    rd_ptr(c, code + L->code_varnames, &varnames) != 0 ||
-	    rd_ptr(c, code + L->code_cellvars, &cellvars) != 0 ||
-	    rd_ptr(c, code + L->code_freevars, &freevars) != 0)
+	if (py_rd_i32(c, code + L->code_nlocals, &nlocals) != 0 ||
+	    py_rd_ptr(c, code + L->code_varnames, &varnames) != 0 ||
+	    py_rd_ptr(c, code + L->code_cellvars, &cellvars) != 0 ||
+	    py_rd_ptr(c, code + L->code_freevars, &freevars) != 0)
 		return "code object not captured";
 	int64_t nvar = tuple_size(c, varnames), ncell = tuple_size(c, cellvars),
 		nfree = tuple_size(c, freevars);
@@ -232,7 +222,7 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 	int64_t total = nlocals + ncell + nfree;
 	for (int64_t i = 0; i < total; i++) {
 		uint64_t v;
-		if (rd_ptr(c, slots + 8 * (uint64_t)i, &v) != 0)
+		if (py_rd_ptr(c, slots + 8 * (uint64_t)i, &v) != 0)
 			return "the frame's variables are not captured";
 		if (!v)
 			continue;
@@ -245,7 +235,7 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 			kind = cell ? "cell" : "free";
 			name = cell ? tuple_name(c, cellvars, i - nlocals)
 				    : tuple_name(c, freevars, i - nlocals - ncell);
-			if (rd_ptr(c, v + L->cell_ref, &v) != 0)
+			if (py_rd_ptr(c, v + L->cell_ref, &v) != 0)
 				return "a cell is not captured";
 			if (!v)
 				continue;

@@ -5,25 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
-{
-	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
-}
-
-static int rd_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
-{
-	return dump_read(c->d, addr, out, 8) == DUMP_OK ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------------
  * str
  * ------------------------------------------------------------------------ */
 
-static size_t put_utf8(char *out, uint32_t cp)
+size_t py_utf8_encode(uint32_t cp, char *out)
 {
-	/* lone surrogates and out-of-range values cannot be UTF-8: U+FFFD */
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
 	if (cp < 0x80) {
 		out[0] = (char)cp;
 		return 1;
@@ -55,7 +42,7 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		*why = "NULL string";
 		return NULL;
 	}
-	if (rd_i64(c, addr + L->unicode_length, &length) != 0 ||
+	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
 	    dump_read_u32(c->d, addr + L->unicode_state, &state) != DUMP_OK) {
 		*why = "string object not captured";
 		return NULL;
@@ -75,7 +62,7 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 	uint64_t data;
 	if (compact) {
 		data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
-	} else if (L->unicode_data < 0 || rd_ptr(c, addr + L->unicode_data, &data) != 0 || data == 0) {
+	} else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, &data) != 0 || data == 0) {
 		*why = "legacy string data not captured";
 		return NULL;
 	}
@@ -104,9 +91,11 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		} else {
 			memcpy(&cp, raw + 4 * i, 4);
 		}
-		if (cp == 0)
-			cp = 0xfffd; /* keep the result a C string */
-		o += put_utf8(out + o, cp);
+		/* lone surrogates and out-of-range values cannot be UTF-8, and a
+		 * NUL would end the C string: U+FFFD for those */
+		if (cp == 0 || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			cp = 0xfffd;
+		o += py_utf8_encode(cp, out + o);
 	}
 	out[o] = '\0';
 	free(raw);
@@ -120,7 +109,7 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, const char **why)
 {
 	int64_t size;
-	if (addr == 0 || rd_i64(c, addr + c->L->var_size, &size) != 0) {
+	if (addr == 0 || py_rd_i64(c, addr + c->L->var_size, &size) != 0) {
 		*why = "bytes object not captured";
 		return NULL;
 	}
@@ -149,13 +138,13 @@ int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
 	if (L->long_lv_tag >= 0) {
 		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero, 2 negative) */
 		uint64_t tag;
-		if (rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
+		if (py_rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
 			return -1;
 		ndigits = (int64_t)(tag >> 3);
 		sign = 1 - (int)(tag & 3);
 	} else {
 		int64_t size;
-		if (rd_i64(c, addr + L->var_size, &size) != 0)
+		if (py_rd_i64(c, addr + L->var_size, &size) != 0)
 			return -1;
 		sign = size < 0 ? -1 : size > 0;
 		ndigits = size < 0 ? -size : size;
@@ -224,13 +213,13 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 {
 	const struct py_layout *L = c->L;
 	int64_t nentries;
-	if (!keys || rd_i64(c, keys + L->dictkeys_nentries, &nentries) != 0)
+	if (!keys || py_rd_i64(c, keys + L->dictkeys_nentries, &nentries) != 0)
 		return -1;
 	uint64_t size, indices;
 	bool general = true;
 	if (L->dictkeys_size >= 0) {
 		int64_t s;
-		if (rd_i64(c, keys + L->dictkeys_size, &s) != 0 || s <= 0 || (s & (s - 1)) ||
+		if (py_rd_i64(c, keys + L->dictkeys_size, &s) != 0 || s <= 0 || (s & (s - 1)) ||
 		    s > (int64_t)PY_MAX_DICT_ENTRIES * 2)
 			return -1;
 		size = (uint64_t)s;
@@ -267,8 +256,8 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 			uint64_t k, v;
 			if (order[i] >= nentries)
 				return -1;
-			if (rd_ptr(c, entries + order[i] * esize + kofs, &k) != 0 ||
-			    rd_ptr(c, slots + 8 * (uint64_t)order[i], &v) != 0)
+			if (py_rd_ptr(c, entries + order[i] * esize + kofs, &k) != 0 ||
+			    py_rd_ptr(c, slots + 8 * (uint64_t)order[i], &v) != 0)
 				return -1;
 			if (k && v && fn(c, k, v, arg))
 				return 0;
@@ -277,7 +266,7 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 	}
 	for (int64_t i = 0; i < nentries; i++) {
 		uint64_t e = entries + (uint64_t)i * esize, k, v;
-		if (rd_ptr(c, e + kofs, &k) != 0 || rd_ptr(c, e + kofs + 8, &v) != 0)
+		if (py_rd_ptr(c, e + kofs, &k) != 0 || py_rd_ptr(c, e + kofs + 8, &v) != 0)
 			return -1;
 		if (k == 0 || v == 0)
 			continue;
@@ -290,8 +279,8 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
 {
 	uint64_t keys, values;
-	if (rd_ptr(c, dict + c->L->dict_keys, &keys) != 0 ||
-	    rd_ptr(c, dict + c->L->dict_values, &values) != 0)
+	if (py_rd_ptr(c, dict + c->L->dict_keys, &keys) != 0 ||
+	    py_rd_ptr(c, dict + c->L->dict_values, &values) != 0)
 		return -1;
 	return py_dict_keys_values(c, keys, values, fn, arg);
 }

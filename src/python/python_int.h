@@ -58,6 +58,25 @@ struct py_ctx {
 	size_t ncodes, codes_cap;
 };
 
+/* Reads of one word of the dump: 0, or -1 when it is not captured. */
+static inline int py_rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
+{
+	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
+}
+
+static inline int py_rd_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+{
+	return dump_read(c->d, addr, out, 8) == DUMP_OK ? 0 : -1;
+}
+
+static inline int py_rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
+{
+	return dump_read(c->d, addr, out, 4) == DUMP_OK ? 0 : -1;
+}
+
+/* UTF-8 of one code point (at most 4 bytes); returns the length. */
+size_t py_utf8_encode(uint32_t cp, char *out);
+
 /* ---- walk.c ---- */
 
 /* A code object's name, file and line table, cached by address; valid

@@ -128,16 +128,6 @@ static void limit(struct rctx *r, const char *why)
 		r->limit_why = why;
 }
 
-static int rd_ptr(struct py_ctx *c, uint64_t a, uint64_t *v)
-{
-	return dump_read_u64(c->d, a, v) == DUMP_OK ? 0 : -1;
-}
-
-static int rd_i64(struct py_ctx *c, uint64_t a, int64_t *v)
-{
-	return dump_read(c->d, a, v, 8) == DUMP_OK ? 0 : -1;
-}
-
 static void repr_obj(struct rctx *r, uint64_t addr);
 
 /* ------------------------------------------------------------------------
@@ -169,7 +159,7 @@ static const char *type_tp_name(struct py_ctx *c, uint64_t type)
 {
 	uint64_t name;
 	char buf[256];
-	if (rd_ptr(c, type + c->L->type_name, &name) != 0 ||
+	if (py_rd_ptr(c, type + c->L->type_name, &name) != 0 ||
 	    dump_read_cstr(c->d, name, buf, sizeof(buf)) != DUMP_OK)
 		return NULL;
 	return arena_strdup(c->a, buf);
@@ -178,7 +168,7 @@ static const char *type_tp_name(struct py_ctx *c, uint64_t type)
 enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 {
 	uint64_t type;
-	if (rd_ptr(c, addr + c->L->object_type, &type) != 0 || type == 0)
+	if (py_rd_ptr(c, addr + c->L->object_type, &type) != 0 || type == 0)
 		return PYT_UNREADABLE;
 	if (type_out)
 		*type_out = type;
@@ -211,9 +201,9 @@ static void type_qualname(struct py_ctx *c, uint64_t type, const char **module, 
 	const char *why;
 	if ((flags & (1ul << 9)) && L->heaptype_qualname >= 0) {   /* Py_TPFLAGS_HEAPTYPE */
 		uint64_t q, dict, mod;
-		if (rd_ptr(c, type + L->heaptype_qualname, &q) == 0)
+		if (py_rd_ptr(c, type + L->heaptype_qualname, &q) == 0)
 			*qualname = py_str_utf8(c, q, 256, &why);
-		if (rd_ptr(c, type + L->type_dict, &dict) == 0 && dict &&
+		if (py_rd_ptr(c, type + L->type_dict, &dict) == 0 && dict &&
 		    py_dict_get_str(c, dict, "__module__", &mod) == 0 &&
 		    py_type_of(c, mod, NULL) == PYT_STR)
 			*module = py_str_utf8(c, mod, 256, &why);
@@ -258,7 +248,7 @@ static void repr_long(struct rctx *r, uint64_t addr)
 	bool negative;
 	if (L->long_lv_tag >= 0) {
 		uint64_t tag;
-		if (rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
+		if (py_rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
 			return fail(r, "int not captured");
 		ndigits = (int64_t)(tag >> 3);
 		negative = (tag & 3) == 2;
@@ -266,7 +256,7 @@ static void repr_long(struct rctx *r, uint64_t addr)
 			return fail(r, "corrupt int sign");
 	} else {
 		int64_t size;
-		if (rd_i64(c, addr + L->var_size, &size) != 0)
+		if (py_rd_i64(c, addr + L->var_size, &size) != 0)
 			return fail(r, "int not captured");
 		negative = size < 0;
 		ndigits = size < 0 ? -size : size;
@@ -449,39 +439,13 @@ static bool printable(uint32_t cp)
 	return true;
 }
 
-static size_t utf8_encode(uint32_t cp, char *out)
+/* The escapes str and bytes reprs share, for characters below 0x80. */
+static void put_ascii(struct sbuf *b, uint32_t ch, uint32_t quote)
 {
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* One code point of a str literal body, escaped as unicode_repr does. */
-static void put_str_char(struct sbuf *b, uint32_t ch, uint32_t quote)
-{
-	char tmp[16];
+	char t[2] = { '\\', (char)ch };
 	if (ch == quote || ch == '\\') {
-		tmp[0] = '\\';
-		tmp[1] = (char)ch;
-		sb_char(b, tmp, 1);
-		sb_char(b, tmp + 1, 1);
+		sb_char(b, t, 1);
+		sb_char(b, t + 1, 1);
 	} else if (ch == '\t') {
 		sb_puts(b, "\\t");
 	} else if (ch == '\n') {
@@ -490,15 +454,23 @@ static void put_str_char(struct sbuf *b, uint32_t ch, uint32_t quote)
 		sb_puts(b, "\\r");
 	} else if (ch < ' ' || ch == 0x7f) {
 		sb_printf(b, "\\x%02x", ch);
-	} else if (ch < 0x7f) {
-		tmp[0] = (char)ch;
-		sb_char(b, tmp, 1);
+	} else {
+		sb_char(b, t + 1, 1);
+	}
+}
+
+/* One code point of a str literal body, escaped as unicode_repr does. */
+static void put_str_char(struct sbuf *b, uint32_t ch, uint32_t quote)
+{
+	char tmp[16];
+	if (ch < 0x80) {
+		put_ascii(b, ch, quote);
 	} else if (printable(ch)) {
 		if (ch >= 0xd800 && ch <= 0xdfff) {
 			/* never printable in fact, but keep UTF-8 valid regardless */
 			sb_printf(b, "\\u%04x", ch);
 		} else {
-			size_t n = utf8_encode(ch, tmp);
+			size_t n = py_utf8_encode(ch, tmp);
 			sb_char(b, tmp, n);
 		}
 	} else if (ch <= 0xff) {
@@ -517,7 +489,7 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 	const struct py_layout *L = c->L;
 	int64_t length;
 	uint32_t state;
-	if (rd_i64(c, addr + L->unicode_length, &length) != 0 ||
+	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
 	    dump_read_u32(c->d, addr + L->unicode_state, &state) != DUMP_OK) {
 		fail(r, "str not captured");
 		return NULL;
@@ -536,7 +508,7 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 	uint64_t data;
 	if (compact)
 		data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
-	else if (L->unicode_data < 0 || rd_ptr(c, addr + L->unicode_data, &data) != 0 || !data) {
+	else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, &data) != 0 || !data) {
 		fail(r, "str data not captured");
 		return NULL;
 	}
@@ -604,22 +576,10 @@ static void put_bytes_body(struct sbuf *b, const uint8_t *p, size_t n)
 	char quote = sq && !dq ? '"' : '\'';
 	sb_char(b, &quote, 1);
 	for (size_t i = 0; i < n && !sb_full(b); i++) {
-		uint8_t ch = p[i];
-		char t[2] = { '\\', (char)ch };
-		if (ch == (uint8_t)quote || ch == '\\') {
-			sb_char(b, t, 1);
-			sb_char(b, t + 1, 1);
-		} else if (ch == '\t') {
-			sb_puts(b, "\\t");
-		} else if (ch == '\n') {
-			sb_puts(b, "\\n");
-		} else if (ch == '\r') {
-			sb_puts(b, "\\r");
-		} else if (ch < ' ' || ch >= 0x7f) {
-			sb_printf(b, "\\x%02x", ch);
-		} else {
-			sb_char(b, t + 1, 1);
-		}
+		if (p[i] < 0x80)
+			put_ascii(b, p[i], (uint8_t)quote);
+		else
+			sb_printf(b, "\\x%02x", p[i]);
 	}
 	sb_char(b, &quote, 1);
 }
@@ -628,7 +588,7 @@ static void repr_bytes(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
 	int64_t size;
-	if (rd_i64(c, addr + c->L->var_size, &size) != 0)
+	if (py_rd_i64(c, addr + c->L->var_size, &size) != 0)
 		return fail(r, "bytes not captured");
 	if (size < 0)
 		return fail(r, "corrupt bytes size");
@@ -650,8 +610,8 @@ static void repr_bytearray(struct rctx *r, uint64_t addr)
 	struct py_ctx *c = r->c;
 	int64_t size;
 	uint64_t start;
-	if (rd_i64(c, addr + c->L->var_size, &size) != 0 || size < 0 ||
-	    c->L->bytearray_start < 0 || rd_ptr(c, addr + c->L->bytearray_start, &start) != 0)
+	if (py_rd_i64(c, addr + c->L->var_size, &size) != 0 || size < 0 ||
+	    c->L->bytearray_start < 0 || py_rd_ptr(c, addr + c->L->bytearray_start, &start) != 0)
 		return fail(r, "bytearray not captured");
 	size_t n = (uint64_t)size < r->lim->max_repr + 16 ? (size_t)size : r->lim->max_repr + 16;
 	uint8_t *buf = malloc(n ? n : 1);
@@ -693,11 +653,11 @@ static void repr_sequence(struct rctx *r, uint64_t addr, bool tuple)
 	struct py_ctx *c = r->c;
 	int64_t size;
 	uint64_t items;
-	if (rd_i64(c, addr + c->L->var_size, &size) != 0 || size < 0)
+	if (py_rd_i64(c, addr + c->L->var_size, &size) != 0 || size < 0)
 		return fail(r, "sequence not captured");
 	if (tuple) {
 		items = addr + (uint64_t)c->L->tuple_item;
-	} else if (rd_ptr(c, addr + c->L->list_item, &items) != 0) {
+	} else if (py_rd_ptr(c, addr + c->L->list_item, &items) != 0) {
 		return fail(r, "list not captured");
 	}
 	const char *open = tuple ? "(" : "[", *close = tuple ? ")" : "]";
@@ -720,7 +680,7 @@ static void repr_sequence(struct rctx *r, uint64_t addr, bool tuple)
 		uint64_t item;
 		if (i)
 			sb_puts(&r->b, ", ");
-		if (rd_ptr(c, items + 8 * (uint64_t)i, &item) != 0) {
+		if (py_rd_ptr(c, items + 8 * (uint64_t)i, &item) != 0) {
 			fail(r, "item not captured");
 			break;
 		}
@@ -760,7 +720,7 @@ static void repr_dict(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
 	int64_t used;
-	if (rd_i64(c, addr + c->L->dict_used, &used) != 0 || used < 0)
+	if (py_rd_i64(c, addr + c->L->dict_used, &used) != 0 || used < 0)
 		return fail(r, "dict not captured");
 	if (used == 0) {
 		sb_puts(&r->b, "{}");
@@ -786,8 +746,8 @@ static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
 	const struct py_layout *L = c->L;
 	int64_t used, mask;
 	uint64_t table;
-	if (rd_i64(c, addr + L->set_used, &used) != 0 || rd_i64(c, addr + L->set_mask, &mask) != 0 ||
-	    rd_ptr(c, addr + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
+	if (py_rd_i64(c, addr + L->set_used, &used) != 0 || py_rd_i64(c, addr + L->set_mask, &mask) != 0 ||
+	    py_rd_ptr(c, addr + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
 	    mask > (1 << 26) || used > mask + 1)
 		return fail(r, "set not captured or corrupt");
 	const char *name = frozen ? "frozenset" : "set";
@@ -808,7 +768,7 @@ static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
 	size_t n = 0;
 	for (int64_t i = 0; i <= mask && !sb_full(&r->b) && (int64_t)n < used; i++) {
 		uint64_t key;
-		if (rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0) {
+		if (py_rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0) {
 			fail(r, "set table not captured");
 			break;
 		}
@@ -839,8 +799,8 @@ static bool default_repr(struct py_ctx *c, uint64_t type)
 {
 	uint64_t mine, base;
 	uint64_t object = c->type_addr[PYT_OBJECT];
-	return object && rd_ptr(c, type + c->L->type_repr, &mine) == 0 &&
-	       rd_ptr(c, object + c->L->type_repr, &base) == 0 && mine == base;
+	return object && py_rd_ptr(c, type + c->L->type_repr, &mine) == 0 &&
+	       py_rd_ptr(c, object + c->L->type_repr, &base) == 0 && mine == base;
 }
 
 static void put_name(struct sbuf *b, const char *mod, const char *qual)
@@ -869,7 +829,7 @@ static void repr_function(struct rctx *r, uint64_t addr)
 {
 	uint64_t q;
 	const char *why, *qual = NULL;
-	if (rd_ptr(r->c, addr + r->c->L->function_qualname, &q) == 0)
+	if (py_rd_ptr(r->c, addr + r->c->L->function_qualname, &q) == 0)
 		qual = py_str_utf8(r->c, q, PY_MAX_NAME, &why);
 	if (!qual)
 		return fail(r, "function name not captured");

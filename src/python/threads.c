@@ -19,11 +19,6 @@
 
 #define MAX_TRACEBACK 1000
 
-static int rd_ptr(struct py_ctx *c, uint64_t a, uint64_t *v)
-{
-	return dump_read_u64(c->d, a, v) == DUMP_OK ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------------
  * Names
  * ------------------------------------------------------------------------ */
@@ -64,9 +59,9 @@ void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 {
 	const struct py_layout *L = c->L;
 	uint64_t modules, mod, dict, active;
-	if (L->interp_modules < 0 || rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
+	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
 	    py_dict_get_str(c, modules, "threading", &mod) != 0 ||
-	    rd_ptr(c, mod + L->module_dict, &dict) != 0 || !dict ||
+	    py_rd_ptr(c, mod + L->module_dict, &dict) != 0 || !dict ||
 	    py_dict_get_str(c, dict, "_active", &active) != 0)
 		return; /* no threading module: threads have no names */
 	struct names_walk w = { mi };
@@ -84,7 +79,7 @@ static const char *exc_message(struct py_ctx *c, uint64_t exc, const char **erro
 	uint64_t args, arg;
 	int64_t n;
 	static const struct repr_limits lim = { 1024, 100, 8 };
-	if (rd_ptr(c, exc + c->L->exc_args, &args) != 0 || !args ||
+	if (py_rd_ptr(c, exc + c->L->exc_args, &args) != 0 || !args ||
 	    dump_read(c->d, args + c->L->var_size, &n, 8) != DUMP_OK || n < 0) {
 		*error = "the exception's args are not captured";
 		return NULL;
@@ -93,7 +88,7 @@ static const char *exc_message(struct py_ctx *c, uint64_t exc, const char **erro
 		return "";
 	if (n > 1)
 		return py_repr(c, args, &lim, error);
-	if (rd_ptr(c, args + c->L->tuple_item, &arg) != 0) {
+	if (py_rd_ptr(c, args + c->L->tuple_item, &arg) != 0) {
 		*error = "the exception's args are not captured";
 		return NULL;
 	}
@@ -113,17 +108,17 @@ static int tb_entry(struct py_ctx *c, uint64_t tb, uint64_t *code, int *lasti, i
 	const struct py_layout *L = c->L;
 	uint64_t frame;
 	int32_t li, ln;
-	if (rd_ptr(c, tb + L->tb_frame, &frame) != 0 || !frame ||
+	if (py_rd_ptr(c, tb + L->tb_frame, &frame) != 0 || !frame ||
 	    dump_read(c->d, tb + L->tb_lasti, &li, 4) != DUMP_OK ||
 	    dump_read(c->d, tb + L->tb_lineno, &ln, 4) != DUMP_OK)
 		return -1;
 	if (L->frame_code >= 0) {
-		if (rd_ptr(c, frame + L->frame_code, code) != 0)
+		if (py_rd_ptr(c, frame + L->frame_code, code) != 0)
 			return -1;
 	} else {
 		uint64_t iframe;
-		if (rd_ptr(c, frame + L->frame_frame, &iframe) != 0 || !iframe ||
-		    rd_ptr(c, iframe + L->iframe_code, code) != 0)
+		if (py_rd_ptr(c, frame + L->frame_frame, &iframe) != 0 || !iframe ||
+		    py_rd_ptr(c, iframe + L->iframe_code, code) != 0)
 			return -1;
 	}
 	*lasti = li;
@@ -150,10 +145,10 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 	uint64_t exc = 0;
 	if (L->tstate_exc_info >= 0) {
 		uint64_t info;
-		if (rd_ptr(c, ts + L->tstate_exc_info, &info) != 0 || !info ||
-		    rd_ptr(c, info + L->stackitem_exc_value, &exc) != 0)
+		if (py_rd_ptr(c, ts + L->tstate_exc_info, &info) != 0 || !info ||
+		    py_rd_ptr(c, info + L->stackitem_exc_value, &exc) != 0)
 			return;
-	} else if (L->tstate_exc_value < 0 || rd_ptr(c, ts + L->tstate_exc_value, &exc) != 0) {
+	} else if (L->tstate_exc_value < 0 || py_rd_ptr(c, ts + L->tstate_exc_value, &exc) != 0) {
 		return;
 	}
 	uint64_t type;
@@ -171,7 +166,7 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 	e->type = py_type_name(c, type);
 	e->message = exc_message(c, exc, &e->error);
 	uint64_t tb;
-	if (rd_ptr(c, exc + L->exc_traceback, &tb) != 0)
+	if (py_rd_ptr(c, exc + L->exc_traceback, &tb) != 0)
 		return;
 	/* the chain runs outermost first; the report wants innermost first */
 	struct ptrvec outer_first = { 0 };
@@ -180,7 +175,7 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 		int lasti, lineno;
 		if (py_type_of(c, tb, NULL) == PYT_NONE)
 			break;
-		if (tb_entry(c, tb, &code, &lasti, &lineno) != 0 || rd_ptr(c, tb + L->tb_next, &next) != 0) {
+		if (tb_entry(c, tb, &code, &lasti, &lineno) != 0 || py_rd_ptr(c, tb + L->tb_next, &next) != 0) {
 			e->error = "the traceback is not captured whole";
 			break;
 		}

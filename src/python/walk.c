@@ -30,11 +30,6 @@
 #define FRAME_OWNED_BY_GENERATOR 1
 #define FRAME_OWNED_BY_CSTACK    3   /* 3.12, 3.13 */
 
-static int rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
-{
-	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------------
  * A small set of addresses, for cycle detection
  * ------------------------------------------------------------------------ */
@@ -118,11 +113,6 @@ static struct py_code *code_slot(struct py_ctx *c, uint64_t addr)
 	return &c->codes[j];
 }
 
-static int rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
-{
-	return dump_read(c->d, addr, out, 4) == DUMP_OK ? 0 : -1;
-}
-
 /* Read what the report needs of a code object.  The result stays valid until
  * the next call. */
 const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
@@ -140,7 +130,7 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 	const char *why = NULL;
 	uint64_t type, name, filename, qualname = 0, table;
 	int32_t first = 0;
-	if (rd_ptr(c, addr + L->object_type, &type) != 0) {
+	if (py_rd_ptr(c, addr + L->object_type, &type) != 0) {
 		pc->error = "code object not captured";
 		return pc;
 	}
@@ -149,10 +139,10 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 					 (unsigned long long)addr);
 		return pc;
 	}
-	if (rd_ptr(c, addr + L->code_name, &name) != 0 ||
-	    rd_ptr(c, addr + L->code_filename, &filename) != 0 ||
-	    (L->code_qualname >= 0 && rd_ptr(c, addr + L->code_qualname, &qualname) != 0) ||
-	    rd_i32(c, addr + L->code_firstlineno, &first) != 0) {
+	if (py_rd_ptr(c, addr + L->code_name, &name) != 0 ||
+	    py_rd_ptr(c, addr + L->code_filename, &filename) != 0 ||
+	    (L->code_qualname >= 0 && py_rd_ptr(c, addr + L->code_qualname, &qualname) != 0) ||
+	    py_rd_i32(c, addr + L->code_firstlineno, &first) != 0) {
 		pc->error = "code object not captured";
 		return pc;
 	}
@@ -171,11 +161,11 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 		pc->qualname = py_str_utf8(c, qualname, PY_MAX_NAME, &why);
 	if (L->code_firsttraceable >= 0) {
 		int32_t ft;
-		if (rd_i32(c, addr + L->code_firsttraceable, &ft) == 0 && ft >= 0)
+		if (py_rd_i32(c, addr + L->code_firsttraceable, &ft) == 0 && ft >= 0)
 			pc->firsttraceable = ft;
 	}
 	int64_t tab_ofs = L->code_lnotab >= 0 ? L->code_lnotab : L->code_linetable;
-	if (rd_ptr(c, addr + tab_ofs, &table) == 0)
+	if (py_rd_ptr(c, addr + tab_ofs, &table) == 0)
 		pc->table = py_bytes(c, table, PY_MAX_TABLE, &pc->table_len, &why);
 	return pc;
 }
@@ -256,30 +246,39 @@ static void frame_locals(struct py_ctx *c, struct model_thread *t, struct model_
 	}
 }
 
+/* Every frame chain's guards: the time budget, the frame cap, and a frame
+ * met twice.  False when the walk must stop (the thread says why). */
+static bool frame_visit(struct py_ctx *c, struct model_thread *t, struct addrset *seen, uint64_t frame)
+{
+	if (py_out_of_time(c)) {
+		thread_error(c, t, "the time budget ran out here");
+		return false;
+	}
+	if (t->frames.n >= PY_MAX_FRAMES) {
+		thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
+		return false;
+	}
+	if (addrset_add(seen, frame) != 0) {
+		thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
+						(unsigned long long)frame));
+		return false;
+	}
+	return true;
+}
+
 /* Up to 3.10: PyFrameObject chains. */
 static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 {
 	const struct py_layout *L = c->L;
 	struct addrset seen = { 0 };
 	while (frame) {
-		if (py_out_of_time(c)) {
-			thread_error(c, t, "the time budget ran out here");
+		if (!frame_visit(c, t, &seen, frame))
 			break;
-		}
-		if (t->frames.n >= PY_MAX_FRAMES) {
-			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
-			break;
-		}
-		if (addrset_add(&seen, frame) != 0) {
-			thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
-							(unsigned long long)frame));
-			break;
-		}
 		uint64_t code, back;
 		int32_t lasti;
-		if (rd_ptr(c, frame + L->frame_code, &code) != 0 ||
-		    rd_ptr(c, frame + L->frame_back, &back) != 0 ||
-		    rd_i32(c, frame + L->frame_lasti, &lasti) != 0) {
+		if (py_rd_ptr(c, frame + L->frame_code, &code) != 0 ||
+		    py_rd_ptr(c, frame + L->frame_back, &back) != 0 ||
+		    py_rd_i32(c, frame + L->frame_lasti, &lasti) != 0) {
 			thread_error(c, t, arena_printf(c->a, "frame at 0x%llx not captured",
 							(unsigned long long)frame));
 			break;
@@ -306,24 +305,13 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 	const struct py_layout *L = c->L;
 	struct addrset seen = { 0 };
 	while (frame) {
-		if (py_out_of_time(c)) {
-			thread_error(c, t, "the time budget ran out here");
+		if (!frame_visit(c, t, &seen, frame))
 			break;
-		}
-		if (t->frames.n >= PY_MAX_FRAMES) {
-			thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
-			break;
-		}
-		if (addrset_add(&seen, frame) != 0) {
-			thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
-							(unsigned long long)frame));
-			break;
-		}
 		uint64_t code, prev, instr;
 		uint8_t owner;
-		if (rd_ptr(c, frame + L->iframe_previous, &prev) != 0 ||
-		    rd_ptr(c, frame + L->iframe_code, &code) != 0 ||
-		    rd_ptr(c, frame + L->iframe_instr, &instr) != 0 ||
+		if (py_rd_ptr(c, frame + L->iframe_previous, &prev) != 0 ||
+		    py_rd_ptr(c, frame + L->iframe_code, &code) != 0 ||
+		    py_rd_ptr(c, frame + L->iframe_instr, &instr) != 0 ||
 		    dump_read(c->d, frame + L->iframe_owner, &owner, 1) != DUMP_OK) {
 			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx not captured",
 							(unsigned long long)frame));
@@ -472,7 +460,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		return;
 	t->tid = -1;
 	uint64_t ident = 0;
-	if (rd_ptr(c, ts + L->tstate_thread_id, &ident) != 0) {
+	if (py_rd_ptr(c, ts + L->tstate_thread_id, &ident) != 0) {
 		thread_error(c, t, arena_printf(c->a, "thread state at 0x%llx not captured",
 						(unsigned long long)ts));
 		return;
@@ -491,14 +479,14 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 	uint64_t frame = 0;
 	int rc;
 	if (L->tstate_frame >= 0) {
-		rc = rd_ptr(c, ts + L->tstate_frame, &frame);
+		rc = py_rd_ptr(c, ts + L->tstate_frame, &frame);
 	} else if (L->tstate_current_frame >= 0) {
-		rc = rd_ptr(c, ts + L->tstate_current_frame, &frame);
+		rc = py_rd_ptr(c, ts + L->tstate_current_frame, &frame);
 	} else {
 		uint64_t cframe = 0;
-		rc = rd_ptr(c, ts + L->tstate_cframe, &cframe);
+		rc = py_rd_ptr(c, ts + L->tstate_cframe, &cframe);
 		if (rc == 0 && cframe)
-			rc = rd_ptr(c, cframe + L->cframe_current_frame, &frame);
+			rc = py_rd_ptr(c, cframe + L->cframe_current_frame, &frame);
 	}
 	if (rc != 0) {
 		thread_error(c, t, "current frame not captured");
@@ -519,12 +507,12 @@ static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64
 	uint64_t gil = 0;
 	if (L->minor == 6) {
 		/* 3.6: _PyThreadState_Current is the thread holding the GIL */
-		g->known = tstate_current != 0 && rd_ptr(c, tstate_current, &g->holder) == 0;
+		g->known = tstate_current != 0 && py_rd_ptr(c, tstate_current, &g->holder) == 0;
 		g->locked = g->holder != 0;
 		return;
 	}
 	if (L->interp_ceval_gil >= 0) {
-		if (rd_ptr(c, interp + L->interp_ceval_gil, &gil) != 0 || gil == 0)
+		if (py_rd_ptr(c, interp + L->interp_ceval_gil, &gil) != 0 || gil == 0)
 			return;
 	} else if (L->runtime_ceval_gil >= 0) {
 		gil = runtime + (uint64_t)L->runtime_ceval_gil;
@@ -532,8 +520,8 @@ static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64
 		return;
 	}
 	int32_t locked;
-	if (rd_i32(c, gil + L->gil_locked, &locked) != 0 ||
-	    rd_ptr(c, gil + L->gil_last_holder, &g->holder) != 0)
+	if (py_rd_i32(c, gil + L->gil_locked, &locked) != 0 ||
+	    py_rd_ptr(c, gil + L->gil_last_holder, &g->holder) != 0)
 		return;
 	g->locked = locked != 0;
 	g->known = true;
@@ -600,7 +588,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 			 dump_read(c->d, runtime + L->runtime_gc_collecting, &collecting, 4) == DUMP_OK)
 			mi->gc_collecting = collecting != 0;
 		uint64_t ts = 0;
-		if (rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
+		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
 			model_warn(c->r, "interpreter %lld: thread list not captured", (long long)mi->id);
 			c->r->incomplete = true;
 		}
@@ -614,7 +602,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 			if (py_out_of_time(c))
 				break;
 			walk_thread(c, mi, ts, &gil);
-			if (rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
+			if (py_rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
 				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads",
 					   (long long)mi->id, k + 1);
 				c->r->incomplete = true;
@@ -623,7 +611,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 		}
 		py_thread_names(c, interp, mi);
 		mark_gc(c, mi);
-		if (rd_ptr(c, interp + L->interp_next, &interp) != 0) {
+		if (py_rd_ptr(c, interp + L->interp_next, &interp) != 0) {
 			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
 			c->r->incomplete = true;
 			break;
@@ -858,7 +846,7 @@ static bool table_fits(struct py_ctx *c, const struct py_layout *L, uint64_t cod
 	uint64_t t;
 	if (!code_type || !type_type)
 		return true; /* nothing to check against */
-	return L->object_type >= 0 && rd_ptr(c, code_type + (uint64_t)L->object_type, &t) == 0 &&
+	return L->object_type >= 0 && py_rd_ptr(c, code_type + (uint64_t)L->object_type, &t) == 0 &&
 	       t == type_type;
 }
 
@@ -963,7 +951,7 @@ static bool python_named(const struct dump_module *m)
 static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
 {
 	uint64_t builtins = 0, v;
-	if (c->L->interp_builtins < 0 || rd_ptr(c, interp + c->L->interp_builtins, &builtins) != 0 ||
+	if (c->L->interp_builtins < 0 || py_rd_ptr(c, interp + c->L->interp_builtins, &builtins) != 0 ||
 	    !builtins)
 		return;
 	static const struct { int t; const char *name; bool instance; } names[] = {
@@ -978,7 +966,7 @@ static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (c->type_addr[names[i].t] || py_dict_get_str(c, builtins, names[i].name, &v) != 0)
 			continue;
-		if (names[i].instance && rd_ptr(c, v + c->L->object_type, &v) != 0)
+		if (names[i].instance && py_rd_ptr(c, v + c->L->object_type, &v) != 0)
 			continue;
 		c->type_addr[names[i].t] = v;
 	}
@@ -996,7 +984,7 @@ static void find_types(struct py_ctx *c, struct symbols *s, struct dump_module *
 	for (int i = 0; i < PYT_COUNT; i++)
 		c->type_addr[i] = w[i].addr;
 	if (w[PYT_COUNT].addr)
-		rd_ptr(c, w[PYT_COUNT].addr, &c->set_dummy);
+		py_rd_ptr(c, w[PYT_COUNT].addr, &c->set_dummy);
 }
 
 /* The table, or the interpreter's own DWARF: always with --layout=dwarf;
@@ -1151,14 +1139,14 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	}
 	if (minor == 6) {
 		runtime = 0;
-		if (rd_ptr(&c, cand.syms[SYM_INTERP_HEAD].addr, &head) != 0) {
+		if (py_rd_ptr(&c, cand.syms[SYM_INTERP_HEAD].addr, &head) != 0) {
 			*why = "interp_head is not captured in the dump";
 			return PY_EUNSUPPORTED;
 		}
 		r->runtime_address = cand.syms[SYM_INTERP_HEAD].addr;
 	} else {
 		r->runtime_address = runtime;
-		if (rd_ptr(&c, runtime + L.runtime_interpreters_head, &head) != 0) {
+		if (py_rd_ptr(&c, runtime + L.runtime_interpreters_head, &head) != 0) {
 			*why = "_PyRuntime is not captured in the dump";
 			return PY_EUNSUPPORTED;
 		}
@@ -1171,7 +1159,7 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	if (!hex && head && L.interp_sysdict >= 0) {
 		uint64_t sysdict, v;
 		int64_t h;
-		if (rd_ptr(&c, head + L.interp_sysdict, &sysdict) == 0 && sysdict &&
+		if (py_rd_ptr(&c, head + L.interp_sysdict, &sysdict) == 0 && sysdict &&
 		    py_dict_get_str(&c, sysdict, "hexversion", &v) == 0 &&
 		    py_long_i64(&c, v, &h) == 0 && ((uint64_t)h >> 16) == (0x0300u | minor))
 			hex = (uint64_t)h;
