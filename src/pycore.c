@@ -54,11 +54,13 @@ static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore --help | --version\n"
 	"\n"
-	"Reads core dumps of crashed or snapshotted CPython processes (3.6 to 3.13,\n"
-	"x86_64 Linux ELF cores from the kernel or gdb's gcore) and reports every\n"
-	"Python thread's stack: function, file and line, innermost call last in text,\n"
-	"innermost first in JSON.  The interpreter's files are read from the paths the\n"
-	"core records, and only when their build-ids match the core's.\n"
+	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.13, x86_64\n"
+	"Linux: ELF cores from the kernel or gdb's gcore, plain or zstd-compressed, and\n"
+	"minidumps) and reports every Python thread's stack: function, file and line,\n"
+	"innermost call last in text, innermost first in JSON; with options, locals,\n"
+	"native frames.  Files of the interpreter are used only when their build-ids\n"
+	"match the dump's; without them, 3.13 is found by its debug offsets and older\n"
+	"versions by a validated scan.\n"
 	"\n"
 	"Options:\n"
 	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
@@ -139,6 +141,27 @@ static void fill_process(struct model_report *r, struct dump *d)
 			r->argv = argv;
 		}
 	}
+	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
+	if (r->tids) {
+		for (size_t i = 0; i < d->nthreads; i++)
+			r->tids[i] = d->threads[i].tid;
+		r->ntids = d->nthreads;
+	}
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct dump_module *m = &d->modules[i];
+		struct model_module *mm = m->base ? arena_alloc(a, sizeof(*mm)) : NULL;
+		if (!mm)
+			continue;
+		mm->path = arena_strdup(a, m->path);
+		mm->start = m->start;
+		mm->end = m->end;
+		if (m->build_id_len) {
+			char hex[129];
+			dump_hex(m->build_id, m->build_id_len, hex);
+			mm->build_id = arena_strdup(a, hex);
+		}
+		ptrvec_push(a, &r->modules, mm);
+	}
 	if (d->has_signal) {
 		r->has_signal = true;
 		r->signal_number = d->signal.number;
@@ -176,6 +199,13 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 
 	enum exit_code rc = EXIT_COMPLETE;
 	enum py_status ps = py_analyze(d, s, &opt->py, r, &why);
+	for (size_t i = 0, k = 0; i < d->nmodules && k < r->modules.n; i++) {
+		if (!d->modules[i].base)
+			continue;
+		struct model_module *mm = r->modules.items[k++];
+		if (d->modules[i].file_state > 0)
+			mm->file = arena_strdup(r->arena, d->modules[i].file_path);
+	}
 	if (ps != PY_OK) {
 		fprintf(stderr, "pycore: %s: %s\n", path, why);
 		rc = EXIT_NOT_PYTHON;

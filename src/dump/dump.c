@@ -131,6 +131,8 @@ enum dump_status dump_open(const char *path, struct dump **out)
 	}
 	if (d->map_len >= SELFMAG && memcmp(d->map, ELFMAG, SELFMAG) == 0)
 		return dump_elfcore_open(d);
+	if (d->map_len >= 4 && memcmp(d->map, "MDMP", 4) == 0)
+		return dump_minidump_open(d);
 	dump_set_error(d, d->compression ? "the zstd stream does not hold a core dump"
 			   : "not a core dump (unknown file format)");
 	return DUMP_EFORMAT;
@@ -212,6 +214,57 @@ enum dump_status dump_segments_finish(struct dump *d)
 	}
 	d->last_seg = 0;
 	return DUMP_OK;
+}
+
+/* Add file-backed segments for the parts of [start, end) of module M that no
+ * core segment covers.  d->segs is sorted and holds only core segments. */
+static enum dump_status add_file_gaps(struct dump *d, size_t ncore, struct dump_module *m,
+				      const struct dump_mapping *mp)
+{
+	uint64_t a = mp->start;
+	size_t i = 0;
+	/* first core segment that ends after a */
+	size_t lo = 0, hi = ncore;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->segs[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	while (a < mp->end) {
+		uint64_t b = mp->end;
+		if (i < ncore && d->segs[i].start < b)
+			b = d->segs[i].start > a ? d->segs[i].start : a;
+		if (b > a && !mp->writable) {
+			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start) };
+			enum dump_status st = dump_add_segment(d, &s);
+			if (st != DUMP_OK)
+				return st;
+		}
+		if (i < ncore && d->segs[i].start < mp->end) {
+			a = d->segs[i].end > b ? d->segs[i].end : b;
+			i++;
+		} else {
+			a = mp->end;
+		}
+	}
+	return DUMP_OK;
+}
+
+enum dump_status dump_add_file_segments(struct dump *d)
+{
+	size_t ncore = d->nsegs;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		for (size_t j = 0; j < m->nmaps; j++) {
+			enum dump_status st = add_file_gaps(d, ncore, m, &m->maps[j]);
+			if (st != DUMP_OK)
+				return st;
+		}
+	}
+	return dump_segments_finish(d);
 }
 
 static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
@@ -431,7 +484,8 @@ static int try_file(const char *path, const struct dump_module *m, bool keep_mis
 	}
 	strcpy(got, "none");
 	bool match = elf_file_build_id(p, (size_t)st.st_size, id, &idlen) == 0 &&
-		     idlen == m->build_id_len && memcmp(id, m->build_id, idlen) == 0;
+		     (m->build_id_prefix ? idlen >= m->build_id_len : idlen == m->build_id_len) &&
+		     memcmp(id, m->build_id, m->build_id_len) == 0;
 	if (idlen)
 		dump_hex(id, idlen, got);
 	if (match || keep_mismatch) {

@@ -40,6 +40,7 @@ struct dump_thread {
 struct dump_mapping {
 	uint64_t start, end;         /* [start, end) in the process */
 	uint64_t file_offset;        /* offset of start in the file */
+	bool writable;               /* the process could change these pages */
 };
 
 struct dump_module {
@@ -50,6 +51,7 @@ struct dump_module {
 	size_t nmaps;
 	uint8_t build_id[64];        /* read from the process's own copy of the headers */
 	size_t build_id_len;         /* 0: not known */
+	bool build_id_prefix;        /* only the first build_id_len bytes are known */
 	/* State of the on-disk file, opened only when a read needs it. */
 	int file_state;              /* 0 untried, 1 usable, -1 refused or missing */
 	const uint8_t *file_data;
@@ -86,7 +88,7 @@ struct dump_segment;
 
 struct dump {
 	char *path;
-	const char *format;          /* "elf-core" */
+	const char *format;          /* "elf-core" or "minidump" */
 	const char *compression;     /* NULL or "zstd" */
 	uint64_t file_size;
 

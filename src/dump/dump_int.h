@@ -20,6 +20,12 @@ struct dump_segment {
 #define DUMP_MAX_MODULES   (1u << 16)
 
 enum dump_status dump_elfcore_open(struct dump *d);
+enum dump_status dump_minidump_open(struct dump *d);
+
+/* After the dump's own segments are in and finished: add file-backed
+ * segments for the parts of the modules' read-only mappings that the dump
+ * left out, then finish again. */
+enum dump_status dump_add_file_segments(struct dump *d);
 
 /* zstd: is this the start of a zstd frame; replace d->map by its
  * decompressed contents (an unlinked temporary file, mapped). */

@@ -152,7 +152,7 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 			if (!mp)
 				return DUMP_ENOMEM;
 			m->maps = mp;
-			mp[m->nmaps++] = (struct dump_mapping){ start, stop, pgoff * page };
+			mp[m->nmaps++] = (struct dump_mapping){ start, stop, pgoff * page, false };
 			if (start < m->start)
 				m->start = start;
 			if (stop > m->end)
@@ -228,43 +228,6 @@ static bool writable_load(const struct core_parse *cp, uint64_t a, uint64_t b)
 	return false;
 }
 
-/* Add file-backed segments for the parts of [start, end) of module M that no
- * core segment covers.  d->segs is sorted and holds only core segments. */
-static enum dump_status add_file_gaps(struct dump *d, size_t ncore, const struct core_parse *cp,
-				      struct dump_module *m, const struct dump_mapping *mp)
-{
-	uint64_t a = mp->start;
-	size_t i = 0;
-	/* first core segment that ends after a */
-	size_t lo = 0, hi = ncore;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	i = lo;
-	while (a < mp->end) {
-		uint64_t b = mp->end;
-		if (i < ncore && d->segs[i].start < b)
-			b = d->segs[i].start > a ? d->segs[i].start : a;
-		if (b > a && !writable_load(cp, a, b)) {
-			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start) };
-			enum dump_status st = dump_add_segment(d, &s);
-			if (st != DUMP_OK)
-				return st;
-		}
-		if (i < ncore && d->segs[i].start < mp->end) {
-			a = d->segs[i].end > b ? d->segs[i].end : b;
-			i++;
-		} else {
-			a = mp->end;
-		}
-	}
-	return DUMP_OK;
-}
-
 static enum dump_status build_segments(struct dump *d, struct core_parse *cp)
 {
 	for (size_t i = 0; i < cp->nloads; i++) {
@@ -280,16 +243,12 @@ static enum dump_status build_segments(struct dump *d, struct core_parse *cp)
 	enum dump_status st = dump_segments_finish(d);
 	if (st != DUMP_OK)
 		return st;
-	size_t ncore = d->nsegs;
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
-		for (size_t j = 0; j < m->nmaps; j++) {
-			st = add_file_gaps(d, ncore, cp, m, &m->maps[j]);
-			if (st != DUMP_OK)
-				return st;
-		}
+		for (size_t j = 0; j < m->nmaps; j++)
+			m->maps[j].writable = writable_load(cp, m->maps[j].start, m->maps[j].end);
 	}
-	return dump_segments_finish(d);
+	return dump_add_file_segments(d);
 }
 
 /* ------------------------------------------------------------------------

@@ -73,6 +73,14 @@ struct model_interp {
 	struct ptrvec threads;
 };
 
+/* A mapped ELF image of the process. */
+struct model_module {
+	const char *path;            /* as the dump names it */
+	uint64_t start, end;
+	const char *build_id;        /* hex, NULL if the dump does not say */
+	const char *file;            /* the file pycore read for it, NULL if none */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -90,6 +98,9 @@ struct model_report {
 	bool signal_has_address;
 	uint64_t signal_address;
 	int64_t crashed_tid;         /* -1: none */
+	struct ptrvec modules;       /* of struct model_module */
+	int64_t *tids;               /* every OS thread the dump holds */
+	size_t ntids;
 	/* python */
 	bool has_python;
 	const char *version;

@@ -690,8 +690,9 @@ static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t r
 {
 	uint64_t v[DO_COUNT];
 	if (dump_read(c->d, runtime, v, sizeof(v)) != DUMP_OK) {
-		*why = "_PyRuntime's debug offsets are not captured in the dump";
-		return -1;
+		*why = arena_printf(c->a, "_PyRuntime's debug offsets (0x%llx, %zu bytes) are not in the dump",
+				    (unsigned long long)runtime, sizeof(v));
+		return -2;
 	}
 	if (memcmp(&v[0], "xdebugpy", 8) != 0) {
 		*why = "_PyRuntime does not start with the _Py_DebugOffsets cookie";
@@ -846,8 +847,11 @@ static bool table_fits(struct py_ctx *c, const struct py_layout *L, uint64_t cod
 	uint64_t t;
 	if (!code_type || !type_type)
 		return true; /* nothing to check against */
-	return L->object_type >= 0 && py_rd_ptr(c, code_type + (uint64_t)L->object_type, &t) == 0 &&
-	       t == type_type;
+	if (L->object_type < 0)
+		return false;
+	if (py_rd_ptr(c, code_type + (uint64_t)L->object_type, &t) != 0)
+		return true; /* not in the dump (a stack-only minidump): cannot tell */
+	return t == type_type;
 }
 
 /* 3.6-3.12 without symbols: look through the captured writable memory of
@@ -1134,21 +1138,34 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 
 	uint64_t runtime = cand.syms[SYM_RUNTIME].addr, head = 0;
 	if (minor >= 13) {
-		if (apply_debug_offsets(&c, &L, runtime, hex, why) != 0)
+		int rc = apply_debug_offsets(&c, &L, runtime, hex, why);
+		if (rc == -2) {
+			model_warn(r, "%s: no interpreter can be read", *why);
+			r->incomplete = true;
+			return PY_OK;
+		}
+		if (rc != 0)
 			return PY_EUNSUPPORTED;
 	}
 	if (minor == 6) {
 		runtime = 0;
 		if (py_rd_ptr(&c, cand.syms[SYM_INTERP_HEAD].addr, &head) != 0) {
-			*why = "interp_head is not captured in the dump";
-			return PY_EUNSUPPORTED;
+			model_warn(r, "interp_head (0x%llx, 8 bytes) is not in the dump: no interpreter can be read",
+				   (unsigned long long)cand.syms[SYM_INTERP_HEAD].addr);
+			r->incomplete = true;
+			return PY_OK;
 		}
 		r->runtime_address = cand.syms[SYM_INTERP_HEAD].addr;
 	} else {
 		r->runtime_address = runtime;
 		if (py_rd_ptr(&c, runtime + L.runtime_interpreters_head, &head) != 0) {
-			*why = "_PyRuntime is not captured in the dump";
-			return PY_EUNSUPPORTED;
+			/* a dump without the interpreter's data (a stack-only minidump):
+			 * the report keeps what the dump does hold */
+			model_warn(r, "_PyRuntime.interpreters.head (0x%llx, 8 bytes) is not in the dump: "
+				   "no interpreter can be read",
+				   (unsigned long long)(runtime + (uint64_t)L.runtime_interpreters_head));
+			r->incomplete = true;
+			return PY_OK;
 		}
 	}
 	if (!head)

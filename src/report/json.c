@@ -135,6 +135,17 @@ static json_t *report_json(const struct model_report *r)
 		signal = json_pack("{s:i, s:o, s:i, s:o}", "number", r->signal_number,
 				   "name", str_or_null(r->signal_name), "code", r->signal_code,
 				   "address", addr_or_null(r->signal_address, r->signal_has_address));
+	json_t *modules = json_array();
+	for (size_t i = 0; i < r->modules.n; i++) {
+		const struct model_module *m = r->modules.items[i];
+		json_array_append_new(modules, json_pack("{s:o, s:o, s:o, s:o, s:o}",
+			"path", str_or_null(m->path), "start", addr_or_null(m->start, true),
+			"end", addr_or_null(m->end, true), "build_id", str_or_null(m->build_id),
+			"file", str_or_null(m->file)));
+	}
+	json_t *tids = json_array();
+	for (size_t i = 0; i < r->ntids; i++)
+		json_array_append_new(tids, json_integer(r->tids[i]));
 	json_t *python = json_null();
 	if (r->has_python) {
 		json_t *binary = json_pack("{s:o, s:o}", "path", str_or_null(r->binary_path),
@@ -162,7 +173,7 @@ static json_t *report_json(const struct model_report *r)
 	for (size_t i = 0; i < r->warnings.n; i++)
 		json_array_append_new(warnings, json_string(r->warnings.items[i]));
 
-	return json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o}, "
+	return json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, "
 			 "s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
@@ -172,6 +183,8 @@ static json_t *report_json(const struct model_report *r)
 			 "process", "pid", r->pid >= 0 ? json_integer(r->pid) : json_null(),
 			 "executable", str_or_null(r->executable), "argv", argv, "signal", signal,
 			 "crashed_tid", r->crashed_tid >= 0 ? json_integer(r->crashed_tid) : json_null(),
+			 "modules", modules,
+			 "threads", tids,
 			 "python", python,
 			 "interpreters", interps,
 			 "warnings", warnings);

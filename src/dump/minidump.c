@@ -1,0 +1,409 @@
+/* The minidump reader (Breakpad, Crashpad, lldb; x86_64 Linux processes).
+ *
+ * Format facts from Microsoft's minidumpapiset.h documentation and
+ * Breakpad's minidump_format.h: a 32-byte header ("MDMP", version,
+ * stream count, directory RVA), a directory of 12-byte entries (type,
+ * size, RVA), and streams: ThreadList (3), ModuleList (4), MemoryList (5),
+ * Exception (6), SystemInfo (7), Memory64List (9), MiscInfo (15), and
+ * Breakpad's Linux streams 0x47670003-0x4767000A (cpuinfo, status, LSB
+ * release, cmdline, environ, auxv, maps, DSO debug).  An AMD64 thread
+ * context is CONTEXT_AMD64: rax at 120 ... r15 at 240, rip at 248.
+ * Breakpad writes, for a Linux signal, the signal number as the exception
+ * code, si_code as the flags and the fault address as the address.
+ */
+#include "dump_int.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MD_SIGNATURE        0x504d444du   /* "MDMP" */
+#define MD_THREAD_LIST      3
+#define MD_MODULE_LIST      4
+#define MD_MEMORY_LIST      5
+#define MD_EXCEPTION        6
+#define MD_SYSTEM_INFO      7
+#define MD_MEMORY64_LIST    9
+#define MD_MISC_INFO        15
+#define MD_LINUX_CMDLINE    0x47670006u
+#define MD_LINUX_AUXV       0x47670008u
+#define MD_LINUX_MAPS       0x47670009u
+
+#define MD_THREAD_SIZE      48
+#define MD_MODULE_SIZE      108
+#define MD_CONTEXT_AMD64    1232
+#define MD_CV_BPEL          0x4270454cu   /* Breakpad's 'BpEL' (MD_CVINFOELF_SIGNATURE): build-id follows */
+#define MD_CV_RSDS          0x53445352u   /* "RSDS": GUID form of the build-id */
+#define MD_ARCH_AMD64       9
+
+#define MD_MAX_STREAMS      4096
+#define MD_MAX_RANGES       (1u << 20)
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Bytes [rva, rva+size) of the file, or NULL when they run past its end. */
+static const uint8_t *at(struct dump *d, uint64_t rva, uint64_t size)
+{
+	if (rva > d->map_len || size > d->map_len - rva)
+		return NULL;
+	return d->map + rva;
+}
+
+struct md_stream {
+	uint32_t type, size, rva;
+};
+
+static enum dump_status corrupt(struct dump *d, const char *what, uint32_t type)
+{
+	dump_set_error(d, "minidump stream %u: %s", type, what);
+	return DUMP_ECORRUPT;
+}
+
+/* ------------------------------------------------------------------------
+ * Streams
+ * ------------------------------------------------------------------------ */
+
+static void context_regs(const uint8_t *c, struct dump_regs *r)
+{
+	r->rax = rd64(c + 120); r->rcx = rd64(c + 128); r->rdx = rd64(c + 136);
+	r->rbx = rd64(c + 144); r->rsp = rd64(c + 152); r->rbp = rd64(c + 160);
+	r->rsi = rd64(c + 168); r->rdi = rd64(c + 176);
+	r->r8 = rd64(c + 184); r->r9 = rd64(c + 192); r->r10 = rd64(c + 200);
+	r->r11 = rd64(c + 208); r->r12 = rd64(c + 216); r->r13 = rd64(c + 224);
+	r->r14 = rd64(c + 232); r->r15 = rd64(c + 240); r->rip = rd64(c + 248);
+	r->eflags = rd32(c + 68);
+}
+
+static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size < 4)
+		return corrupt(d, "thread list outside the file", s->type);
+	uint32_t n = rd32(p);
+	if (n > DUMP_MAX_THREADS || (uint64_t)n * MD_THREAD_SIZE > s->size - 4)
+		return corrupt(d, "more threads than the stream holds", s->type);
+	d->threads = calloc(n ? n : 1, sizeof(*d->threads));
+	if (!d->threads)
+		return DUMP_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *t = p + 4 + (uint64_t)i * MD_THREAD_SIZE;
+		struct dump_thread *dt = &d->threads[d->nthreads++];
+		dt->tid = rd32(t);
+		/* Teb: Breakpad leaves it 0 on Linux; pycore's own converter
+		 * stores the thread pointer (fs_base) there */
+		dt->regs.fs_base = rd64(t + 16);
+		uint32_t csize = rd32(t + 40), crva = rd32(t + 44);
+		const uint8_t *ctx = at(d, crva, csize);
+		if (ctx && csize >= 256)
+			context_regs(ctx, &dt->regs);
+		else
+			dump_warn(d, "thread %lld: its registers are missing from the minidump", (long long)dt->tid);
+	}
+	return DUMP_OK;
+}
+
+static enum dump_status memory_list(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size < 4)
+		return corrupt(d, "memory list outside the file", s->type);
+	uint32_t n = rd32(p);
+	if (n > MD_MAX_RANGES || (uint64_t)n * 16 > s->size - 4)
+		return corrupt(d, "more memory ranges than the stream holds", s->type);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *m = p + 4 + (uint64_t)i * 16;
+		uint64_t start = rd64(m);
+		uint32_t size = rd32(m + 8), rva = rd32(m + 12);
+		const uint8_t *data = at(d, rva, size);
+		if (!data || start + size < start)
+			return corrupt(d, "a memory range outside the file", s->type);
+		struct dump_segment seg = { start, start + size, data, NULL, 0 };
+		enum dump_status st = dump_add_segment(d, &seg);
+		if (st != DUMP_OK)
+			return st;
+	}
+	return DUMP_OK;
+}
+
+static enum dump_status memory64_list(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size < 16)
+		return corrupt(d, "memory64 list outside the file", s->type);
+	uint64_t n = rd64(p), rva = rd64(p + 8);
+	if (n > MD_MAX_RANGES || n * 16 > s->size - 16)
+		return corrupt(d, "more memory ranges than the stream holds", s->type);
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *m = p + 16 + i * 16;
+		uint64_t start = rd64(m), size = rd64(m + 8);
+		const uint8_t *data = at(d, rva, size);
+		if (!data || start + size < start)
+			return corrupt(d, "a memory range outside the file", s->type);
+		struct dump_segment seg = { start, start + size, data, NULL, 0 };
+		enum dump_status st = dump_add_segment(d, &seg);
+		if (st != DUMP_OK)
+			return st;
+		rva += size;
+	}
+	return DUMP_OK;
+}
+
+/* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
+ * UTF-8 in practice; code points past 0x7f are written as UTF-8. */
+static char *md_string(struct dump *d, uint32_t rva)
+{
+	const uint8_t *p = at(d, rva, 4);
+	if (!p)
+		return NULL;
+	uint32_t len = rd32(p);
+	const uint8_t *s = at(d, (uint64_t)rva + 4, len);
+	if (!s || len > 65536)
+		return NULL;
+	char *out = malloc(len / 2 * 3 + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (uint32_t i = 0; i + 1 < len; i += 2) {
+		uint32_t cp = (uint32_t)s[i] | ((uint32_t)s[i + 1] << 8);
+		if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (cp < 0x800) {
+			out[o++] = (char)(0xc0 | (cp >> 6));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[o++] = (char)(0xe0 | (cp >> 12));
+			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static struct dump_module *add_module(struct dump *d, char *path, uint64_t base, uint64_t size)
+{
+	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	d->modules = m;
+	m = &d->modules[d->nmodules++];
+	memset(m, 0, sizeof(*m));
+	m->path = path;
+	m->start = m->base = base;
+	m->end = base + size;
+	return m;
+}
+
+static enum dump_status module_list(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size < 4)
+		return corrupt(d, "module list outside the file", s->type);
+	uint32_t n = rd32(p);
+	if (n > DUMP_MAX_MODULES || (uint64_t)n * MD_MODULE_SIZE > s->size - 4)
+		return corrupt(d, "more modules than the stream holds", s->type);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *mp = p + 4 + (uint64_t)i * MD_MODULE_SIZE;
+		uint64_t base = rd64(mp);
+		uint32_t size = rd32(mp + 8), name_rva = rd32(mp + 20);
+		uint32_t cv_size = rd32(mp + 76), cv_rva = rd32(mp + 80);
+		char *name = md_string(d, name_rva);
+		if (!name)
+			return corrupt(d, "a module name outside the file", s->type);
+		struct dump_module *m = add_module(d, name, base, size);
+		if (!m) {
+			free(name);
+			return DUMP_ENOMEM;
+		}
+		const uint8_t *cv = at(d, cv_rva, cv_size);
+		if (cv && cv_size >= 8 && rd32(cv) == MD_CV_BPEL && cv_size - 4 <= sizeof(m->build_id)) {
+			m->build_id_len = cv_size - 4;
+			memcpy(m->build_id, cv + 4, m->build_id_len);
+		} else if (cv && cv_size >= 24 && rd32(cv) == MD_CV_RSDS) {
+			/* the GUID holds the build-id's first 16 bytes, its first
+			 * three fields byte-swapped as little-endian integers */
+			uint8_t g[16];
+			memcpy(g, cv + 4, 16);
+			uint8_t id[16] = { g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6] };
+			memcpy(id + 8, g + 8, 8);
+			memcpy(m->build_id, id, 16);
+			m->build_id_len = 16;
+			m->build_id_prefix = true;
+		}
+	}
+	return DUMP_OK;
+}
+
+/* /proc/PID/maps lines: the file-backed mappings, with their offsets. */
+static void linux_maps(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p)
+		return;
+	char *text = strndup((const char *)p, s->size);
+	if (!text)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 ||
+		    pos <= 0 || line[pos] != '/')
+			continue;
+		const char *path = line + pos;
+		for (size_t i = 0; i < d->nmodules; i++) {
+			struct dump_module *m = &d->modules[i];
+			if (strcmp(m->path, path) != 0)
+				continue;
+			struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
+			if (!mp)
+				break;
+			m->maps = mp;
+			mp[m->nmaps++] = (struct dump_mapping){ start, end, off, perms[1] == 'w' };
+			if (start < m->start)
+				m->start = start;
+			if (end > m->end)
+				m->end = end;
+			break;
+		}
+	}
+	free(text);
+}
+
+static void linux_cmdline(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size == 0 || s->size > 1 << 20)
+		return;
+	size_t n = 0;
+	for (uint32_t i = 0; i < s->size; i++)
+		n += p[i] == '\0';
+	if (p[s->size - 1] != '\0')
+		n++;
+	char **argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return;
+	size_t k = 0;
+	for (uint32_t i = 0; i < s->size && k < n;) {
+		size_t len = strnlen((const char *)p + i, s->size - i);
+		argv[k++] = strndup((const char *)p + i, len);
+		i += (uint32_t)len + 1;
+	}
+	d->argv = argv;
+}
+
+/* ------------------------------------------------------------------------
+ * The reader
+ * ------------------------------------------------------------------------ */
+
+enum dump_status dump_minidump_open(struct dump *d)
+{
+	d->format = "minidump";
+	if (d->map_len < 32) {
+		dump_set_error(d, "truncated minidump header (%zu bytes)", d->map_len);
+		return DUMP_ECORRUPT;
+	}
+	uint32_t nstreams = rd32(d->map + 8), dir_rva = rd32(d->map + 12);
+	if (nstreams > MD_MAX_STREAMS) {
+		dump_set_error(d, "minidump declares %u streams", nstreams);
+		return DUMP_ECORRUPT;
+	}
+	const uint8_t *dir = at(d, dir_rva, (uint64_t)nstreams * 12);
+	if (!dir) {
+		dump_set_error(d, "minidump stream directory (%u entries at %u) runs past the end of the file",
+			       nstreams, dir_rva);
+		return DUMP_ECORRUPT;
+	}
+	struct md_stream maps = { 0 }, exc = { 0 };
+	enum dump_status st = DUMP_OK;
+	bool amd64 = true;
+	for (uint32_t i = 0; i < nstreams && st == DUMP_OK; i++) {
+		struct md_stream s = { rd32(dir + 12 * i), rd32(dir + 12 * i + 4), rd32(dir + 12 * i + 8) };
+		if (s.type != 0 && !at(d, s.rva, s.size)) {
+			st = corrupt(d, "points past the end of the file", s.type);
+			break;
+		}
+		switch (s.type) {
+		case MD_THREAD_LIST: st = thread_list(d, &s); break;
+		case MD_MODULE_LIST: st = module_list(d, &s); break;
+		case MD_MEMORY_LIST: st = memory_list(d, &s); break;
+		case MD_MEMORY64_LIST: st = memory64_list(d, &s); break;
+		case MD_EXCEPTION: exc = s; break;
+		case MD_LINUX_MAPS: maps = s; break;
+		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
+		case MD_SYSTEM_INFO:
+			if (s.size >= 2 && rd32(d->map + s.rva) % 65536 != MD_ARCH_AMD64)
+				amd64 = false;
+			break;
+		case MD_MISC_INFO:
+			if (s.size >= 12 && (rd32(d->map + s.rva + 4) & 1))
+				d->pid = rd32(d->map + s.rva + 8);
+			break;
+		default:
+			break;
+		}
+	}
+	if (st == DUMP_OK && !amd64) {
+		dump_set_error(d, "minidump of a processor other than x86_64");
+		st = DUMP_EFORMAT;
+	}
+	if (st == DUMP_OK && d->nthreads == 0) {
+		dump_set_error(d, "minidump has no thread list");
+		st = DUMP_ECORRUPT;
+	}
+	if (st != DUMP_OK)
+		return st;
+	if (maps.type)
+		linux_maps(d, &maps);
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		if (m->nmaps == 0) {
+			/* no maps stream: the whole image as one mapping */
+			m->maps = malloc(sizeof(*m->maps));
+			if (m->maps) {
+				m->maps[0] = (struct dump_mapping){ m->start, m->end, 0, false };
+				m->nmaps = 1;
+			}
+		}
+	}
+	st = dump_segments_finish(d);
+	if (st == DUMP_OK)
+		st = dump_add_file_segments(d);
+	if (st != DUMP_OK)
+		return st;
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (!d->modules[i].build_id_len)
+			dump_read_build_id(d, d->modules[i].base, d->modules[i].build_id,
+					   &d->modules[i].build_id_len);
+	if (exc.type && exc.size >= 40) {
+		const uint8_t *e = d->map + exc.rva;
+		d->has_signal = true;
+		d->crashed_tid = rd32(e);
+		d->signal.number = (int)rd32(e + 8);
+		d->signal.code = (int)rd32(e + 12);
+		int n = d->signal.number;
+		/* the address means something for the fault signals only */
+		if (n == 4 || n == 5 || n == 7 || n == 8 || n == 11) {
+			d->signal.address = rd64(e + 24);
+			d->signal.has_address = true;
+		}
+	}
+	/* Breakpad and lldb list the main program first */
+	if (d->nmodules)
+		d->executable = strdup(d->modules[0].path);
+	return DUMP_OK;
+}
