@@ -1,7 +1,10 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -169,6 +172,34 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 
 #define MAX_NATIVE_FRAMES 1024
 
+/* C++ names are demangled by the C++ runtime's own demangler
+ * (__cxa_demangle, the Itanium ABI's), loaded at run time so that pycore
+ * needs no C++ library to run. */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static const char *demangle(const char *name, char *buf, size_t cap)
+{
+	static demangle_fn fn;
+	static bool tried;
+	if (!name || strncmp(name, "_Z", 2) != 0)
+		return name;
+	if (!tried) {
+		tried = true;
+		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		if (lib)
+			fn = (demangle_fn)dlsym(lib, "__cxa_demangle");
+	}
+	int status = -1;
+	char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
+	if (!out || status != 0) {
+		free(out);
+		return name;
+	}
+	snprintf(buf, cap, "%s", out);
+	free(out);
+	return buf;
+}
+
 /* The thread argument is the struct dump_thread itself. */
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -220,6 +251,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 struct unwind {
 	Dwfl *dwfl;
 	char name[512];
+	char demangled[1024];
 	native_frame_fn fn;
 	void *arg;
 	int n;
@@ -247,7 +279,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		if (ref)
 			nf.module = ref->mod;
-		nf.function = dwfl_module_addrname(mod, lookup);
+		nf.function = demangle(dwfl_module_addrname(mod, lookup), u->demangled, sizeof(u->demangled));
 		/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is no part of
 		 * the function's name */
 		const char *at = nf.function ? strchr(nf.function, '@') : NULL;

@@ -274,7 +274,7 @@ def check_native(python, core, truth, innermost):
     if [pc for pc, _ in mine_cmp] != [pc for pc, _ in theirs]:
         raise Failure("native frames differ from gdb's:\n  pycore %s\n  gdb    %s"
                       % (["%x %s" % m for m in mine], ["%x %s" % t for t in theirs]))
-    if innermost and not (mine[0][1] or "").lstrip("_").startswith(innermost):
+    if innermost and (mine[0][1] or "").lstrip("_")[:len(innermost)] != innermost:
         raise Failure("the innermost native frame is %s, not %s" % (mine[0][1], innermost))
     py = [(f["function"], f["file"], f["line"]) for f in crashed["frames"] if f["kind"] == "python"]
     crasher = truth.get("crasher")
@@ -370,21 +370,32 @@ def take_crash(python, workdir, argv, signo):
     return core, truth_path, None
 
 
-# name: (script and its arguments, signal, innermost native function, needs the extension)
+def build_cxx(python, workdir):
+    if not shutil.which("c++"):
+        return "no C++ compiler (Debian package g++)"
+    b = subprocess.run(["c++", "-shared", "-fPIC", "-g", "-O0", "-o", os.path.join(workdir, "libcrashxx.so"),
+                        os.path.join(SCENARIOS, "crashxx.cpp")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if b.returncode != 0:
+        raise Failure("cannot build the C++ library: %s" % b.stdout.decode()[-400:])
+    return None
+
+
+# name: (script and its arguments, signal, innermost native function, what to build first)
 CRASHES = {
-    "crash": (["crash.py"], signal.SIGSEGV, "strlen", False),
-    "abort": (["abort.py"], signal.SIGABRT, None, False),
-    "sigbus": (["sigbus.py"], signal.SIGBUS, None, False),
-    "ext-segv": (["extension.py", "segv"], signal.SIGSEGV, "crash_segv", True),
-    "ext-fpe": (["extension.py", "fpe"], signal.SIGFPE, "crash_fpe", True),
+    "crash": (["crash.py"], signal.SIGSEGV, "strlen", None),
+    "abort": (["abort.py"], signal.SIGABRT, None, None),
+    "sigbus": (["sigbus.py"], signal.SIGBUS, None, None),
+    "ext-segv": (["extension.py", "segv"], signal.SIGSEGV, "crash_segv", build_extension),
+    "ext-fpe": (["extension.py", "fpe"], signal.SIGFPE, "crash_fpe", build_extension),
+    "cxx": (["cxx.py"], signal.SIGSEGV, "pycore_test::Boom::go(int volatile*)", build_cxx),
 }
 
 
 def check(python, scenario, workdir):
     crashed = None
     if scenario in CRASHES:
-        argv, signo, _, ext = CRASHES[scenario]
-        why = build_extension(python, workdir) if ext else None
+        argv, signo, _, build = CRASHES[scenario]
+        why = build(python, workdir) if build else None
         if not why:
             core, truth_path, why = take_crash(python, workdir, argv, signo)
         if why:
