@@ -23,6 +23,7 @@ char *dump_strdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+static char *vfmt(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static char *vfmt(const char *fmt, va_list ap)
 {
 	char *s = NULL;

@@ -66,6 +66,7 @@ char *arena_strdup(struct arena *a, const char *s)
 	return p;
 }
 
+static char *arena_vprintf(struct arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *arena_vprintf(struct arena *a, const char *fmt, va_list ap)
 {
 	char *tmp = NULL;
