@@ -27,7 +27,7 @@ SKIP = 77
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
-GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc"]
+GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc", "subinterp"]
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
@@ -391,8 +391,43 @@ CRASHES = {
 }
 
 
+def check_subinterp(python, workdir):
+    """The main interpreter's threads against what it recorded, and in the
+    other interpreter a thread running exactly the frames the code there
+    recorded.  Its thread id is not checked: CPython may leave on a
+    subinterpreter's thread state the id of the thread that created it."""
+    core, truth_path = take_gcore(python, "subinterp", workdir)
+    main_truth = json.load(open(truth_path))
+    sub_frames = [(f["function"], f["file"], f["line"]) for f in json.load(open(truth_path + ".sub"))["frames"]]
+    rc, out, err = run_pycore(["analyze", "--format", "json", core])
+    if rc != 0:
+        raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+    report = json.loads(out)
+    interps = report["interpreters"]
+    if len(interps) != 2:
+        raise Failure("%d interpreters, the process has 2" % len(interps))
+    main = [i for i in interps if i["id"] == 0]
+    sub = [i for i in interps if i["id"] != 0]
+    if len(main) != 1 or len(sub) != 1:
+        raise Failure("interpreter ids %s" % [i["id"] for i in interps])
+    compare(main_truth, dict(report, interpreters=main), None)
+    running = [[(f["function"], f["file"], f["line"]) for f in t["frames"] if f["kind"] == "python"]
+               for t in sub[0]["threads"]]
+    if sub_frames not in running:
+        raise Failure("the subinterpreter's threads run %s, its code recorded %s" % (running, sub_frames))
+    return "2 interpreters: %d threads in the main one, %d frames in the other" % (
+        len(main_truth["threads"]), len(sub_frames))
+
+
 def check(python, scenario, workdir):
     crashed = None
+    if scenario == "subinterp":
+        v = subprocess.run([python, "-c", "import sys; print(sys.version_info[1])"],
+                           stdout=subprocess.PIPE).stdout.decode().strip()
+        if not v.isdigit() or int(v) < 12:
+            print("SKIP: %s: subinterp: separate interpreters in one process need 3.12+" % python)
+            return "skip"
+        return check_subinterp(python, workdir)
     if scenario in CRASHES:
         argv, signo, _, build = CRASHES[scenario]
         why = build(python, workdir) if build else None
