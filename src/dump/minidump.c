@@ -257,7 +257,14 @@ static void linux_maps(struct dump *d, const struct md_stream *s)
 	if (!text)
 		return;
 	char *save = NULL;
+	/* bounded work: lines times modules compared */
+	uint64_t budget = 50000000;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (budget < d->nmodules) {
+			dump_warn(d, "the minidump's maps stream is too long: the rest of it was not read");
+			break;
+		}
+		budget -= d->nmodules;
 		unsigned long long start, end, off;
 		char perms[8];
 		int pos = 0;
