@@ -17,7 +17,8 @@ struct dump_segment {
 /* Hard caps on what a dump may declare. */
 #define DUMP_MAX_SEGMENTS  (1u << 20)
 #define DUMP_MAX_THREADS   (1u << 16)
-#define DUMP_MAX_MODULES   (1u << 16)
+#define DUMP_MAX_MODULES   (1u << 13)     /* distinct mapped files */
+#define DUMP_MAX_MAPPINGS  (1u << 18)     /* NT_FILE entries */
 
 enum dump_status dump_elfcore_open(struct dump *d);
 enum dump_status dump_minidump_open(struct dump *d);

@@ -102,11 +102,17 @@ static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
 
 static struct dump_module *module_for_path(struct dump *d, const char *path)
 {
+	/* NT_FILE lists a file's mappings one after the other: try the last
+	 * module first */
+	if (d->nmodules && strcmp(d->modules[d->nmodules - 1].path, path) == 0)
+		return &d->modules[d->nmodules - 1];
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (strcmp(d->modules[i].path, path) == 0)
 			return &d->modules[i];
-	if (d->nmodules >= DUMP_MAX_MODULES)
+	if (d->nmodules >= DUMP_MAX_MODULES) {
+		dump_set_error(d, "NT_FILE names more than %u files", DUMP_MAX_MODULES);
 		return NULL;
+	}
 	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
 	if (!m)
 		return NULL;
@@ -125,7 +131,7 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 		return DUMP_ECORRUPT;
 	}
 	uint64_t count = rd64(desc), page = rd64(desc + 8);
-	if (count > (len - 16) / 24 || count > DUMP_MAX_SEGMENTS) {
+	if (count > (len - 16) / 24 || count > DUMP_MAX_MAPPINGS) {
 		dump_set_error(d, "NT_FILE note declares %llu mappings in %zu bytes",
 			       (unsigned long long)count, len);
 		return DUMP_ECORRUPT;
@@ -147,7 +153,7 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 		if (stop > start && pgoff < UINT64_MAX / page) {
 			struct dump_module *m = module_for_path(d, names);
 			if (!m)
-				return DUMP_ENOMEM;
+				return d->error ? DUMP_ECORRUPT : DUMP_ENOMEM;
 			struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
 			if (!mp)
 				return DUMP_ENOMEM;
