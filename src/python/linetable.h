@@ -1,22 +1,32 @@
-/* Bytecode position -> line number, for every CPython version's line table.
+/* Bytecode position -> source line, for the line tables of CPython 3.6-3.13.
+ *
  * Pure functions over untrusted bytes: they never read past LEN, always
- * end, and return -1 when the table is malformed or has no line there. */
+ * finish (each step consumes at least one byte of the table), and return -1
+ * when the table is malformed or does not cover the position.  A position
+ * before the first instruction (a frame that has not started: f_lasti -1)
+ * gives FIRSTLINENO, as PyCode_Addr2Line() does in every version.  Line 0 is
+ * a real answer (3.11+ give it to the RESUME of a module). */
 #ifndef PYCORE_PYTHON_LINETABLE_H
 #define PYCORE_PYTHON_LINETABLE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* 3.6-3.9: co_lnotab, pairs (byte-offset increment, signed line increment).
- * OFFSET is the byte offset of the instruction (f_lasti). */
+/* CPython 3.6-3.9: co_lnotab pairs (byte-offset increment, signed line
+ * increment since 3.6).  OFFSET is the byte offset of the instruction
+ * (f_lasti).  The table has no end: every offset past the last pair is on
+ * the last line, and an empty table puts everything on FIRSTLINENO.  An odd
+ * length is malformed. */
 int py_line_lnotab(const uint8_t *tab, size_t len, int firstlineno, int offset);
 
-/* 3.10: co_linetable (PEP 626), pairs (byte-length, signed line delta; -128
- * for "no line").  OFFSET is a byte offset (f_lasti * 2). */
+/* CPython 3.10: co_linetable (PEP 626), pairs (range length in bytes,
+ * signed line delta; -128 for "no line").  OFFSET is a byte offset
+ * (f_lasti * 2 in 3.10).  -1 past the last range and in "no line" ranges. */
 int py_line_linetable310(const uint8_t *tab, size_t len, int firstlineno, int offset);
 
-/* 3.11+: the location table.  UNIT is the code-unit index of the
- * instruction (byte offset / 2). */
+/* CPython 3.11+: the location table (co_linetable).  UNIT is the index of
+ * the code unit (instruction offset in bytes / 2).  Returns the start line;
+ * -1 for "no location" entries and past the last entry. */
 int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit);
 
 #endif
