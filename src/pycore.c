@@ -206,7 +206,12 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 		if (d->modules[i].file_state > 0)
 			mm->file = arena_strdup(r->arena, d->modules[i].file_path);
 	}
-	if (ps != PY_OK) {
+	if (ps != PY_OK && d->truncated) {
+		/* what is missing may be just what the walk needed */
+		fprintf(stderr, "pycore: %s: truncated beyond use (%s): %s\n", path,
+			d->nwarnings ? d->warnings[0] : "the file ends early", why);
+		rc = EXIT_BAD_INPUT;
+	} else if (ps != PY_OK) {
 		fprintf(stderr, "pycore: %s: %s\n", path, why);
 		rc = EXIT_NOT_PYTHON;
 	} else {

@@ -118,6 +118,7 @@ struct dump {
 	char **warnings;
 	size_t nwarnings;
 	struct dump_files files;     /* set by the caller after dump_open */
+	bool truncated;              /* the file ends before the data it declares */
 };
 
 /* Open PATH, whatever its format.  On failure returns a status and, when

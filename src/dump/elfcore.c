@@ -441,6 +441,7 @@ enum dump_status dump_elfcore_open(struct dump *d)
 	if (st == DUMP_OK)
 		st = build_segments(d, &cp);
 	if (st == DUMP_OK) {
+		d->truncated = truncated_at != 0;
 		if (truncated_at)
 			dump_warn(d, "the core file is truncated (%llu bytes; memory from offset %llu on is missing)",
 				  (unsigned long long)d->map_len, (unsigned long long)truncated_at);

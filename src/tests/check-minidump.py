@@ -2,10 +2,11 @@
 core it was made from, an independent reader's view of pycore's converter,
 an lldb-written stack-style minidump of a live process, and corrupt ones.
 
-1. For every interpreter present: a gcore of the threads scenario and a
+1. For every interpreter present: a gcore of each snapshot scenario and a
    kernel core of the crash scenario are converted by scripts/core2minidump;
    pycore's report of the minidump must equal the core's (interpreters,
-   python, signal, crashed thread) and match what the process recorded.
+   python, signal, crashed thread, native stacks) and match what the process
+   recorded.
 2. lldb-16 reads one converted minidump: its threads, their registers, the
    modules' build-ids and memory bytes must be what gdb shows of the core.
 3. lldb-16 saves a stack-style minidump of a live CPython process: pycore's
@@ -194,7 +195,7 @@ def main():
         print("SKIP: no interpreter or no gcore")
         return 77
     for name, python in pythons:
-        for scenario in ("threads", "crash"):
+        for scenario in ("threads", "recursion", "genco", "exceptions", "gc", "crash"):
             work = tempfile.mkdtemp(prefix="pycore-md-")
             try:
                 if scenario == "crash":

@@ -215,10 +215,10 @@ def check_text(core, truth):
                 raise Failure("text report lacks %s" % frame_str(f))
 
 
-def check_zstd(core, report):
+def check_zstd(core, report, args):
     """A zstd-compressed copy gives the same report but for its input."""
     subprocess.run(["zstd", "-q", "-1", "-f", core, "-o", core + ".zst"], check=True)
-    rc, out, err = run_pycore(["analyze", "--format", "json", core + ".zst"])
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core + ".zst"])
     if rc != 0:
         raise Failure("zstd copy: pycore exit %d: %s" % (rc, err.strip()))
     z = json.loads(out)
@@ -456,8 +456,8 @@ def check(python, scenario, workdir):
         # both SIGSEGV scenarios touch address 0: the fault address is 0
         if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
             raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
-    if scenario == "threads" and shutil.which("zstd"):
-        check_zstd(core, report)
+    if shutil.which("zstd"):
+        check_zstd(core, report, args)
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     if scenario == "locals":
         exact = compare_locals(truth, report)
