@@ -2,6 +2,8 @@
 #ifndef PYCORE_DUMP_INT_H
 #define PYCORE_DUMP_INT_H
 
+#include <string.h>
+
 #include "dump.h"
 
 /* One piece of the address space.  Either its bytes are in the mapped dump
@@ -45,6 +47,21 @@ int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
 /* The build-id note of an ELF file held in memory (a mapped file). */
 int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len);
 
+
+/* Little-endian fields of the dump's own structures. */
+static inline uint32_t dump_le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t dump_le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
 char *dump_strdup(const char *s);
 void dump_set_error(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

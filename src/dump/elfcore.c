@@ -39,20 +39,6 @@ struct core_parse {
 	size_t siginfo_len;
 };
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* ------------------------------------------------------------------------
  * Notes
  * ------------------------------------------------------------------------ */
@@ -76,7 +62,7 @@ static enum dump_status add_thread(struct dump *d, const uint8_t *desc, size_t l
 	int16_t cursig;
 	memcpy(&cursig, desc + PRSTATUS_CURSIG, 2);
 	t->signal = cursig;
-	t->tid = (int32_t)rd32(desc + PRSTATUS_PID);
+	t->tid = (int32_t)dump_le32(desc + PRSTATUS_PID);
 	memcpy(&t->regs, desc + PRSTATUS_REGS, sizeof(t->regs));
 	return DUMP_OK;
 }
@@ -85,7 +71,7 @@ static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
 {
 	if (len < PRPSINFO_SIZE)
 		return;
-	d->pid = (int32_t)rd32(desc + PRPSINFO_PID);
+	d->pid = (int32_t)dump_le32(desc + PRPSINFO_PID);
 	char buf[81];
 	memcpy(buf, desc + PRPSINFO_FNAME, 16);
 	buf[16] = '\0';
@@ -130,7 +116,7 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 		dump_set_error(d, "NT_FILE note too short");
 		return DUMP_ECORRUPT;
 	}
-	uint64_t count = rd64(desc), page = rd64(desc + 8);
+	uint64_t count = dump_le64(desc), page = dump_le64(desc + 8);
 	if (count > (len - 16) / 24 || count > DUMP_MAX_MAPPINGS) {
 		dump_set_error(d, "NT_FILE note declares %llu mappings in %zu bytes",
 			       (unsigned long long)count, len);
@@ -144,7 +130,7 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 	const char *end = (const char *)desc + len;
 	for (uint64_t i = 0; i < count; i++) {
 		const uint8_t *e = desc + 16 + i * 24;
-		uint64_t start = rd64(e), stop = rd64(e + 8), pgoff = rd64(e + 16);
+		uint64_t start = dump_le64(e), stop = dump_le64(e + 8), pgoff = dump_le64(e + 16);
 		const char *nul = memchr(names, '\0', (size_t)(end - names));
 		if (!nul) {
 			dump_set_error(d, "NT_FILE note: file names run past the note");
@@ -322,7 +308,7 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 {
 	uint64_t execfn = 0;
 	for (size_t off = 0; off + 16 <= cp->auxv_len; off += 16) {
-		uint64_t type = rd64(cp->auxv + off), val = rd64(cp->auxv + off + 8);
+		uint64_t type = dump_le64(cp->auxv + off), val = dump_le64(cp->auxv + off + 8);
 		if (type == AT_ENTRY)
 			d->auxv_entry = val;
 		else if (type == AT_EXECFN)
@@ -456,12 +442,12 @@ enum dump_status dump_elfcore_open(struct dump *d)
 			d->crashed_tid = d->threads[0].tid;
 			d->signal.number = d->threads[0].signal;
 			if (cp.siginfo && cp.siginfo_len >= SIGINFO_MIN &&
-			    (int)rd32(cp.siginfo) == d->signal.number) {
-				d->signal.code = (int32_t)rd32(cp.siginfo + 8);
+			    (int)dump_le32(cp.siginfo) == d->signal.number) {
+				d->signal.code = (int32_t)dump_le32(cp.siginfo + 8);
 				int n = d->signal.number;
 				/* si_addr is meaningful for the fault signals only */
 				if (n == 4 || n == 7 || n == 8 || n == 11 || n == 5) {
-					d->signal.address = rd64(cp.siginfo + 16);
+					d->signal.address = dump_le64(cp.siginfo + 16);
 					d->signal.has_address = true;
 				}
 			}

@@ -40,20 +40,6 @@
 #define MD_MAX_STREAMS      4096
 #define MD_MAX_RANGES       (1u << 20)
 
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* Bytes [rva, rva+size) of the file, or NULL when they run past its end. */
 static const uint8_t *at(struct dump *d, uint64_t rva, uint64_t size)
 {
@@ -78,13 +64,13 @@ static enum dump_status corrupt(struct dump *d, const char *what, uint32_t type)
 
 static void context_regs(const uint8_t *c, struct dump_regs *r)
 {
-	r->rax = rd64(c + 120); r->rcx = rd64(c + 128); r->rdx = rd64(c + 136);
-	r->rbx = rd64(c + 144); r->rsp = rd64(c + 152); r->rbp = rd64(c + 160);
-	r->rsi = rd64(c + 168); r->rdi = rd64(c + 176);
-	r->r8 = rd64(c + 184); r->r9 = rd64(c + 192); r->r10 = rd64(c + 200);
-	r->r11 = rd64(c + 208); r->r12 = rd64(c + 216); r->r13 = rd64(c + 224);
-	r->r14 = rd64(c + 232); r->r15 = rd64(c + 240); r->rip = rd64(c + 248);
-	r->eflags = rd32(c + 68);
+	r->rax = dump_le64(c + 120); r->rcx = dump_le64(c + 128); r->rdx = dump_le64(c + 136);
+	r->rbx = dump_le64(c + 144); r->rsp = dump_le64(c + 152); r->rbp = dump_le64(c + 160);
+	r->rsi = dump_le64(c + 168); r->rdi = dump_le64(c + 176);
+	r->r8 = dump_le64(c + 184); r->r9 = dump_le64(c + 192); r->r10 = dump_le64(c + 200);
+	r->r11 = dump_le64(c + 208); r->r12 = dump_le64(c + 216); r->r13 = dump_le64(c + 224);
+	r->r14 = dump_le64(c + 232); r->r15 = dump_le64(c + 240); r->rip = dump_le64(c + 248);
+	r->eflags = dump_le32(c + 68);
 }
 
 static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
@@ -92,7 +78,7 @@ static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
 		return corrupt(d, "thread list outside the file", s->type);
-	uint32_t n = rd32(p);
+	uint32_t n = dump_le32(p);
 	if (n > DUMP_MAX_THREADS || (uint64_t)n * MD_THREAD_SIZE > s->size - 4)
 		return corrupt(d, "more threads than the stream holds", s->type);
 	d->threads = calloc(n ? n : 1, sizeof(*d->threads));
@@ -101,11 +87,11 @@ static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *t = p + 4 + (uint64_t)i * MD_THREAD_SIZE;
 		struct dump_thread *dt = &d->threads[d->nthreads++];
-		dt->tid = rd32(t);
+		dt->tid = dump_le32(t);
 		/* Teb: Breakpad leaves it 0 on Linux; pycore's own converter
 		 * stores the thread pointer (fs_base) there */
-		dt->regs.fs_base = rd64(t + 16);
-		uint32_t csize = rd32(t + 40), crva = rd32(t + 44);
+		dt->regs.fs_base = dump_le64(t + 16);
+		uint32_t csize = dump_le32(t + 40), crva = dump_le32(t + 44);
 		const uint8_t *ctx = at(d, crva, csize);
 		if (ctx && csize >= 256)
 			context_regs(ctx, &dt->regs);
@@ -115,23 +101,30 @@ static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
 	return DUMP_OK;
 }
 
+/* One captured memory range: SIZE bytes at RVA of the file hold START... */
+static enum dump_status add_range(struct dump *d, const struct md_stream *s, uint64_t start,
+				  uint64_t size, uint64_t rva)
+{
+	const uint8_t *data = at(d, rva, size);
+	if (!data || start + size < start)
+		return corrupt(d, "a memory range outside the file", s->type);
+	struct dump_segment seg = { start, start + size, data, NULL, 0 };
+	return dump_add_segment(d, &seg);
+}
+
 static enum dump_status memory_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
 		return corrupt(d, "memory list outside the file", s->type);
-	uint32_t n = rd32(p);
+	uint32_t n = dump_le32(p);
 	if (n > MD_MAX_RANGES || (uint64_t)n * 16 > s->size - 4)
 		return corrupt(d, "more memory ranges than the stream holds", s->type);
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *m = p + 4 + (uint64_t)i * 16;
-		uint64_t start = rd64(m);
-		uint32_t size = rd32(m + 8), rva = rd32(m + 12);
-		const uint8_t *data = at(d, rva, size);
-		if (!data || start + size < start)
-			return corrupt(d, "a memory range outside the file", s->type);
-		struct dump_segment seg = { start, start + size, data, NULL, 0 };
-		enum dump_status st = dump_add_segment(d, &seg);
+		uint64_t start = dump_le64(m);
+		uint32_t size = dump_le32(m + 8), rva = dump_le32(m + 12);
+		enum dump_status st = add_range(d, s, start, size, rva);
 		if (st != DUMP_OK)
 			return st;
 	}
@@ -143,17 +136,13 @@ static enum dump_status memory64_list(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 16)
 		return corrupt(d, "memory64 list outside the file", s->type);
-	uint64_t n = rd64(p), rva = rd64(p + 8);
+	uint64_t n = dump_le64(p), rva = dump_le64(p + 8);
 	if (n > MD_MAX_RANGES || n * 16 > s->size - 16)
 		return corrupt(d, "more memory ranges than the stream holds", s->type);
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *m = p + 16 + i * 16;
-		uint64_t start = rd64(m), size = rd64(m + 8);
-		const uint8_t *data = at(d, rva, size);
-		if (!data || start + size < start)
-			return corrupt(d, "a memory range outside the file", s->type);
-		struct dump_segment seg = { start, start + size, data, NULL, 0 };
-		enum dump_status st = dump_add_segment(d, &seg);
+		uint64_t start = dump_le64(m), size = dump_le64(m + 8);
+		enum dump_status st = add_range(d, s, start, size, rva);
 		if (st != DUMP_OK)
 			return st;
 		rva += size;
@@ -168,7 +157,7 @@ static char *md_string(struct dump *d, uint32_t rva)
 	const uint8_t *p = at(d, rva, 4);
 	if (!p)
 		return NULL;
-	uint32_t len = rd32(p);
+	uint32_t len = dump_le32(p);
 	const uint8_t *s = at(d, (uint64_t)rva + 4, len);
 	if (!s || len > 65536)
 		return NULL;
@@ -212,14 +201,14 @@ static enum dump_status module_list(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
 		return corrupt(d, "module list outside the file", s->type);
-	uint32_t n = rd32(p);
+	uint32_t n = dump_le32(p);
 	if (n > DUMP_MAX_MODULES || (uint64_t)n * MD_MODULE_SIZE > s->size - 4)
 		return corrupt(d, "more modules than the stream holds", s->type);
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *mp = p + 4 + (uint64_t)i * MD_MODULE_SIZE;
-		uint64_t base = rd64(mp);
-		uint32_t size = rd32(mp + 8), name_rva = rd32(mp + 20);
-		uint32_t cv_size = rd32(mp + 76), cv_rva = rd32(mp + 80);
+		uint64_t base = dump_le64(mp);
+		uint32_t size = dump_le32(mp + 8), name_rva = dump_le32(mp + 20);
+		uint32_t cv_size = dump_le32(mp + 76), cv_rva = dump_le32(mp + 80);
 		char *name = md_string(d, name_rva);
 		if (!name)
 			return corrupt(d, "a module name outside the file", s->type);
@@ -229,10 +218,10 @@ static enum dump_status module_list(struct dump *d, const struct md_stream *s)
 			return DUMP_ENOMEM;
 		}
 		const uint8_t *cv = at(d, cv_rva, cv_size);
-		if (cv && cv_size >= 8 && rd32(cv) == MD_CV_BPEL && cv_size - 4 <= sizeof(m->build_id)) {
+		if (cv && cv_size >= 8 && dump_le32(cv) == MD_CV_BPEL && cv_size - 4 <= sizeof(m->build_id)) {
 			m->build_id_len = cv_size - 4;
 			memcpy(m->build_id, cv + 4, m->build_id_len);
-		} else if (cv && cv_size >= 24 && rd32(cv) == MD_CV_RSDS) {
+		} else if (cv && cv_size >= 24 && dump_le32(cv) == MD_CV_RSDS) {
 			/* the GUID holds the build-id's first 16 bytes, its first
 			 * three fields byte-swapped as little-endian integers */
 			uint8_t g[16];
@@ -324,7 +313,7 @@ enum dump_status dump_minidump_open(struct dump *d)
 		dump_set_error(d, "truncated minidump header (%zu bytes)", d->map_len);
 		return DUMP_ECORRUPT;
 	}
-	uint32_t nstreams = rd32(d->map + 8), dir_rva = rd32(d->map + 12);
+	uint32_t nstreams = dump_le32(d->map + 8), dir_rva = dump_le32(d->map + 12);
 	if (nstreams > MD_MAX_STREAMS) {
 		dump_set_error(d, "minidump declares %u streams", nstreams);
 		return DUMP_ECORRUPT;
@@ -339,7 +328,7 @@ enum dump_status dump_minidump_open(struct dump *d)
 	enum dump_status st = DUMP_OK;
 	bool amd64 = true;
 	for (uint32_t i = 0; i < nstreams && st == DUMP_OK; i++) {
-		struct md_stream s = { rd32(dir + 12 * i), rd32(dir + 12 * i + 4), rd32(dir + 12 * i + 8) };
+		struct md_stream s = { dump_le32(dir + 12 * i), dump_le32(dir + 12 * i + 4), dump_le32(dir + 12 * i + 8) };
 		if (s.type != 0 && !at(d, s.rva, s.size)) {
 			st = corrupt(d, "points past the end of the file", s.type);
 			break;
@@ -353,12 +342,12 @@ enum dump_status dump_minidump_open(struct dump *d)
 		case MD_LINUX_MAPS: maps = s; break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_SYSTEM_INFO:
-			if (s.size >= 2 && rd32(d->map + s.rva) % 65536 != MD_ARCH_AMD64)
+			if (s.size >= 2 && dump_le32(d->map + s.rva) % 65536 != MD_ARCH_AMD64)
 				amd64 = false;
 			break;
 		case MD_MISC_INFO:
-			if (s.size >= 12 && (rd32(d->map + s.rva + 4) & 1))
-				d->pid = rd32(d->map + s.rva + 8);
+			if (s.size >= 12 && (dump_le32(d->map + s.rva + 4) & 1))
+				d->pid = dump_le32(d->map + s.rva + 8);
 			break;
 		default:
 			break;
@@ -399,13 +388,13 @@ enum dump_status dump_minidump_open(struct dump *d)
 	if (exc.type && exc.size >= 40) {
 		const uint8_t *e = d->map + exc.rva;
 		d->has_signal = true;
-		d->crashed_tid = rd32(e);
-		d->signal.number = (int)rd32(e + 8);
-		d->signal.code = (int)rd32(e + 12);
+		d->crashed_tid = dump_le32(e);
+		d->signal.number = (int)dump_le32(e + 8);
+		d->signal.code = (int)dump_le32(e + 12);
 		int n = d->signal.number;
 		/* the address means something for the fault signals only */
 		if (n == 4 || n == 5 || n == 7 || n == 8 || n == 11) {
-			d->signal.address = rd64(e + 24);
+			d->signal.address = dump_le64(e + 24);
 			d->signal.has_address = true;
 		}
 	}
