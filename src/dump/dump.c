@@ -177,6 +177,19 @@ void dump_close(struct dump *d)
  * Segments
  * ------------------------------------------------------------------------ */
 
+struct dump_module *dump_add_module(struct dump *d, char *path)
+{
+	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	d->modules = m;
+	m = &d->modules[d->nmodules++];
+	memset(m, 0, sizeof(*m));
+	m->path = path;
+	m->start = UINT64_MAX;
+	return m;
+}
+
 enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s)
 {
 	if (s->end <= s->start)

@@ -35,6 +35,10 @@ enum dump_status dump_add_file_segments(struct dump *d);
 bool dump_is_zstd(const uint8_t *p, size_t n);
 enum dump_status dump_zstd_inflate(struct dump *d);
 
+/* Append an empty module (no mappings; start UINT64_MAX, end 0) that
+ * takes ownership of PATH.  NULL when out of memory. */
+struct dump_module *dump_add_module(struct dump *d, char *path);
+
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s);
 /* Sort, drop overlaps (earlier-added wins), index.  Returns an error if the

@@ -99,15 +99,11 @@ static struct dump_module *module_for_path(struct dump *d, const char *path)
 		dump_set_error(d, "NT_FILE names more than %u files", DUMP_MAX_MODULES);
 		return NULL;
 	}
-	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
+	char *copy = strdup(path);
+	struct dump_module *m = copy ? dump_add_module(d, copy) : NULL;
 	if (!m)
-		return NULL;
-	d->modules = m;
-	m = &d->modules[d->nmodules++];
-	memset(m, 0, sizeof(*m));
-	m->path = strdup(path);
-	m->start = UINT64_MAX;
-	return m->path ? m : NULL;
+		free(copy);
+	return m;
 }
 
 static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t len)

@@ -184,15 +184,11 @@ static char *md_string(struct dump *d, uint32_t rva)
 
 static struct dump_module *add_module(struct dump *d, char *path, uint64_t base, uint64_t size)
 {
-	struct dump_module *m = realloc(d->modules, (d->nmodules + 1) * sizeof(*m));
-	if (!m)
-		return NULL;
-	d->modules = m;
-	m = &d->modules[d->nmodules++];
-	memset(m, 0, sizeof(*m));
-	m->path = path;
-	m->start = m->base = base;
-	m->end = base + size;
+	struct dump_module *m = dump_add_module(d, path);
+	if (m) {
+		m->start = m->base = base;
+		m->end = base + size;
+	}
 	return m;
 }
 
