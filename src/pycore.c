@@ -31,6 +31,22 @@ struct options {
 };
 
 /* "a:b:c" appended to a NULL-terminated list of strings. */
+/* LIST with ITEM (owned) added at its end. */
+static char **list_append(char **list, char *item)
+{
+	size_t n = 0;
+	while (list && list[n])
+		n++;
+	char **l = realloc(list, (n + 2) * sizeof(*l));
+	if (!l) {
+		free(item);
+		return list;
+	}
+	l[n] = item;
+	l[n + 1] = NULL;
+	return l;
+}
+
 static char **split_append(char **list, const char *spec)
 {
 	size_t n = 0;
@@ -54,12 +70,12 @@ static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore --help | --version\n"
 	"\n"
-	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.13, x86_64\n"
+	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.15, x86_64\n"
 	"Linux: ELF cores from the kernel or gdb's gcore, plain or zstd-compressed, and\n"
 	"minidumps) and reports every Python thread's stack: function, file and line,\n"
 	"innermost call last in text, innermost first in JSON; with options, locals,\n"
 	"native frames.  Files of the interpreter are used only when their build-ids\n"
-	"match the dump's; without them, 3.13 is found by its debug offsets and older\n"
+	"match the dump's; without them, 3.13+ is found by its debug offsets and older\n"
 	"versions by a validated scan.\n"
 	"\n"
 	"Options:\n"
@@ -88,7 +104,8 @@ static const char usage_text[] =
 	"                       directories of loose binaries, matched by build-id\n"
 	"                       whatever their file names\n"
 	"  4. build-id trees: --debug-dir DIR (DIR/.build-id/xx/...; may be repeated),\n"
-	"     then /usr/lib/debug; also where separate debug info is looked for\n"
+	"     then DIR/usr/lib/debug of --sysroot, then /usr/lib/debug; also where\n"
+	"     separate debug info is looked for\n"
 	"  5. debuginfod, when DEBUGINFOD_URLS is set\n"
 	"      --executable PATH  the main program's file\n"
 	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
@@ -398,6 +415,15 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, ":f:hV", &opt);
 	if (rc >= 0)
 		return rc;
+	if (opt.files.sysroot) {
+		/* the crashed machine's own build-id tree, after --debug-dir's */
+		size_t n = strlen(opt.files.sysroot) + sizeof("/usr/lib/debug");
+		char *dd = malloc(n);
+		if (dd) {
+			snprintf(dd, n, "%s/usr/lib/debug", opt.files.sysroot);
+			opt.debug_dirs = list_append(opt.debug_dirs, dd);
+		}
+	}
 	if (optind >= argc) {
 		usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;

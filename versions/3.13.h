@@ -37,6 +37,7 @@
 	.iframe_locals = 40,
 	.iframe_localsplus = 72,
 	.iframe_stacktop = 64,
+	.iframe_stackpointer = -1,
 	.sizeof_iframe = 80,
 	.chunk_previous = 0,
 	.chunk_size = 8,

@@ -37,6 +37,7 @@
 	.iframe_locals = -1,
 	.iframe_localsplus = -1,
 	.iframe_stacktop = -1,
+	.iframe_stackpointer = -1,
 	.sizeof_iframe = -1,
 	.chunk_previous = -1,
 	.chunk_size = -1,

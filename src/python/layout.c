@@ -12,6 +12,8 @@ static const struct py_layout layouts[] = {
 #include "3.11.h"
 #include "3.12.h"
 #include "3.13.h"
+#include "3.14.h"
+#include "3.15.h"
 };
 
 const struct py_layout *py_layout_for(unsigned minor)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 struct py_layout {
-	unsigned minor;                   /* 6 for 3.6, ..., 13 for 3.13 */
+	unsigned minor;                   /* 6 for 3.6, ..., 15 for 3.15 */
 	const char *source;               /* which build the table came from */
 
 	/* _PyRuntimeState (3.7+) */
@@ -68,6 +68,7 @@ struct py_layout {
 	int64_t iframe_locals;               /* .f_locals: dict or NULL */
 	int64_t iframe_localsplus;           /* .localsplus[] */
 	int64_t iframe_stacktop;             /* .stacktop (3.11-3.13) */
+	int64_t iframe_stackpointer;         /* .stackpointer (3.14+): _PyStackRef * */
 	int64_t sizeof_iframe;
 
 	/* _PyStackChunk (3.11+) */

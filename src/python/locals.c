@@ -86,6 +86,19 @@ static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, cons
 	return l;
 }
 
+/* A 3.14+ tagged int in a slot: an int without an object. */
+static void add_tagged_int(struct py_ctx *c, struct model_frame *f, const char *name,
+			   const char *kind, int64_t value)
+{
+	struct model_local *l = arena_alloc(c->a, sizeof(*l));
+	if (!l || ptrvec_push(c->a, &f->locals, l) != 0)
+		return;
+	l->name = name;
+	l->kind = kind;
+	l->type = "int";
+	l->repr = arena_printf(c->a, "%lld", (long long)value);
+}
+
 /* The object a cell or free variable's slot refers to.  MAKE_CELL and
  * COPY_FREE_VARS run before _co_firsttraceable, and frames before it are
  * never reported, so these slots always hold cells here. */
@@ -187,11 +200,22 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 			if (k[i] & CO_FAST_HIDDEN)
 				continue;
 			uint64_t v;
+			int64_t tagged;
 			if (py_rd_ptr(c, slots + 8 * (uint64_t)i, &v) != 0)
 				return "the frame's variables are not captured";
+			const char *kind = i < nargs ? "argument" : "local";
+			if (py_stackref_int(c, v, &tagged)) {
+				/* 3.14+: a tagged int, no object (only the value stack
+				 * holds these, but a slot is shown as it is) */
+				const char *name = tuple_name(c, names, i);
+				if (!name)
+					return "the code object's variable names are unreadable";
+				add_tagged_int(c, f, name, kind, tagged);
+				continue;
+			}
+			v = py_stackref_obj(c, v);
 			if (!v)
 				continue; /* unbound */
-			const char *kind = i < nargs ? "argument" : "local";
 			if (k[i] & (CO_FAST_CELL | CO_FAST_FREE)) {
 				kind = (k[i] & CO_FAST_FREE) ? "free" : "cell";
 				if (deref_cell(c, v, &v) != 0)

@@ -74,6 +74,32 @@ static inline int py_rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
 	return dump_read(c->d, addr, out, 4) == DUMP_OK ? 0 : -1;
 }
 
+/* From 3.14, _PyInterpreterFrame.f_executable and the localsplus slots are
+ * _PyStackRef, a tagged word (Include/internal/pycore_stackref.h of 3.14
+ * and 3.15): low bits 0b11 mark a tagged int (the value shifted left by 2),
+ * not an object; otherwise the object pointer is the word with its low tag
+ * bit(s) cleared (bit 0, Py_TAG_REFCNT / Py_TAG_DEFERRED, marks a
+ * reference that holds no count), and NULL is the word 1.  Earlier
+ * versions store plain pointers.  Returns the object, or 0 for NULL and
+ * tagged ints. */
+static inline uint64_t py_stackref_obj(const struct py_ctx *c, uint64_t bits)
+{
+	if (c->L->minor < 14)
+		return bits;
+	if ((bits & 3) == 3)
+		return 0;
+	return bits & ~(uint64_t)3;
+}
+
+/* Is this 3.14+ _PyStackRef a tagged int?  Its value is then *VALUE. */
+static inline bool py_stackref_int(const struct py_ctx *c, uint64_t bits, int64_t *value)
+{
+	if (c->L->minor < 14 || (bits & 3) != 3)
+		return false;
+	*value = (int64_t)bits >> 2;
+	return true;
+}
+
 /* UTF-8 of one code point (at most 4 bytes); returns the length. */
 size_t py_utf8_encode(uint32_t cp, char *out);
 

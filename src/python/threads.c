@@ -120,6 +120,7 @@ static int tb_entry(struct py_ctx *c, uint64_t tb, uint64_t *code, int *lasti, i
 		if (py_rd_ptr(c, frame + L->frame_frame, &iframe) != 0 || !iframe ||
 		    py_rd_ptr(c, iframe + L->iframe_code, code) != 0)
 			return -1;
+		*code = py_stackref_obj(c, *code);
 	}
 	*lasti = li;
 	*lineno = ln;

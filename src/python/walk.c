@@ -6,15 +6,22 @@
  *   f_lasti counts bytes up to 3.9 and code units in 3.10;
  * - from 3.11 it is a chain of _PyInterpreterFrame through `previous`, reached
  *   through tstate->cframe->current_frame (3.11, 3.12) or
- *   tstate->current_frame (3.13); frames owned by the C stack (owner 3,
- *   3.12+) are shims that sys._current_frames() never shows, and so are
- *   "incomplete" frames whose instruction pointer has not reached
- *   _co_firsttraceable yet;
- * - the instruction pointer (prev_instr up to 3.12, instr_ptr in 3.13) points
- *   into co_code_adaptive; its code-unit index selects the location entry;
- * - 3.13 starts _PyRuntime with _Py_DebugOffsets (cookie "xdebugpy").
+ *   tstate->current_frame (3.13+); the shim frame each eval loop call
+ *   pushes first (owner FRAME_OWNED_BY_CSTACK, 3, in 3.12 and 3.13;
+ *   FRAME_OWNED_BY_INTERPRETER, also 3, in 3.14 and 3.15, whose 3.14
+ *   FRAME_OWNED_BY_CSTACK, 4, is assigned nowhere; 3.15 also ends every
+ *   thread's chain with such a base frame) is never shown by
+ *   sys._current_frames(), nor are "incomplete" frames whose instruction
+ *   pointer has not reached _co_firsttraceable yet;
+ * - the instruction pointer (prev_instr up to 3.12, instr_ptr from 3.13)
+ *   points into co_code_adaptive; its code-unit index selects the location
+ *   entry;
+ * - from 3.14 f_executable and localsplus are _PyStackRef: tagged words
+ *   (py_stackref_obj, python_int.h);
+ * - 3.13+ starts _PyRuntime with _Py_DebugOffsets (cookie "xdebugpy").
  */
 #include "python/python.h"
+#include "python/debug_offsets.h"
 #include "python/dwarf_layout.h"
 #include "python/linetable.h"
 #include "python/locals.h"
@@ -28,7 +35,13 @@
 #include <time.h>
 
 #define FRAME_OWNED_BY_GENERATOR 1
-#define FRAME_OWNED_BY_CSTACK    3   /* 3.12, 3.13 */
+#define FRAME_OWNED_BY_SHIM      3   /* CSTACK in 3.12, 3.13; INTERPRETER in 3.14, 3.15 */
+
+/* The highest owner value a version defines. */
+static unsigned max_owner(unsigned minor)
+{
+	return minor == 14 ? 4 : 3;
+}
 
 /* ------------------------------------------------------------------------
  * A small set of addresses, for cycle detection
@@ -317,7 +330,8 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 							(unsigned long long)frame));
 			break;
 		}
-		if (L->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+		code = py_stackref_obj(c, code);
+		if (L->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM && owner <= max_owner(L->minor)) {
 			/* the shim an eval loop call starts with: the frame inside it
 			 * is the first that call ran */
 			if (t->frames.n)
@@ -325,7 +339,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			frame = prev;
 			continue;
 		}
-		if (owner > FRAME_OWNED_BY_CSTACK) {
+		if (owner > max_owner(L->minor)) {
 			thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx has unknown owner %u",
 							(unsigned long long)frame, owner));
 			break;
@@ -661,121 +675,38 @@ static const char *version_string(struct arena *a, uint64_t hex)
 	return arena_printf(a, "%u.%u.%u%s%u", major, minor, micro, lv, serial);
 }
 
-/* 3.13: _Py_DebugOffsets at the start of _PyRuntime.  From CPython 3.13's
- * Include/internal/pycore_runtime.h: an 8-byte cookie then 72 uint64_t, each
- * sub-struct starting with its own size; the indexes below count 8-byte words
- * from the start (the cookie is word 0). */
-enum {
-	DO_VERSION = 1, DO_FREE_THREADED = 2,
-	DO_RT_SIZE = 3, DO_RT_INTERPRETERS_HEAD = 5,
-	DO_IS_SIZE = 6, DO_IS_ID = 7, DO_IS_NEXT = 8, DO_IS_THREADS_HEAD = 9,
-	DO_IS_MODULES = 11, DO_IS_SYSDICT = 12, DO_IS_BUILTINS = 13,
-	DO_TS_SIZE = 19, DO_TS_NEXT = 21, DO_TS_INTERP = 22, DO_TS_CURRENT_FRAME = 23,
-	DO_TS_THREAD_ID = 24, DO_TS_NATIVE_THREAD_ID = 25, DO_TS_DATASTACK_CHUNK = 26,
-	DO_IF_SIZE = 28, DO_IF_PREVIOUS = 29, DO_IF_EXECUTABLE = 30, DO_IF_INSTR_PTR = 31,
-	DO_IF_LOCALSPLUS = 32, DO_IF_OWNER = 33,
-	DO_CO_SIZE = 34, DO_CO_FILENAME = 35, DO_CO_NAME = 36, DO_CO_QUALNAME = 37,
-	DO_CO_LINETABLE = 38, DO_CO_FIRSTLINENO = 39, DO_CO_ARGCOUNT = 40,
-	DO_CO_LOCALSPLUSNAMES = 41, DO_CO_LOCALSPLUSKINDS = 42, DO_CO_CODE_ADAPTIVE = 43,
-	DO_OB_TYPE = 45, DO_TP_NAME = 47, DO_TP_FLAGS = 49,
-	DO_TUPLE_ITEM = 51, DO_LIST_ITEM = 54, DO_DICT_KEYS = 57, DO_DICT_VALUES = 58,
-	DO_FLOAT_FVAL = 60, DO_LONG_LV_TAG = 62, DO_LONG_DIGIT = 63,
-	DO_BYTES_SVAL = 66, DO_UNICODE_STATE = 68, DO_UNICODE_LENGTH = 69,
-	DO_UNICODE_ASCII_SIZE = 70,
-	DO_COUNT = 73,
-};
-
+/* 3.13+: _Py_DebugOffsets at the start of _PyRuntime (debug_offsets.c).
+ * Its offsets replace the table's; if they differ, the build is not the
+ * one the table was made from, and for a pre-release that means its other
+ * fields cannot be trusted either. */
 static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t runtime,
 			       uint64_t hexversion, const char **why)
 {
-	uint64_t v[DO_COUNT];
-	if (dump_read(c->d, runtime, v, sizeof(v)) != DUMP_OK) {
-		*why = arena_printf(c->a, "_PyRuntime's debug offsets (0x%llx, %zu bytes) are not in the dump",
-				    (unsigned long long)runtime, sizeof(v));
-		return -2;
+	struct py_debug_offsets o;
+	char buf[256];
+	int rc = py_debug_offsets_read(c->d, runtime, hexversion, &o, buf, sizeof(buf));
+	if (rc != 0) {
+		*why = arena_strdup(c->a, buf);
+		return rc;
 	}
-	if (memcmp(&v[0], "xdebugpy", 8) != 0) {
-		*why = "_PyRuntime does not start with the _Py_DebugOffsets cookie";
-		return -1;
-	}
-	if (hexversion && (v[DO_VERSION] >> 16) != (hexversion >> 16)) {
-		*why = arena_printf(c->a, "debug offsets are of version 0x%llx, Py_Version is 0x%llx",
-				    (unsigned long long)v[DO_VERSION], (unsigned long long)hexversion);
-		return -1;
-	}
-	if (v[DO_FREE_THREADED]) {
-		*why = "free-threaded CPython builds are not supported yet";
-		return -1;
-	}
-	/* Every offset must lie inside the size its struct declares. */
-	static const struct { int off, size; } inside[] = {
-		{ DO_RT_INTERPRETERS_HEAD, DO_RT_SIZE },
-		{ DO_IS_ID, DO_IS_SIZE }, { DO_IS_NEXT, DO_IS_SIZE }, { DO_IS_THREADS_HEAD, DO_IS_SIZE },
-		{ DO_TS_NEXT, DO_TS_SIZE }, { DO_TS_CURRENT_FRAME, DO_TS_SIZE },
-		{ DO_TS_THREAD_ID, DO_TS_SIZE }, { DO_TS_NATIVE_THREAD_ID, DO_TS_SIZE },
-		{ DO_IF_PREVIOUS, DO_IF_SIZE }, { DO_IF_EXECUTABLE, DO_IF_SIZE },
-		{ DO_IF_INSTR_PTR, DO_IF_SIZE }, { DO_IF_OWNER, DO_IF_SIZE },
-		{ DO_CO_FILENAME, DO_CO_SIZE }, { DO_CO_NAME, DO_CO_SIZE }, { DO_CO_QUALNAME, DO_CO_SIZE },
-		{ DO_CO_LINETABLE, DO_CO_SIZE }, { DO_CO_FIRSTLINENO, DO_CO_SIZE },
-	};
-	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
-		if (v[inside[i].size] == 0 || v[inside[i].size] > (1u << 20) ||
-		    v[inside[i].off] >= v[inside[i].size]) {
-			*why = arena_printf(c->a, "_Py_DebugOffsets entry %d is out of range", inside[i].off);
-			return -1;
-		}
-	}
-	if (v[DO_CO_CODE_ADAPTIVE] > (1u << 12) || v[DO_UNICODE_ASCII_SIZE] > 256) {
-		*why = "_Py_DebugOffsets sizes are out of range";
+	if (o.free_threaded) {
+		*why = arena_printf(c->a, "this is a free-threaded build of CPython %s: not supported yet",
+				    version_string(c->a, o.version));
 		return -1;
 	}
 	struct py_layout before = *L;
-	L->runtime_interpreters_head = (int64_t)v[DO_RT_INTERPRETERS_HEAD];
-	L->interp_id = (int64_t)v[DO_IS_ID];
-	L->interp_next = (int64_t)v[DO_IS_NEXT];
-	L->interp_tstate_head = (int64_t)v[DO_IS_THREADS_HEAD];
-	L->interp_modules = (int64_t)v[DO_IS_MODULES];
-	L->interp_sysdict = (int64_t)v[DO_IS_SYSDICT];
-	L->interp_builtins = (int64_t)v[DO_IS_BUILTINS];
-	L->tstate_next = (int64_t)v[DO_TS_NEXT];
-	L->tstate_interp = (int64_t)v[DO_TS_INTERP];
-	L->tstate_current_frame = (int64_t)v[DO_TS_CURRENT_FRAME];
-	L->tstate_thread_id = (int64_t)v[DO_TS_THREAD_ID];
-	L->tstate_native_thread_id = (int64_t)v[DO_TS_NATIVE_THREAD_ID];
-	L->tstate_datastack_chunk = (int64_t)v[DO_TS_DATASTACK_CHUNK];
-	L->sizeof_iframe = (int64_t)v[DO_IF_SIZE];
-	L->iframe_previous = (int64_t)v[DO_IF_PREVIOUS];
-	L->iframe_code = (int64_t)v[DO_IF_EXECUTABLE];
-	L->iframe_instr = (int64_t)v[DO_IF_INSTR_PTR];
-	L->iframe_localsplus = (int64_t)v[DO_IF_LOCALSPLUS];
-	L->iframe_owner = (int64_t)v[DO_IF_OWNER];
-	L->code_filename = (int64_t)v[DO_CO_FILENAME];
-	L->code_name = (int64_t)v[DO_CO_NAME];
-	L->code_qualname = (int64_t)v[DO_CO_QUALNAME];
-	L->code_linetable = (int64_t)v[DO_CO_LINETABLE];
-	L->code_firstlineno = (int64_t)v[DO_CO_FIRSTLINENO];
-	L->code_argcount = (int64_t)v[DO_CO_ARGCOUNT];
-	L->code_localsplusnames = (int64_t)v[DO_CO_LOCALSPLUSNAMES];
-	L->code_localspluskinds = (int64_t)v[DO_CO_LOCALSPLUSKINDS];
-	L->code_code_adaptive = (int64_t)v[DO_CO_CODE_ADAPTIVE];
-	L->object_type = (int64_t)v[DO_OB_TYPE];
-	L->type_name = (int64_t)v[DO_TP_NAME];
-	L->type_flags = (int64_t)v[DO_TP_FLAGS];
-	L->tuple_item = (int64_t)v[DO_TUPLE_ITEM];
-	L->list_item = (int64_t)v[DO_LIST_ITEM];
-	L->dict_keys = (int64_t)v[DO_DICT_KEYS];
-	L->dict_values = (int64_t)v[DO_DICT_VALUES];
-	L->float_value = (int64_t)v[DO_FLOAT_FVAL];
-	L->long_lv_tag = (int64_t)v[DO_LONG_LV_TAG];
-	L->long_digit = (int64_t)v[DO_LONG_DIGIT];
-	L->bytes_sval = (int64_t)v[DO_BYTES_SVAL];
-	L->unicode_state = (int64_t)v[DO_UNICODE_STATE];
-	L->unicode_length = (int64_t)v[DO_UNICODE_LENGTH];
-	L->sizeof_ascii = (int64_t)v[DO_UNICODE_ASCII_SIZE];
-	if (memcmp(&before, L, sizeof(before)) != 0)
+	py_debug_offsets_apply(&o, L);
+	if (memcmp(&before, L, sizeof(before)) != 0) {
+		if (((o.version >> 4) & 0xf) != 0xf) {
+			*why = arena_printf(c->a, "CPython %s is a pre-release whose layout differs from "
+					    "3.%u's release: not supported", version_string(c->a, o.version),
+					    L->minor);
+			return -1;
+		}
 		model_warn(c->r, "this CPython %s build's layout differs from pycore's table; "
 			   "its own debug offsets are used, other fields may be wrong",
-			   version_string(c->a, hexversion));
+			   version_string(c->a, o.version));
+	}
 	return 0;
 }
 
@@ -783,22 +714,6 @@ static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t r
  * version and struct sizes that make sense.  Captured memory of modules
  * named like python is searched first (where _PyRuntime lives), then all
  * captured memory.  Returns the module holding it (or NULL). */
-static bool plausible_offsets(struct dump *d, uint64_t at, uint64_t *version)
-{
-	uint64_t v[DO_COUNT];
-	if (dump_read(d, at, v, sizeof(v)) != DUMP_OK)
-		return false;
-	uint64_t ver = v[DO_VERSION];
-	if ((ver >> 24) != 3 || ((ver >> 16) & 0xff) < 13 || v[DO_FREE_THREADED] > 1)
-		return false;
-	const int sizes[] = { DO_RT_SIZE, DO_IS_SIZE, DO_TS_SIZE, DO_IF_SIZE, DO_CO_SIZE };
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		if (v[sizes[i]] == 0 || v[sizes[i]] > (1u << 20))
-			return false;
-	*version = ver;
-	return true;
-}
-
 struct offsets_scan {
 	bool pythonish;          /* this pass: modules named like python, or the rest */
 	uint64_t version;
@@ -814,7 +729,7 @@ static bool scan_keep(struct dump *d, uint64_t start, void *arg)
 static bool scan_found(struct dump *d, uint64_t at, void *arg)
 {
 	struct offsets_scan *sc = arg;
-	return at % 8 == 0 && plausible_offsets(d, at, &sc->version);
+	return at % 8 == 0 && py_debug_offsets_plausible(d, at, &sc->version);
 }
 
 static struct dump_module *scan_debug_offsets(struct dump *d, uint64_t *runtime, uint64_t *version)
@@ -1116,8 +1031,8 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	}
 	const struct py_layout *table = py_layout_for(minor);
 	static const struct py_layout none = { 0 };
-	if (!table && (minor < 6 || minor > 13)) {
-		*why = arena_printf(r->arena, "CPython 3.%u is not supported (pycore reads 3.6 to 3.13)", minor);
+	if (!table && (minor < 6 || minor > 15)) {
+		*why = arena_printf(r->arena, "CPython 3.%u is not supported (pycore reads 3.6 to 3.15)", minor);
 		return PY_EUNSUPPORTED;
 	}
 	if (!table)

@@ -1,7 +1,11 @@
 """Real cores of real CPython processes, one interpreter per test.
 
 usage: check-stacks.py INTERPRETER.interp
-  The .interp file holds a shell glob of the interpreter executable.
+  The .interp file holds a shell glob of the interpreter executable, or
+  sid:PATH for an interpreter of the Debian unstable root that
+  scripts/sid-root makes (PATH inside it): the process then runs in that
+  root with chroot, a container in miniature, and pycore reads its cores
+  from outside with --sysroot.
 
 For each scenario in src/tests/scenarios/ the interpreter runs it; the
 process records its own threads' stacks (sys._current_frames()) and then
@@ -22,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +40,74 @@ DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
 
 class Failure(Exception):
     pass
+
+
+class Target:
+    """The interpreter under test, run on this machine or in a root
+    filesystem with chroot.  Paths the process sees are "inside" paths;
+    the test reads and writes "host" paths."""
+
+    def __init__(self, exe, root=None):
+        self.exe = exe              # as the process sees it
+        self.root = root
+
+    def host(self, inside):
+        return self.root + inside if self.root else inside
+
+    def inside(self, host):
+        return host[len(self.root):] if self.root else host
+
+    def host_exe(self):
+        return self.host(self.exe)
+
+    def workdir(self, prefix):
+        """A scratch directory the process can reach, with the scenarios."""
+        d = tempfile.mkdtemp(prefix=prefix, dir=os.path.join(self.root, "tmp") if self.root else None)
+        if self.root:
+            shutil.copytree(SCENARIOS, os.path.join(d, "scenarios"))
+        return d
+
+    def scenario(self, workdir, script):
+        if self.root:
+            return self.inside(os.path.join(workdir, "scenarios", script))
+        return os.path.join(SCENARIOS, script)
+
+    def popen(self, args, workdir, preexec=None, **kw):
+        """The interpreter with ARGS (inside paths), its working directory
+        WORKDIR (a host path)."""
+        def enter():
+            if self.root:
+                os.chroot(self.root)
+                os.chdir(self.inside(workdir) or "/")
+            if preexec:
+                preexec()
+        return subprocess.Popen([self.exe] + args, cwd=None if self.root else workdir,
+                                preexec_fn=enter, **kw)
+
+    def minor(self):
+        p = self.popen(["-c", "import sys; print(sys.version_info[1])"], "/" if not self.root else self.root,
+                       stdout=subprocess.PIPE)
+        v = p.communicate()[0].decode().strip()
+        return int(v) if v.isdigit() else 0
+
+    def pycore_args(self):
+        return ["--sysroot", self.root] if self.root else []
+
+    def gdb_args(self):
+        if not self.root:
+            return []
+        return ["-iex", "set sysroot " + self.root,
+                "-iex", "set debug-file-directory " + self.root + ".debug/usr/lib/debug"]
+
+
+def sid_root():
+    """The Debian unstable root (scripts/sid-root builds it once): (path,
+    None) or (None, why not)."""
+    p = subprocess.run([os.path.join(SRCDIR, "scripts", "sid-root")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=1800)
+    if p.returncode != 0:
+        return None, p.stderr.decode("utf-8", "replace").strip() or "scripts/sid-root failed"
+    return p.stdout.decode().strip(), None
 
 
 def wait_ready(proc, timeout=30):
@@ -65,9 +138,11 @@ def frame_str(f):
     return "%s (%s:%s)" % (f.get("function"), f.get("file"), f.get("line"))
 
 
-def compare(truth, report, crashed):
+def compare(truth, report, crashed, snap_signal=None):
     """CRASHED: None for a snapshot, else the signal number the process
-    died of; the thread that crashed is truth["crasher"] (default: main)."""
+    died of; the thread that crashed is truth["crasher"] (default: main).
+    SNAP_SIGNAL: the signal a snapshot was taken with (SIGQUIT: a kernel
+    core of a blocked process), None for gcore's."""
     """Raise Failure with a readable message on the first difference."""
     threads = {}
     for interp in report["interpreters"]:
@@ -152,6 +227,11 @@ def compare(truth, report, crashed):
         if ct.get("native_id") is not None and report["process"]["crashed_tid"] != ct["native_id"]:
             raise Failure("crashed_tid %s, the crashing thread is %s" % (report["process"]["crashed_tid"],
                                                                         ct["native_id"]))
+    elif snap_signal is not None:
+        sig = report["process"]["signal"]
+        if not sig or sig["number"] != snap_signal:
+            raise Failure("a snapshot taken with %s reported with signal %s"
+                          % (signal.Signals(snap_signal).name, sig))
     elif report["process"]["signal"] is not None:
         raise Failure("a gcore snapshot reported with signal %s" % report["process"]["signal"])
 
@@ -203,8 +283,8 @@ def compare_value(label, tname, want, l):
     return 0
 
 
-def check_text(core, truth):
-    rc, out, err = run_pycore(["analyze", "--format", "text", core])
+def check_text(core, truth, args):
+    rc, out, err = run_pycore(["analyze", "--format", "text"] + args + [core])
     if rc != 0:
         raise Failure("text report: exit %d: %s" % (rc, err.strip()))
     if "Traceback (most recent call last)" not in out:
@@ -241,7 +321,7 @@ while f is not None:
 """
 
 
-def check_native(python, core, truth, innermost):
+def check_native(target, core, truth, innermost):
     """--native-all: the crashed thread's native frames are gdb's, frame for
     frame (the same return addresses; gdb's inline and tail-call frames are
     its own reconstructions and left out), the innermost is the C function
@@ -250,13 +330,13 @@ def check_native(python, core, truth, innermost):
     if not shutil.which("gdb"):
         print("SKIP: native frames against gdb: gdb not installed")
         return
-    rc, out, err = run_pycore(["analyze", "--format", "json", "--native-all", core])
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args() + [core])
     if rc not in (0, 1):
         raise Failure("--native-all: exit %d: %s" % (rc, err.strip()))
     report = json.loads(out)
     crashed = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]][0]
     mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"] if f["kind"] == "native"]
-    g = subprocess.run(["gdb", "-nx", "-batch", "-ex", GDB_FRAMES, python, core],
+    g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_FRAMES, target.host_exe(), core],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
     theirs = []
     for line in g.stdout.decode("utf-8", "replace").splitlines():
@@ -274,7 +354,9 @@ def check_native(python, core, truth, innermost):
     if [pc for pc, _ in mine_cmp] != [pc for pc, _ in theirs]:
         raise Failure("native frames differ from gdb's:\n  pycore %s\n  gdb    %s"
                       % (["%x %s" % m for m in mine], ["%x %s" % t for t in theirs]))
-    if innermost and (mine[0][1] or "").lstrip("_")[:len(innermost)] != innermost:
+    if innermost and target.root and mine[0][1] is None and theirs[0][1] is None:
+        pass  # the root has no debug info for libc: neither names the function
+    elif innermost and (mine[0][1] or "").lstrip("_")[:len(innermost)] != innermost:
         raise Failure("the innermost native frame is %s, not %s" % (mine[0][1], innermost))
     py = [(f["function"], f["file"], f["line"]) for f in crashed["frames"] if f["kind"] == "python"]
     crasher = truth.get("crasher")
@@ -283,29 +365,74 @@ def check_native(python, core, truth, innermost):
     if py != want:
         raise Failure("--native-all: Python frames %s, the process says %s" % (py, want))
     # --native keeps the frames outside the interpreter (strlen, ctypes, libc)
-    rc, out, err = run_pycore(["analyze", "--format", "json", "--native", core])
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--native"] + target.pycore_args() + [core])
     crashed = [t for i in json.loads(out)["interpreters"] for t in i["threads"] if t["crashed"]][0]
     kinds = [f["kind"] for f in crashed["frames"]]
     if kinds.count("python") != len(want) or len(kinds) > len(mine) + len(want):
         raise Failure("--native: frames %s" % [(f["kind"], f["function"]) for f in crashed["frames"]])
 
 
+def as_target(target):
+    """A Target, or an interpreter's path on this machine."""
+    return target if isinstance(target, Target) else Target(target)
+
+
 def take_gcore(python, scenario, workdir):
+    """gcore's core of PYTHON (a path on this machine) running SCENARIO once
+    it is READY: (core, truth path).  The other check-*.py use it."""
+    core, truth_path, _ = take_snapshot(Target(python), scenario, workdir)
+    return core, truth_path
+
+
+def take_snapshot(target, scenario, workdir):
+    """A snapshot of the process once it is READY: gcore's, or for a
+    process in a root filesystem the kernel's own core, made by SIGQUIT
+    (gdb 13's gcore writes the thread stacks of a chrooted process as
+    zeros, while /proc/PID/mem reads them fine; and a kernel core names the
+    files as the process saw them, inside its root, as a container's does).
+    Returns (core, truth path, the signal the report must show or None)."""
     truth_path = os.path.join(workdir, "truth.json")
-    proc = subprocess.Popen([python, os.path.join(SCENARIOS, scenario + ".py"), truth_path],
-                            stdout=subprocess.PIPE, cwd=workdir)
+    pattern, why = kernel_core_usable() if target.root else (None, None)
+    if why:
+        raise Failure("cannot take a kernel core of a process in %s: %s" % (target.root, why))
+
+    def unlimited():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    proc = target.popen([target.scenario(workdir, scenario + ".py"), target.inside(truth_path)], workdir,
+                        preexec=unlimited if target.root else None, stdout=subprocess.PIPE)
     try:
         if not wait_ready(proc):
             raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        if target.root:
+            # READY is written before the scenario's last blocking call (a
+            # write that releases the GIL): give it time to get there, as
+            # gcore's attaching does
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGQUIT)
+            proc.communicate(timeout=60)
+            core = kernel_core_path(pattern, proc.pid, workdir)
+            if not os.path.exists(core):
+                raise Failure("SIGQUIT: the kernel wrote no core (%s)" % core)
+            return core, truth_path, signal.SIGQUIT
         g = subprocess.run(["gcore", "-o", os.path.join(workdir, "core"), str(proc.pid)],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
         core = os.path.join(workdir, "core.%d" % proc.pid)
         if g.returncode != 0 or not os.path.exists(core):
             raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-500:])
-        return core, truth_path
+        return core, truth_path, None
     finally:
-        proc.kill()
+        if proc.poll() is None:
+            proc.kill()
         proc.wait()
+
+
+def kernel_core_path(pattern, pid, workdir):
+    uses_pid = open("/proc/sys/kernel/core_uses_pid").read().strip() == "1"
+    name = pattern.replace("%p", str(pid))
+    if uses_pid and "%p" not in pattern:
+        name += ".%d" % pid
+    return os.path.join(workdir, name)
 
 
 def kernel_core_usable():
@@ -329,7 +456,10 @@ def config_for(python):
     return None
 
 
-def build_extension(python, workdir):
+def build_extension(target, workdir):
+    if target.root:
+        return "no compiler in the root filesystem to build the C extension with"
+    python = target.exe
     cfg = config_for(python)
     if not cfg or not shutil.which("cc"):
         return "no %s-config or cc to build the C extension" % python
@@ -342,7 +472,8 @@ def build_extension(python, workdir):
     return None
 
 
-def take_crash(python, workdir, argv, signo):
+def take_crash(target, workdir, argv, signo):
+    target = as_target(target)
     pattern, why = kernel_core_usable()
     if why:
         return None, None, why
@@ -351,8 +482,8 @@ def take_crash(python, workdir, argv, signo):
     def unlimited():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
-    proc = subprocess.Popen([python, os.path.join(SCENARIOS, argv[0]), truth_path] + argv[1:],
-                            stdout=subprocess.PIPE, cwd=workdir, preexec_fn=unlimited)
+    proc = target.popen([target.scenario(workdir, argv[0]), target.inside(truth_path)] + argv[1:], workdir,
+                        preexec=unlimited, stdout=subprocess.PIPE)
     try:
         proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -360,17 +491,15 @@ def take_crash(python, workdir, argv, signo):
         raise Failure("the scenario did not crash")
     if proc.returncode != -signo:
         raise Failure("the scenario ended with %s, not %s" % (proc.returncode, signal.Signals(signo).name))
-    uses_pid = open("/proc/sys/kernel/core_uses_pid").read().strip() == "1"
-    name = pattern.replace("%p", str(proc.pid))
-    if uses_pid and "%p" not in pattern:
-        name += ".%d" % proc.pid
-    core = os.path.join(workdir, name)
+    core = kernel_core_path(pattern, proc.pid, workdir)
     if not os.path.exists(core):
         return None, None, "the kernel wrote no core (%s)" % core
     return core, truth_path, None
 
 
-def build_cxx(python, workdir):
+def build_cxx(target, workdir):
+    if target.root:
+        return "no compiler in the root filesystem to build the C++ library with"
     if not shutil.which("c++"):
         return "no C++ compiler (Debian package g++)"
     b = subprocess.run(["c++", "-shared", "-fPIC", "-g", "-O0", "-o", os.path.join(workdir, "libcrashxx.so"),
@@ -391,57 +520,86 @@ CRASHES = {
 }
 
 
-def check_subinterp(python, workdir):
-    """The main interpreter's threads against what it recorded, and in the
-    other interpreter a thread running exactly the frames the code there
-    recorded.  Its thread id is not checked: CPython may leave on a
+def check_sysroot_debug(target, core, report):
+    """--sysroot alone finds separate debug info in the root's own
+    usr/lib/debug: with the -dbg packages' files mounted there (in a mount
+    namespace of this test's own), --layout=dwarf must give the same report
+    as the table.  Without unshare or root: skipped, by name."""
+    if not shutil.which("unshare") or os.geteuid() != 0:
+        print("SKIP: %s in the root's usr/lib/debug: needs unshare and root" % target.exe)
+        return
+    inside = os.path.join(target.root, "usr", "lib", "debug")
+    os.makedirs(inside, exist_ok=True)
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh",
+                        target.root + ".debug/usr/lib/debug", inside,
+                        PYCORE, "analyze", "--format", "json", "--layout=dwarf", "--sysroot", target.root, core],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    if p.returncode != 0:
+        raise Failure("--layout=dwarf with the debug files in the root's usr/lib/debug: exit %d: %s"
+                      % (p.returncode, p.stderr.decode().strip()))
+    if json.loads(p.stdout)["interpreters"] != report["interpreters"]:
+        raise Failure("--layout=dwarf with the root's debug files gives another report than the table")
+
+
+def check_subinterp(target, workdir):
+    """The main interpreter's threads against what it recorded, and in each
+    of the two others a thread running exactly the frames the code there
+    recorded.  Their thread ids are not checked: CPython may leave on a
     subinterpreter's thread state the id of the thread that created it."""
-    core, truth_path = take_gcore(python, "subinterp", workdir)
+    core, truth_path, snap_signal = take_snapshot(target, "subinterp", workdir)
     main_truth = json.load(open(truth_path))
-    sub_frames = [(f["function"], f["file"], f["line"]) for f in json.load(open(truth_path + ".sub"))["frames"]]
-    rc, out, err = run_pycore(["analyze", "--format", "json", core])
+    subs = []
+    for n in (1, 2):
+        frames = json.load(open(truth_path + ".sub%d" % n))["frames"]
+        subs.append([(f["function"], f["file"], f["line"]) for f in frames])
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
     if rc != 0:
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))
     report = json.loads(out)
     interps = report["interpreters"]
-    if len(interps) != 2:
-        raise Failure("%d interpreters, the process has 2" % len(interps))
+    if len(interps) != 3:
+        raise Failure("%d interpreters, the process has 3" % len(interps))
     main = [i for i in interps if i["id"] == 0]
-    sub = [i for i in interps if i["id"] != 0]
-    if len(main) != 1 or len(sub) != 1:
+    others = [i for i in interps if i["id"] != 0]
+    if len(main) != 1 or len(others) != 2 or len(set(i["id"] for i in others)) != 2:
         raise Failure("interpreter ids %s" % [i["id"] for i in interps])
-    compare(main_truth, dict(report, interpreters=main), None)
-    running = [[(f["function"], f["file"], f["line"]) for f in t["frames"] if f["kind"] == "python"]
-               for t in sub[0]["threads"]]
-    if sub_frames not in running:
-        raise Failure("the subinterpreter's threads run %s, its code recorded %s" % (running, sub_frames))
-    return "2 interpreters: %d threads in the main one, %d frames in the other" % (
-        len(main_truth["threads"]), len(sub_frames))
+    compare(main_truth, dict(report, interpreters=main), None, snap_signal)
+    running = [[[(f["function"], f["file"], f["line"]) for f in t["frames"] if f["kind"] == "python"]
+                for t in i["threads"]] for i in others]
+    for n, want in enumerate(subs, 1):
+        where = [k for k, stacks in enumerate(running) if want in stacks]
+        if len(where) != 1:
+            raise Failure("subinterpreter %d's code recorded %s; the other interpreters run %s"
+                          % (n, want, running))
+    if [k for k, stacks in enumerate(running) if subs[0] in stacks] == \
+       [k for k, stacks in enumerate(running) if subs[1] in stacks]:
+        raise Failure("both subinterpreters' stacks are in one interpreter: %s" % running)
+    return "3 interpreters: %d threads in the main one, %d and %d frames in the others" % (
+        len(main_truth["threads"]), len(subs[0]), len(subs[1]))
 
 
-def check(python, scenario, workdir):
-    crashed = None
+def check(target, scenario, workdir, name):
+    crashed = snap_signal = None
     if scenario == "subinterp":
-        v = subprocess.run([python, "-c", "import sys; print(sys.version_info[1])"],
-                           stdout=subprocess.PIPE).stdout.decode().strip()
-        if not v.isdigit() or int(v) < 12:
-            print("SKIP: %s: subinterp: separate interpreters in one process need 3.12+" % python)
+        if target.minor() < 12:
+            print("SKIP: %s: subinterp: separate interpreters in one process need 3.12+" % name)
             return "skip"
-        return check_subinterp(python, workdir)
+        return check_subinterp(target, workdir)
     if scenario in CRASHES:
         argv, signo, _, build = CRASHES[scenario]
-        why = build(python, workdir) if build else None
+        why = build(target, workdir) if build else None
         if not why:
-            core, truth_path, why = take_crash(python, workdir, argv, signo)
+            core, truth_path, why = take_crash(target, workdir, argv, signo)
         if why:
-            print("SKIP: %s: %s: %s" % (python, scenario, why))
+            print("SKIP: %s: %s: %s" % (name, scenario, why))
             return "skip"
         crashed = signo
     else:
-        core, truth_path = take_gcore(python, scenario, workdir)
+        core, truth_path, snap_signal = take_snapshot(target, scenario, workdir)
     with open(truth_path) as f:
         truth = json.load(f)
-    args = ["--locals=deep"] if scenario == "locals" else []
+    args = (["--locals=deep"] if scenario == "locals" else []) + target.pycore_args()
     rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core])
     if rc != 0:
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))
@@ -449,10 +607,29 @@ def check(python, scenario, workdir):
     if len(lines) != 1:
         raise Failure("JSON Lines: expected one line, got %d" % len(lines))
     report = json.loads(lines[0])
-    compare(truth, report, crashed)
-    check_text(core, truth)
+    compare(truth, report, crashed, snap_signal)
+    if target.root:
+        # a kernel core names the files as the process saw them, inside
+        # its root: the interpreter's symbols come through --sysroot
+        py = report["python"]
+        if py["located_by"] != "symbol" or not py["binary"]["path"].startswith(target.root + "/"):
+            raise Failure("with --sysroot the interpreter was located by %s at %s" % (
+                py["located_by"], py["binary"]["path"]))
+        if scenario == "locals":
+            # the same from the interpreter's own DWARF (its -dbg package's
+            # debug file) instead of pycore's table and debug offsets
+            dwarf = target.pycore_args() + ["--debug-dir", target.root + ".debug/usr/lib/debug",
+                                            "--layout=dwarf", "--locals=deep"]
+            rc, out, err = run_pycore(["analyze", "--format", "json"] + dwarf + [core])
+            if rc != 0:
+                raise Failure("--layout=dwarf: pycore exit %d: %s" % (rc, err.strip()))
+            if json.loads(out)["interpreters"] != report["interpreters"]:
+                raise Failure("--layout=dwarf gives another report than the table")
+        if scenario == "crash":
+            check_sysroot_debug(target, core, report)
+    check_text(core, truth, target.pycore_args())
     if scenario in CRASHES:
-        check_native(python, core, truth, CRASHES[scenario][2])
+        check_native(target, core, truth, CRASHES[scenario][2])
         # both SIGSEGV scenarios touch address 0: the fault address is 0
         if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
             raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
@@ -518,20 +695,30 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: check-stacks.py INTERPRETER.interp | --sample CORE TRUTH")
     pattern = open(sys.argv[1]).read().strip()
-    matches = sorted(glob.glob(pattern))
     name = os.path.basename(sys.argv[1]).rsplit(".", 1)[0]
-    if not matches:
-        print("SKIP: %s (%s) not installed" % (name, pattern))
-        return SKIP
-    python = matches[-1]
+    if pattern.startswith("sid:"):
+        root, why = sid_root()
+        if why:
+            print("SKIP: %s: no Debian unstable root: %s" % (name, why))
+            return SKIP
+        target = Target(pattern[4:], root)
+        if not os.access(target.host_exe(), os.X_OK):
+            print("SKIP: %s: %s is not in %s" % (name, target.exe, root))
+            return SKIP
+    else:
+        matches = sorted(glob.glob(pattern))
+        if not matches:
+            print("SKIP: %s (%s) not installed" % (name, pattern))
+            return SKIP
+        target = Target(matches[-1])
     if not shutil.which("gcore"):
         print("SKIP: gcore not installed (Debian package gdb)")
         return SKIP
     failed = 0
     for scenario in GCORE_SCENARIOS + list(CRASHES):
-        workdir = tempfile.mkdtemp(prefix="pycore-%s-%s-" % (name, scenario))
+        workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
         try:
-            result = check(python, scenario, workdir)
+            result = check(target, scenario, workdir, name)
             if result != "skip":
                 print("ok: %s %s: %s" % (name, scenario, result))
         except Failure as e:

@@ -1,5 +1,7 @@
 #!/bin/sh
-# pycore's DWARF reader against the tables, for every pyenv interpreter.
+# pycore's DWARF reader against the tables, for every pyenv interpreter
+# and for Debian's 3.14 and 3.15 (their separate debug files, beside the
+# root scripts/sid-root makes).
 bin=${TEST_DWARF_LAYOUT:-./test-dwarf-layout}
 set --
 for m in 6 7 8 9 10 11 12 13; do
@@ -13,5 +15,19 @@ for m in 6 7 8 9 10 11 12 13; do
 	fi
 	set -- "$@" "$m" "$lib"
 done
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+if root=$("$srcdir/scripts/sid-root" 2>/dev/null); then
+	for m in 14 15; do
+		id=$(LC_ALL=C readelf -n "$root/usr/bin/python3.$m" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+		dbg=$root.debug/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+		if [ -n "$id" ] && [ -f "$dbg" ]; then
+			set -- "$@" "$m" "$dbg"
+		else
+			echo "SKIP: python3.$m: no debug file for build-id ${id:-?} in $root.debug"
+		fi
+	done
+else
+	echo "SKIP: python3.14, python3.15: no Debian unstable root (scripts/sid-root)"
+fi
 [ $# -gt 0 ] || { echo "SKIP: no interpreter with DWARF found"; exit 77; }
 exec "$bin" "$@"

@@ -1,9 +1,9 @@
-"""Two interpreters (3.12+): a worker thread runs code in a subinterpreter
-that records its own stack (sys._getframe(): sys._current_frames() merges
-every interpreter's threads by thread id, so it cannot tell them apart)
-and then sleeps there; the main interpreter records its threads after.
-Truth: argv[1] (the main interpreter) and argv[1] + ".sub" (the frames
-running in the subinterpreter)."""
+"""Three interpreters (3.12+): two worker threads each run code in a
+subinterpreter of its own that records its own stack (sys._getframe():
+sys._current_frames() merges every interpreter's threads by thread id, so
+it cannot tell them apart) and then sleeps there; the main interpreter
+records its threads after.  Truth: argv[1] (the main interpreter) and
+argv[1] + ".sub1", ".sub2" (the frames running in each subinterpreter)."""
 import os
 import sys
 import threading
@@ -30,25 +30,26 @@ def record_own(path, frame):
         json.dump({"frames": frames}, f)
     os.rename(path + ".tmp", path)
 
-def sub_inner():
+def sub%(n)d_inner():
     record_own(%(out)r, sys._getframe()); time.sleep(1000)
 
-def sub_outer():
-    sub_inner()
+def sub%(n)d_outer():
+    sub%(n)d_inner()
 
-sub_outer()
+sub%(n)d_outer()
 """
 
 
-def run_sub(sid):
-    code = SUB_CODE % {"out": sys.argv[1] + ".sub"}
+def run_sub(sid, n):
+    code = SUB_CODE % {"out": sys.argv[1] + ".sub%d" % n, "n": n}
     interpreters.run_string(sid, code)
 
 
 def main():
-    sid = interpreters.create()
-    threading.Thread(target=run_sub, args=(sid,), name="sub-runner", daemon=True).start()
-    while not os.path.exists(sys.argv[1] + ".sub"):
+    for n in (1, 2):
+        sid = interpreters.create()
+        threading.Thread(target=run_sub, args=(sid, n), name="sub-runner-%d" % n, daemon=True).start()
+    while not all(os.path.exists(sys.argv[1] + ".sub%d" % n) for n in (1, 2)):
         time.sleep(0.05)
     time.sleep(0.2)
     record(sys.argv[1], sys._current_frames()); print("READY", flush=True); time.sleep(1000)  # noqa: E702
