@@ -627,6 +627,16 @@ def check(target, scenario, workdir, name):
                 raise Failure("--layout=dwarf gives another report than the table")
         if scenario == "crash":
             check_sysroot_debug(target, core, report)
+            # without --sysroot none of the files the core names is here
+            # (or they differ): 3.13+ is found by its debug offsets
+            rc, out, err = run_pycore(["analyze", "--format", "json", core])
+            if rc != 0:
+                raise Failure("without --sysroot: pycore exit %d: %s" % (rc, err.strip()))
+            bare = json.loads(out)
+            if bare["python"]["located_by"] != "debug-offsets":
+                raise Failure("without --sysroot the interpreter was located by %s"
+                              % bare["python"]["located_by"])
+            compare(truth, bare, crashed)
     check_text(core, truth, target.pycore_args())
     if scenario in CRASHES:
         check_native(target, core, truth, CRASHES[scenario][2])
