@@ -303,6 +303,22 @@ static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 	return NULL;
 }
 
+uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end)
+{
+	size_t lo = 0, hi = d->nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= d->nsegs)
+		return 0;
+	*end = d->segs[lo].end;
+	return d->segs[lo].start > addr ? d->segs[lo].start : addr;
+}
+
 enum dump_status dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;

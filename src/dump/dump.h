@@ -135,6 +135,11 @@ enum dump_status dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
 enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
 
+/* The first address at or after ADDR that the dump holds (captured, or
+ * backed by a module's file), with *END the end of that run; 0 when there
+ * is none.  Lets a scan skip what is missing instead of stepping through it. */
+uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end);
+
 /* Search the memory the dump itself captured (not file pages) for NEEDLE,
  * in the segments for which KEEP(d, start, arg) is true (all when KEEP is
  * NULL), calling FOUND(d, address, arg) for each hit until it returns

@@ -136,7 +136,8 @@ int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
 	int64_t ndigits;
 	int sign;
 	if (L->long_lv_tag >= 0) {
-		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero, 2 negative) */
+		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero, 2 negative);
+		 * bit 2 marks 3.14+'s immortal small ints */
 		uint64_t tag;
 		if (py_rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
 			return -1;

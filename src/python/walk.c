@@ -791,10 +791,15 @@ static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t
 }
 
 #define SCAN_BSS_BYTES (4u << 20)
+/* What one mapping's scan reads at most: a libpython's writable data and
+ * .bss are a few MB; a crafted dump's module can claim terabytes. */
+#define SCAN_MAX_BYTES (64u << 20)
+/* ... and the whole scan, over every module and version. */
+#define SCAN_TOTAL_BYTES (1ull << 30)
 
 static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, unsigned *minor_out)
 {
-	uint64_t buf[512];
+	uint64_t buf[512], total = SCAN_TOTAL_BYTES;
 	/* The version the file names say (python3.X, libpython3.X...): only
 	 * that table is tried then; all of them only when no name says. */
 	unsigned named = 0;
@@ -819,8 +824,19 @@ static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, uns
 				uint64_t end = k < m->nmaps ? m->maps[k].end : m->end + SCAN_BSS_BYTES;
 				if (k == m->nmaps && dump_module_at(d, m->end))
 					continue;
-				for (uint64_t a = start; a < end; a += sizeof(buf)) {
-					uint64_t n = end - a < sizeof(buf) ? end - a : sizeof(buf);
+				uint64_t budget = SCAN_MAX_BYTES, held_end = 0, n = 0;
+				for (uint64_t a = start; a < end && budget && total; a += n) {
+					/* step over what the dump does not hold */
+					if (a >= held_end) {
+						a = dump_next_held(d, a, &held_end);
+						if (!a || a >= end)
+							break;
+					}
+					n = end - a < sizeof(buf) ? end - a : sizeof(buf);
+					if (held_end - a < n)
+						n = held_end - a;
+					budget = budget > n ? budget - n : 0;
+					total = total > n ? total - n : 0;
 					if (dump_read(d, a, buf, n) != DUMP_OK)
 						continue;
 					for (uint64_t w = 0; w < n / 8; w++) {

@@ -715,6 +715,10 @@ def main():
         if not os.access(target.host_exe(), os.X_OK):
             print("SKIP: %s: %s is not in %s" % (name, target.exe, root))
             return SKIP
+        _, why = kernel_core_usable()
+        if why:
+            print("SKIP: %s: its snapshots are kernel cores, and %s" % (name, why))
+            return SKIP
     else:
         matches = sorted(glob.glob(pattern))
         if not matches:
