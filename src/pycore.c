@@ -30,8 +30,7 @@ struct options {
 	char **debug_dirs;        /* NULL-terminated */
 };
 
-/* "a:b:c" appended to a NULL-terminated list of strings. */
-/* LIST with ITEM (owned) added at its end. */
+/* LIST (NULL-terminated) with ITEM (owned) added at its end. */
 static char **list_append(char **list, char *item)
 {
 	size_t n = 0;
@@ -47,6 +46,7 @@ static char **list_append(char **list, char *item)
 	return l;
 }
 
+/* "a:b:c" appended to a NULL-terminated list of strings. */
 static char **split_append(char **list, const char *spec)
 {
 	size_t n = 0;
