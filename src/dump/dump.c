@@ -281,13 +281,10 @@ enum dump_status dump_add_file_segments(struct dump *d)
 	return dump_segments_finish(d);
 }
 
-static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
+/* The index of the first segment ending after ADDR (nsegs when none):
+ * segments are sorted and do not overlap. */
+static size_t seg_after(const struct dump *d, uint64_t addr)
 {
-	if (d->nsegs == 0)
-		return NULL;
-	struct dump_segment *s = &d->segs[d->last_seg];
-	if (addr >= s->start && addr < s->end)
-		return s;
 	size_t lo = 0, hi = d->nsegs;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -296,6 +293,17 @@ static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
+{
+	if (d->nsegs == 0)
+		return NULL;
+	struct dump_segment *s = &d->segs[d->last_seg];
+	if (addr >= s->start && addr < s->end)
+		return s;
+	size_t lo = seg_after(d, addr);
 	if (lo < d->nsegs && d->segs[lo].start <= addr) {
 		d->last_seg = lo;
 		return &d->segs[lo];
@@ -305,18 +313,11 @@ static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 
 uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end)
 {
-	size_t lo = 0, hi = d->nsegs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= d->nsegs)
+	size_t i = seg_after(d, addr);
+	if (i >= d->nsegs)
 		return 0;
-	*end = d->segs[lo].end;
-	return d->segs[lo].start > addr ? d->segs[lo].start : addr;
+	*end = d->segs[i].end;
+	return d->segs[i].start > addr ? d->segs[i].start : addr;
 }
 
 enum dump_status dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
