@@ -70,6 +70,7 @@ struct model_thread {
 struct model_interp {
 	int64_t id;
 	int gc_collecting;           /* 1 yes, 0 no, -1 unknown */
+	int gil_enabled;             /* 1 yes, 0 disabled (free-threaded), -1 unknown */
 	struct ptrvec threads;
 };
 

@@ -5,10 +5,12 @@
  * up to 3.10, at tp_dictoffset inside the object; with Py_TPFLAGS_MANAGED_DICT
  * (1 << 4, 3.11+) before the object: 3.11 a dict pointer at -24 or, while no
  * dict was made, a values array at -32; 3.12 one word at -24 that is a dict
- * pointer, or a values pointer minus one (odd); 3.13 a dict pointer at -24,
- * and with Py_TPFLAGS_INLINE_VALUES (1 << 2) the values inline right after
- * the object header, in use while their `valid` byte is set.  Values arrays
- * share the keys of the class (ht_cached_keys).
+ * pointer, or a values pointer minus one (odd); 3.13 a dict pointer at -24
+ * (-8 in free-threaded builds, which have no GC header before the object:
+ * MANAGED_DICT_OFFSET), and with Py_TPFLAGS_INLINE_VALUES (1 << 2) the
+ * values inline at tp_basicsize (right after the object header), in use
+ * while their `valid` byte (the fourth) is set.  Values arrays share the
+ * keys of the class (ht_cached_keys).
  * __slots__ are PyMemberDef entries (40 bytes: name, type, offset, flags,
  * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16).
  */
@@ -46,13 +48,17 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 	if (L->minor >= 11 && (flags & TPFLAGS_MANAGED_DICT)) {
 		if (L->minor >= 13 && (flags & TPFLAGS_INLINE_VALUES)) {
 			uint8_t valid;
-			if (dump_read(c->d, obj + 16 + 3, &valid, 1) != DUMP_OK)
+			int64_t basicsize;
+			if (dump_read(c->d, type + L->type_basicsize, &basicsize, 8) != DUMP_OK ||
+			    basicsize <= 0 || basicsize > (1 << 16) ||
+			    dump_read(c->d, obj + (uint64_t)basicsize + 3, &valid, 1) != DUMP_OK)
 				return -1;
 			if (valid)
-				values = obj + 16;
+				values = obj + (uint64_t)basicsize;
 		}
 		uint64_t word;
-		if (!values && py_rd_ptr(c, obj - 24, &word) != 0)
+		uint64_t managed = py_layout_free_threaded(L) ? 8 : 24;
+		if (!values && py_rd_ptr(c, obj - managed, &word) != 0)
 			return -1;
 		if (!values) {
 			if (L->minor == 12 && (word & 1))

@@ -69,7 +69,7 @@ static const struct entry {
 	{ "interpreter_frame.localsplus", 13, 99, DOF_IF_LOCALSPLUS },
 	{ "interpreter_frame.owner", 13, 99, DOF_IF_OWNER },
 	{ "interpreter_frame.stackpointer", 14, 99, DOF_IF_STACKPOINTER },
-	{ "interpreter_frame.tlbc_index", 14, 99, ANY },
+	{ "interpreter_frame.tlbc_index", 14, 99, DOF_IF_TLBC_INDEX },
 	{ "code_object.size", 13, 99, DOF_CO_SIZE },
 	{ "code_object.filename", 13, 99, DOF_CO_FILENAME },
 	{ "code_object.name", 13, 99, DOF_CO_NAME },
@@ -80,7 +80,7 @@ static const struct entry {
 	{ "code_object.localsplusnames", 13, 99, DOF_CO_LOCALSPLUSNAMES },
 	{ "code_object.localspluskinds", 13, 99, DOF_CO_LOCALSPLUSKINDS },
 	{ "code_object.co_code_adaptive", 13, 99, DOF_CO_CODE_ADAPTIVE },
-	{ "code_object.co_tlbc", 14, 99, ANY },
+	{ "code_object.co_tlbc", 14, 99, DOF_CO_TLBC },
 	{ "pyobject.size", 13, 99, DOF_OB_SIZE },
 	{ "pyobject.ob_type", 13, 99, DOF_OB_TYPE },
 	{ "type_object.size", 13, 99, DOF_TP_SIZE },
@@ -315,6 +315,11 @@ void py_debug_offsets_apply(const struct py_debug_offsets *o, struct py_layout *
 	L->iframe_owner = v[DOF_IF_OWNER];
 	if (v[DOF_IF_STACKPOINTER] >= 0)
 		L->iframe_stackpointer = v[DOF_IF_STACKPOINTER];
+	/* 3.14+: 0 in default builds, which have neither */
+	if (o->free_threaded && v[DOF_IF_TLBC_INDEX] > 0 && v[DOF_CO_TLBC] > 0) {
+		L->iframe_tlbc_index = v[DOF_IF_TLBC_INDEX];
+		L->code_tlbc = v[DOF_CO_TLBC];
+	}
 	L->code_filename = v[DOF_CO_FILENAME];
 	L->code_name = v[DOF_CO_NAME];
 	L->code_qualname = v[DOF_CO_QUALNAME];

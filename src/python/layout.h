@@ -26,6 +26,8 @@ struct py_layout {
 	/* struct _gil_runtime_state */
 	int64_t gil_locked;                  /* .locked (_Py_atomic_int) */
 	int64_t gil_last_holder;             /* .last_holder (_Py_atomic_address) */
+	int64_t gil_enabled;                 /* .enabled (free-threaded builds): 0 while the
+					      * GIL is disabled */
 
 	/* PyInterpreterState */
 	int64_t interp_next;
@@ -69,6 +71,8 @@ struct py_layout {
 	int64_t iframe_localsplus;           /* .localsplus[] */
 	int64_t iframe_stacktop;             /* .stacktop (3.11-3.13) */
 	int64_t iframe_stackpointer;         /* .stackpointer (3.14+): _PyStackRef * */
+	int64_t iframe_tlbc_index;           /* .tlbc_index (3.14+ free-threaded): int32, which
+					      * of the code's bytecode copies instr_ptr is in */
 	int64_t sizeof_iframe;
 
 	/* _PyStackChunk (3.11+) */
@@ -97,9 +101,13 @@ struct py_layout {
 	int64_t code_nlocalsplus;            /* 3.11+ */
 	int64_t code_firsttraceable;         /* ._co_firsttraceable (3.11+) */
 	int64_t code_code_adaptive;          /* .co_code_adaptive[] (3.11+) */
+	int64_t code_tlbc;                   /* .co_tlbc (3.14+ free-threaded): _PyCodeArray *,
+					      * { Py_ssize_t size; char *entries[]; } */
 
 	/* PyObject, PyVarObject, PyTypeObject */
 	int64_t object_type;                 /* .ob_type */
+	int64_t object_tid;                  /* .ob_tid: only free-threaded builds (3.13t+)
+					      * have it, and every table of one does */
 	int64_t var_size;                    /* PyVarObject.ob_size */
 	int64_t type_name;                   /* .tp_name: char * */
 	int64_t type_basicsize;

@@ -51,12 +51,19 @@ struct py_ctx {
 	uint64_t type_addr[PYT_COUNT]; /* the built-in type objects, 0 when unknown */
 	uint64_t set_dummy;          /* the set's deleted-entry marker, 0 when unknown */
 	uint64_t interp;             /* the PyInterpreterState being walked */
+	bool layout_from_dwarf;      /* L was read from the interpreter's DWARF */
 	int numpy_major;             /* 0 not looked up yet, -1 unknown */
 	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0: no time budget */
 	bool timed_out;
 	struct py_code *codes;       /* open-addressing cache keyed by address */
 	size_t ncodes, codes_cap;
 };
+
+/* A free-threaded build's layout: only its PyObject has ob_tid. */
+static inline bool py_layout_free_threaded(const struct py_layout *L)
+{
+	return L->object_tid >= 0;
+}
 
 /* Reads of one word of the dump: 0, or -1 when it is not captured. */
 static inline int py_rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
@@ -79,13 +86,15 @@ static inline int py_rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
  * and 3.15): low bits 0b11 mark a tagged int (the value shifted left by 2),
  * not an object; otherwise the object pointer is the word with its low tag
  * bit(s) cleared (bit 0, Py_TAG_REFCNT / Py_TAG_DEFERRED, marks a
- * reference that holds no count), and NULL is the word 1.  Earlier
- * versions store plain pointers.  Returns the object, or 0 for NULL and
- * tagged ints. */
+ * reference that holds no count), and NULL is the word 1.  3.13 stores
+ * plain pointers, but for its free-threaded build, whose bit 0
+ * (Py_TAG_DEFERRED) marks a deferred reference (3.13's
+ * pycore_stackref.h); earlier versions have no _PyStackRef.  Returns the
+ * object, or 0 for NULL and tagged ints. */
 static inline uint64_t py_stackref_obj(const struct py_ctx *c, uint64_t bits)
 {
 	if (c->L->minor < 14)
-		return bits;
+		return py_layout_free_threaded(c->L) ? bits & ~(uint64_t)1 : bits;
 	if ((bits & 3) == 3)
 		return 0;
 	return bits & ~(uint64_t)3;
@@ -134,6 +143,8 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 bool py_out_of_time(struct py_ctx *c);
 
 /* ---- layout.c ---- */
-const struct py_layout *py_layout_for(unsigned minor);
+/* The table of 3.MINOR's default build, or (FREE_THREADED, 3.13+) of its
+ * free-threaded build; NULL when there is none. */
+const struct py_layout *py_layout_for(unsigned minor, bool free_threaded);
 
 #endif

@@ -312,6 +312,26 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 	addrset_clear(&seen);
 }
 
+/* Where the bytecode a frame runs starts: the code's own co_code_adaptive,
+ * or, in 3.14+ free-threaded builds, the thread's copy of it that
+ * tlbc_index selects in co_tlbc->entries[] (entry 0 is co_code_adaptive
+ * itself; Include/cpython/code.h, _PyCodeArray). */
+static uint64_t bytecode_start(struct py_ctx *c, uint64_t frame, uint64_t code)
+{
+	const struct py_layout *L = c->L;
+	uint64_t own = code + (uint64_t)L->code_code_adaptive;
+	int32_t index;
+	uint64_t tlbc, copy;
+	int64_t size;
+	if (L->iframe_tlbc_index < 0 || L->code_tlbc < 0 ||
+	    py_rd_i32(c, frame + L->iframe_tlbc_index, &index) != 0 || index <= 0 ||
+	    py_rd_ptr(c, code + L->code_tlbc, &tlbc) != 0 || !tlbc ||
+	    py_rd_i64(c, tlbc, &size) != 0 || index >= size ||
+	    py_rd_ptr(c, tlbc + 8 + 8 * (uint64_t)index, &copy) != 0 || !copy)
+		return own;
+	return copy;
+}
+
 /* 3.11+: _PyInterpreterFrame chains. */
 static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 {
@@ -351,7 +371,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 							pc ? pc->error : "out of memory"));
 			break;
 		}
-		uint64_t start = code + (uint64_t)L->code_code_adaptive;
+		uint64_t start = bytecode_start(c, frame, code);
 		int64_t unit = instr >= start ? (int64_t)((instr - start) / 2) : -1;
 		/* Frames still setting up are not on the stack yet as Python sees it. */
 		if (owner != FRAME_OWNED_BY_GENERATOR && unit < pc->firsttraceable) {
@@ -453,6 +473,7 @@ static void weave_native(struct py_ctx *c, struct symbols *s, struct model_threa
 
 struct gil {
 	bool known;
+	bool disabled;       /* a free-threaded build running without it */
 	bool locked;
 	uint64_t holder;     /* the PyThreadState holding it */
 };
@@ -533,6 +554,17 @@ static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64
 	} else {
 		return;
 	}
+	if (L->gil_enabled >= 0) {
+		/* free-threaded: a GIL exists, and is used only while enabled
+		 * (an extension that needs it turns it on) */
+		int32_t enabled;
+		if (py_rd_i32(c, gil + L->gil_enabled, &enabled) != 0)
+			return;
+		if (enabled == 0) {
+			g->known = g->disabled = true;
+			return;
+		}
+	}
 	int32_t locked;
 	if (py_rd_i32(c, gil + L->gil_locked, &locked) != 0 ||
 	    py_rd_ptr(c, gil + L->gil_last_holder, &g->holder) != 0)
@@ -565,8 +597,12 @@ static void mark_gc(struct py_ctx *c, struct model_interp *mi)
 		t->frames = v;
 		return;
 	}
-	model_warn(c->r, "interpreter %lld was collecting garbage, in a thread that had released "
-		   "the GIL (a finalizer): which thread is not known", (long long)mi->id);
+	if (mi->gil_enabled == 0)
+		model_warn(c->r, "interpreter %lld was collecting garbage; its GIL is disabled (a "
+			   "free-threaded build): which thread collects is not known", (long long)mi->id);
+	else
+		model_warn(c->r, "interpreter %lld was collecting garbage, in a thread that had released "
+			   "the GIL (a finalizer): which thread is not known", (long long)mi->id);
 }
 
 static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current)
@@ -593,6 +629,7 @@ static void walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head,
 		c->interp = interp;
 		struct gil gil;
 		read_gil(c, runtime, interp, tstate_current, &gil);
+		mi->gil_enabled = gil.known ? !gil.disabled : -1;
 		int32_t collecting;
 		mi->gc_collecting = -1;
 		if (L->interp_gc_collecting >= 0 &&
@@ -675,37 +712,46 @@ static const char *version_string(struct arena *a, uint64_t hex)
 	return arena_printf(a, "%u.%u.%u%s%u", major, minor, micro, lv, serial);
 }
 
-/* 3.13+: _Py_DebugOffsets at the start of _PyRuntime (debug_offsets.c).
- * Its offsets replace the table's; if they differ, the build is not the
- * one the table was made from, and for a pre-release that means its other
- * fields cannot be trusted either. */
-static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, uint64_t runtime,
-			       uint64_t hexversion, const char **why)
-{
+/* 3.13+: _Py_DebugOffsets at the start of _PyRuntime (debug_offsets.c),
+ * read before the table is chosen (its free-threaded flag picks the table)
+ * and applied after: its offsets replace the table's; if they differ, the
+ * build is not the one the table was made from, and for a pre-release that
+ * means its other fields cannot be trusted either. */
+struct dof_read {
+	int rc;                      /* py_debug_offsets_read's */
+	char why[256];
 	struct py_debug_offsets o;
-	char buf[256];
-	int rc = py_debug_offsets_read(c->d, runtime, hexversion, &o, buf, sizeof(buf));
-	if (rc != 0) {
-		*why = arena_strdup(c->a, buf);
-		return rc;
+};
+
+static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, const struct dof_read *dr,
+			       const char **why)
+{
+	const struct py_debug_offsets *o = &dr->o;
+	if (dr->rc != 0) {
+		*why = arena_strdup(c->a, dr->why);
+		return dr->rc;
 	}
-	if (o.free_threaded) {
-		*why = arena_printf(c->a, "this is a free-threaded build of CPython %s: not supported yet",
-				    version_string(c->a, o.version));
+	if (o->free_threaded != py_layout_free_threaded(L)) {
+		*why = arena_printf(c->a, "CPython %s's debug offsets say it is %s build, but the layout "
+				    "pycore has for it (%s) is of %s build",
+				    version_string(c->a, o->version),
+				    o->free_threaded ? "a free-threaded" : "a default (GIL)", L->source,
+				    py_layout_free_threaded(L) ? "a free-threaded" : "a default (GIL)");
 		return -1;
 	}
 	struct py_layout before = *L;
-	py_debug_offsets_apply(&o, L);
+	py_debug_offsets_apply(o, L);
 	if (memcmp(&before, L, sizeof(before)) != 0) {
-		if (((o.version >> 4) & 0xf) != 0xf) {
+		if (((o->version >> 4) & 0xf) != 0xf) {
 			*why = arena_printf(c->a, "CPython %s is a pre-release whose layout differs from "
-					    "3.%u's release: not supported", version_string(c->a, o.version),
-					    L->minor);
+					    "3.%u%s's release: not supported (--layout=dwarf reads it from "
+					    "its own debug info)", version_string(c->a, o->version), L->minor,
+					    o->free_threaded ? "t" : "");
 			return -1;
 		}
 		model_warn(c->r, "this CPython %s build's layout differs from pycore's table; "
 			   "its own debug offsets are used, other fields may be wrong",
-			   version_string(c->a, o.version));
+			   version_string(c->a, o->version));
 	}
 	return 0;
 }
@@ -814,7 +860,7 @@ static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, uns
 		for (unsigned minor = 12; minor >= 6; minor--) {
 			if (named && minor != named)
 				continue;
-			const struct py_layout *L = py_layout_for(minor);
+			const struct py_layout *L = py_layout_for(minor, false);
 			int64_t head_ofs = minor == 6 ? 0 : L->runtime_interpreters_head;
 			/* the module's mappings, and the anonymous .bss that follows
 			 * its last one (zero-initialized globals such as 3.6's
@@ -943,6 +989,7 @@ static int choose_layout(struct py_ctx *c, struct symbols *s, struct dump_module
 	const char *dwhy = "the interpreter has no DWARF (debug info)";
 	if (dw && py_layout_from_dwarf(dw, minor, &from, &dwhy) == 0) {
 		*L = from;
+		c->layout_from_dwarf = true;
 		if (c->opt->layout == LAYOUT_AUTO)
 			model_warn(c->r, "pycore's 3.%u table does not fit this build: its layout was read "
 				   "from the interpreter's own DWARF", minor);
@@ -1045,8 +1092,13 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 				    found->path);
 		return PY_EUNSUPPORTED;
 	}
-	const struct py_layout *table = py_layout_for(minor);
-	static const struct py_layout none = { 0 };
+	struct dof_read dr = { .rc = 0 };
+	if (minor >= 13)
+		dr.rc = py_debug_offsets_read(d, cand.syms[SYM_RUNTIME].addr, hex, &dr.o, dr.why,
+					      sizeof(dr.why));
+	bool ft = minor >= 13 && dr.rc == 0 && dr.o.free_threaded;
+	const struct py_layout *table = py_layout_for(minor, ft);
+	static const struct py_layout none = { .object_tid = -1 };
 	if (!table && (minor < 6 || minor > 15)) {
 		*why = arena_printf(r->arena, "CPython 3.%u is not supported (pycore reads 3.6 to 3.15)", minor);
 		return PY_EUNSUPPORTED;
@@ -1068,8 +1120,14 @@ enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_opt
 	r->located_by = heuristic ? "scan" : scanned ? "debug-offsets" : "symbol";
 
 	uint64_t runtime = cand.syms[SYM_RUNTIME].addr, head = 0;
-	if (minor >= 13) {
-		int rc = apply_debug_offsets(&c, &L, runtime, hex, why);
+	r->free_threaded = py_layout_free_threaded(&L);
+	if (minor >= 13 && dr.rc == -1 && c.layout_from_dwarf) {
+		/* a pre-release's own DWARF knows its layout better than a
+		 * _Py_DebugOffsets pycore has no description of */
+		model_warn(r, "_Py_DebugOffsets not used (%s): the layout is the interpreter's own DWARF's",
+			   dr.why);
+	} else if (minor >= 13) {
+		int rc = apply_debug_offsets(&c, &L, &dr, why);
 		if (rc == -2) {
 			model_warn(r, "%s: no interpreter can be read", *why);
 			r->incomplete = true;

@@ -164,9 +164,11 @@ static json_t *report_json(const struct model_report *r)
 		json_t *threads = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
 			json_array_append_new(threads, thread_json(mi->threads.items[k]));
-		json_array_append_new(interps, json_pack("{s:I, s:o, s:o}", "id", (json_int_t)mi->id,
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
+							 "gil_enabled", mi->gil_enabled < 0 ? json_null()
+							 : json_boolean(mi->gil_enabled),
 							 "threads", threads));
 	}
 	json_t *warnings = json_array();

@@ -80,6 +80,18 @@ int report_text_write(FILE *out, const struct model_report *r)
 	fprintf(out, "\n");
 	if (r->has_python) {
 		fprintf(out, "Python %s", r->version ? r->version : "(version unknown)");
+		if (r->free_threaded) {
+			/* the GIL of each interpreter: disabled, unless an extension
+			 * that needs it turned it on */
+			size_t on = 0, off = 0;
+			for (size_t i = 0; i < r->interps.n; i++) {
+				const struct model_interp *mi = r->interps.items[i];
+				on += mi->gil_enabled == 1;
+				off += mi->gil_enabled == 0;
+			}
+			fprintf(out, " free-threaded%s", on && !off ? ", GIL enabled" : off && !on ? ", GIL disabled"
+				: on && off ? ", GIL enabled in some interpreters" : "");
+		}
 		if (r->binary_path)
 			fprintf(out, " (%s)", r->binary_path);
 		fprintf(out, "\n");

@@ -138,12 +138,26 @@ def frame_str(f):
     return "%s (%s:%s)" % (f.get("function"), f.get("file"), f.get("line"))
 
 
+def version_of(truth):
+    """The process's version as pycore writes it: 3.15.2, or 3.15.0a1 for a
+    pre-release (from sys.hexversion; only sys.version_info[:3] in truth
+    recorded before hexversion was)."""
+    h = truth.get("hexversion")
+    if h is None:
+        return "%d.%d.%d" % tuple(truth["version"])
+    v = "%d.%d.%d" % (h >> 24, (h >> 16) & 0xff, (h >> 8) & 0xff)
+    level = (h >> 4) & 0xf
+    return v if level == 0xf else v + {0xa: "a", 0xb: "b", 0xc: "rc"}[level] + str(h & 0xf)
+
+
 def compare(truth, report, crashed, snap_signal=None):
     """CRASHED: None for a snapshot, else the signal number the process
     died of; the thread that crashed is truth["crasher"] (default: main).
     SNAP_SIGNAL: the signal a snapshot was taken with (SIGQUIT: a kernel
-    core of a blocked process), None for gcore's."""
-    """Raise Failure with a readable message on the first difference."""
+    core of a blocked process), None for gcore's.
+    Raise Failure with a readable message on the first difference."""
+    # a free-threaded build may run without its GIL: then no thread holds it
+    gil_used = truth.get("gil_enabled", True)
     threads = {}
     for interp in report["interpreters"]:
         for t in interp["threads"]:
@@ -180,12 +194,16 @@ def compare(truth, report, crashed, snap_signal=None):
                 if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"],
                                                                  want_e["traceback"]):
                     raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
+        if not gil_used:
+            # a free-threaded build running without its GIL: nobody holds it
+            if t["holds_gil"]:
+                raise Failure("%s: holds_gil, but the GIL is disabled (free-threaded build)" % label)
         if crashed is not None:
             crasher = truth.get("crasher")
             is_crasher = ident == crasher if crasher is not None else bool(tt.get("main"))
             if t["crashed"] != is_crasher:
                 raise Failure("%s: crashed=%s, but thread %s crashed" % (label, t["crashed"], crasher))
-            if t["holds_gil"] != is_crasher:
+            if gil_used and t["holds_gil"] != is_crasher:
                 raise Failure("%s: holds_gil=%s; the crashing thread holds the GIL (it crashes "
                               "in C called without releasing it), the others wait on locks"
                               % (label, t["holds_gil"]))
@@ -193,15 +211,18 @@ def compare(truth, report, crashed, snap_signal=None):
             # the gc scenario: the collecting thread holds the GIL and
             # carries the <GC> marker on top
             collecting = ident == truth["crasher"]
-            if t["holds_gil"] != collecting:
+            if gil_used and t["holds_gil"] != collecting:
                 raise Failure("%s: holds_gil=%s; only the collecting thread holds it" % (label, t["holds_gil"]))
             kinds = [f["kind"] for f in t["frames"]]
-            # 3.6 keeps its collecting flag in a static pycore does not read
-            if truth["version"][:2] == [3, 6]:
-                pass
+            # 3.6 keeps its collecting flag in a static pycore does not read;
+            # without a GIL there is no telling which thread collects (a
+            # warning says so)
+            if truth["version"][:2] == [3, 6] or not gil_used:
+                if "gc" in kinds:
+                    raise Failure("%s: a <GC> marker, but which thread collects cannot be known" % label)
             elif collecting and (not kinds or kinds[0] != "gc" or kinds.count("gc") != 1):
                 raise Failure("%s: frames %s; want one <GC> marker on top" % (label, kinds))
-        elif t["holds_gil"]:
+        elif gil_used and t["holds_gil"]:
             raise Failure("%s: holds_gil, but every thread is blocked on a lock (GIL released)" % label)
     for ident, t in threads.items():
         if ident not in seen and any(f["kind"] == "python" for f in t["frames"]):
@@ -214,8 +235,17 @@ def compare(truth, report, crashed, snap_signal=None):
     if truth["pid"] != report["process"]["pid"]:
         raise Failure("pid %s, the process says %s" % (report["process"]["pid"], truth["pid"]))
     v = report["python"]["version"]
-    if v != "%d.%d.%d" % tuple(truth["version"]):
-        raise Failure("python version %s, the process says %s" % (v, truth["version"]))
+    if v != version_of(truth):
+        raise Failure("python version %s, the process says %s" % (v, version_of(truth)))
+    if report["python"]["free_threaded"] != truth.get("free_threaded", False):
+        raise Failure("free_threaded %s, the process says %s" % (report["python"]["free_threaded"],
+                                                                 truth.get("free_threaded", False)))
+    gils = [i["gil_enabled"] for i in report["interpreters"]]
+    # null (unknown) is honest where the GIL cannot be read (3.6 without
+    # symbols); a disabled GIL must be said
+    if gils and gils[0] != truth.get("gil_enabled", True) and not (gils[0] is None and
+                                                                   truth.get("gil_enabled", True)):
+        raise Failure("gil_enabled %s, the process says %s" % (gils, truth.get("gil_enabled", True)))
     if crashed is not None:
         sig = report["process"]["signal"]
         want_name = signal.Signals(crashed).name

@@ -76,8 +76,12 @@ def record(path, current_frames, with_locals=False, crasher=None):
     the caller so that this function's own frame is not part of it).
     CRASHER: the ident of the thread about to crash, when one is."""
     threads = dict((t.ident, t) for t in threading.enumerate())
-    truth = {"pid": os.getpid(), "version": list(sys.version_info[:3]), "threads": [],
-             "crasher": crasher}
+    import sysconfig
+    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    truth = {"pid": os.getpid(), "version": list(sys.version_info[:3]), "hexversion": sys.hexversion,
+             "free_threaded": free_threaded,
+             "gil_enabled": sys._is_gil_enabled() if free_threaded else True,
+             "threads": [], "crasher": crasher}
     for ident, frame in current_frames.items():
         t = threads.get(ident)
         truth["threads"].append({
