@@ -272,7 +272,7 @@ int py_debug_offsets_read(struct dump *d, uint64_t at, uint64_t hexversion,
 	if (bad) {
 		if (prerelease(words[1]))
 			snprintf(why, whylen, "%s: this is a pre-release of CPython 3.%u whose structure "
-				 "differs from the release's (not supported)", bad, minor);
+				 "differs from the release's, which is the one pycore describes", bad, minor);
 		else
 			snprintf(why, whylen, "%s", bad);
 		return -1;

@@ -727,6 +727,11 @@ static int apply_debug_offsets(struct py_ctx *c, struct py_layout *L, const stru
 			       const char **why)
 {
 	const struct py_debug_offsets *o = &dr->o;
+	if (dr->rc == -1) {
+		*why = arena_printf(c->a, "%s: not supported (--layout=dwarf reads a build with debug "
+				    "info from its DWARF instead)", dr->why);
+		return -1;
+	}
 	if (dr->rc != 0) {
 		*why = arena_strdup(c->a, dr->why);
 		return dr->rc;
