@@ -130,33 +130,45 @@ uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, cons
 	return buf;
 }
 
-int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+enum py_long_err py_long_digits(struct py_ctx *c, uint64_t addr, uint32_t *digits, size_t max,
+				int64_t *ndigits, bool *negative)
 {
 	const struct py_layout *L = c->L;
-	int64_t ndigits;
-	int sign;
 	if (L->long_lv_tag >= 0) {
-		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero, 2 negative);
-		 * bit 2 marks 3.14+'s immortal small ints */
+		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 positive, 1 zero,
+		 * 2 negative, 3 never written); bit 2 marks 3.14+'s immortal
+		 * small ints */
 		uint64_t tag;
 		if (py_rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
-			return -1;
-		ndigits = (int64_t)(tag >> 3);
-		sign = 1 - (int)(tag & 3);
+			return PY_LONG_UNREADABLE;
+		if ((tag & 3) == 3)
+			return PY_LONG_CORRUPT_SIGN;
+		*ndigits = (int64_t)(tag >> 3);
+		*negative = (tag & 3) == 2;
 	} else {
 		int64_t size;
 		if (py_rd_i64(c, addr + L->var_size, &size) != 0)
-			return -1;
-		sign = size < 0 ? -1 : size > 0;
-		ndigits = size < 0 ? -size : size;
+			return PY_LONG_UNREADABLE;
+		*negative = size < 0;
+		*ndigits = size < 0 ? (int64_t)(0 - (uint64_t)size) : size;
 	}
-	if (ndigits > 2)
-		return -1; /* more than 60 bits */
+	if (*ndigits < 0 || (uint64_t)*ndigits > max)
+		return PY_LONG_TOO_LARGE;
+	if (*ndigits && dump_read(c->d, addr + L->long_digit, digits, (size_t)*ndigits * 4) != DUMP_OK)
+		return PY_LONG_DIGITS_UNREADABLE;
+	return PY_LONG_OK;
+}
+
+int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+{
 	uint32_t digit[2] = { 0, 0 };
-	if (ndigits && dump_read(c->d, addr + L->long_digit, digit, (size_t)ndigits * 4) != DUMP_OK)
+	int64_t ndigits;
+	bool negative;
+	/* two 30-bit digits at most: 60 bits */
+	if (py_long_digits(c, addr, digit, 2, &ndigits, &negative) != PY_LONG_OK)
 		return -1;
 	uint64_t v = (uint64_t)digit[0] | ((uint64_t)digit[1] << 30);
-	*out = sign < 0 ? -(int64_t)v : (int64_t)v;
+	*out = negative ? -(int64_t)v : (int64_t)v;
 	return 0;
 }
 

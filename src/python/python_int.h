@@ -126,7 +126,21 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr);
 const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why);
 /* Read a bytes object's contents (at most MAX bytes) into the arena. */
 uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, const char **why);
-/* Read an int object that fits in 64 bits. */
+/* Why an int object's digits could not be read. */
+enum py_long_err {
+	PY_LONG_OK,
+	PY_LONG_UNREADABLE,          /* its size (lv_tag, ob_size) not captured */
+	PY_LONG_CORRUPT_SIGN,        /* 3.12+ sign bits 3, which CPython never writes */
+	PY_LONG_TOO_LARGE,           /* more digits than asked for (or a negative count) */
+	PY_LONG_DIGITS_UNREADABLE,   /* its digits not captured */
+};
+/* The sign and 30-bit digits (least significant first) of the int object at
+ * ADDR: sets *NDIGITS (also when PY_LONG_TOO_LARGE) and *NEGATIVE, and reads
+ * the digits into DIGITS when there are at most MAX of them. */
+enum py_long_err py_long_digits(struct py_ctx *c, uint64_t addr, uint32_t *digits, size_t max,
+				int64_t *ndigits, bool *negative);
+/* Read an int object that fits in 60 bits: 0, or -1 when it does not, is
+ * not captured or is corrupt. */
 int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out);
 /* Look up a str key in a dict; returns 0 and the value's address. */
 int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value);

@@ -243,30 +243,22 @@ const char *py_type_name(struct py_ctx *c, uint64_t type)
 static void repr_long(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
-	const struct py_layout *L = c->L;
-	int64_t ndigits;
-	bool negative;
-	if (L->long_lv_tag >= 0) {
-		uint64_t tag;
-		if (py_rd_ptr(c, addr + L->long_lv_tag, &tag) != 0)
-			return fail(r, "int not captured");
-		ndigits = (int64_t)(tag >> 3);
-		negative = (tag & 3) == 2;
-		if ((tag & 3) == 3)
-			return fail(r, "corrupt int sign");
-	} else {
-		int64_t size;
-		if (py_rd_i64(c, addr + L->var_size, &size) != 0)
-			return fail(r, "int not captured");
-		negative = size < 0;
-		ndigits = size < 0 ? -size : size;
-	}
-	if (ndigits < 0 || ndigits > LONG_MAX_DIGITS)
+	uint32_t digits[LONG_MAX_DIGITS];
+	int64_t ndigits = 0;
+	bool negative = false;
+	switch (py_long_digits(c, addr, digits, LONG_MAX_DIGITS, &ndigits, &negative)) {
+	case PY_LONG_OK:
+		break;
+	case PY_LONG_UNREADABLE:
+		return fail(r, "int not captured");
+	case PY_LONG_CORRUPT_SIGN:
+		return fail(r, "corrupt int sign");
+	case PY_LONG_TOO_LARGE:
 		return fail(r, arena_printf(c->a, "int of %lld 30-bit digits: too large to print "
 					    "(Python refuses more than 4300 decimal digits)", (long long)ndigits));
-	uint32_t digits[LONG_MAX_DIGITS];
-	if (ndigits && dump_read(c->d, addr + L->long_digit, digits, (size_t)ndigits * 4) != DUMP_OK)
+	case PY_LONG_DIGITS_UNREADABLE:
 		return fail(r, "int digits not captured");
+	}
 	char *text = malloc(LONG_MAX_DIGITS * 10 + 2);
 	if (!text)
 		return fail(r, "out of memory");
