@@ -38,4 +38,48 @@ const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type);
 
 extern const char *const py_type_symbols[PYT_COUNT];
 
+/* ---- Between repr.c and repr_scalar.c: one repr being formed ---- */
+
+/* The output buffer: stops at the limit and remembers it was cut. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	size_t chars, limit;     /* characters written, and the most allowed */
+	bool cut;
+	bool oom;
+};
+
+/* Append one character's UTF-8 bytes. */
+void sb_char(struct sbuf *b, const char *utf8, size_t n);
+/* Append ASCII text. */
+void sb_puts(struct sbuf *b, const char *s);
+void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool sb_full(const struct sbuf *b);
+
+/* Context of one repr: limits and the containers being printed. */
+#define REPR_MAX_DEPTH_HARD 64
+
+struct rctx {
+	struct py_ctx *c;
+	const struct repr_limits *lim;
+	struct sbuf b;
+	uint64_t stack[REPR_MAX_DEPTH_HARD];
+	int depth;
+	const char *error;       /* first failure met inside */
+	const char *limit_why;   /* which limit cut the repr */
+	const char *approx;      /* a type whose own __repr__ could not be run */
+};
+
+/* A hard failure: the object cannot be printed truthfully. */
+void repr_fail(struct rctx *r, const char *why);
+/* A limit reached: stop here; what was printed is a true prefix. */
+void repr_limit(struct rctx *r, const char *why);
+
+/* repr_scalar.c: each appends the repr of the object at ADDR. */
+void repr_long(struct rctx *r, uint64_t addr);
+void repr_float(struct rctx *r, uint64_t addr);
+void repr_str(struct rctx *r, uint64_t addr);
+void repr_bytes(struct rctx *r, uint64_t addr);
+void repr_bytearray(struct rctx *r, uint64_t addr);
+
 #endif
