@@ -1,5 +1,5 @@
-/* pycore: the command line.  Wires dump -> symbols -> python -> model ->
- * report for each input and owns the exit code. */
+/* pycore: the command line.  Runs one analysis per input (analysis.h),
+ * renders its report and owns the exit code. */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,11 +8,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "dump/dump.h"
-#include "model/model.h"
-#include "python/python.h"
+#include "analysis/analysis.h"
 #include "report/report.h"
-#include "symbols/symbols.h"
 
 enum exit_code {
 	EXIT_COMPLETE = 0,
@@ -25,26 +22,8 @@ enum exit_code {
 struct options {
 	bool json;
 	bool pretty;
-	struct py_options py;
-	struct dump_files files;
-	char **debug_dirs;        /* NULL-terminated */
+	struct analysis_options analysis;
 };
-
-/* LIST (NULL-terminated) with ITEM (owned) added at its end. */
-static char **list_append(char **list, char *item)
-{
-	size_t n = 0;
-	while (list && list[n])
-		n++;
-	char **l = realloc(list, (n + 2) * sizeof(*l));
-	if (!l) {
-		free(item);
-		return list;
-	}
-	l[n] = item;
-	l[n + 1] = NULL;
-	return l;
-}
 
 /* "a:b:c" appended to a NULL-terminated list of strings. */
 static char **split_append(char **list, const char *spec)
@@ -139,118 +118,31 @@ static void usage_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void fill_process(struct model_report *r, struct dump *d)
-{
-	struct arena *a = r->arena;
-	r->input_path = arena_strdup(a, d->path);
-	r->input_format = d->format;
-	r->input_compression = d->compression;
-	r->input_size = d->file_size;
-	r->pid = d->pid;
-	r->executable = arena_strdup(a, d->executable);
-	if (d->argv) {
-		size_t n = 0;
-		while (d->argv[n])
-			n++;
-		const char **argv = arena_alloc(a, (n + 1) * sizeof(*argv));
-		if (argv) {
-			for (size_t i = 0; i < n; i++)
-				argv[i] = arena_strdup(a, d->argv[i]);
-			r->argv = argv;
-		}
-	}
-	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
-	if (r->tids) {
-		for (size_t i = 0; i < d->nthreads; i++)
-			r->tids[i] = d->threads[i].tid;
-		r->ntids = d->nthreads;
-	}
-	for (size_t i = 0; i < d->nmodules; i++) {
-		const struct dump_module *m = &d->modules[i];
-		struct model_module *mm = m->base ? arena_alloc(a, sizeof(*mm)) : NULL;
-		if (!mm)
-			continue;
-		mm->path = arena_strdup(a, m->path);
-		mm->start = m->start;
-		mm->end = m->end;
-		if (m->build_id_len) {
-			char hex[129];
-			dump_hex(m->build_id, m->build_id_len, hex);
-			mm->build_id = arena_strdup(a, hex);
-		}
-		ptrvec_push(a, &r->modules, mm);
-	}
-	if (d->has_signal) {
-		r->has_signal = true;
-		r->signal_number = d->signal.number;
-		r->signal_code = d->signal.code;
-		r->signal_name = report_signal_name(d->signal.number);
-		r->signal_has_address = d->signal.has_address;
-		r->signal_address = d->signal.address;
-		r->crashed_tid = d->crashed_tid;
-	}
-}
-
 static enum exit_code analyze_one(const char *path, const struct options *opt)
 {
-	struct dump *d = NULL;
-	enum dump_status ds = dump_open(path, &d);
-	if (ds != DUMP_OK) {
-		fprintf(stderr, "pycore: %s: %s\n", path,
-			d && d->error ? d->error : dump_status_str(ds));
-		dump_close(d);
-		return ds == DUMP_ENOMEM ? EXIT_INCOMPLETE : EXIT_BAD_INPUT;
+	struct analysis *a;
+	struct pc_error *e = analysis_run(path, &opt->analysis, &a);
+	if (e) {
+		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
+		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
+				    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
+				    : EXIT_BAD_INPUT;
+		pc_error_free(e);
+		return rc;
 	}
-	d->files = opt->files;
-	d->files.by_build_id = symbols_find_by_build_id;
-	d->files.arg = opt->debug_dirs;
-	struct model_report *r = model_report_new();
-	const char *why = NULL;
-	struct symbols *s = r ? symbols_open(d, opt->debug_dirs, &why) : NULL;
-	if (!r || !s) {
-		fprintf(stderr, "pycore: %s: %s\n", path, why ? why : "out of memory");
-		model_report_free(r);
-		dump_close(d);
-		return EXIT_INCOMPLETE;
-	}
-	fill_process(r, d);
-
+	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
-	enum py_status ps = py_analyze(d, s, &opt->py, r, &why);
-	for (size_t i = 0, k = 0; i < d->nmodules && k < r->modules.n; i++) {
-		if (!d->modules[i].base)
-			continue;
-		struct model_module *mm = r->modules.items[k++];
-		if (d->modules[i].file_state > 0)
-			mm->file = arena_strdup(r->arena, d->modules[i].file_path);
+	int w = opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r);
+	fflush(stdout);
+	if (w != 0) {
+		fprintf(stderr, "pycore: %s: cannot write the report\n", path);
+		rc = EXIT_INCOMPLETE;
+	} else if (r->incomplete) {
+		fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
+			path);
+		rc = EXIT_INCOMPLETE;
 	}
-	if (ps != PY_OK && d->truncated) {
-		/* what is missing may be just what the walk needed */
-		fprintf(stderr, "pycore: %s: truncated beyond use (%s): %s\n", path,
-			d->nwarnings ? d->warnings[0] : "the file ends early", why);
-		rc = EXIT_BAD_INPUT;
-	} else if (ps != PY_OK) {
-		fprintf(stderr, "pycore: %s: %s\n", path, why);
-		rc = EXIT_NOT_PYTHON;
-	} else {
-		for (size_t i = 0; i < d->nwarnings; i++) {
-			model_warn(r, "%s", d->warnings[i]);
-			r->incomplete = true;
-		}
-		int w = opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r);
-		fflush(stdout);
-		if (w != 0) {
-			fprintf(stderr, "pycore: %s: cannot write the report\n", path);
-			rc = EXIT_INCOMPLETE;
-		} else if (r->incomplete) {
-			fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
-				path);
-			rc = EXIT_INCOMPLETE;
-		}
-	}
-	symbols_close(s);
-	model_report_free(r);
-	dump_close(d);
+	analysis_free(a);
 	return rc;
 }
 
@@ -304,26 +196,26 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			opt->pretty = true;
 			break;
 		case 'S':
-			opt->files.sysroot = optarg;
+			opt->analysis.files.sysroot = optarg;
 			break;
 		case 's':
-			opt->files.search = split_append(opt->files.search, optarg);
+			opt->analysis.files.search = split_append(opt->analysis.files.search, optarg);
 			break;
 		case 'd':
-			opt->debug_dirs = split_append(opt->debug_dirs, optarg);
+			opt->analysis.files.debug_dirs = split_append(opt->analysis.files.debug_dirs, optarg);
 			break;
 		case 'e':
-			opt->files.executable = optarg;
+			opt->analysis.files.executable = optarg;
 			break;
 		case 'M':
-			opt->files.allow_mismatch = true;
+			opt->analysis.files.allow_mismatch = true;
 			break;
 		case 'N':
-			if (opt->py.native < 1)
-				opt->py.native = 1;
+			if (opt->analysis.py.native < 1)
+				opt->analysis.py.native = 1;
 			break;
 		case 'A':
-			opt->py.native = 2;
+			opt->analysis.py.native = 2;
 			break;
 		case 'T': {
 			char *end;
@@ -332,25 +224,25 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 				usage_error("--timeout needs a number of seconds (0 for none), not '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			opt->py.timeout = v;
+			opt->analysis.py.timeout = v;
 			break;
 		}
 		case 'Y':
 			if (strcmp(optarg, "auto") == 0) {
-				opt->py.layout = LAYOUT_AUTO;
+				opt->analysis.py.layout = LAYOUT_AUTO;
 			} else if (strcmp(optarg, "table") == 0) {
-				opt->py.layout = LAYOUT_TABLE;
+				opt->analysis.py.layout = LAYOUT_TABLE;
 			} else if (strcmp(optarg, "dwarf") == 0) {
-				opt->py.layout = LAYOUT_DWARF;
+				opt->analysis.py.layout = LAYOUT_DWARF;
 			} else {
 				usage_error("unknown layout '%s': use auto, table or dwarf", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'L':
-			opt->py.locals = true;
+			opt->analysis.py.locals = true;
 			if (optarg && strcmp(optarg, "deep") == 0) {
-				opt->py.deep = true;
+				opt->analysis.py.deep = true;
 			} else if (optarg) {
 				usage_error("--locals takes no value or =deep, not '%s'", optarg);
 				return EXIT_USAGE;
@@ -369,11 +261,11 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 				return EXIT_USAGE;
 			}
 			if (c == 'R')
-				opt->py.max_repr = v;
+				opt->analysis.py.max_repr = v;
 			else if (c == 'I')
-				opt->py.max_items = v;
+				opt->analysis.py.max_items = v;
 			else
-				opt->py.max_depth = (int)v;
+				opt->analysis.py.max_depth = (int)v;
 			break;
 		}
 		case 'h':
@@ -395,7 +287,8 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 
 int main(int argc, char **argv)
 {
-	struct options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32, .timeout = 60 } };
+	struct options opt = { .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
+						.timeout = 60 } };
 	int rc = parse_options(argc, argv, "+:f:hV", &opt);
 	if (rc >= 0)
 		return rc;
@@ -416,15 +309,6 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, ":f:hV", &opt);
 	if (rc >= 0)
 		return rc;
-	if (opt.files.sysroot) {
-		/* the crashed machine's own build-id tree, after --debug-dir's */
-		size_t n = strlen(opt.files.sysroot) + sizeof("/usr/lib/debug");
-		char *dd = malloc(n);
-		if (dd) {
-			snprintf(dd, n, "%s/usr/lib/debug", opt.files.sysroot);
-			opt.debug_dirs = list_append(opt.debug_dirs, dd);
-		}
-	}
 	if (optind >= argc) {
 		usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;
@@ -435,7 +319,7 @@ int main(int argc, char **argv)
 		if (one > worst)
 			worst = one;
 	}
-	free_list(opt.files.search);
-	free_list(opt.debug_dirs);
+	free_list(opt.analysis.files.search);
+	free_list(opt.analysis.files.debug_dirs);
 	return worst;
 }

@@ -1,9 +1,8 @@
 /* The memory reader shared by every dump format: segment index, bounded
- * reads, module files verified by build-id. */
+ * reads, the module files the caller attached. */
 #include "dump_int.h"
 
 #include <elf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -36,38 +35,44 @@ void dump_set_error(struct dump *d, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	free(d->error);
-	d->error = vfmt(fmt, ap);
+	free(d->p->error);
+	d->p->error = vfmt(fmt, ap);
 	va_end(ap);
 }
 
 void dump_warn(struct dump *d, const char *fmt, ...)
 {
-	if (d->nwarnings >= 1000)
+	if (d->p->nwarnings >= 1000)
 		return;
-	char **w = realloc(d->warnings, (d->nwarnings + 1) * sizeof(*w));
+	char **w = realloc(d->p->warnings, (d->p->nwarnings + 1) * sizeof(*w));
 	if (!w)
 		return;
-	d->warnings = w;
+	d->p->warnings = w;
 	va_list ap;
 	va_start(ap, fmt);
 	char *s = vfmt(fmt, ap);
 	va_end(ap);
 	if (s)
-		d->warnings[d->nwarnings++] = s;
+		d->p->warnings[d->p->nwarnings++] = s;
 }
 
-const char *dump_status_str(enum dump_status s)
+const char *const *dump_warnings(const struct dump *d, size_t *n)
 {
-	switch (s) {
-	case DUMP_OK: return "ok";
-	case DUMP_ENOTCAPTURED: return "memory not captured in the dump";
-	case DUMP_EIO: return "cannot read";
-	case DUMP_EFORMAT: return "not a supported dump";
-	case DUMP_ECORRUPT: return "corrupt dump";
-	case DUMP_ENOMEM: return "out of memory";
-	}
-	return "unknown error";
+	*n = d->p->nwarnings;
+	return (const char *const *)d->p->warnings;
+}
+
+bool dump_truncated(const struct dump *d)
+{
+	return d->p->truncated;
+}
+
+int64_t dump_tid_of_thread_pointer(const struct dump *d, uint64_t fs_base)
+{
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (d->threads[i].regs.fs_base == fs_base)
+			return d->threads[i].tid;
+	return -1;
 }
 
 void dump_hex(const uint8_t *id, size_t len, char *buf)
@@ -84,12 +89,26 @@ void dump_hex(const uint8_t *id, size_t len, char *buf)
  * Opening and closing
  * ------------------------------------------------------------------------ */
 
-enum dump_status dump_open(const char *path, struct dump **out)
+static enum pc_code open_any(struct dump *d, const char *path);
+
+struct pc_error *dump_open(const char *path, struct dump **out)
 {
 	struct dump *d = calloc(1, sizeof(*d));
 	*out = d;
+	if (d && !(d->p = calloc(1, sizeof(*d->p)))) {
+		free(d);
+		*out = d = NULL;
+	}
 	if (!d)
-		return DUMP_ENOMEM;
+		return pc_error_new(PC_ENOMEM, path, "out of memory");
+	enum pc_code st = open_any(d, path);
+	if (st == PC_OK)
+		return NULL;
+	return pc_error_new(st, path, "%s", d->p->error ? d->p->error : pc_code_str(st));
+}
+
+static enum pc_code open_any(struct dump *d, const char *path)
+{
 	d->path = strdup(path);
 	d->pid = -1;
 	d->crashed_tid = -1;
@@ -97,46 +116,46 @@ enum dump_status dump_open(const char *path, struct dump **out)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		dump_set_error(d, "cannot open: %s", strerror(errno));
-		return DUMP_EIO;
+		return PC_EIO;
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		dump_set_error(d, "cannot stat: %s", strerror(errno));
 		close(fd);
-		return DUMP_EIO;
+		return PC_EIO;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		dump_set_error(d, "not a regular file");
 		close(fd);
-		return DUMP_EIO;
+		return PC_EIO;
 	}
 	d->file_size = (uint64_t)st.st_size;
 	if (st.st_size == 0) {
 		dump_set_error(d, "empty file");
 		close(fd);
-		return DUMP_EFORMAT;
+		return PC_EFORMAT;
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED) {
 		dump_set_error(d, "cannot map: %s", strerror(errno));
-		return DUMP_EIO;
+		return PC_EIO;
 	}
-	d->map = m;
-	d->map_len = (size_t)st.st_size;
+	d->p->map = m;
+	d->p->map_len = (size_t)st.st_size;
 
-	if (dump_is_zstd(d->map, d->map_len)) {
-		enum dump_status zs = dump_zstd_inflate(d);
-		if (zs != DUMP_OK)
+	if (dump_is_zstd(d->p->map, d->p->map_len)) {
+		enum pc_code zs = dump_zstd_inflate(d);
+		if (zs != PC_OK)
 			return zs;
 	}
-	if (d->map_len >= SELFMAG && memcmp(d->map, ELFMAG, SELFMAG) == 0)
+	if (d->p->map_len >= SELFMAG && memcmp(d->p->map, ELFMAG, SELFMAG) == 0)
 		return dump_elfcore_open(d);
-	if (d->map_len >= 4 && memcmp(d->map, "MDMP", 4) == 0)
+	if (d->p->map_len >= 4 && memcmp(d->p->map, "MDMP", 4) == 0)
 		return dump_minidump_open(d);
 	dump_set_error(d, d->compression ? "the zstd stream does not hold a core dump"
 			   : "not a core dump (unknown file format)");
-	return DUMP_EFORMAT;
+	return PC_EFORMAT;
 }
 
 void dump_close(struct dump *d)
@@ -144,31 +163,28 @@ void dump_close(struct dump *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->nmodules; i++) {
-		struct dump_module *m = &d->modules[i];
-		if (m->file_data)
-			munmap((void *)m->file_data, m->file_size);
-		free(m->path);
-		free(m->maps);
-		free(m->file_error);
-		free(m->file_path);
+		free(d->modules[i].path);
+		free(d->modules[i].maps);
 	}
+	free(d->p->files);
 	free(d->modules);
 	free(d->threads);
-	free(d->segs);
-	if (d->map)
-		munmap((void *)d->map, d->map_len);
+	free(d->p->segs);
+	if (d->p->map)
+		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {
 		for (char **a = d->argv; *a; a++)
 			free(*a);
 		free(d->argv);
 	}
-	for (size_t i = 0; i < d->nwarnings; i++)
-		free(d->warnings[i]);
-	free(d->warnings);
+	for (size_t i = 0; i < d->p->nwarnings; i++)
+		free(d->p->warnings[i]);
+	free(d->p->warnings);
 	free(d->fname);
 	free(d->psargs);
 	free(d->executable);
-	free(d->error);
+	free(d->p->error);
+	free(d->p);
 	free(d->path);
 	free(d);
 }
@@ -190,22 +206,22 @@ struct dump_module *dump_add_module(struct dump *d, char *path)
 	return m;
 }
 
-enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s)
+enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s)
 {
 	if (s->end <= s->start)
-		return DUMP_OK;
-	if (d->nsegs >= DUMP_MAX_SEGMENTS)
-		return DUMP_ECORRUPT;
+		return PC_OK;
+	if (d->p->nsegs >= DUMP_MAX_SEGMENTS)
+		return PC_ECORRUPT;
 	/* grow by doubling: nsegs is a power of two or zero when full */
-	if ((d->nsegs & (d->nsegs - 1)) == 0) {
-		size_t cap = d->nsegs ? d->nsegs * 2 : 16;
-		struct dump_segment *n = realloc(d->segs, cap * sizeof(*n));
+	if ((d->p->nsegs & (d->p->nsegs - 1)) == 0) {
+		size_t cap = d->p->nsegs ? d->p->nsegs * 2 : 16;
+		struct dump_segment *n = realloc(d->p->segs, cap * sizeof(*n));
 		if (!n)
-			return DUMP_ENOMEM;
-		d->segs = n;
+			return PC_ENOMEM;
+		d->p->segs = n;
 	}
-	d->segs[d->nsegs++] = *s;
-	return DUMP_OK;
+	d->p->segs[d->p->nsegs++] = *s;
+	return PC_OK;
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -216,23 +232,23 @@ static int seg_cmp(const void *a, const void *b)
 	return 0;
 }
 
-enum dump_status dump_segments_finish(struct dump *d)
+enum pc_code dump_segments_finish(struct dump *d)
 {
-	qsort(d->segs, d->nsegs, sizeof(*d->segs), seg_cmp);
-	for (size_t i = 1; i < d->nsegs; i++) {
-		if (d->segs[i].start < d->segs[i - 1].end) {
+	qsort(d->p->segs, d->p->nsegs, sizeof(*d->p->segs), seg_cmp);
+	for (size_t i = 1; i < d->p->nsegs; i++) {
+		if (d->p->segs[i].start < d->p->segs[i - 1].end) {
 			dump_set_error(d, "overlapping memory segments at 0x%llx",
-				       (unsigned long long)d->segs[i].start);
-			return DUMP_ECORRUPT;
+				       (unsigned long long)d->p->segs[i].start);
+			return PC_ECORRUPT;
 		}
 	}
-	d->last_seg = 0;
-	return DUMP_OK;
+	d->p->last_seg = 0;
+	return PC_OK;
 }
 
 /* Add file-backed segments for the parts of [start, end) of module M that no
- * core segment covers.  d->segs is sorted and holds only core segments. */
-static enum dump_status add_file_gaps(struct dump *d, size_t ncore, struct dump_module *m,
+ * core segment covers.  d->p->segs is sorted and holds only core segments. */
+static enum pc_code add_file_gaps(struct dump *d, size_t ncore, struct dump_module *m,
 				      const struct dump_mapping *mp)
 {
 	uint64_t a = mp->start;
@@ -241,7 +257,7 @@ static enum dump_status add_file_gaps(struct dump *d, size_t ncore, struct dump_
 	size_t lo = 0, hi = ncore;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].end <= a)
+		if (d->p->segs[mid].end <= a)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -249,32 +265,32 @@ static enum dump_status add_file_gaps(struct dump *d, size_t ncore, struct dump_
 	i = lo;
 	while (a < mp->end) {
 		uint64_t b = mp->end;
-		if (i < ncore && d->segs[i].start < b)
-			b = d->segs[i].start > a ? d->segs[i].start : a;
+		if (i < ncore && d->p->segs[i].start < b)
+			b = d->p->segs[i].start > a ? d->p->segs[i].start : a;
 		if (b > a && !mp->writable) {
 			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start) };
-			enum dump_status st = dump_add_segment(d, &s);
-			if (st != DUMP_OK)
+			enum pc_code st = dump_add_segment(d, &s);
+			if (st != PC_OK)
 				return st;
 		}
-		if (i < ncore && d->segs[i].start < mp->end) {
-			a = d->segs[i].end > b ? d->segs[i].end : b;
+		if (i < ncore && d->p->segs[i].start < mp->end) {
+			a = d->p->segs[i].end > b ? d->p->segs[i].end : b;
 			i++;
 		} else {
 			a = mp->end;
 		}
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
-enum dump_status dump_add_file_segments(struct dump *d)
+enum pc_code dump_add_file_segments(struct dump *d)
 {
-	size_t ncore = d->nsegs;
+	size_t ncore = d->p->nsegs;
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
 		for (size_t j = 0; j < m->nmaps; j++) {
-			enum dump_status st = add_file_gaps(d, ncore, m, &m->maps[j]);
-			if (st != DUMP_OK)
+			enum pc_code st = add_file_gaps(d, ncore, m, &m->maps[j]);
+			if (st != PC_OK)
 				return st;
 		}
 	}
@@ -285,10 +301,10 @@ enum dump_status dump_add_file_segments(struct dump *d)
  * segments are sorted and do not overlap. */
 static size_t seg_after(const struct dump *d, uint64_t addr)
 {
-	size_t lo = 0, hi = d->nsegs;
+	size_t lo = 0, hi = d->p->nsegs;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].end <= addr)
+		if (d->p->segs[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -298,15 +314,15 @@ static size_t seg_after(const struct dump *d, uint64_t addr)
 
 static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 {
-	if (d->nsegs == 0)
+	if (d->p->nsegs == 0)
 		return NULL;
-	struct dump_segment *s = &d->segs[d->last_seg];
+	struct dump_segment *s = &d->p->segs[d->p->last_seg];
 	if (addr >= s->start && addr < s->end)
 		return s;
 	size_t lo = seg_after(d, addr);
-	if (lo < d->nsegs && d->segs[lo].start <= addr) {
-		d->last_seg = lo;
-		return &d->segs[lo];
+	if (lo < d->p->nsegs && d->p->segs[lo].start <= addr) {
+		d->p->last_seg = lo;
+		return &d->p->segs[lo];
 	}
 	return NULL;
 }
@@ -314,71 +330,73 @@ static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end)
 {
 	size_t i = seg_after(d, addr);
-	if (i >= d->nsegs)
+	if (i >= d->p->nsegs)
 		return 0;
-	*end = d->segs[i].end;
-	return d->segs[i].start > addr ? d->segs[i].start : addr;
+	*end = d->p->segs[i].end;
+	return d->p->segs[i].start > addr ? d->p->segs[i].start : addr;
 }
 
-enum dump_status dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
+enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	while (len > 0) {
 		struct dump_segment *s = seg_find(d, addr);
 		if (!s)
-			return DUMP_ENOTCAPTURED;
+			return PC_ENOTCAPTURED;
 		uint64_t avail = s->end - addr;
 		size_t n = len < avail ? len : (size_t)avail;
 		if (s->data) {
 			memcpy(out, s->data + (addr - s->start), n);
 		} else {
-			if (dump_module_file(d, s->mod) != 0)
-				return DUMP_ENOTCAPTURED;
+			/* a page the dump left out: from the module's file, if
+			 * one was attached */
+			struct dump_file *f = d->p->files ? &d->p->files[s->mod - d->modules] : NULL;
 			uint64_t off = s->file_offset + (addr - s->start);
-			if (off > s->mod->file_size || n > s->mod->file_size - off)
-				return DUMP_ENOTCAPTURED;
-			memcpy(out, s->mod->file_data + off, n);
+			if (!f || !f->data || off > f->size || n > f->size - off)
+				return PC_ENOTCAPTURED;
+			memcpy(out, f->data + off, n);
+			f->used = true;
 		}
 		out += n;
 		addr += n;
 		len -= n;
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
-enum dump_status dump_read_u64(struct dump *d, uint64_t addr, uint64_t *v)
+enum pc_code dump_read_u64(struct dump *d, uint64_t addr, uint64_t *v)
 {
 	return dump_read(d, addr, v, sizeof(*v));
 }
 
-enum dump_status dump_read_u32(struct dump *d, uint64_t addr, uint32_t *v)
+enum pc_code dump_read_u32(struct dump *d, uint64_t addr, uint32_t *v)
 {
 	return dump_read(d, addr, v, sizeof(*v));
 }
 
-enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max)
+enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max)
 {
 	if (max == 0)
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	for (size_t i = 0; i + 1 < max; i++) {
-		enum dump_status st = dump_read(d, addr + i, &buf[i], 1);
-		if (st != DUMP_OK) {
+		enum pc_code st = dump_read(d, addr + i, &buf[i], 1);
+		if (st != PC_OK) {
 			buf[i] = '\0';
 			return st;
 		}
 		if (buf[i] == '\0')
-			return DUMP_OK;
+			return PC_OK;
 	}
 	buf[max - 1] = '\0';
-	return DUMP_ECORRUPT;
+	return PC_ECORRUPT;
 }
 
 uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
 		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg)
 {
-	for (size_t i = 0; i < d->nsegs; i++) {
-		struct dump_segment *sg = &d->segs[i];
+	for (size_t i = 0; i < d->p->nsegs; i++) {
+		struct dump_segment *sg = &d->p->segs[i];
 		if (!sg->data || (keep && !keep(d, sg->start, arg)))
 			continue;
 		const uint8_t *p = sg->data, *end = sg->data + (sg->end - sg->start);
@@ -406,6 +424,18 @@ struct dump_module *dump_module_at(struct dump *d, uint64_t addr)
 				return m;
 	}
 	return NULL;
+}
+
+void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size)
+{
+	if (!d->p->files && !(d->p->files = calloc(d->nmodules ? d->nmodules : 1, sizeof(*d->p->files))))
+		return; /* out of memory: the pages stay missing */
+	d->p->files[m - d->modules] = (struct dump_file){ data, size, false };
+}
+
+bool dump_file_used(const struct dump *d, const struct dump_module *m)
+{
+	return d->p->files && d->p->files[m - d->modules].used;
 }
 
 /* ------------------------------------------------------------------------
@@ -438,13 +468,13 @@ static int notes_build_id(const uint8_t *p, size_t len, uint8_t *id, size_t *idl
 int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len)
 {
 	Elf64_Ehdr eh;
-	if (dump_read(d, base, &eh, sizeof(eh)) != DUMP_OK)
+	if (dump_read(d, base, &eh, sizeof(eh)) != PC_OK)
 		return -1;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256)
 		return -1;
 	Elf64_Phdr ph[256];
-	if (dump_read(d, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) != DUMP_OK)
+	if (dump_read(d, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) != PC_OK)
 		return -1;
 	/* The load bias: where the first PT_LOAD (file offset 0) landed. */
 	uint64_t bias = 0;
@@ -458,7 +488,7 @@ int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len)
 		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > 8192)
 			continue;
 		uint8_t buf[8192];
-		if (dump_read(d, bias + ph[i].p_vaddr, buf, ph[i].p_filesz) != DUMP_OK)
+		if (dump_read(d, bias + ph[i].p_vaddr, buf, ph[i].p_filesz) != PC_OK)
 			continue;
 		if (notes_build_id(buf, ph[i].p_filesz, id, len) == 0)
 			return 0;
@@ -486,175 +516,4 @@ int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len
 			return 0;
 	}
 	return -1;
-}
-
-/* Map PATH and compare its build-id with M's.  Returns 1 if it matches, 0
- * if it is an ELF with another (or no) build-id (its id in GOT), -1 if it
- * cannot be had; the mapping is kept in *data only on a match or when
- * KEEP_MISMATCH. */
-static int try_file(const char *path, const struct dump_module *m, bool keep_mismatch,
-		    const uint8_t **data, size_t *size, char got[129])
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -1;
-	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	uint8_t id[64];
-	size_t idlen = 0;
-	if (memcmp(p, ELFMAG, SELFMAG) != 0) {
-		munmap(p, (size_t)st.st_size);
-		return -1;
-	}
-	strcpy(got, "none");
-	bool match = elf_file_build_id(p, (size_t)st.st_size, id, &idlen) == 0 &&
-		     (m->build_id_prefix ? idlen >= m->build_id_len : idlen == m->build_id_len) &&
-		     memcmp(id, m->build_id, m->build_id_len) == 0;
-	if (idlen)
-		dump_hex(id, idlen, got);
-	if (match || keep_mismatch) {
-		*data = p;
-		*size = (size_t)st.st_size;
-	} else {
-		munmap(p, (size_t)st.st_size);
-	}
-	return match ? 1 : 0;
-}
-
-static char *join(const char *a, const char *b)
-{
-	char *s = NULL;
-	if (asprintf(&s, "%s/%s", a, b[0] == '/' ? b + 1 : b) < 0)
-		return NULL;
-	return s;
-}
-
-static const char *base_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-/* Every candidate path for M, in order; calls TRY until it says stop. */
-struct search {
-	struct dump *d;
-	struct dump_module *m;
-	char *mismatch;          /* first refused file and its id, for the message */
-	char *fallback_path;     /* with allow_mismatch: the first ELF found */
-};
-
-static bool take(struct search *s, const char *path)
-{
-	char got[129];
-	const uint8_t *data = NULL;
-	size_t size = 0;
-	bool keep = s->d->files.allow_mismatch && !s->fallback_path;
-	int r = try_file(path, s->m, keep, &data, &size, got);
-	if (r == 1) {
-		s->m->file_data = data;
-		s->m->file_size = size;
-		s->m->file_path = strdup(path);
-		return true;
-	}
-	if (r == 0) {
-		if (!s->mismatch) {
-			char want[129];
-			dump_hex(s->m->build_id, s->m->build_id_len, want);
-			if (asprintf(&s->mismatch, "%s has build-id %s, the dump's is %s", path, got, want) < 0)
-				s->mismatch = NULL;
-		}
-		if (data) {
-			/* remembered for --allow-mismatch, used only if nothing matches */
-			s->fallback_path = strdup(path);
-			munmap((void *)data, size);
-		}
-	}
-	return false;
-}
-
-static bool search_dir(struct search *s, const char *dir)
-{
-	/* the module's own name first, then every other file (renamed copies) */
-	char *p = join(dir, base_of(s->m->path));
-	bool ok = p && take(s, p);
-	free(p);
-	if (ok)
-		return true;
-	DIR *dh = opendir(dir);
-	if (!dh)
-		return false;
-	struct dirent *e;
-	int n = 0;
-	while (!ok && (e = readdir(dh)) != NULL && n++ < 100000) {
-		if (e->d_name[0] == '.' || strcmp(e->d_name, base_of(s->m->path)) == 0)
-			continue;
-		p = join(dir, e->d_name);
-		ok = p && take(s, p);
-		free(p);
-	}
-	closedir(dh);
-	return ok;
-}
-
-int dump_module_file(struct dump *d, struct dump_module *m)
-{
-	if (m->file_state)
-		return m->file_state > 0 ? 0 : -1;
-	m->file_state = -1;
-	if (m->build_id_len == 0 && !d->files.allow_mismatch) {
-		if (asprintf(&m->file_error, "%s: the dump does not record its build-id, so no file on disk "
-			     "can be verified (--allow-mismatch uses it anyway)", m->path) < 0)
-			m->file_error = NULL;
-		return -1;
-	}
-	struct search s = { d, m, NULL, NULL };
-	const struct dump_files *f = &d->files;
-	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
-	const char *recorded = main_program && f->executable ? f->executable : m->path;
-	bool ok = take(&s, recorded);
-	if (!ok && f->sysroot) {
-		char *p = join(f->sysroot, m->path);
-		ok = p && take(&s, p);
-		free(p);
-	}
-	for (char **dir = f->search; !ok && dir && *dir; dir++)
-		ok = search_dir(&s, *dir);
-	if (!ok && f->by_build_id && m->build_id_len) {
-		char *p = f->by_build_id(m->build_id, m->build_id_len, f->arg);
-		ok = p && take(&s, p);
-		free(p);
-	}
-	if (!ok && s.fallback_path) {
-		const uint8_t *data;
-		size_t size;
-		char got[129];
-		if (try_file(s.fallback_path, m, true, &data, &size, got) >= 0) {
-			m->file_data = data;
-			m->file_size = size;
-			m->file_path = s.fallback_path;
-			m->file_mismatch = true;
-			s.fallback_path = NULL;
-			dump_warn(d, "--allow-mismatch: using %s", s.mismatch ? s.mismatch : m->path);
-			ok = true;
-		}
-	}
-	if (ok) {
-		m->file_state = 1;
-	} else if (s.mismatch) {
-		m->file_error = s.mismatch;
-		s.mismatch = NULL;
-	} else if (asprintf(&m->file_error, "%s: not found%s", m->path,
-			    f->sysroot || f->search ? " (nor under the sysroot or search path)" : "") < 0) {
-		m->file_error = NULL;
-	}
-	free(s.mismatch);
-	free(s.fallback_path);
-	return ok ? 0 : -1;
 }

@@ -4,7 +4,7 @@
  * A dump is a sorted set of non-overlapping segments of the dead process's
  * address space, its threads with their registers, the modules (mapped ELF
  * files) with their build-ids, and a few process facts.  Every read is
- * bounds-checked: an address no segment holds is a fault (DUMP_ENOTCAPTURED),
+ * bounds-checked: an address no segment holds is a fault (PC_ENOTCAPTURED),
  * never a guess.  Nothing here knows about Python.
  */
 #ifndef PYCORE_DUMP_DUMP_H
@@ -14,15 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Results of dump_open and dump_read. */
-enum dump_status {
-	DUMP_OK = 0,
-	DUMP_ENOTCAPTURED,   /* the dump does not hold this address */
-	DUMP_EIO,            /* the input could not be opened or read */
-	DUMP_EFORMAT,        /* not a dump this reader knows */
-	DUMP_ECORRUPT,       /* a dump, but damaged beyond use */
-	DUMP_ENOMEM,
-};
+#include "util/error.h"
 
 /* x86_64 general registers, in the order of the kernel's user_regs_struct. */
 struct dump_regs {
@@ -52,29 +44,6 @@ struct dump_module {
 	uint8_t build_id[64];        /* read from the process's own copy of the headers */
 	size_t build_id_len;         /* 0: not known */
 	bool build_id_prefix;        /* only the first build_id_len bytes are known */
-	/* State of the on-disk file, opened only when a read needs it. */
-	int file_state;              /* 0 untried, 1 usable, -1 refused or missing */
-	const uint8_t *file_data;
-	size_t file_size;
-	char *file_path;             /* the file in use, when file_state is 1 */
-	bool file_mismatch;          /* used despite a different build-id */
-	char *file_error;            /* why no file was used */
-};
-
-/* Where the files of a dump's modules are looked for, in this order: the
- * path the dump records (or --executable for the main program), the same
- * path under the sysroot, every file of the search directories (matched by
- * build-id, whatever its name), then by_build_id (build-id directories,
- * debuginfod).  A file is used only when its build-id matches the dump's,
- * unless allow_mismatch, and then with a warning. */
-struct dump_files {
-	const char *sysroot;
-	char **search;                /* NULL-terminated directories, or NULL */
-	const char *executable;       /* replaces the main program's path */
-	bool allow_mismatch;
-	/* Returns a malloc'd path holding the ELF with this build-id, or NULL. */
-	char *(*by_build_id)(const uint8_t *id, size_t len, void *arg);
-	void *arg;
 };
 
 struct dump_signal {
@@ -84,8 +53,10 @@ struct dump_signal {
 	bool has_address;
 };
 
-struct dump_segment;
+struct dump_priv;
 
+/* What dump_open found.  Callers read these fields and never change them;
+ * everything else is the readers' (dump_priv). */
 struct dump {
 	char *path;
 	const char *format;          /* "elf-core" or "minidump" */
@@ -108,32 +79,22 @@ struct dump {
 	struct dump_module *modules;
 	size_t nmodules;
 
-	/* private to the readers */
-	struct dump_segment *segs;
-	size_t nsegs;
-	size_t last_seg;
-	const uint8_t *map;          /* the mapped input */
-	size_t map_len;
-	char *error;                 /* message for the last failure of dump_open */
-	char **warnings;
-	size_t nwarnings;
-	struct dump_files files;     /* set by the caller after dump_open */
-	bool truncated;              /* the file ends before the data it declares */
+	struct dump_priv *p;          /* the readers' own state */
 };
 
-/* Open PATH, whatever its format.  On failure returns a status and, when
- * *out is non-NULL afterwards, (*out)->error says why; free it with
- * dump_close either way. */
-enum dump_status dump_open(const char *path, struct dump **out);
+/* Open PATH, whatever its format.  Returns NULL, or the error (code
+ * PC_EIO, PC_EFORMAT, PC_ECORRUPT or PC_ENOMEM; its message in one line);
+ * free *out with dump_close either way. */
+struct pc_error *dump_open(const char *path, struct dump **out);
 void dump_close(struct dump *d);
 
-/* Copy LEN bytes at ADDR.  DUMP_ENOTCAPTURED when any byte is missing. */
-enum dump_status dump_read(struct dump *d, uint64_t addr, void *buf, size_t len);
+/* Copy LEN bytes at ADDR.  PC_ENOTCAPTURED when any byte is missing. */
+enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len);
 /* Convenience readers for native-endian (x86_64: little) integers. */
-enum dump_status dump_read_u64(struct dump *d, uint64_t addr, uint64_t *out);
-enum dump_status dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
+enum pc_code dump_read_u64(struct dump *d, uint64_t addr, uint64_t *out);
+enum pc_code dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
-enum dump_status dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
+enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
 
 /* The first address at or after ADDR that the dump holds (captured, or
  * backed by a module's file), with *END the end of that run; 0 when there
@@ -151,15 +112,25 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 /* The module whose mappings contain ADDR, or NULL. */
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
 
-/* Map the module's file from disk, but only once its build-id matches the
- * one the dump recorded; the outcome is remembered (m->file_state) and a
- * refusal explained in m->file_error.  Returns 0 when m->file_data is usable. */
-int dump_module_file(struct dump *d, struct dump_module *m);
+/* Attach the bytes of M's file (a mapping the caller keeps alive until
+ * dump_close; its build-id already checked): from then on the read-only
+ * pages the dump left out of M's mappings are read from it. */
+void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size);
+/* Whether a read was served from M's attached file. */
+bool dump_file_used(const struct dump *d, const struct dump_module *m);
 
-/* A message to pass on in the report (the dump layer keeps a list). */
-void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The OS thread whose thread pointer (fs_base) is FS_BASE, -1 if none.  On
+ * x86_64 glibc, pthread_self() and so Python's thread ident is it. */
+int64_t dump_tid_of_thread_pointer(const struct dump *d, uint64_t fs_base);
 
-const char *dump_status_str(enum dump_status s);
+/* The warnings the readers collected (a truncated file, ...), and whether
+ * the file ends before the data it declares. */
+const char *const *dump_warnings(const struct dump *d, size_t *n);
+bool dump_truncated(const struct dump *d);
+
+/* The build-id note of an ELF file held in memory (a mapped file).
+ * Returns 0 and fills ID (64 bytes) and *LEN, or -1. */
+int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len);
 
 /* Format the build-id as lowercase hex into BUF (at least 2*len+1 bytes). */
 void dump_hex(const uint8_t *id, size_t len, char *buf);

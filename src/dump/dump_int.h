@@ -16,40 +16,61 @@ struct dump_segment {
 	uint64_t file_offset;
 };
 
+/* A module's file, once attached (dump_attach_file). */
+struct dump_file {
+	const uint8_t *data;
+	size_t size;
+	bool used;                   /* a read was served from it */
+};
+
+struct dump_priv {
+	struct dump_segment *segs;   /* sorted, not overlapping */
+	size_t nsegs;
+	size_t last_seg;             /* the segment the last read hit */
+	const uint8_t *map;          /* the mapped input (decompressed) */
+	size_t map_len;
+	char *error;                 /* why dump_open failed */
+	char **warnings;
+	size_t nwarnings;
+	bool truncated;              /* the file ends before the data it declares */
+	struct dump_file *files;     /* parallel to d->modules, or NULL */
+};
+
+/* A message to pass on in the report. */
+void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Hard caps on what a dump may declare. */
 #define DUMP_MAX_SEGMENTS  (1u << 20)
 #define DUMP_MAX_THREADS   (1u << 16)
 #define DUMP_MAX_MODULES   (1u << 13)     /* distinct mapped files */
 #define DUMP_MAX_MAPPINGS  (1u << 18)     /* NT_FILE entries */
 
-enum dump_status dump_elfcore_open(struct dump *d);
-enum dump_status dump_minidump_open(struct dump *d);
+enum pc_code dump_elfcore_open(struct dump *d);
+enum pc_code dump_minidump_open(struct dump *d);
 
 /* After the dump's own segments are in and finished: add file-backed
  * segments for the parts of the modules' read-only mappings that the dump
  * left out, then finish again. */
-enum dump_status dump_add_file_segments(struct dump *d);
+enum pc_code dump_add_file_segments(struct dump *d);
 
-/* zstd: is this the start of a zstd frame; replace d->map by its
+/* zstd: is this the start of a zstd frame; replace d->p->map by its
  * decompressed contents (an unlinked temporary file, mapped). */
 bool dump_is_zstd(const uint8_t *p, size_t n);
-enum dump_status dump_zstd_inflate(struct dump *d);
+enum pc_code dump_zstd_inflate(struct dump *d);
 
 /* Append an empty module (no mappings; start UINT64_MAX, end 0) that
  * takes ownership of PATH.  NULL when out of memory. */
 struct dump_module *dump_add_module(struct dump *d, char *path);
 
 /* Append a segment (caller sorts them with dump_segments_finish). */
-enum dump_status dump_add_segment(struct dump *d, const struct dump_segment *s);
+enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);
 /* Sort, drop overlaps (earlier-added wins), index.  Returns an error if the
  * dump's own segments overlap. */
-enum dump_status dump_segments_finish(struct dump *d);
+enum pc_code dump_segments_finish(struct dump *d);
 
 /* Reads the build-id note of the ELF image whose header is at BASE in the
  * process.  Returns 0 and fills id/len, or -1. */
 int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
-/* The build-id note of an ELF file held in memory (a mapped file). */
-int elf_file_build_id(const uint8_t *data, size_t size, uint8_t *id, size_t *len);
 
 
 /* Little-endian fields of the dump's own structures. */

@@ -43,19 +43,19 @@ struct core_parse {
  * Notes
  * ------------------------------------------------------------------------ */
 
-static enum dump_status add_thread(struct dump *d, const uint8_t *desc, size_t len)
+static enum pc_code add_thread(struct dump *d, const uint8_t *desc, size_t len)
 {
 	if (len < PRSTATUS_SIZE) {
 		dump_set_error(d, "NT_PRSTATUS note of %zu bytes is too short", len);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	if (d->nthreads >= DUMP_MAX_THREADS) {
 		dump_set_error(d, "more than %u threads", DUMP_MAX_THREADS);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	struct dump_thread *t = realloc(d->threads, (d->nthreads + 1) * sizeof(*t));
 	if (!t)
-		return DUMP_ENOMEM;
+		return PC_ENOMEM;
 	d->threads = t;
 	t = &d->threads[d->nthreads++];
 	memset(t, 0, sizeof(*t));
@@ -64,7 +64,7 @@ static enum dump_status add_thread(struct dump *d, const uint8_t *desc, size_t l
 	t->signal = cursig;
 	t->tid = (int32_t)dump_le32(desc + PRSTATUS_PID);
 	memcpy(&t->regs, desc + PRSTATUS_REGS, sizeof(t->regs));
-	return DUMP_OK;
+	return PC_OK;
 }
 
 static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
@@ -106,21 +106,21 @@ static struct dump_module *module_for_path(struct dump *d, const char *path)
 	return m;
 }
 
-static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t len)
+static enum pc_code take_nt_file(struct dump *d, const uint8_t *desc, size_t len)
 {
 	if (len < 16) {
 		dump_set_error(d, "NT_FILE note too short");
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	uint64_t count = dump_le64(desc), page = dump_le64(desc + 8);
 	if (count > (len - 16) / 24 || count > DUMP_MAX_MAPPINGS) {
 		dump_set_error(d, "NT_FILE note declares %llu mappings in %zu bytes",
 			       (unsigned long long)count, len);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	if (page == 0 || (page & (page - 1)) != 0 || page > (1u << 30)) {
 		dump_set_error(d, "NT_FILE note has a bad page size %llu", (unsigned long long)page);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	const char *names = (const char *)desc + 16 + count * 24;
 	const char *end = (const char *)desc + len;
@@ -130,15 +130,15 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 		const char *nul = memchr(names, '\0', (size_t)(end - names));
 		if (!nul) {
 			dump_set_error(d, "NT_FILE note: file names run past the note");
-			return DUMP_ECORRUPT;
+			return PC_ECORRUPT;
 		}
 		if (stop > start && pgoff < UINT64_MAX / page) {
 			struct dump_module *m = module_for_path(d, names);
 			if (!m)
-				return d->error ? DUMP_ECORRUPT : DUMP_ENOMEM;
+				return d->p->error ? PC_ECORRUPT : PC_ENOMEM;
 			struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
 			if (!mp)
-				return DUMP_ENOMEM;
+				return PC_ENOMEM;
 			m->maps = mp;
 			mp[m->nmaps++] = (struct dump_mapping){ start, stop, pgoff * page, false };
 			if (start < m->start)
@@ -150,17 +150,17 @@ static enum dump_status take_nt_file(struct dump *d, const uint8_t *desc, size_t
 		}
 		names = nul + 1;
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
-static enum dump_status parse_notes(struct dump *d, struct core_parse *cp,
+static enum pc_code parse_notes(struct dump *d, struct core_parse *cp,
 				    const uint8_t *p, size_t len)
 {
 	size_t off = 0;
 	while (off < len) {
 		if (len - off < sizeof(Elf64_Nhdr)) {
 			dump_set_error(d, "note segment ends inside a note header");
-			return DUMP_ECORRUPT;
+			return PC_ECORRUPT;
 		}
 		Elf64_Nhdr nh;
 		memcpy(&nh, p + off, sizeof(nh));
@@ -170,13 +170,13 @@ static enum dump_status parse_notes(struct dump *d, struct core_parse *cp,
 		if (namesz > len - off || (size_t)nh.n_descsz > len - off - namesz) {
 			dump_set_error(d, "note of type %u claims %u bytes, past the end of its segment",
 				       nh.n_type, nh.n_descsz);
-			return DUMP_ECORRUPT;
+			return PC_ECORRUPT;
 		}
 		const char *name = (const char *)p + off;
 		const uint8_t *desc = p + off + namesz;
 		size_t dlen = nh.n_descsz;
 		bool core = nh.n_namesz == 5 && memcmp(name, "CORE", 5) == 0;
-		enum dump_status st = DUMP_OK;
+		enum pc_code st = PC_OK;
 		if (core) {
 			switch (nh.n_type) {
 			case NT_PRSTATUS: st = add_thread(d, desc, dlen); break;
@@ -192,12 +192,12 @@ static enum dump_status parse_notes(struct dump *d, struct core_parse *cp,
 			default: break;
 			}
 		}
-		if (st != DUMP_OK)
+		if (st != PC_OK)
 			return st;
 		off += namesz;
 		off += descsz < len - off ? descsz : len - off;
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -216,20 +216,20 @@ static bool writable_load(const struct core_parse *cp, uint64_t a, uint64_t b)
 	return false;
 }
 
-static enum dump_status build_segments(struct dump *d, struct core_parse *cp)
+static enum pc_code build_segments(struct dump *d, struct core_parse *cp)
 {
 	for (size_t i = 0; i < cp->nloads; i++) {
 		struct load *l = &cp->loads[i];
 		uint64_t n = l->filesz < l->memsz ? l->filesz : l->memsz;
 		if (n == 0)
 			continue;
-		struct dump_segment s = { l->vaddr, l->vaddr + n, d->map + l->offset, NULL, 0 };
-		enum dump_status st = dump_add_segment(d, &s);
-		if (st != DUMP_OK)
+		struct dump_segment s = { l->vaddr, l->vaddr + n, d->p->map + l->offset, NULL, 0 };
+		enum pc_code st = dump_add_segment(d, &s);
+		if (st != PC_OK)
 			return st;
 	}
-	enum dump_status st = dump_segments_finish(d);
-	if (st != DUMP_OK)
+	enum pc_code st = dump_segments_finish(d);
+	if (st != PC_OK)
 		return st;
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
@@ -253,9 +253,9 @@ static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t exec
 	if (cp->auxv_len < 32 || !execfn)
 		return;
 	struct dump_segment *s = NULL;
-	for (size_t i = 0; i < d->nsegs && !s; i++)
-		if (execfn >= d->segs[i].start && execfn < d->segs[i].end && d->segs[i].data)
-			s = &d->segs[i];
+	for (size_t i = 0; i < d->p->nsegs && !s; i++)
+		if (execfn >= d->p->segs[i].start && execfn < d->p->segs[i].end && d->p->segs[i].data)
+			s = &d->p->segs[i];
 	if (!s || execfn - s->start < cp->auxv_len)
 		return;
 	const uint8_t *hit = memmem(s->data, execfn - s->start, cp->auxv, cp->auxv_len);
@@ -263,20 +263,20 @@ static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t exec
 		return;
 	uint64_t at = s->start + (uint64_t)(hit - s->data);
 	uint64_t p = at - 8, v;
-	if (dump_read_u64(d, p, &v) != DUMP_OK || v != 0)
+	if (dump_read_u64(d, p, &v) != PC_OK || v != 0)
 		return;
 	/* back over envp[] to the NULL that ends argv[] */
 	int n = 0;
 	do {
 		p -= 8;
-		if (dump_read_u64(d, p, &v) != DUMP_OK || ++n > 100000)
+		if (dump_read_u64(d, p, &v) != PC_OK || ++n > 100000)
 			return;
 	} while (v != 0);
 	/* back over argv[] until the word equals the count walked */
 	uint64_t argc = 0;
 	for (;;) {
 		p -= 8;
-		if (dump_read_u64(d, p, &v) != DUMP_OK || argc > 4096)
+		if (dump_read_u64(d, p, &v) != PC_OK || argc > 4096)
 			return;
 		if (v == argc)
 			break;
@@ -288,8 +288,8 @@ static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t exec
 	for (uint64_t k = 0; k < argc; k++) {
 		uint64_t sp;
 		char buf[4096];
-		if (dump_read_u64(d, p + 8 + 8 * k, &sp) != DUMP_OK ||
-		    dump_read_cstr(d, sp, buf, sizeof(buf)) != DUMP_OK || !(argv[k] = strdup(buf))) {
+		if (dump_read_u64(d, p + 8 + 8 * k, &sp) != PC_OK ||
+		    dump_read_cstr(d, sp, buf, sizeof(buf)) != PC_OK || !(argv[k] = strdup(buf))) {
 			for (uint64_t j = 0; j < k; j++)
 				free(argv[j]);
 			free(argv);
@@ -316,7 +316,7 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 		return execfn;
 	}
 	char buf[4096];
-	if (execfn && dump_read_cstr(d, execfn, buf, sizeof(buf)) == DUMP_OK)
+	if (execfn && dump_read_cstr(d, execfn, buf, sizeof(buf)) == PC_OK)
 		d->executable = strdup(buf);
 	return execfn;
 }
@@ -325,73 +325,73 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
  * The reader
  * ------------------------------------------------------------------------ */
 
-enum dump_status dump_elfcore_open(struct dump *d)
+enum pc_code dump_elfcore_open(struct dump *d)
 {
 	d->format = "elf-core";
 	Elf64_Ehdr eh;
-	if (d->map_len < EI_NIDENT || d->map[EI_CLASS] != ELFCLASS64) {
-		dump_set_error(d, d->map_len < EI_NIDENT ? "truncated ELF header"
+	if (d->p->map_len < EI_NIDENT || d->p->map[EI_CLASS] != ELFCLASS64) {
+		dump_set_error(d, d->p->map_len < EI_NIDENT ? "truncated ELF header"
 				   : "32-bit ELF files are not supported");
-		return d->map_len < EI_NIDENT ? DUMP_ECORRUPT : DUMP_EFORMAT;
+		return d->p->map_len < EI_NIDENT ? PC_ECORRUPT : PC_EFORMAT;
 	}
-	if (d->map_len < sizeof(eh)) {
-		dump_set_error(d, "truncated ELF header (%zu bytes)", d->map_len);
-		return DUMP_ECORRUPT;
+	if (d->p->map_len < sizeof(eh)) {
+		dump_set_error(d, "truncated ELF header (%zu bytes)", d->p->map_len);
+		return PC_ECORRUPT;
 	}
-	memcpy(&eh, d->map, sizeof(eh));
+	memcpy(&eh, d->p->map, sizeof(eh));
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
 		dump_set_error(d, "big-endian ELF files are not supported");
-		return DUMP_EFORMAT;
+		return PC_EFORMAT;
 	}
 	if (eh.e_type != ET_CORE) {
 		dump_set_error(d, "an ELF %s, not a core dump",
 			       eh.e_type == ET_EXEC ? "executable" :
 			       eh.e_type == ET_DYN ? "shared object or executable" :
 			       eh.e_type == ET_REL ? "object file" : "file");
-		return DUMP_EFORMAT;
+		return PC_EFORMAT;
 	}
 	if (eh.e_machine != EM_X86_64) {
 		dump_set_error(d, "core of machine type %u; only x86_64 is supported", eh.e_machine);
-		return DUMP_EFORMAT;
+		return PC_EFORMAT;
 	}
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) {
 		dump_set_error(d, "core has no usable program headers");
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	uint64_t phnum = eh.e_phnum;
 	if (phnum == PN_XNUM) {
 		/* the real count is in section header 0's sh_info */
 		Elf64_Shdr sh;
-		if (eh.e_shoff == 0 || eh.e_shoff > d->map_len || d->map_len - eh.e_shoff < sizeof(sh)) {
+		if (eh.e_shoff == 0 || eh.e_shoff > d->p->map_len || d->p->map_len - eh.e_shoff < sizeof(sh)) {
 			dump_set_error(d, "program header count escapes to a missing section header");
-			return DUMP_ECORRUPT;
+			return PC_ECORRUPT;
 		}
-		memcpy(&sh, d->map + eh.e_shoff, sizeof(sh));
+		memcpy(&sh, d->p->map + eh.e_shoff, sizeof(sh));
 		phnum = sh.sh_info;
 	}
-	if (eh.e_phoff > d->map_len || phnum > (d->map_len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
+	if (eh.e_phoff > d->p->map_len || phnum > (d->p->map_len - eh.e_phoff) / sizeof(Elf64_Phdr)) {
 		dump_set_error(d, "truncated: program headers (%llu at offset %llu) run past the end of the file",
 			       (unsigned long long)phnum, (unsigned long long)eh.e_phoff);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 
 	struct core_parse cp = { 0 };
 	cp.loads = calloc(phnum, sizeof(*cp.loads));
 	if (!cp.loads)
-		return DUMP_ENOMEM;
-	enum dump_status st = DUMP_OK;
+		return PC_ENOMEM;
+	enum pc_code st = PC_OK;
 	uint64_t truncated_at = 0;
-	for (uint64_t i = 0; i < phnum && st == DUMP_OK; i++) {
+	for (uint64_t i = 0; i < phnum && st == PC_OK; i++) {
 		Elf64_Phdr ph;
-		memcpy(&ph, d->map + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		memcpy(&ph, d->p->map + eh.e_phoff + i * sizeof(ph), sizeof(ph));
 		if (ph.p_type == PT_NOTE) {
-			if (ph.p_offset > d->map_len || ph.p_filesz > d->map_len - ph.p_offset) {
+			if (ph.p_offset > d->p->map_len || ph.p_filesz > d->p->map_len - ph.p_offset) {
 				dump_set_error(d, "truncated: note segment at offset %llu runs past the end of the file",
 					       (unsigned long long)ph.p_offset);
-				st = DUMP_ECORRUPT;
+				st = PC_ECORRUPT;
 				break;
 			}
-			st = parse_notes(d, &cp, d->map + ph.p_offset, ph.p_filesz);
+			st = parse_notes(d, &cp, d->p->map + ph.p_offset, ph.p_filesz);
 		} else if (ph.p_type == PT_LOAD) {
 			struct load *l = &cp.loads[cp.nloads++];
 			l->vaddr = ph.p_vaddr;
@@ -402,31 +402,31 @@ enum dump_status dump_elfcore_open(struct dump *d)
 			if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr) {
 				dump_set_error(d, "segment at 0x%llx wraps around the address space",
 					       (unsigned long long)ph.p_vaddr);
-				st = DUMP_ECORRUPT;
+				st = PC_ECORRUPT;
 				break;
 			}
 			/* A truncated core: keep what the file still holds. */
-			if (ph.p_offset > d->map_len) {
+			if (ph.p_offset > d->p->map_len) {
 				l->filesz = 0;
 				if (ph.p_filesz)
 					truncated_at = truncated_at ? truncated_at : ph.p_offset;
-			} else if (ph.p_filesz > d->map_len - ph.p_offset) {
-				l->filesz = d->map_len - ph.p_offset;
+			} else if (ph.p_filesz > d->p->map_len - ph.p_offset) {
+				l->filesz = d->p->map_len - ph.p_offset;
 				truncated_at = truncated_at ? truncated_at : ph.p_offset;
 			}
 		}
 	}
-	if (st == DUMP_OK && d->nthreads == 0) {
+	if (st == PC_OK && d->nthreads == 0) {
 		dump_set_error(d, "core has no thread notes (NT_PRSTATUS)");
-		st = DUMP_ECORRUPT;
+		st = PC_ECORRUPT;
 	}
-	if (st == DUMP_OK)
+	if (st == PC_OK)
 		st = build_segments(d, &cp);
-	if (st == DUMP_OK) {
-		d->truncated = truncated_at != 0;
+	if (st == PC_OK) {
+		d->p->truncated = truncated_at != 0;
 		if (truncated_at)
 			dump_warn(d, "the core file is truncated (%llu bytes; memory from offset %llu on is missing)",
-				  (unsigned long long)d->map_len, (unsigned long long)truncated_at);
+				  (unsigned long long)d->p->map_len, (unsigned long long)truncated_at);
 		for (size_t i = 0; i < d->nmodules; i++) {
 			struct dump_module *m = &d->modules[i];
 			if (m->base)

@@ -43,19 +43,19 @@
 /* Bytes [rva, rva+size) of the file, or NULL when they run past its end. */
 static const uint8_t *at(struct dump *d, uint64_t rva, uint64_t size)
 {
-	if (rva > d->map_len || size > d->map_len - rva)
+	if (rva > d->p->map_len || size > d->p->map_len - rva)
 		return NULL;
-	return d->map + rva;
+	return d->p->map + rva;
 }
 
 struct md_stream {
 	uint32_t type, size, rva;
 };
 
-static enum dump_status corrupt(struct dump *d, const char *what, uint32_t type)
+static enum pc_code corrupt(struct dump *d, const char *what, uint32_t type)
 {
 	dump_set_error(d, "minidump stream %u: %s", type, what);
-	return DUMP_ECORRUPT;
+	return PC_ECORRUPT;
 }
 
 /* ------------------------------------------------------------------------
@@ -73,7 +73,7 @@ static void context_regs(const uint8_t *c, struct dump_regs *r)
 	r->eflags = dump_le32(c + 68);
 }
 
-static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
+static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
@@ -83,7 +83,7 @@ static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
 		return corrupt(d, "more threads than the stream holds", s->type);
 	d->threads = calloc(n ? n : 1, sizeof(*d->threads));
 	if (!d->threads)
-		return DUMP_ENOMEM;
+		return PC_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *t = p + 4 + (uint64_t)i * MD_THREAD_SIZE;
 		struct dump_thread *dt = &d->threads[d->nthreads++];
@@ -98,11 +98,11 @@ static enum dump_status thread_list(struct dump *d, const struct md_stream *s)
 		else
 			dump_warn(d, "thread %lld: its registers are missing from the minidump", (long long)dt->tid);
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
 /* One captured memory range: SIZE bytes at RVA of the file hold START... */
-static enum dump_status add_range(struct dump *d, const struct md_stream *s, uint64_t start,
+static enum pc_code add_range(struct dump *d, const struct md_stream *s, uint64_t start,
 				  uint64_t size, uint64_t rva)
 {
 	const uint8_t *data = at(d, rva, size);
@@ -112,7 +112,7 @@ static enum dump_status add_range(struct dump *d, const struct md_stream *s, uin
 	return dump_add_segment(d, &seg);
 }
 
-static enum dump_status memory_list(struct dump *d, const struct md_stream *s)
+static enum pc_code memory_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
@@ -124,14 +124,14 @@ static enum dump_status memory_list(struct dump *d, const struct md_stream *s)
 		const uint8_t *m = p + 4 + (uint64_t)i * 16;
 		uint64_t start = dump_le64(m);
 		uint32_t size = dump_le32(m + 8), rva = dump_le32(m + 12);
-		enum dump_status st = add_range(d, s, start, size, rva);
-		if (st != DUMP_OK)
+		enum pc_code st = add_range(d, s, start, size, rva);
+		if (st != PC_OK)
 			return st;
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
-static enum dump_status memory64_list(struct dump *d, const struct md_stream *s)
+static enum pc_code memory64_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 16)
@@ -142,12 +142,12 @@ static enum dump_status memory64_list(struct dump *d, const struct md_stream *s)
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *m = p + 16 + i * 16;
 		uint64_t start = dump_le64(m), size = dump_le64(m + 8);
-		enum dump_status st = add_range(d, s, start, size, rva);
-		if (st != DUMP_OK)
+		enum pc_code st = add_range(d, s, start, size, rva);
+		if (st != PC_OK)
 			return st;
 		rva += size;
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
 /* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
@@ -192,7 +192,7 @@ static struct dump_module *add_module(struct dump *d, char *path, uint64_t base,
 	return m;
 }
 
-static enum dump_status module_list(struct dump *d, const struct md_stream *s)
+static enum pc_code module_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
@@ -211,7 +211,7 @@ static enum dump_status module_list(struct dump *d, const struct md_stream *s)
 		struct dump_module *m = add_module(d, name, base, size);
 		if (!m) {
 			free(name);
-			return DUMP_ENOMEM;
+			return PC_ENOMEM;
 		}
 		const uint8_t *cv = at(d, cv_rva, cv_size);
 		if (cv && cv_size >= 8 && dump_le32(cv) == MD_CV_BPEL && cv_size - 4 <= sizeof(m->build_id)) {
@@ -229,7 +229,7 @@ static enum dump_status module_list(struct dump *d, const struct md_stream *s)
 			m->build_id_prefix = true;
 		}
 	}
-	return DUMP_OK;
+	return PC_OK;
 }
 
 /* /proc/PID/maps lines: the file-backed mappings, with their offsets. */
@@ -302,28 +302,28 @@ static void linux_cmdline(struct dump *d, const struct md_stream *s)
  * The reader
  * ------------------------------------------------------------------------ */
 
-enum dump_status dump_minidump_open(struct dump *d)
+enum pc_code dump_minidump_open(struct dump *d)
 {
 	d->format = "minidump";
-	if (d->map_len < 32) {
-		dump_set_error(d, "truncated minidump header (%zu bytes)", d->map_len);
-		return DUMP_ECORRUPT;
+	if (d->p->map_len < 32) {
+		dump_set_error(d, "truncated minidump header (%zu bytes)", d->p->map_len);
+		return PC_ECORRUPT;
 	}
-	uint32_t nstreams = dump_le32(d->map + 8), dir_rva = dump_le32(d->map + 12);
+	uint32_t nstreams = dump_le32(d->p->map + 8), dir_rva = dump_le32(d->p->map + 12);
 	if (nstreams > MD_MAX_STREAMS) {
 		dump_set_error(d, "minidump declares %u streams", nstreams);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	const uint8_t *dir = at(d, dir_rva, (uint64_t)nstreams * 12);
 	if (!dir) {
 		dump_set_error(d, "minidump stream directory (%u entries at %u) runs past the end of the file",
 			       nstreams, dir_rva);
-		return DUMP_ECORRUPT;
+		return PC_ECORRUPT;
 	}
 	struct md_stream maps = { 0 }, exc = { 0 };
-	enum dump_status st = DUMP_OK;
+	enum pc_code st = PC_OK;
 	bool amd64 = true;
-	for (uint32_t i = 0; i < nstreams && st == DUMP_OK; i++) {
+	for (uint32_t i = 0; i < nstreams && st == PC_OK; i++) {
 		struct md_stream s = { dump_le32(dir + 12 * i), dump_le32(dir + 12 * i + 4), dump_le32(dir + 12 * i + 8) };
 		if (s.type != 0 && !at(d, s.rva, s.size)) {
 			st = corrupt(d, "points past the end of the file", s.type);
@@ -338,26 +338,26 @@ enum dump_status dump_minidump_open(struct dump *d)
 		case MD_LINUX_MAPS: maps = s; break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_SYSTEM_INFO:
-			if (s.size >= 2 && dump_le32(d->map + s.rva) % 65536 != MD_ARCH_AMD64)
+			if (s.size >= 2 && dump_le32(d->p->map + s.rva) % 65536 != MD_ARCH_AMD64)
 				amd64 = false;
 			break;
 		case MD_MISC_INFO:
-			if (s.size >= 12 && (dump_le32(d->map + s.rva + 4) & 1))
-				d->pid = dump_le32(d->map + s.rva + 8);
+			if (s.size >= 12 && (dump_le32(d->p->map + s.rva + 4) & 1))
+				d->pid = dump_le32(d->p->map + s.rva + 8);
 			break;
 		default:
 			break;
 		}
 	}
-	if (st == DUMP_OK && !amd64) {
+	if (st == PC_OK && !amd64) {
 		dump_set_error(d, "minidump of a processor other than x86_64");
-		st = DUMP_EFORMAT;
+		st = PC_EFORMAT;
 	}
-	if (st == DUMP_OK && d->nthreads == 0) {
+	if (st == PC_OK && d->nthreads == 0) {
 		dump_set_error(d, "minidump has no thread list");
-		st = DUMP_ECORRUPT;
+		st = PC_ECORRUPT;
 	}
-	if (st != DUMP_OK)
+	if (st != PC_OK)
 		return st;
 	if (maps.type)
 		linux_maps(d, &maps);
@@ -373,16 +373,16 @@ enum dump_status dump_minidump_open(struct dump *d)
 		}
 	}
 	st = dump_segments_finish(d);
-	if (st == DUMP_OK)
+	if (st == PC_OK)
 		st = dump_add_file_segments(d);
-	if (st != DUMP_OK)
+	if (st != PC_OK)
 		return st;
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (!d->modules[i].build_id_len)
 			dump_read_build_id(d, d->modules[i].base, d->modules[i].build_id,
 					   &d->modules[i].build_id_len);
 	if (exc.type && exc.size >= 40) {
-		const uint8_t *e = d->map + exc.rva;
+		const uint8_t *e = d->p->map + exc.rva;
 		d->has_signal = true;
 		d->crashed_tid = dump_le32(e);
 		d->signal.number = (int)dump_le32(e + 8);
@@ -397,5 +397,5 @@ enum dump_status dump_minidump_open(struct dump *d)
 	/* Breakpad and lldb list the main program first */
 	if (d->nmodules)
 		d->executable = strdup(d->modules[0].path);
-	return DUMP_OK;
+	return PC_OK;
 }

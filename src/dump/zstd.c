@@ -59,25 +59,25 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-enum dump_status dump_zstd_inflate(struct dump *d)
+enum pc_code dump_zstd_inflate(struct dump *d)
 {
 	d->compression = "zstd";
 	ZSTD_DCtx *z = ZSTD_createDCtx();
 	size_t outcap = ZSTD_DStreamOutSize();
 	uint8_t *out = malloc(outcap);
 	int fd = temp_file(d);
-	enum dump_status st = DUMP_OK;
+	enum pc_code st = PC_OK;
 	if (!z || !out) {
-		st = DUMP_ENOMEM;
+		st = PC_ENOMEM;
 		goto done;
 	}
 	if (fd < 0) {
-		if (!d->error)
+		if (!d->p->error)
 			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
-		st = DUMP_EIO;
+		st = PC_EIO;
 		goto done;
 	}
-	ZSTD_inBuffer in = { d->map, d->map_len, 0 };
+	ZSTD_inBuffer in = { d->p->map, d->p->map_len, 0 };
 	uint64_t total = 0;
 	size_t ret = 1;
 	while (in.pos < in.size) {
@@ -86,18 +86,18 @@ enum dump_status dump_zstd_inflate(struct dump *d)
 		if (ZSTD_isError(ret)) {
 			dump_set_error(d, "corrupt zstd stream at compressed byte %zu (output byte %llu): %s",
 				       in.pos, (unsigned long long)total, ZSTD_getErrorName(ret));
-			st = DUMP_ECORRUPT;
+			st = PC_ECORRUPT;
 			goto done;
 		}
 		total += o.pos;
 		if (total > ZSTD_MAX_OUTPUT) {
 			dump_set_error(d, "zstd stream inflates past %llu bytes", (unsigned long long)ZSTD_MAX_OUTPUT);
-			st = DUMP_ECORRUPT;
+			st = PC_ECORRUPT;
 			goto done;
 		}
 		if (write_all(fd, out, o.pos) != 0) {
 			dump_set_error(d, "cannot write the decompressed core: %s", strerror(errno));
-			st = DUMP_EIO;
+			st = PC_EIO;
 			goto done;
 		}
 	}
@@ -110,30 +110,30 @@ enum dump_status dump_zstd_inflate(struct dump *d)
 		total += o.pos;
 		if (write_all(fd, out, o.pos) != 0) {
 			dump_set_error(d, "cannot write the decompressed core: %s", strerror(errno));
-			st = DUMP_EIO;
+			st = PC_EIO;
 			goto done;
 		}
 	}
 	if (ret != 0) {
 		dump_set_error(d, "truncated zstd stream: it ends at compressed byte %zu, inside a frame "
 			       "(%llu bytes decompressed)", in.size, (unsigned long long)total);
-		st = DUMP_ECORRUPT;
+		st = PC_ECORRUPT;
 		goto done;
 	}
 	if (total == 0) {
 		dump_set_error(d, "the zstd stream holds no data");
-		st = DUMP_EFORMAT;
+		st = PC_EFORMAT;
 		goto done;
 	}
 	void *m = mmap(NULL, (size_t)total, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED) {
 		dump_set_error(d, "cannot map the decompressed core: %s", strerror(errno));
-		st = DUMP_EIO;
+		st = PC_EIO;
 		goto done;
 	}
-	munmap((void *)d->map, d->map_len);
-	d->map = m;
-	d->map_len = (size_t)total;
+	munmap((void *)d->p->map, d->p->map_len);
+	d->p->map = m;
+	d->p->map_len = (size_t)total;
 done:
 	if (fd >= 0)
 		close(fd);

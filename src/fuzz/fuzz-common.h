@@ -10,38 +10,28 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dump/dump.h"
-#include "model/model.h"
-#include "python/python.h"
+#include "analysis/analysis.h"
 #include "report/report.h"
-#include "symbols/symbols.h"
 
 static void fuzz_analyze(const char *path)
 {
-	struct dump *d = NULL;
-	if (dump_open(path, &d) != DUMP_OK) {
-		dump_close(d);
+	struct analysis_options opt = {
+		.py = { .locals = true, .deep = true, .max_repr = 256, .max_items = 100, .max_depth = 16,
+			.timeout = 10 },
+	};
+	struct analysis *a;
+	struct pc_error *e = analysis_run(path, &opt, &a);
+	if (e) {
+		pc_error_free(e);
 		return;
 	}
-	d->files.by_build_id = symbols_find_by_build_id;
-	const char *why = NULL;
-	struct model_report *r = model_report_new();
-	struct symbols *s = r ? symbols_open(d, NULL, &why) : NULL;
-	if (s) {
-		struct py_options opt = { .locals = true, .deep = true, .max_repr = 256, .max_items = 100,
-					  .max_depth = 16, .timeout = 10 };
-		if (py_analyze(d, s, &opt, r, &why) == PY_OK) {
-			FILE *null = fopen("/dev/null", "w");
-			if (null) {
-				report_json_write(null, r, false);
-				report_text_write(null, r);
-				fclose(null);
-			}
-		}
+	FILE *null = fopen("/dev/null", "w");
+	if (null) {
+		report_json_write(null, analysis_report(a), false);
+		report_text_write(null, analysis_report(a));
+		fclose(null);
 	}
-	symbols_close(s);
-	model_report_free(r);
-	dump_close(d);
+	analysis_free(a);
 }
 
 /* A memfd holding DATA, named by its /proc path in PATH. */

@@ -49,9 +49,9 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 		if (L->minor >= 13 && (flags & TPFLAGS_INLINE_VALUES)) {
 			uint8_t valid;
 			int64_t basicsize;
-			if (dump_read(c->d, type + L->type_basicsize, &basicsize, 8) != DUMP_OK ||
+			if (dump_read(c->d, type + L->type_basicsize, &basicsize, 8) != PC_OK ||
 			    basicsize <= 0 || basicsize > (1 << 16) ||
-			    dump_read(c->d, obj + (uint64_t)basicsize + 3, &valid, 1) != DUMP_OK)
+			    dump_read(c->d, obj + (uint64_t)basicsize + 3, &valid, 1) != PC_OK)
 				return -1;
 			if (valid)
 				values = obj + (uint64_t)basicsize;
@@ -72,7 +72,7 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 			return -1;
 	} else {
 		int64_t off;
-		if (dump_read(c->d, type + L->type_dictoffset, &off, 8) != DUMP_OK)
+		if (dump_read(c->d, type + L->type_dictoffset, &off, 8) != PC_OK)
 			return -1;
 		if (off > 0 && off < (1 << 20) && py_rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
 			return -1;
@@ -90,20 +90,20 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 	for (int depth = 0; type && depth < MAX_BASES; depth++) {
 		uint64_t flags, meta;
 		int64_t nmembers, meta_size;
-		if (dump_read(c->d, type + L->type_flags, &flags, 8) != DUMP_OK)
+		if (dump_read(c->d, type + L->type_flags, &flags, 8) != PC_OK)
 			return -1;
 		if (!(flags & TPFLAGS_HEAPTYPE))
 			return 0; /* static types keep no __slots__ of Python code */
 		if (py_rd_ptr(c, type + L->object_type, &meta) != 0 ||
-		    dump_read(c->d, meta + L->type_basicsize, &meta_size, 8) != DUMP_OK ||
-		    dump_read(c->d, type + L->var_size, &nmembers, 8) != DUMP_OK)
+		    dump_read(c->d, meta + L->type_basicsize, &meta_size, 8) != PC_OK ||
+		    dump_read(c->d, type + L->var_size, &nmembers, 8) != PC_OK)
 			return -1;
 		if (nmembers < 0 || nmembers > MAX_SLOTS || meta_size <= 0 || meta_size > (1 << 16))
 			return -1;
 		uint64_t members = type + (uint64_t)meta_size;
 		for (int64_t i = 0; i < nmembers; i++) {
 			uint8_t m[MEMBERDEF_SIZE];
-			if (dump_read(c->d, members + (uint64_t)i * MEMBERDEF_SIZE, m, sizeof(m)) != DUMP_OK)
+			if (dump_read(c->d, members + (uint64_t)i * MEMBERDEF_SIZE, m, sizeof(m)) != PC_OK)
 				return -1;
 			uint64_t name_ptr, value;
 			int32_t mtype;
@@ -114,7 +114,7 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 			if (mtype != T_OBJECT_EX || offset <= 0 || offset > (1 << 20))
 				continue;
 			char name[256];
-			if (dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != DUMP_OK)
+			if (dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != PC_OK)
 				return -1;
 			if (py_rd_ptr(c, obj + (uint64_t)offset, &value) != 0)
 				return -1;
@@ -131,7 +131,7 @@ int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn 
 {
 	struct by_name b = { fn, arg };
 	uint64_t flags;
-	if (dump_read(c->d, type + c->L->type_flags, &flags, 8) != DUMP_OK)
+	if (dump_read(c->d, type + c->L->type_flags, &flags, 8) != PC_OK)
 		return -1;
 	if (dict_attrs(c, obj, type, flags, &b) != 0)
 		return -1;

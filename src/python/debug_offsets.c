@@ -232,60 +232,55 @@ static bool prerelease(uint64_t hex)
 	return ((hex >> 4) & 0xf) != 0xf;
 }
 
-int py_debug_offsets_read(struct dump *d, uint64_t at, uint64_t hexversion,
-			  struct py_debug_offsets *out, char *why, size_t whylen)
+struct pc_error *py_debug_offsets_read(struct dump *d, uint64_t at, uint64_t hexversion,
+				       struct py_debug_offsets *out)
 {
 	uint64_t w[3];
-	if (dump_read(d, at, w, sizeof(w)) != DUMP_OK) {
-		snprintf(why, whylen, "_PyRuntime's debug offsets (0x%llx) are not in the dump",
-			 (unsigned long long)at);
-		return -2;
+	if (dump_read(d, at, w, sizeof(w)) != PC_OK) {
+		return pc_error_at(PC_ENOTCAPTURED, at, "_PyRuntime's debug offsets (0x%llx) are not in "
+				   "the dump", (unsigned long long)at);
 	}
 	unsigned minor = 0;
 	const char *bad = check_head(w, &minor);
-	if (bad) {
-		snprintf(why, whylen, "%s", bad);
-		return -1;
-	}
+	if (bad)
+		return pc_error_at(PC_EUNSUPPORTED, at, "%s", bad);
 	if (hexversion && (w[1] >> 16) != (hexversion >> 16)) {
-		snprintf(why, whylen, "debug offsets are of version 0x%llx, Py_Version is 0x%llx",
-			 (unsigned long long)w[1], (unsigned long long)hexversion);
-		return -1;
+		return pc_error_at(PC_EUNSUPPORTED, at, "debug offsets are of version 0x%llx, Py_Version "
+				   "is 0x%llx", (unsigned long long)w[1], (unsigned long long)hexversion);
 	}
 	if (minor < FIRST_DESCRIBED || minor > LAST_DESCRIBED) {
-		snprintf(why, whylen, "CPython 3.%u's _Py_DebugOffsets are not known to pycore "
-			 "(it reads those of 3.%d to 3.%d)", minor, FIRST_DESCRIBED, LAST_DESCRIBED);
-		return -1;
+		return pc_error_at(PC_EUNSUPPORTED, at, "CPython 3.%u's _Py_DebugOffsets are not known to "
+				   "pycore (it reads those of 3.%d to 3.%d)", minor, FIRST_DESCRIBED,
+				   LAST_DESCRIBED);
 	}
 	uint64_t words[PY_DEBUG_OFFSETS_MAX / 8];
 	size_t n = words_for(minor);
-	if (dump_read(d, at, words, 8 * n) != DUMP_OK) {
-		snprintf(why, whylen, "_PyRuntime's debug offsets (0x%llx, %zu bytes) are not in the dump",
-			 (unsigned long long)at, 8 * n);
-		return -2;
+	if (dump_read(d, at, words, 8 * n) != PC_OK) {
+		return pc_error_at(PC_ENOTCAPTURED, at, "_PyRuntime's debug offsets (0x%llx, %zu bytes) are "
+				   "not in the dump", (unsigned long long)at, 8 * n);
 	}
 	memset(out, 0, sizeof(*out));
 	out->version = words[1];
 	out->free_threaded = words[2] != 0;
 	index_words(words, minor, out);
 	bad = check_ranges(out);
-	if (bad) {
-		if (prerelease(words[1]))
-			snprintf(why, whylen, "%s: this is a pre-release of CPython 3.%u whose structure "
-				 "differs from the release's, which is the one pycore describes", bad, minor);
-		else
-			snprintf(why, whylen, "%s", bad);
-		return -1;
-	}
-	return 0;
+	if (bad && prerelease(words[1]))
+		return pc_error_at(PC_EUNSUPPORTED, at, "%s: this is a pre-release of CPython 3.%u whose "
+				   "structure differs from the release's, which is the one pycore "
+				   "describes", bad, minor);
+	if (bad)
+		return pc_error_at(PC_EUNSUPPORTED, at, "%s", bad);
+	return NULL;
 }
 
 bool py_debug_offsets_plausible(struct dump *d, uint64_t at, uint64_t *version)
 {
 	struct py_debug_offsets o;
-	char why[160];
-	if (py_debug_offsets_read(d, at, 0, &o, why, sizeof(why)) != 0)
+	struct pc_error *e = py_debug_offsets_read(d, at, 0, &o);
+	if (e) {
+		pc_error_free(e);
 		return false;
+	}
 	*version = o.version;
 	return true;
 }

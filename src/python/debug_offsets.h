@@ -42,12 +42,12 @@ struct py_debug_offsets {
 #define PY_DEBUG_OFFSETS_MAX (8 * 128)
 
 /* Read and check the _Py_DebugOffsets at AT.  HEXVERSION (0 when unknown)
- * is the version the build says elsewhere (Py_Version).  Returns 0, -1 with
- * *WHY when the structure is not one pycore can trust (not the cookie,
- * another version, a version without a description, sizes or offsets out
- * of range), -2 when it is not in the dump. */
-int py_debug_offsets_read(struct dump *d, uint64_t at, uint64_t hexversion,
-			  struct py_debug_offsets *out, char *why, size_t whylen);
+ * is the version the build says elsewhere (Py_Version).  Returns NULL, or
+ * the error: PC_EUNSUPPORTED when the structure is not one pycore can trust
+ * (not the cookie, another version, a version without a description, sizes
+ * or offsets out of range), PC_ENOTCAPTURED when it is not in the dump. */
+struct pc_error *py_debug_offsets_read(struct dump *d, uint64_t at, uint64_t hexversion,
+				       struct py_debug_offsets *out);
 
 /* Is there a plausible _Py_DebugOffsets at AT (used by the cookie scan)? */
 bool py_debug_offsets_plausible(struct dump *d, uint64_t at, uint64_t *version);

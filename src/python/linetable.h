@@ -1,4 +1,5 @@
-/* Bytecode position -> source line, for the line tables of CPython 3.6-3.13.
+/* Bytecode position -> source line, for the line tables of CPython 3.6-3.15
+ * (3.11 introduced the location table that 3.12-3.15 keep).
  *
  * Pure functions over untrusted bytes: they never read past LEN, always
  * finish (each step consumes at least one byte of the table), and return -1

@@ -57,7 +57,7 @@ static void add_local(struct py_ctx *c, struct model_frame *f, const char *name,
 	uint64_t type;
 	uint64_t flags = 0;
 	if (!l || !c->opt->deep || py_type_of(c, value, &type) != PYT_OTHER ||
-	    dump_read(c->d, type + c->L->type_flags, &flags, 8) != DUMP_OK ||
+	    dump_read(c->d, type + c->L->type_flags, &flags, 8) != PC_OK ||
 	    !(flags & (1ul << 9)))      /* Py_TPFLAGS_HEAPTYPE: classes written in Python */
 		return;
 	l->has_attributes = true;
@@ -122,7 +122,7 @@ static const char *tuple_name(struct py_ctx *c, uint64_t tuple, int64_t i)
 static int64_t tuple_size(struct py_ctx *c, uint64_t tuple)
 {
 	int64_t n;
-	if (!tuple || dump_read(c->d, tuple + c->L->var_size, &n, 8) != DUMP_OK ||
+	if (!tuple || dump_read(c->d, tuple + c->L->var_size, &n, 8) != PC_OK ||
 	    n < 0 || n > MAX_FRAME_LOCALS)
 		return -1;
 	return n;

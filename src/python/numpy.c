@@ -21,9 +21,9 @@ static int numpy_major(struct py_ctx *c)
 	uint64_t modules = 0, mod, dict, ver;
 	const char *why;
 	if (c->L->interp_modules < 0 || !c->interp ||
-	    dump_read_u64(c->d, c->interp + c->L->interp_modules, &modules) != DUMP_OK || !modules ||
+	    dump_read_u64(c->d, c->interp + c->L->interp_modules, &modules) != PC_OK || !modules ||
 	    py_dict_get_str(c, modules, "numpy", &mod) != 0 ||
-	    dump_read_u64(c->d, mod + 16, &dict) != DUMP_OK || !dict ||   /* PyModuleObject.md_dict */
+	    dump_read_u64(c->d, mod + 16, &dict) != PC_OK || !dict ||   /* PyModuleObject.md_dict */
 	    py_dict_get_str(c, dict, "__version__", &ver) != 0)
 		return 0;
 	const char *v = py_str_utf8(c, ver, 32, &why);
@@ -36,8 +36,8 @@ const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type)
 {
 	uint64_t name_ptr;
 	char name[64];
-	if (dump_read_u64(c->d, type + c->L->type_name, &name_ptr) != DUMP_OK ||
-	    dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != DUMP_OK ||
+	if (dump_read_u64(c->d, type + c->L->type_name, &name_ptr) != PC_OK ||
+	    dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != PC_OK ||
 	    strncmp(name, "numpy.", 6) != 0)
 		return NULL;
 	const char *t = name + 6;
@@ -54,7 +54,7 @@ const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type)
 	if (k < 0)
 		return NULL;
 	uint8_t raw[8] = { 0 };
-	if (dump_read(c->d, addr + NUMPY_OBVAL, raw, (size_t)scalars[k].size) != DUMP_OK)
+	if (dump_read(c->d, addr + NUMPY_OBVAL, raw, (size_t)scalars[k].size) != PC_OK)
 		return NULL;
 	char val[64];
 	switch (scalars[k].kind) {

@@ -43,7 +43,7 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		return NULL;
 	}
 	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
-	    dump_read_u32(c->d, addr + L->unicode_state, &state) != DUMP_OK) {
+	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK) {
 		*why = "string object not captured";
 		return NULL;
 	}
@@ -74,7 +74,7 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		*why = "out of memory";
 		return NULL;
 	}
-	if (dump_read(c->d, data, raw, n * kind) != DUMP_OK) {
+	if (dump_read(c->d, data, raw, n * kind) != PC_OK) {
 		free(raw);
 		*why = "string data not captured";
 		return NULL;
@@ -122,7 +122,7 @@ uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, cons
 		*why = "out of memory";
 		return NULL;
 	}
-	if (dump_read(c->d, addr + c->L->bytes_sval, buf, (size_t)size) != DUMP_OK) {
+	if (dump_read(c->d, addr + c->L->bytes_sval, buf, (size_t)size) != PC_OK) {
 		*why = "bytes data not captured";
 		return NULL;
 	}
@@ -154,7 +154,7 @@ enum py_long_err py_long_digits(struct py_ctx *c, uint64_t addr, uint32_t *digit
 	}
 	if (*ndigits < 0 || (uint64_t)*ndigits > max)
 		return PY_LONG_TOO_LARGE;
-	if (*ndigits && dump_read(c->d, addr + L->long_digit, digits, (size_t)*ndigits * 4) != DUMP_OK)
+	if (*ndigits && dump_read(c->d, addr + L->long_digit, digits, (size_t)*ndigits * 4) != PC_OK)
 		return PY_LONG_DIGITS_UNREADABLE;
 	return PY_LONG_OK;
 }
@@ -200,8 +200,8 @@ static int split_order(struct py_ctx *c, uint64_t values, int64_t nentries,
 	}
 	if (c->L->minor <= 12) {
 		uint8_t size;
-		if (dump_read(c->d, values - 2, &size, 1) != DUMP_OK ||
-		    dump_read(c->d, values - 2 - size, order, size) != DUMP_OK)
+		if (dump_read(c->d, values - 2, &size, 1) != PC_OK ||
+		    dump_read(c->d, values - 2 - size, order, size) != PC_OK)
 			return -1;
 		/* stored last-first: order[size - k] is the k-th inserted */
 		for (int i = 0; i < size / 2; i++) {
@@ -214,8 +214,8 @@ static int split_order(struct py_ctx *c, uint64_t values, int64_t nentries,
 		return 0;
 	}
 	uint8_t head[4];
-	if (dump_read(c->d, values, head, 4) != DUMP_OK || head[1] > head[0] ||
-	    dump_read(c->d, values + 8 + 8 * (uint64_t)head[0], order, head[1]) != DUMP_OK)
+	if (dump_read(c->d, values, head, 4) != PC_OK || head[1] > head[0] ||
+	    dump_read(c->d, values + 8 + 8 * (uint64_t)head[0], order, head[1]) != PC_OK)
 		return -1;
 	*n = head[1];
 	*slots = values + 8;
@@ -239,12 +239,12 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 		indices = size * index_bytes(size);
 	} else {
 		uint8_t log2, kind, log2ib;
-		if (dump_read(c->d, keys + L->dictkeys_log2_size, &log2, 1) != DUMP_OK || log2 > 30 ||
-		    dump_read(c->d, keys + L->dictkeys_kind, &kind, 1) != DUMP_OK)
+		if (dump_read(c->d, keys + L->dictkeys_log2_size, &log2, 1) != PC_OK || log2 > 30 ||
+		    dump_read(c->d, keys + L->dictkeys_kind, &kind, 1) != PC_OK)
 			return -1;
 		size = (uint64_t)1 << log2;
 		if (L->dictkeys_log2_index_bytes >= 0) {
-			if (dump_read(c->d, keys + L->dictkeys_log2_index_bytes, &log2ib, 1) != DUMP_OK ||
+			if (dump_read(c->d, keys + L->dictkeys_log2_index_bytes, &log2ib, 1) != PC_OK ||
 			    log2ib > 34)
 				return -1;
 			indices = (uint64_t)1 << log2ib;

@@ -7,14 +7,9 @@
 #include <stddef.h>
 
 #include "dump/dump.h"
+#include "locate/locate.h"
 #include "model/model.h"
 #include "symbols/symbols.h"
-
-enum py_status {
-	PY_OK = 0,
-	PY_ENOTPYTHON,   /* no CPython interpreter found in the dump */
-	PY_EUNSUPPORTED, /* a CPython this build cannot read */
-};
 
 struct py_options {
 	bool locals;             /* read every frame's arguments and variables */
@@ -27,9 +22,11 @@ struct py_options {
 	int native;              /* 0 Python frames only; 1 with native frames; 2 all native */
 };
 
-/* Fill R's python and interpreters parts.  On failure *why says, in one
- * line, what was missing. */
-enum py_status py_analyze(struct dump *d, struct symbols *s, const struct py_options *opt,
-			  struct model_report *r, const char **why);
+/* Fill R's python and interpreters parts.  NULL, or the error: code
+ * PC_ENOTPYTHON (no interpreter found) or PC_EUNSUPPORTED (one pycore
+ * cannot read), its message one line saying what was missing.  A report
+ * that stands but lacks parts returns NULL with R->incomplete set. */
+struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct symbols *s,
+			    const struct py_options *opt, struct model_report *r);
 
 #endif

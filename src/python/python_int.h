@@ -7,8 +7,12 @@
 #include <stdint.h>
 
 #include "dump/dump.h"
+#include "locate/locate.h"
 #include "model/model.h"
+#include "python/addrtab.h"
 #include "python/layout.h"
+#include "python/python.h"
+#include "symbols/symbols.h"
 
 /* Hard caps on what the walk believes of untrusted memory. */
 #define PY_MAX_INTERPRETERS 256
@@ -55,8 +59,21 @@ struct py_ctx {
 	int numpy_major;             /* 0 not looked up yet, -1 unknown */
 	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0: no time budget */
 	bool timed_out;
-	struct py_code *codes;       /* open-addressing cache keyed by address */
-	size_t ncodes, codes_cap;
+	struct addrtab codes;        /* struct py_code, by address */
+};
+
+/* The symbols the runtime is found by, and where it was found. */
+enum {
+	PY_SYM_RUNTIME, PY_SYM_INTERP_HEAD, PY_SYM_VERSION, PY_SYM_CODE_TYPE, PY_SYM_TSTATE_CURRENT,
+	PY_SYM_TYPE_TYPE,
+	PY_NSYMS
+};
+
+struct py_runtime {
+	struct dump_module *mod;     /* the interpreter's module */
+	uint64_t sym[PY_NSYMS];      /* addresses, 0 when unknown */
+	const char *located_by;      /* "symbol", "debug-offsets" or "scan" */
+	unsigned scanned_minor;      /* the version whose layout the scan matched */
 };
 
 /* A free-threaded build's layout: only its PyObject has ob_tid. */
@@ -65,20 +82,20 @@ static inline bool py_layout_free_threaded(const struct py_layout *L)
 	return L->object_tid >= 0;
 }
 
-/* Reads of one word of the dump: 0, or -1 when it is not captured. */
-static inline int py_rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
+/* Reads of one word of the dump: PC_OK (0), or the read's code. */
+static inline enum pc_code py_rd_ptr(struct py_ctx *c, uint64_t addr, uint64_t *out)
 {
-	return dump_read_u64(c->d, addr, out) == DUMP_OK ? 0 : -1;
+	return dump_read_u64(c->d, addr, out);
 }
 
-static inline int py_rd_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
+static inline enum pc_code py_rd_i64(struct py_ctx *c, uint64_t addr, int64_t *out)
 {
-	return dump_read(c->d, addr, out, 8) == DUMP_OK ? 0 : -1;
+	return dump_read(c->d, addr, out, 8);
 }
 
-static inline int py_rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
+static inline enum pc_code py_rd_i32(struct py_ctx *c, uint64_t addr, int32_t *out)
 {
-	return dump_read(c->d, addr, out, 4) == DUMP_OK ? 0 : -1;
+	return dump_read(c->d, addr, out, 4);
 }
 
 /* From 3.14, _PyInterpreterFrame.f_executable and the localsplus slots are
@@ -112,12 +129,65 @@ static inline bool py_stackref_int(const struct py_ctx *c, uint64_t bits, int64_
 /* UTF-8 of one code point (at most 4 bytes); returns the length. */
 size_t py_utf8_encode(uint32_t cp, char *out);
 
-/* ---- walk.c ---- */
+/* ---- runtime.c ---- */
+
+/* Find the runtime: by symbols, then the debug offsets' cookie, then a
+ * scan (each fallback warns in R).  NULL, or PC_ENOTPYTHON's error. */
+struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struct symbols *s,
+				 struct model_report *r, struct py_runtime *rt);
+/* The built-in types, by symbol (when found by symbols) and from the
+ * builtins dict of the interpreter HEAD. */
+void py_find_types(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt, uint64_t head);
+/* "python3.12" or "libpython3.6m.so" -> 12 or 6; 0 when the name says nothing. */
+unsigned py_minor_from_name(const char *path);
+
+/* ---- layout_choose.c ---- */
+
+/* Tell the version and choose the layout into *L (c->L then points to
+ * it); *HEXVERSION is the full version when known, else 0.  NULL, or
+ * PC_EUNSUPPORTED's error; *UNREADABLE when the report stands but no
+ * interpreter can be read (a warning says why). */
+struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt,
+				  struct py_layout *L, uint64_t *hexversion, bool *unreadable);
+/* "3.12.1", "3.15.0a2" from a PY_VERSION_HEX. */
+const char *py_version_string(struct arena *a, uint64_t hex);
+
+/* ---- interp.c ---- */
+
+/* Every interpreter from HEAD on, with its threads, into c->r. */
+void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current);
+
+/* ---- frames.c ---- */
+
+/* One thread's Python frames from FRAME (the newest) outwards. */
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+
+/* ---- budget.c ---- */
+
+/* True once the time budget (--timeout) is spent; the walk then stops
+ * where it is and says so. */
+bool py_out_of_time(struct py_ctx *c);
+/* Mark T incomplete with MSG (the first reason is kept). */
+void py_thread_error(struct py_ctx *c, struct model_thread *t, const char *msg);
+/* CLOCK_MONOTONIC, in nanoseconds. */
+uint64_t py_now_ns(void);
+
+/* ---- native.c ---- */
+
+/* T's native stack, its Python frames woven in; frames of INTERP_MODULE
+ * are left out unless --native-all. */
+void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+		     struct dump_module *interp_module);
+
+/* ---- code.c ---- */
 
 /* A code object's name, file and line table, cached by address; valid
  * until the next call.  NULL only when out of memory; ->error says why a
  * code object could not be read. */
 const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr);
+/* The line at POS in the bytecode (bytes up to 3.9, code units after);
+ * 0 when unknown. */
+int py_code_line(const struct py_ctx *c, const struct py_code *pc, int64_t pos);
 
 /* ---- objects.c ---- */
 
@@ -151,10 +221,6 @@ typedef int (*py_dict_fn)(struct py_ctx *c, uint64_t key, uint64_t value, void *
 int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg);
 /* The same over a keys object and (split tables) a values array. */
 int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dict_fn fn, void *arg);
-
-/* True once the time budget (--timeout) is spent; the walk then stops
- * where it is and says so. */
-bool py_out_of_time(struct py_ctx *c);
 
 /* ---- layout.c ---- */
 /* The table of 3.MINOR's default build, or (FREE_THREADED, 3.13+) of its

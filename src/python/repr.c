@@ -133,7 +133,7 @@ static const char *type_tp_name(struct py_ctx *c, uint64_t type)
 	uint64_t name;
 	char buf[256];
 	if (py_rd_ptr(c, type + c->L->type_name, &name) != 0 ||
-	    dump_read_cstr(c->d, name, buf, sizeof(buf)) != DUMP_OK)
+	    dump_read_cstr(c->d, name, buf, sizeof(buf)) != PC_OK)
 		return NULL;
 	return arena_strdup(c->a, buf);
 }

@@ -191,7 +191,7 @@ void py_float_repr_single(float v, char *out, size_t outlen)
 void repr_float(struct rctx *r, uint64_t addr)
 {
 	double v;
-	if (dump_read(r->c->d, addr + r->c->L->float_value, &v, sizeof(v)) != DUMP_OK)
+	if (dump_read(r->c->d, addr + r->c->L->float_value, &v, sizeof(v)) != PC_OK)
 		return repr_fail(r, "float not captured");
 	char buf[64];
 	py_float_repr(v, buf, sizeof(buf));
@@ -268,7 +268,7 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 	int64_t length;
 	uint32_t state;
 	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
-	    dump_read_u32(c->d, addr + L->unicode_state, &state) != DUMP_OK) {
+	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK) {
 		repr_fail(r, "str not captured");
 		return NULL;
 	}
@@ -294,7 +294,7 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 	*n = (size_t)length < max ? (size_t)length : max;
 	uint32_t *cps = malloc((*n ? *n : 1) * sizeof(*cps));
 	uint8_t *raw = malloc((*n ? *n : 1) * kind);
-	if (!cps || !raw || dump_read(c->d, data, raw, *n * kind) != DUMP_OK) {
+	if (!cps || !raw || dump_read(c->d, data, raw, *n * kind) != PC_OK) {
 		repr_fail(r, cps && raw ? "str data not captured" : "out of memory");
 		free(cps);
 		free(raw);
@@ -372,7 +372,7 @@ void repr_bytes(struct rctx *r, uint64_t addr)
 		return repr_fail(r, "corrupt bytes size");
 	size_t n = (uint64_t)size < r->lim->max_repr + 16 ? (size_t)size : r->lim->max_repr + 16;
 	uint8_t *buf = malloc(n ? n : 1);
-	if (!buf || dump_read(c->d, addr + c->L->bytes_sval, buf, n) != DUMP_OK) {
+	if (!buf || dump_read(c->d, addr + c->L->bytes_sval, buf, n) != PC_OK) {
 		free(buf);
 		return repr_fail(r, "bytes data not captured");
 	}
@@ -393,7 +393,7 @@ void repr_bytearray(struct rctx *r, uint64_t addr)
 		return repr_fail(r, "bytearray not captured");
 	size_t n = (uint64_t)size < r->lim->max_repr + 16 ? (size_t)size : r->lim->max_repr + 16;
 	uint8_t *buf = malloc(n ? n : 1);
-	if (!buf || (n && dump_read(c->d, start, buf, n) != DUMP_OK)) {
+	if (!buf || (n && dump_read(c->d, start, buf, n) != PC_OK)) {
 		free(buf);
 		return repr_fail(r, "bytearray data not captured");
 	}

@@ -80,7 +80,7 @@ static const char *exc_message(struct py_ctx *c, uint64_t exc, const char **erro
 	int64_t n;
 	static const struct repr_limits lim = { 1024, 100, 8 };
 	if (py_rd_ptr(c, exc + c->L->exc_args, &args) != 0 || !args ||
-	    dump_read(c->d, args + c->L->var_size, &n, 8) != DUMP_OK || n < 0) {
+	    dump_read(c->d, args + c->L->var_size, &n, 8) != PC_OK || n < 0) {
 		*error = "the exception's args are not captured";
 		return NULL;
 	}
@@ -109,8 +109,8 @@ static int tb_entry(struct py_ctx *c, uint64_t tb, uint64_t *code, int *lasti, i
 	uint64_t frame;
 	int32_t li, ln;
 	if (py_rd_ptr(c, tb + L->tb_frame, &frame) != 0 || !frame ||
-	    dump_read(c->d, tb + L->tb_lasti, &li, 4) != DUMP_OK ||
-	    dump_read(c->d, tb + L->tb_lineno, &ln, 4) != DUMP_OK)
+	    dump_read(c->d, tb + L->tb_lasti, &li, 4) != PC_OK ||
+	    dump_read(c->d, tb + L->tb_lineno, &ln, 4) != PC_OK)
 		return -1;
 	if (L->frame_code >= 0) {
 		if (py_rd_ptr(c, frame + L->frame_code, code) != 0)

@@ -13,70 +13,68 @@
 
 /* What each reported module's userdata points to. */
 struct module_ref {
-	struct dump *dump;
+	struct symbols *s;
 	struct dump_module *mod;
+	bool opened;                 /* libdwfl asked for its file, and got it */
 };
 
 struct symbols {
 	struct dump *dump;
+	const struct locate *loc;
 	Dwfl *dwfl;
 	struct module_ref *refs;     /* parallel to dump->modules */
 	int attached;                /* dwfl_attach_state: 0 not yet, 1 done, -1 failed */
 	Dwfl_Module **mods;          /* parallel to dump->modules */
-	char *debuginfo_path;
+	char *debuginfo_path;        /* locate's, for libdwfl */
 	Dwfl_Callbacks cb;
 };
 
-/* libdwfl asks for a module's ELF: give it the file the dump named, but only
- * once the dump layer has checked its build-id (libdwfl checks again against
- * the id reported with dwfl_module_report_build_id). */
+/* The file locate/ chose for a module, or NULL. */
+static const char *module_file(const struct symbols *s, const struct dump_module *m)
+{
+	const struct locate_result *r = locate_result(s->loc, m);
+	return r && r->data ? r->path : NULL;
+}
+
+/* libdwfl asks for a module's ELF: give it the file locate/ chose, whose
+ * build-id it checked (or that --allow-mismatch let through). */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	(void)mod; (void)modname; (void)base; (void)elfp;
 	struct module_ref *ref = *userdata;
-	struct dump_module *m = ref ? ref->mod : NULL;
-	/* the dump layer finds the file and checks its build-id */
-	if (!m || dump_module_file(ref->dump, m) != 0)
+	const char *path = ref ? module_file(ref->s, ref->mod) : NULL;
+	if (!path)
 		return -1;
-	int fd = open(m->file_path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		*file_name = strdup(m->file_path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		*file_name = strdup(path);
+		ref->opened = true;
+	}
 	return fd;
 }
 
-struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err)
+struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct symbols **out)
 {
 	struct symbols *s = calloc(1, sizeof(*s));
-	if (!s) {
-		*err = "out of memory";
-		return NULL;
-	}
+	*out = NULL;
+	if (!s)
+		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
 	s->dump = d;
+	s->loc = loc;
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
-	/* libdwfl's own search: next to the file, .debug/, /usr/lib/debug,
-	 * then the directories given */
-	size_t len = strlen(":.debug:/usr/lib/debug") + 1;
-	for (char **dd = debug_dirs; dd && *dd; dd++)
-		len += strlen(*dd) + 1;
-	s->debuginfo_path = malloc(len);
-	if (s->debuginfo_path) {
-		strcpy(s->debuginfo_path, ":.debug:/usr/lib/debug");
-		for (char **dd = debug_dirs; dd && *dd; dd++) {
-			strcat(s->debuginfo_path, ":");
-			strcat(s->debuginfo_path, *dd);
-		}
-	}
+	s->debuginfo_path = strdup(locate_debuginfo_path(loc) ? locate_debuginfo_path(loc) : ":.debug");
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->cb);
 	s->mods = calloc(d->nmodules ? d->nmodules : 1, sizeof(*s->mods));
 	s->refs = calloc(d->nmodules ? d->nmodules : 1, sizeof(*s->refs));
-	if (!s->dwfl || !s->mods || !s->refs) {
-		*err = s->dwfl ? "out of memory" : dwfl_errmsg(-1);
+	if (!s->dwfl || !s->mods || !s->refs || !s->debuginfo_path) {
+		struct pc_error *e = s->dwfl ? pc_error_new(PC_ENOMEM, NULL, "out of memory")
+					     : pc_error_new(PC_ENOMEM, NULL, "%s", dwfl_errmsg(-1));
 		symbols_close(s);
-		return NULL;
+		return e;
 	}
 	dwfl_report_begin(s->dwfl);
 	for (size_t i = 0; i < d->nmodules; i++) {
@@ -90,14 +88,21 @@ struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err
 			continue;
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		s->refs[i] = (struct module_ref){ d, m };
+		s->refs[i] = (struct module_ref){ s, m, false };
 		*ud = &s->refs[i];
 		/* The dump layer verifies build-ids (and allows a mismatch when
 		 * told to), so libdwfl is not asked to check them again. */
 		s->mods[i] = dm;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	return s;
+	*out = s;
+	return NULL;
+}
+
+bool symbols_file_used(const struct symbols *s, const struct dump_module *m)
+{
+	size_t i = (size_t)(m - s->dump->modules);
+	return i < s->dump->nmodules && s->refs[i].opened;
 }
 
 void symbols_close(struct symbols *s)
@@ -118,14 +123,6 @@ static Dwfl_Module *dwfl_mod(struct symbols *s, struct dump_module *m)
 	return i < s->dump->nmodules ? s->mods[i] : NULL;
 }
 
-const char *symbols_module_error(struct symbols *s, struct dump_module *m)
-{
-	(void)s;
-	if (m->file_error)
-		return m->file_error;
-	return "no symbol table";
-}
-
 struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);
@@ -136,7 +133,7 @@ struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m)
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);
-	if (!dm || dump_module_file(s->dump, m) != 0)
+	if (!dm || !module_file(s, m))
 		return -1;
 	int nsym = dwfl_module_getsymtab(dm);
 	if (nsym <= 0)
@@ -230,7 +227,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
 	(void)dwfl;
 	uint64_t v;
-	if (dump_read_u64(arg, addr, &v) != DUMP_OK)
+	if (dump_read_u64(arg, addr, &v) != PC_OK)
 		return false;
 	*result = v;
 	return true;

@@ -1,27 +1,26 @@
 /* Symbols through elfutils' libdwfl: the dump's modules are reported to
- * libdwfl with their addresses and build-ids; a module's ELF is opened only
- * when a look-up needs it, and only if its build-id matches the dump's. */
+ * libdwfl with their addresses; a module's ELF is the file locate/ chose
+ * for it (its build-id checked there), opened only when a look-up needs it. */
 #ifndef PYCORE_SYMBOLS_SYMBOLS_H
 #define PYCORE_SYMBOLS_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "dump/dump.h"
+#include "locate/locate.h"
 
 struct symbols;
 
-/* Report every module of D to libdwfl.  DEBUG_DIRS (NULL-terminated, or
- * NULL) are searched for separate debug files before /usr/lib/debug.
- * Returns NULL only when out of memory or libdwfl cannot start; *err then
- * says why. */
-struct symbols *symbols_open(struct dump *d, char **debug_dirs, const char **err);
-
-/* A dump_files.by_build_id hook: DIR/.build-id/xx/yyyy in each of the
- * NULL-terminated directories ARG and /usr/lib/debug, then debuginfod
- * (when DEBUGINFOD_URLS is set).  Returns a malloc'd path or NULL. */
-char *symbols_find_by_build_id(const uint8_t *id, size_t len, void *arg);
+/* Report every ELF module of D to libdwfl, with the files LOC resolved
+ * (and its search path for separate debug files).  Returns NULL, or the
+ * error when out of memory or libdwfl cannot start. */
+struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct symbols **out);
 void symbols_close(struct symbols *s);
+
+/* Whether libdwfl opened M's file (a look-up or the unwinder needed it). */
+bool symbols_file_used(const struct symbols *s, const struct dump_module *m);
 
 /* One symbol wanted from a module: fill in name, get addr (0 when absent). */
 struct symbol_want {
@@ -32,9 +31,8 @@ struct symbol_want {
 
 /* Look up every wanted name in module M in one pass over its symbol table
  * (.symtab when present, else .dynsym).  Returns how many were found, or -1
- * when the module's ELF could not be had (why: symbols_module_error). */
+ * when the module has no file (locate_result says why) or no symbols. */
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
-const char *symbols_module_error(struct symbols *s, struct dump_module *m);
 
 /* One native frame, innermost first. */
 struct native_frame {

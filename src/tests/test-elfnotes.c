@@ -146,7 +146,10 @@ static struct buf make_core(const struct core_spec *spec)
 
 static char tmpdir[] = "/tmp/pycore-test-elfnotes-XXXXXX";
 
-static enum dump_status open_bytes(const uint8_t *p, size_t n, struct dump **d)
+/* The last error's message, for the checks below. */
+static char last_error[512];
+
+static enum pc_code open_bytes(const uint8_t *p, size_t n, struct dump **d)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "%s/core", tmpdir);
@@ -156,7 +159,11 @@ static enum dump_status open_bytes(const uint8_t *p, size_t n, struct dump **d)
 		exit(99);
 	}
 	fclose(f);
-	return dump_open(path, d);
+	struct pc_error *e = dump_open(path, d);
+	enum pc_code code = e ? e->code : PC_OK;
+	snprintf(last_error, sizeof(last_error), "%s", e ? e->message : "");
+	pc_error_free(e);
+	return code;
 }
 
 /* ---- cases ---- */
@@ -166,9 +173,9 @@ static void test_good_core(void)
 	struct core_spec spec = { .nthreads = 3, .signal = true };
 	struct buf b = make_core(&spec);
 	struct dump *d;
-	enum dump_status st = open_bytes(b.p, b.n, &d);
-	CHECK(st == DUMP_OK, "status %d: %s", st, d && d->error ? d->error : "");
-	if (st == DUMP_OK) {
+	enum pc_code st = open_bytes(b.p, b.n, &d);
+	CHECK(st == PC_OK, "status %d: %s", st, last_error);
+	if (st == PC_OK) {
 		CHECK(d->nthreads == 3, "%zu threads", d->nthreads);
 		CHECK(d->threads[0].tid == 1000 && d->threads[2].tid == 1002, "tids");
 		CHECK(d->threads[1].regs.rip == 0x401001, "rip %llx", (unsigned long long)d->threads[1].regs.rip);
@@ -182,24 +189,24 @@ static void test_good_core(void)
 		CHECK(d->nmodules == 1 && strcmp(d->modules[0].path, "/nonexistent/libfoo.so") == 0,
 		      "modules");
 		uint8_t x[8];
-		CHECK(dump_read(d, 0x10000 + 250, x, 8) == DUMP_OK && x[0] == 250 && x[7] == 1, "read");
+		CHECK(dump_read(d, 0x10000 + 250, x, 8) == PC_OK && x[0] == 250 && x[7] == 1, "read");
 		char s[16];
-		CHECK(dump_read_cstr(d, 0x20000, s, sizeof(s)) == DUMP_OK && strcmp(s, "hello") == 0, "cstr");
-		CHECK(dump_read(d, 0x10ffc, x, 8) == DUMP_ENOTCAPTURED, "read past a segment's end");
-		CHECK(dump_read(d, 0x5000, x, 1) == DUMP_ENOTCAPTURED, "read below every segment");
+		CHECK(dump_read_cstr(d, 0x20000, s, sizeof(s)) == PC_OK && strcmp(s, "hello") == 0, "cstr");
+		CHECK(dump_read(d, 0x10ffc, x, 8) == PC_ENOTCAPTURED, "read past a segment's end");
+		CHECK(dump_read(d, 0x5000, x, 1) == PC_ENOTCAPTURED, "read below every segment");
 		/* the module's file is missing: its pages are not captured */
-		CHECK(dump_read(d, 0x30000, x, 1) == DUMP_ENOTCAPTURED, "file-backed page without its file");
+		CHECK(dump_read(d, 0x30000, x, 1) == PC_ENOTCAPTURED, "file-backed page without its file");
 	}
 	dump_close(d);
 	free(b.p);
 }
 
-static void expect_error(const char *what, const uint8_t *p, size_t n, enum dump_status want)
+static void expect_error(const char *what, const uint8_t *p, size_t n, enum pc_code want)
 {
 	struct dump *d;
-	enum dump_status st = open_bytes(p, n, &d);
-	CHECK(st == want, "%s: status %d (want %d): %s", what, st, want, d && d->error ? d->error : "");
-	CHECK(st == DUMP_OK || (d && d->error && !strchr(d->error, '\n')), "%s: one-line error", what);
+	enum pc_code st = open_bytes(p, n, &d);
+	CHECK(st == want, "%s: status %d (want %d): %s", what, st, want, last_error);
+	CHECK(st == PC_OK || (last_error[0] && !strchr(last_error, '\n')), "%s: one-line error", what);
 	dump_close(d);
 }
 
@@ -207,34 +214,34 @@ static void test_bad_cores(void)
 {
 	struct core_spec spec = { .nthreads = 1 };
 	struct buf b = make_core(&spec);
-	expect_error("truncated ELF header", b.p, 40, DUMP_ECORRUPT);
-	expect_error("four bytes", b.p, 4, DUMP_ECORRUPT);
-	expect_error("program headers cut", b.p, sizeof(Elf64_Ehdr) + 10, DUMP_ECORRUPT);
+	expect_error("truncated ELF header", b.p, 40, PC_ECORRUPT);
+	expect_error("four bytes", b.p, 4, PC_ECORRUPT);
+	expect_error("program headers cut", b.p, sizeof(Elf64_Ehdr) + 10, PC_ECORRUPT);
 	free(b.p);
 
 	spec = (struct core_spec){ .nthreads = 1, .phnum_lie = 60000 };
 	b = make_core(&spec);
-	expect_error("e_phnum past the end", b.p, b.n, DUMP_ECORRUPT);
+	expect_error("e_phnum past the end", b.p, b.n, PC_ECORRUPT);
 	free(b.p);
 
 	spec = (struct core_spec){ .nthreads = 1, .note_claim = 0x7fffffff };
 	b = make_core(&spec);
-	expect_error("note with a huge size", b.p, b.n, DUMP_ECORRUPT);
+	expect_error("note with a huge size", b.p, b.n, PC_ECORRUPT);
 	free(b.p);
 
 	spec = (struct core_spec){ .nthreads = 1, .nt_file_lie = true };
 	b = make_core(&spec);
-	expect_error("NT_FILE with more entries than bytes", b.p, b.n, DUMP_ECORRUPT);
+	expect_error("NT_FILE with more entries than bytes", b.p, b.n, PC_ECORRUPT);
 	free(b.p);
 
 	spec = (struct core_spec){ .nthreads = 1, .overlap = true };
 	b = make_core(&spec);
-	expect_error("overlapping PT_LOADs", b.p, b.n, DUMP_ECORRUPT);
+	expect_error("overlapping PT_LOADs", b.p, b.n, PC_ECORRUPT);
 	free(b.p);
 
 	spec = (struct core_spec){ .nthreads = 0 };
 	b = make_core(&spec);
-	expect_error("no threads", b.p, b.n, DUMP_ECORRUPT);
+	expect_error("no threads", b.p, b.n, PC_ECORRUPT);
 	free(b.p);
 
 	Elf64_Ehdr eh = { 0 };
@@ -242,8 +249,8 @@ static void test_bad_cores(void)
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_type = ET_EXEC;
-	expect_error("an executable", (uint8_t *)&eh, sizeof(eh), DUMP_EFORMAT);
-	expect_error("text", (const uint8_t *)"hello world\n", 12, DUMP_EFORMAT);
+	expect_error("an executable", (uint8_t *)&eh, sizeof(eh), PC_EFORMAT);
+	expect_error("text", (const uint8_t *)"hello world\n", 12, PC_EFORMAT);
 }
 
 static void test_truncated_segment(void)
@@ -253,13 +260,15 @@ static void test_truncated_segment(void)
 	struct dump *d;
 	/* cut inside the second PT_LOAD: the core opens, with a warning, and
 	 * the missing bytes read as not captured */
-	enum dump_status st = open_bytes(b.p, b.n - 4096 - 100, &d);
-	CHECK(st == DUMP_OK, "truncated core opens: %d", st);
-	if (st == DUMP_OK) {
+	enum pc_code st = open_bytes(b.p, b.n - 4096 - 100, &d);
+	CHECK(st == PC_OK, "truncated core opens: %d", st);
+	if (st == PC_OK) {
 		uint8_t x;
-		CHECK(d->nwarnings == 1 && strstr(d->warnings[0], "truncated"), "truncation warned");
-		CHECK(dump_read(d, 0x10000, &x, 1) == DUMP_OK, "start still readable");
-		CHECK(dump_read(d, 0x10fff, &x, 1) == DUMP_ENOTCAPTURED, "cut bytes not captured");
+		size_t nw;
+		const char *const *w = dump_warnings(d, &nw);
+		CHECK(nw == 1 && strstr(w[0], "truncated"), "truncation warned");
+		CHECK(dump_read(d, 0x10000, &x, 1) == PC_OK, "start still readable");
+		CHECK(dump_read(d, 0x10fff, &x, 1) == PC_ENOTCAPTURED, "cut bytes not captured");
 	}
 	dump_close(d);
 	free(b.p);

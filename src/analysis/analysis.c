@@ -1,0 +1,159 @@
+/* The pipeline, wired once (analysis.h): dump -> locate -> symbols ->
+ * python -> model. */
+#include "analysis/analysis.h"
+
+#include <stdlib.h>
+
+#include "dump/dump.h"
+#include "report/report.h"
+#include "symbols/symbols.h"
+
+struct analysis {
+	struct dump *dump;
+	struct locate *loc;
+	struct symbols *sym;
+	struct model_report *report;
+};
+
+/* The process facts the dump holds, into the report. */
+static void fill_process(struct model_report *r, const struct dump *d)
+{
+	struct arena *a = r->arena;
+	r->input_path = arena_strdup(a, d->path);
+	r->input_format = d->format;
+	r->input_compression = d->compression;
+	r->input_size = d->file_size;
+	r->pid = d->pid;
+	r->executable = arena_strdup(a, d->executable);
+	if (d->argv) {
+		size_t n = 0;
+		while (d->argv[n])
+			n++;
+		const char **argv = arena_alloc(a, (n + 1) * sizeof(*argv));
+		if (argv) {
+			for (size_t i = 0; i < n; i++)
+				argv[i] = arena_strdup(a, d->argv[i]);
+			r->argv = argv;
+		}
+	}
+	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
+	if (r->tids) {
+		for (size_t i = 0; i < d->nthreads; i++)
+			r->tids[i] = d->threads[i].tid;
+		r->ntids = d->nthreads;
+	}
+	if (d->has_signal) {
+		r->has_signal = true;
+		r->signal_number = d->signal.number;
+		r->signal_code = d->signal.code;
+		r->signal_name = report_signal_name(d->signal.number);
+		r->signal_has_address = d->signal.has_address;
+		r->signal_address = d->signal.address;
+		r->crashed_tid = d->crashed_tid;
+	}
+}
+
+/* Was M's file read: by the memory reader (pages the dump left out) or by
+ * libdwfl (symbols, CFI, DWARF)? */
+static bool file_used(const struct analysis *a, const struct dump_module *m)
+{
+	return dump_file_used(a->dump, m) || symbols_file_used(a->sym, m);
+}
+
+/* The modules (ELF images) with their build-ids and the files read for
+ * them; a file used despite another build-id is warned about. */
+static void fill_modules(struct analysis *a)
+{
+	struct model_report *r = a->report;
+	const struct dump *d = a->dump;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct dump_module *m = &d->modules[i];
+		struct model_module *mm = m->base ? arena_alloc(r->arena, sizeof(*mm)) : NULL;
+		if (!mm)
+			continue;
+		mm->path = arena_strdup(r->arena, m->path);
+		mm->start = m->start;
+		mm->end = m->end;
+		if (m->build_id_len) {
+			char hex[129];
+			dump_hex(m->build_id, m->build_id_len, hex);
+			mm->build_id = arena_strdup(r->arena, hex);
+		}
+		const struct locate_result *lr = locate_result(a->loc, m);
+		if (lr && lr->data && file_used(a, m))
+			mm->file = arena_strdup(r->arena, lr->path);
+		ptrvec_push(r->arena, &r->modules, mm);
+	}
+}
+
+static void mismatch_warnings(struct analysis *a)
+{
+	for (size_t i = 0; i < a->dump->nmodules; i++) {
+		const struct dump_module *m = &a->dump->modules[i];
+		const struct locate_result *lr = locate_result(a->loc, m);
+		if (lr && lr->state == LOCATE_MISMATCH_USED && file_used(a, m)) {
+			model_warn(a->report, "--allow-mismatch: using %s", lr->reason ? lr->reason : m->path);
+			a->report->incomplete = true;
+		}
+	}
+}
+
+struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
+{
+	struct analysis *a = calloc(1, sizeof(*a));
+	*out = NULL;
+	if (!a)
+		return pc_error_new(PC_ENOMEM, path, "out of memory");
+	struct pc_error *e = dump_open(path, &a->dump);
+	if (!e)
+		a->loc = locate_modules(a->dump, &opt->files, &e);
+	if (!e && !(a->report = model_report_new()))
+		e = pc_error_new(PC_ENOMEM, path, "out of memory");
+	if (!e)
+		e = symbols_open(a->dump, a->loc, &a->sym);
+	if (e) {
+		analysis_free(a);
+		return e;
+	}
+	struct model_report *r = a->report;
+	fill_process(r, a->dump);
+	e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
+	fill_modules(a);
+	size_t nw;
+	const char *const *w = dump_warnings(a->dump, &nw);
+	if (e && dump_truncated(a->dump)) {
+		/* what is missing may be just what the walk needed */
+		struct pc_error *t = pc_error_new(PC_ETRUNCATED, path, "truncated beyond use (%s): %s",
+						  nw ? w[0] : "the file ends early", e->message);
+		pc_error_free(e);
+		e = t;
+	}
+	if (e) {
+		analysis_free(a);
+		return e;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		model_warn(r, "%s", w[i]);
+		r->incomplete = true;
+	}
+	mismatch_warnings(a);
+	*out = a;
+	return NULL;
+}
+
+const struct model_report *analysis_report(const struct analysis *a)
+{
+	return a->report;
+}
+
+void analysis_free(struct analysis *a)
+{
+	if (!a)
+		return;
+	symbols_close(a->sym);
+	model_report_free(a->report);
+	/* the dump reads from the files locate mapped: it goes first */
+	dump_close(a->dump);
+	locate_free(a->loc);
+	free(a);
+}

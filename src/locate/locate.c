@@ -1,0 +1,442 @@
+/* The file-search policy (locate.h): every module's file resolved once, in
+ * one documented order, each with a result saying what was used and why. */
+#include "locate/locate.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Files of one --search-path directory, each read once for its build-id. */
+struct dir_entry {
+	char *name;
+	uint8_t id[64];
+	size_t idlen;
+};
+
+struct search_dir {
+	const char *dir;
+	struct dir_entry *entries;
+	size_t n;
+	bool listed;
+};
+
+#define MAX_DIR_ENTRIES 100000
+
+/* One mapping of a file, kept for the dump to read from. */
+struct mapping {
+	void *data;
+	size_t size;
+	char *path;
+};
+
+struct locate {
+	struct dump *d;
+	const struct locate_policy *p;
+	struct locate_result *results;   /* parallel to d->modules */
+	size_t nresults;
+	struct mapping *maps;            /* owned; results point into them */
+	size_t nmaps, maps_cap;
+	struct search_dir *dirs;
+	size_t ndirs;
+	char **trees;                    /* build-id trees, in order */
+	char *debuginfo_path;
+};
+
+const char *locate_how_str(enum locate_how how)
+{
+	switch (how) {
+	case LOCATE_NONE: return "none";
+	case LOCATE_RECORDED: return "recorded path";
+	case LOCATE_EXECUTABLE: return "--executable";
+	case LOCATE_SYSROOT: return "--sysroot";
+	case LOCATE_SEARCH_PATH: return "--search-path";
+	case LOCATE_BUILD_ID_TREE: return "build-id tree";
+	case LOCATE_DEBUGINFOD: return "debuginfod";
+	}
+	return "?";
+}
+
+/* ------------------------------------------------------------------------
+ * One candidate file
+ * ------------------------------------------------------------------------ */
+
+/* Map PATH if it is a regular ELF file; fills its build-id (IDLEN 0: none). */
+static void *map_elf(const char *path, size_t *size, uint8_t id[64], size_t *idlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return NULL;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (memcmp(p, ELFMAG, SELFMAG) != 0) {
+		munmap(p, (size_t)st.st_size);
+		return NULL;
+	}
+	*size = (size_t)st.st_size;
+	*idlen = 0;
+	if (elf_file_build_id(p, *size, id, idlen) != 0)
+		*idlen = 0;
+	return p;
+}
+
+static bool id_matches(const struct dump_module *m, const uint8_t *id, size_t idlen)
+{
+	return (m->build_id_prefix ? idlen >= m->build_id_len : idlen == m->build_id_len) &&
+	       memcmp(id, m->build_id, m->build_id_len) == 0;
+}
+
+/* The search for one module: the first refusal (for the message) and, with
+ * allow_mismatch, the first ELF found (used only if nothing matches). */
+struct search {
+	struct locate *l;
+	struct dump_module *m;
+	struct locate_result *res;
+	char *mismatch;
+	char *fallback;
+	enum locate_how fallback_how;
+};
+
+static bool keep_mapping(struct locate *l, void *data, size_t size, const char *path)
+{
+	if (l->nmaps == l->maps_cap) {
+		size_t cap = l->maps_cap ? l->maps_cap * 2 : 16;
+		struct mapping *n = realloc(l->maps, cap * sizeof(*n));
+		if (!n)
+			return false;
+		l->maps = n;
+		l->maps_cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return false;
+	l->maps[l->nmaps++] = (struct mapping){ data, size, copy };
+	return true;
+}
+
+/* Try PATH for the module; true when it matched and is now in use. */
+static bool take(struct search *s, const char *path, enum locate_how how)
+{
+	uint8_t id[64];
+	size_t idlen, size;
+	void *data = map_elf(path, &size, id, &idlen);
+	if (!data)
+		return false;
+	if (id_matches(s->m, id, idlen) && keep_mapping(s->l, data, size, path)) {
+		struct mapping *mp = &s->l->maps[s->l->nmaps - 1];
+		*s->res = (struct locate_result){ LOCATE_MATCH, how, mp->path, mp->data, mp->size, NULL };
+		return true;
+	}
+	if (!s->mismatch) {
+		char want[129], got[129] = "none";
+		dump_hex(s->m->build_id, s->m->build_id_len, want);
+		if (idlen)
+			dump_hex(id, idlen, got);
+		if (asprintf(&s->mismatch, "%s has build-id %s, the dump's is %s", path, got, want) < 0)
+			s->mismatch = NULL;
+	}
+	if (s->l->p->allow_mismatch && !s->fallback) {
+		s->fallback = strdup(path);
+		s->fallback_how = how;
+	}
+	munmap(data, size);
+	return false;
+}
+
+static char *join(const char *a, const char *b)
+{
+	char *s = NULL;
+	if (asprintf(&s, "%s/%s", a, b[0] == '/' ? b + 1 : b) < 0)
+		return NULL;
+	return s;
+}
+
+static bool take_joined(struct search *s, const char *dir, const char *name, enum locate_how how)
+{
+	char *p = join(dir, name);
+	bool ok = p && take(s, p, how);
+	free(p);
+	return ok;
+}
+
+/* ------------------------------------------------------------------------
+ * Search directories: listed once, every file's build-id read once
+ * ------------------------------------------------------------------------ */
+
+static void list_dir(struct search_dir *sd)
+{
+	sd->listed = true;
+	DIR *dh = opendir(sd->dir);
+	if (!dh)
+		return;
+	struct dirent *e;
+	size_t cap = 0;
+	while ((e = readdir(dh)) != NULL && sd->n < MAX_DIR_ENTRIES) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = join(sd->dir, e->d_name);
+		uint8_t id[64];
+		size_t idlen = 0, size;
+		void *data = p ? map_elf(p, &size, id, &idlen) : NULL;
+		free(p);
+		if (!data)
+			continue;
+		munmap(data, size);
+		if (!idlen)
+			continue;
+		if (sd->n == cap) {
+			cap = cap ? cap * 2 : 32;
+			struct dir_entry *n = realloc(sd->entries, cap * sizeof(*n));
+			if (!n)
+				break;
+			sd->entries = n;
+		}
+		struct dir_entry *de = &sd->entries[sd->n];
+		if (!(de->name = strdup(e->d_name)))
+			break;
+		memcpy(de->id, id, idlen);
+		de->idlen = idlen;
+		sd->n++;
+	}
+	closedir(dh);
+}
+
+static bool search_dir(struct search *s, struct search_dir *sd)
+{
+	/* the module's own name first, then any file with its build-id
+	 * (a renamed copy) */
+	const char *own = pc_basename(s->m->path);
+	if (take_joined(s, sd->dir, own, LOCATE_SEARCH_PATH))
+		return true;
+	if (!s->m->build_id_len)
+		return false;
+	if (!sd->listed)
+		list_dir(sd);
+	for (size_t i = 0; i < sd->n; i++) {
+		struct dir_entry *de = &sd->entries[i];
+		if (strcmp(de->name, own) != 0 && id_matches(s->m, de->id, de->idlen) &&
+		    take_joined(s, sd->dir, de->name, LOCATE_SEARCH_PATH))
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Build-id trees and debuginfod
+ * ------------------------------------------------------------------------ */
+
+/* DIR/.build-id/xx/yyyy..., the layout of /usr/lib/debug: the file without
+ * a suffix is (a link to) the binary itself. */
+static bool search_tree(struct search *s, const char *dir)
+{
+	char hex[129], *p = NULL;
+	dump_hex(s->m->build_id, s->m->build_id_len, hex);
+	if (asprintf(&p, "%s/.build-id/%.2s/%s", dir, hex, hex + 2) < 0)
+		return false;
+	bool ok = access(p, R_OK) == 0 && take(s, p, LOCATE_BUILD_ID_TREE);
+	free(p);
+	return ok;
+}
+
+typedef void *(*begin_fn)(void);
+typedef int (*find_fn)(void *, const unsigned char *, int, char **);
+typedef void (*end_fn)(void *);
+
+/* libdebuginfod (elfutils) is loaded at run time, so pycore runs without it. */
+static bool search_debuginfod(struct search *s)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!urls || !*urls)
+		return false;
+	/* Loaded once and kept: libcurl below it keeps global state that
+	 * unloading would turn into leaks. */
+	static void *lib;
+	if (!lib)
+		lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return false;
+	begin_fn begin = (begin_fn)dlsym(lib, "debuginfod_begin");
+	find_fn find = (find_fn)dlsym(lib, "debuginfod_find_executable");
+	end_fn end = (end_fn)dlsym(lib, "debuginfod_end");
+	char *path = NULL;
+	void *client = begin && find && end ? begin() : NULL;
+	if (client) {
+		int fd = find(client, s->m->build_id, (int)s->m->build_id_len, &path);
+		if (fd >= 0)
+			close(fd);
+		else
+			path = NULL;
+		end(client);
+	}
+	bool ok = path && take(s, path, LOCATE_DEBUGINFOD);
+	free(path);
+	return ok;
+}
+
+/* ------------------------------------------------------------------------
+ * One module, in the documented order
+ * ------------------------------------------------------------------------ */
+
+static void resolve(struct locate *l, struct dump_module *m, struct locate_result *res)
+{
+	const struct locate_policy *p = l->p;
+	struct dump *d = l->d;
+	*res = (struct locate_result){ .state = LOCATE_MISSING };
+	if (m->base == 0 || m->end <= m->start) {
+		res->state = LOCATE_NOT_ELF;
+		return;
+	}
+	if (m->build_id_len == 0 && !p->allow_mismatch) {
+		res->state = LOCATE_NO_BUILD_ID;
+		if (asprintf((char **)&res->reason, "%s: the dump does not record its build-id, so no file on "
+			     "disk can be verified (--allow-mismatch uses it anyway)", m->path) < 0)
+			res->reason = NULL;
+		return;
+	}
+	struct search s = { .l = l, .m = m, .res = res };
+	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
+	bool ok = main_program && p->executable ? take(&s, p->executable, LOCATE_EXECUTABLE)
+						: take(&s, m->path, LOCATE_RECORDED);
+	if (!ok && p->sysroot)
+		ok = take_joined(&s, p->sysroot, m->path, LOCATE_SYSROOT);
+	for (size_t i = 0; !ok && i < l->ndirs; i++)
+		ok = search_dir(&s, &l->dirs[i]);
+	for (char **t = l->trees; !ok && m->build_id_len && t && *t; t++)
+		ok = search_tree(&s, *t);
+	if (!ok && m->build_id_len)
+		ok = search_debuginfod(&s);
+	if (!ok && s.fallback) {
+		uint8_t id[64];
+		size_t idlen, size;
+		void *data = map_elf(s.fallback, &size, id, &idlen);
+		if (data && keep_mapping(l, data, size, s.fallback)) {
+			struct mapping *mp = &l->maps[l->nmaps - 1];
+			*res = (struct locate_result){ LOCATE_MISMATCH_USED, s.fallback_how, mp->path,
+						       mp->data, mp->size, s.mismatch };
+			s.mismatch = NULL;
+			ok = true;
+		} else if (data) {
+			munmap(data, size);
+		}
+	}
+	if (ok) {
+		dump_attach_file(d, m, res->data, res->size);
+	} else if (s.mismatch) {
+		res->state = LOCATE_REFUSED;
+		res->reason = s.mismatch;
+		s.mismatch = NULL;
+	} else if (asprintf((char **)&res->reason, "%s: not found%s", m->path,
+			    p->sysroot || p->search ? " (nor under the sysroot or search path)" : "") < 0) {
+		res->reason = NULL;
+	}
+	free(s.mismatch);
+	free(s.fallback);
+}
+
+/* ------------------------------------------------------------------------
+ * The whole dump
+ * ------------------------------------------------------------------------ */
+
+static char **list_add(char **list, size_t *n, char *item)
+{
+	char **l = realloc(list, (*n + 2) * sizeof(*l));
+	if (!l || !item) {
+		free(item);
+		return l ? l : list;
+	}
+	l[(*n)++] = item;
+	l[*n] = NULL;
+	return l;
+}
+
+struct locate *locate_modules(struct dump *d, const struct locate_policy *p, struct pc_error **err)
+{
+	struct locate *l = calloc(1, sizeof(*l));
+	if (!l || !(l->results = calloc(d->nmodules ? d->nmodules : 1, sizeof(*l->results)))) {
+		free(l);
+		*err = pc_error_new(PC_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	l->d = d;
+	l->p = p;
+	l->nresults = d->nmodules;
+	size_t n = 0;
+	for (char **s = p->search; s && *s; s++)
+		n++;
+	l->dirs = calloc(n ? n : 1, sizeof(*l->dirs));
+	for (size_t i = 0; l->dirs && i < n; i++)
+		l->dirs[l->ndirs++].dir = p->search[i];
+
+	/* build-id trees: --debug-dir, the sysroot's, the host's */
+	size_t nt = 0;
+	for (char **t = p->debug_dirs; t && *t; t++)
+		l->trees = list_add(l->trees, &nt, strdup(*t));
+	if (p->sysroot)
+		l->trees = list_add(l->trees, &nt, join(p->sysroot, "usr/lib/debug"));
+	l->trees = list_add(l->trees, &nt, strdup("/usr/lib/debug"));
+
+	/* libdwfl's separate-debug search: beside the file, .debug/, then the
+	 * trees in the same order */
+	size_t len = sizeof(":.debug");
+	for (size_t i = 0; i < nt; i++)
+		len += strlen(l->trees[i]) + 1;
+	if ((l->debuginfo_path = malloc(len)) != NULL) {
+		strcpy(l->debuginfo_path, ":.debug");
+		for (size_t i = 0; i < nt; i++) {
+			strcat(l->debuginfo_path, ":");
+			strcat(l->debuginfo_path, l->trees[i]);
+		}
+	}
+	for (size_t i = 0; i < d->nmodules; i++)
+		resolve(l, &d->modules[i], &l->results[i]);
+	return l;
+}
+
+void locate_free(struct locate *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nresults; i++)
+		free((char *)l->results[i].reason);
+	for (size_t i = 0; i < l->nmaps; i++) {
+		munmap(l->maps[i].data, l->maps[i].size);
+		free(l->maps[i].path);
+	}
+	for (size_t i = 0; i < l->ndirs; i++) {
+		for (size_t k = 0; k < l->dirs[i].n; k++)
+			free(l->dirs[i].entries[k].name);
+		free(l->dirs[i].entries);
+	}
+	for (char **t = l->trees; t && *t; t++)
+		free(*t);
+	free(l->trees);
+	free(l->dirs);
+	free(l->maps);
+	free(l->results);
+	free(l->debuginfo_path);
+	free(l);
+}
+
+const struct locate_result *locate_result(const struct locate *l, const struct dump_module *m)
+{
+	size_t i = (size_t)(m - l->d->modules);
+	return i < l->nresults ? &l->results[i] : NULL;
+}
+
+const char *locate_debuginfo_path(const struct locate *l)
+{
+	return l->debuginfo_path;
+}

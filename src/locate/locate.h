@@ -1,0 +1,77 @@
+/* Where each module's files come from: the whole search policy, in one
+ * place, resolved once per analysis before anything reads memory.
+ *
+ * Contract: locate_modules tries, for every ELF module of the dump, in this
+ * order: 1. the path the dump records (--executable for the main program),
+ * 2. that path under --sysroot, 3. the --search-path directories (the
+ * module's own name first, then any file with its build-id), 4. build-id
+ * trees (DIR/.build-id/xx/yyyy) of --debug-dir, then of the sysroot's
+ * usr/lib/debug, then of /usr/lib/debug, 5. debuginfod when DEBUGINFOD_URLS
+ * is set.  A file is used only when its build-id is the one the dump
+ * recorded (or, with allow_mismatch, when nothing matches: then with a
+ * warning).  Used files are mapped, attached to the dump (dump_attach_file)
+ * and kept until locate_free, which must come after dump_close. */
+#ifndef PYCORE_LOCATE_LOCATE_H
+#define PYCORE_LOCATE_LOCATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump/dump.h"
+#include "util/error.h"
+
+struct locate_policy {
+	const char *executable;       /* replaces the main program's recorded path */
+	const char *sysroot;          /* the crashed machine's root, or NULL */
+	char **search;                /* NULL-terminated directories, or NULL */
+	char **debug_dirs;            /* NULL-terminated build-id trees, or NULL */
+	bool allow_mismatch;
+};
+
+/* How a module's file was found. */
+enum locate_how {
+	LOCATE_NONE,                  /* not found, or not looked for */
+	LOCATE_RECORDED,              /* the path the dump records */
+	LOCATE_EXECUTABLE,            /* --executable */
+	LOCATE_SYSROOT,               /* --sysroot + the recorded path */
+	LOCATE_SEARCH_PATH,           /* a --search-path directory */
+	LOCATE_BUILD_ID_TREE,         /* a build-id tree (debug dirs, usr/lib/debug) */
+	LOCATE_DEBUGINFOD,
+};
+
+enum locate_state {
+	LOCATE_MATCH,                 /* a file with the dump's build-id */
+	LOCATE_MISMATCH_USED,         /* --allow-mismatch: a file with another id */
+	LOCATE_REFUSED,               /* only files with another build-id were found */
+	LOCATE_MISSING,               /* no file found */
+	LOCATE_NO_BUILD_ID,           /* the dump does not record one: nothing can be verified */
+	LOCATE_NOT_ELF,               /* not an ELF image (a data file): not looked for */
+};
+
+struct locate_result {
+	enum locate_state state;
+	enum locate_how how;
+	const char *path;             /* the file used, or NULL */
+	const uint8_t *data;          /* its mapping, or NULL */
+	size_t size;
+	const char *reason;           /* why none is used, or the mismatch; else NULL */
+};
+
+struct locate;
+
+/* Resolve every module of D under P.  NULL only when out of memory (*err
+ * then says so). */
+struct locate *locate_modules(struct dump *d, const struct locate_policy *p, struct pc_error **err);
+void locate_free(struct locate *l);
+
+/* The result for module M of the dump given to locate_modules. */
+const struct locate_result *locate_result(const struct locate *l, const struct dump_module *m);
+
+/* libdwfl's search path for separate debug files (.gnu_debuglink and
+ * build-id), in the same order as above. */
+const char *locate_debuginfo_path(const struct locate *l);
+
+const char *locate_how_str(enum locate_how how);
+
+#endif

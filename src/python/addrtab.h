@@ -1,0 +1,31 @@
+/* One open-addressing table keyed by a non-zero address, for every cache
+ * and cycle check of the walk: a set of visited frames and threads is a
+ * table of bare keys; the code-object cache is a table of struct py_code,
+ * whose first field is the address. */
+#ifndef PYCORE_PYTHON_ADDRTAB_H
+#define PYCORE_PYTHON_ADDRTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrtab {
+	unsigned char *slots;
+	size_t n, cap;
+	size_t esize;                /* bytes of one entry; its first 8 are the key */
+};
+
+#define ADDRTAB_INIT(type) { NULL, 0, 0, sizeof(type) }
+
+/* The entry for KEY (non-zero): *FOUND says whether it was there; a new
+ * one is zeroed but for its key.  NULL when out of memory.  Entries move
+ * when the table grows: a pointer is valid until the next call. */
+void *addrtab_get(struct addrtab *t, uint64_t key, bool *found);
+
+/* Add KEY to a set: 1 if it was there already, 0 if added, -1 when out
+ * of memory. */
+int addrtab_add(struct addrtab *t, uint64_t key);
+
+void addrtab_free(struct addrtab *t);
+
+#endif

@@ -1,0 +1,206 @@
+/* The frame walk: one thread's Python frames, innermost first.
+ *
+ * Facts used here, by version (from CPython's own headers of each version,
+ * Include/internal/pycore_frame.h and pycore_runtime.h among them):
+ * - up to 3.10 a thread's stack is a chain of PyFrameObject through f_back;
+ *   f_lasti counts bytes up to 3.9 and code units in 3.10;
+ * - from 3.11 it is a chain of _PyInterpreterFrame through `previous`, reached
+ *   through tstate->cframe->current_frame (3.11, 3.12) or
+ *   tstate->current_frame (3.13+); the shim frame each eval loop call
+ *   pushes first (owner FRAME_OWNED_BY_CSTACK, 3, in 3.12 and 3.13;
+ *   FRAME_OWNED_BY_INTERPRETER, also 3, in 3.14 and 3.15, whose 3.14
+ *   FRAME_OWNED_BY_CSTACK, 4, is assigned nowhere; 3.15 also ends every
+ *   thread's chain with such a base frame) is never shown by
+ *   sys._current_frames(), nor are "incomplete" frames whose instruction
+ *   pointer has not reached _co_firsttraceable yet;
+ * - the instruction pointer (prev_instr up to 3.12, instr_ptr from 3.13)
+ *   points into co_code_adaptive; its code-unit index selects the location
+ *   entry;
+ * - from 3.14 f_executable and localsplus are _PyStackRef: tagged words
+ *   (py_stackref_obj, python_int.h).
+ */
+#include "python/addrtab.h"
+#include "python/locals.h"
+#include "python/python_int.h"
+
+#include <stdlib.h>
+
+#define FRAME_OWNED_BY_GENERATOR 1
+#define FRAME_OWNED_BY_SHIM      3   /* CSTACK in 3.12, 3.13; INTERPRETER in 3.14, 3.15 */
+
+/* The highest owner value a version defines. */
+static unsigned max_owner(unsigned minor)
+{
+	return minor == 14 ? 4 : 3;
+}
+
+static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t,
+				     const struct py_code *pc, int line)
+{
+	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+	if (!f || ptrvec_push(c->a, &t->frames, f) != 0)
+		return NULL;
+	f->kind = FRAME_PYTHON;
+	f->function = pc->name;
+	f->qualname = pc->qualname;
+	f->file = pc->filename;
+	f->line = line;
+	return f;
+}
+
+/* With --locals: the frame's variables; a failure is warned about, and the
+ * variables read so far are kept. */
+static void frame_locals(struct py_ctx *c, struct model_thread *t, struct model_frame *f,
+			 uint64_t frame, uint64_t code)
+{
+	if (!c->opt->locals || py_out_of_time(c))
+		return;
+	struct repr_limits lim = { c->opt->max_repr, c->opt->max_items, c->opt->max_depth };
+	const char *why = py_frame_locals(c, f, frame, code, &lim);
+	if (why) {
+		model_warn(c->r, "thread %lld, frame %s: variables incomplete: %s", (long long)t->tid,
+			   f->function ? f->function : "?", why);
+		c->r->incomplete = true;
+	}
+}
+
+/* Every frame chain's guards: the time budget, the frame cap, and a frame
+ * met twice.  False when the walk must stop (the thread says why). */
+static bool frame_visit(struct py_ctx *c, struct model_thread *t, struct addrtab *seen, uint64_t frame)
+{
+	if (py_out_of_time(c)) {
+		py_thread_error(c, t, "the time budget ran out here");
+		return false;
+	}
+	if (t->frames.n >= PY_MAX_FRAMES) {
+		py_thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
+		return false;
+	}
+	if (addrtab_add(seen, frame) != 0) {
+		py_thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
+						   (unsigned long long)frame));
+		return false;
+	}
+	return true;
+}
+
+/* Up to 3.10: PyFrameObject chains. */
+static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	const struct py_layout *L = c->L;
+	struct addrtab seen = ADDRTAB_INIT(uint64_t);
+	while (frame) {
+		if (!frame_visit(c, t, &seen, frame))
+			break;
+		uint64_t code, back;
+		int32_t lasti;
+		if (py_rd_ptr(c, frame + L->frame_code, &code) != 0 ||
+		    py_rd_ptr(c, frame + L->frame_back, &back) != 0 ||
+		    py_rd_i32(c, frame + L->frame_lasti, &lasti) != 0) {
+			py_thread_error(c, t, arena_printf(c->a, "frame at 0x%llx not captured",
+							   (unsigned long long)frame));
+			break;
+		}
+		const struct py_code *pc = py_code_get(c, code);
+		if (!pc || pc->error) {
+			py_thread_error(c, t, arena_printf(c->a, "frame at 0x%llx: %s", (unsigned long long)frame,
+							   pc ? pc->error : "out of memory"));
+			break;
+		}
+		struct model_frame *f = add_frame(c, t, pc, py_code_line(c, pc, lasti));
+		if (!f)
+			break;
+		f->eval_entry = true; /* up to 3.10, one eval loop call per frame */
+		frame_locals(c, t, f, frame, code);
+		frame = back;
+	}
+	addrtab_free(&seen);
+}
+
+/* Where the bytecode a frame runs starts: the code's own co_code_adaptive,
+ * or, in 3.14+ free-threaded builds, the thread's copy of it that
+ * tlbc_index selects in co_tlbc->entries[] (entry 0 is co_code_adaptive
+ * itself; Include/cpython/code.h, _PyCodeArray). */
+static uint64_t bytecode_start(struct py_ctx *c, uint64_t frame, uint64_t code)
+{
+	const struct py_layout *L = c->L;
+	uint64_t own = code + (uint64_t)L->code_code_adaptive;
+	int32_t index;
+	uint64_t tlbc, copy;
+	int64_t size;
+	if (L->iframe_tlbc_index < 0 || L->code_tlbc < 0 ||
+	    py_rd_i32(c, frame + L->iframe_tlbc_index, &index) != 0 || index <= 0 ||
+	    py_rd_ptr(c, code + L->code_tlbc, &tlbc) != 0 || !tlbc ||
+	    py_rd_i64(c, tlbc, &size) != 0 || index >= size ||
+	    py_rd_ptr(c, tlbc + 8 + 8 * (uint64_t)index, &copy) != 0 || !copy)
+		return own;
+	return copy;
+}
+
+/* 3.11+: _PyInterpreterFrame chains. */
+static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	const struct py_layout *L = c->L;
+	struct addrtab seen = ADDRTAB_INIT(uint64_t);
+	while (frame) {
+		if (!frame_visit(c, t, &seen, frame))
+			break;
+		uint64_t code, prev, instr;
+		uint8_t owner;
+		if (py_rd_ptr(c, frame + L->iframe_previous, &prev) != 0 ||
+		    py_rd_ptr(c, frame + L->iframe_code, &code) != 0 ||
+		    py_rd_ptr(c, frame + L->iframe_instr, &instr) != 0 ||
+		    dump_read(c->d, frame + L->iframe_owner, &owner, 1) != PC_OK) {
+			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx not captured",
+							   (unsigned long long)frame));
+			break;
+		}
+		code = py_stackref_obj(c, code);
+		if (L->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM && owner <= max_owner(L->minor)) {
+			/* the shim an eval loop call starts with: the frame inside it
+			 * is the first that call ran */
+			if (t->frames.n)
+				((struct model_frame *)t->frames.items[t->frames.n - 1])->eval_entry = true;
+			frame = prev;
+			continue;
+		}
+		if (owner > max_owner(L->minor)) {
+			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx has unknown owner %u",
+							   (unsigned long long)frame, owner));
+			break;
+		}
+		const struct py_code *pc = py_code_get(c, code);
+		if (!pc || pc->error) {
+			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx: %s",
+							   (unsigned long long)frame,
+							   pc ? pc->error : "out of memory"));
+			break;
+		}
+		uint64_t start = bytecode_start(c, frame, code);
+		int64_t unit = instr >= start ? (int64_t)((instr - start) / 2) : -1;
+		/* Frames still setting up are not on the stack yet as Python sees it. */
+		if (owner != FRAME_OWNED_BY_GENERATOR && unit < pc->firsttraceable) {
+			frame = prev;
+			continue;
+		}
+		struct model_frame *f = add_frame(c, t, pc, py_code_line(c, pc, unit));
+		if (!f)
+			break;
+		if (L->iframe_is_entry >= 0) {
+			uint8_t entry = 0;
+			dump_read(c->d, frame + L->iframe_is_entry, &entry, 1);
+			f->eval_entry = entry != 0;
+		}
+		frame_locals(c, t, f, frame, code);
+		frame = prev;
+	}
+	addrtab_free(&seen);
+}
+
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	if (c->L->minor <= 10)
+		walk_frame_objects(c, t, frame);
+	else
+		walk_interpreter_frames(c, t, frame);
+}

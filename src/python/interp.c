@@ -1,0 +1,197 @@
+/* Interpreters and their threads: the runtime's interpreter list, each
+ * interpreter's thread states, who holds the GIL, whether a collection
+ * runs; each thread's frames are frames.c's. */
+#include "python/addrtab.h"
+#include "python/python_int.h"
+#include "python/threads.h"
+
+#include <string.h>
+
+struct gil {
+	bool known;
+	bool disabled;       /* a free-threaded build running without it */
+	bool locked;
+	uint64_t holder;     /* the PyThreadState holding it */
+};
+
+static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, const struct gil *gil)
+{
+	const struct py_layout *L = c->L;
+	struct model_thread *t = arena_alloc(c->a, sizeof(*t));
+	if (!t || ptrvec_push(c->a, &mi->threads, t) != 0)
+		return;
+	t->tid = -1;
+	uint64_t ident = 0;
+	if (py_rd_ptr(c, ts + L->tstate_thread_id, &ident) != 0) {
+		py_thread_error(c, t, arena_printf(c->a, "thread state at 0x%llx not captured",
+						   (unsigned long long)ts));
+		return;
+	}
+	t->ident = ident;
+	if (L->tstate_native_thread_id >= 0) {
+		int64_t tid;
+		if (dump_read(c->d, ts + L->tstate_native_thread_id, &tid, 8) == PC_OK && tid > 0)
+			t->tid = tid;
+	}
+	if (t->tid < 0)
+		t->tid = dump_tid_of_thread_pointer(c->d, ident);
+	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
+	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
+
+	uint64_t frame = 0;
+	enum pc_code rc;
+	if (L->tstate_frame >= 0) {
+		rc = py_rd_ptr(c, ts + L->tstate_frame, &frame);
+	} else if (L->tstate_current_frame >= 0) {
+		rc = py_rd_ptr(c, ts + L->tstate_current_frame, &frame);
+	} else {
+		uint64_t cframe = 0;
+		rc = py_rd_ptr(c, ts + L->tstate_cframe, &cframe);
+		if (rc == PC_OK && cframe)
+			rc = py_rd_ptr(c, cframe + L->cframe_current_frame, &frame);
+	}
+	if (rc != PC_OK) {
+		py_thread_error(c, t, "current frame not captured");
+		return;
+	}
+	py_walk_frames(c, t, frame);
+	py_thread_exception(c, ts, t);
+}
+
+static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64_t tstate_current,
+		     struct gil *g)
+{
+	const struct py_layout *L = c->L;
+	memset(g, 0, sizeof(*g));
+	uint64_t gil = 0;
+	if (L->minor == 6) {
+		/* 3.6: _PyThreadState_Current is the thread holding the GIL */
+		g->known = tstate_current != 0 && py_rd_ptr(c, tstate_current, &g->holder) == 0;
+		g->locked = g->holder != 0;
+		return;
+	}
+	if (L->interp_ceval_gil >= 0) {
+		if (py_rd_ptr(c, interp + L->interp_ceval_gil, &gil) != 0 || gil == 0)
+			return;
+	} else if (L->runtime_ceval_gil >= 0) {
+		gil = runtime + (uint64_t)L->runtime_ceval_gil;
+	} else {
+		return;
+	}
+	if (L->gil_enabled >= 0) {
+		/* free-threaded: a GIL exists, and is used only while enabled
+		 * (an extension that needs it turns it on) */
+		int32_t enabled;
+		if (py_rd_i32(c, gil + L->gil_enabled, &enabled) != 0)
+			return;
+		if (enabled == 0) {
+			g->known = g->disabled = true;
+			return;
+		}
+	}
+	int32_t locked;
+	if (py_rd_i32(c, gil + L->gil_locked, &locked) != 0 ||
+	    py_rd_ptr(c, gil + L->gil_last_holder, &g->holder) != 0)
+		return;
+	g->locked = locked != 0;
+	g->known = true;
+}
+
+/* A collection runs holding the GIL: CPython up to 3.13 records no frame
+ * for it, so the <GC> marker goes on top of the thread holding the GIL
+ * (CPython's own unwinder does the same from 3.14 on, at gc.frame).  When
+ * no thread holds it (a finalizer released it), say so instead. */
+static void mark_gc(struct py_ctx *c, struct model_interp *mi)
+{
+	if (mi->gc_collecting != 1)
+		return;
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (!t->holds_gil)
+			continue;
+		struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+		if (!f)
+			return;
+		f->kind = FRAME_GC;
+		f->function = "<GC>";
+		struct ptrvec v = { 0 };
+		ptrvec_push(c->a, &v, f);
+		for (size_t k = 0; k < t->frames.n; k++)
+			ptrvec_push(c->a, &v, t->frames.items[k]);
+		t->frames = v;
+		return;
+	}
+	if (mi->gil_enabled == 0)
+		model_warn(c->r, "interpreter %lld was collecting garbage; its GIL is disabled (a "
+			   "free-threaded build): which thread collects is not known", (long long)mi->id);
+	else
+		model_warn(c->r, "interpreter %lld was collecting garbage, in a thread that had released "
+			   "the GIL (a finalizer): which thread is not known", (long long)mi->id);
+}
+
+void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current)
+{
+	const struct py_layout *L = c->L;
+	struct addrtab seen_interps = ADDRTAB_INIT(uint64_t), seen_threads = ADDRTAB_INIT(uint64_t);
+	uint64_t interp = head;
+	for (int n = 0; interp; n++) {
+		if (n >= PY_MAX_INTERPRETERS || addrtab_add(&seen_interps, interp) != 0) {
+			model_warn(c->r, "interpreter list is corrupt (loops or exceeds %d entries)",
+				   PY_MAX_INTERPRETERS);
+			c->r->incomplete = true;
+			break;
+		}
+		struct model_interp *mi = arena_alloc(c->a, sizeof(*mi));
+		if (!mi || ptrvec_push(c->a, &c->r->interps, mi) != 0)
+			break;
+		mi->id = n;
+		if (L->interp_id >= 0) {
+			int64_t id;
+			if (dump_read(c->d, interp + L->interp_id, &id, 8) == PC_OK)
+				mi->id = id;
+		}
+		c->interp = interp;
+		struct gil gil;
+		read_gil(c, runtime, interp, tstate_current, &gil);
+		mi->gil_enabled = gil.known ? !gil.disabled : -1;
+		int32_t collecting;
+		mi->gc_collecting = -1;
+		if (L->interp_gc_collecting >= 0 &&
+		    dump_read(c->d, interp + L->interp_gc_collecting, &collecting, 4) == PC_OK)
+			mi->gc_collecting = collecting != 0;
+		else if (L->runtime_gc_collecting >= 0 && runtime &&
+			 dump_read(c->d, runtime + L->runtime_gc_collecting, &collecting, 4) == PC_OK)
+			mi->gc_collecting = collecting != 0;
+		uint64_t ts = 0;
+		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
+			model_warn(c->r, "interpreter %lld: thread list not captured", (long long)mi->id);
+			c->r->incomplete = true;
+		}
+		for (int k = 0; ts; k++) {
+			if (k >= PY_MAX_THREADS || addrtab_add(&seen_threads, ts) != 0) {
+				model_warn(c->r, "interpreter %lld: thread list is corrupt (loops or exceeds %d entries)",
+					   (long long)mi->id, PY_MAX_THREADS);
+				c->r->incomplete = true;
+				break;
+			}
+			if (py_out_of_time(c))
+				break;
+			walk_thread(c, mi, ts, &gil);
+			if (py_rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
+				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads",
+					   (long long)mi->id, k + 1);
+				c->r->incomplete = true;
+				break;
+			}
+		}
+		py_thread_names(c, interp, mi);
+		mark_gc(c, mi);
+		if (py_rd_ptr(c, interp + L->interp_next, &interp) != 0) {
+			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
+			c->r->incomplete = true;
+			break;
+		}
+	}
+	addrtab_free(&seen_interps);
+	addrtab_free(&seen_threads);
+}

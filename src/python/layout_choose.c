@@ -1,0 +1,172 @@
+/* Choosing the layout: which CPython this is (Py_Version, the debug
+ * offsets' version, or the file names), then its struct offsets: pycore's
+ * table for the version, the interpreter's own DWARF when the table does
+ * not fit (or --layout=dwarf), and from 3.13 the runtime's own
+ * _Py_DebugOffsets over either. */
+#include "python/debug_offsets.h"
+#include "python/dwarf_layout.h"
+#include "python/python.h"
+#include "python/python_int.h"
+
+#include <string.h>
+
+const char *py_version_string(struct arena *a, uint64_t hex)
+{
+	unsigned major = (hex >> 24) & 0xff, minor = (hex >> 16) & 0xff, micro = (hex >> 8) & 0xff;
+	unsigned level = (hex >> 4) & 0xf, serial = hex & 0xf;
+	const char *lv = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
+	if (level == 0xf)
+		return arena_printf(a, "%u.%u.%u", major, minor, micro);
+	return arena_printf(a, "%u.%u.%u%s%u", major, minor, micro, lv, serial);
+}
+
+/* 3.13+: _Py_DebugOffsets at the start of _PyRuntime (debug_offsets.c),
+ * read before the table is chosen (its free-threaded flag picks the table)
+ * and applied after: its offsets replace the table's; if they differ, the
+ * build is not the one the table was made from, and for a pre-release that
+ * means its other fields cannot be trusted either. */
+struct dof_read {
+	struct pc_error *err;        /* py_debug_offsets_read's */
+	struct py_debug_offsets o;
+};
+
+/* NULL, or the refusal; *UNREADABLE when the offsets themselves cannot
+ * be read (the report then stands, with no interpreter). */
+static struct pc_error *apply_debug_offsets(struct py_ctx *c, struct py_layout *L, const struct dof_read *dr,
+					    bool *unreadable)
+{
+	const struct py_debug_offsets *o = &dr->o;
+	if (dr->err && dr->err->code == PC_ENOTCAPTURED) {
+		model_warn(c->r, "%s: no interpreter can be read", dr->err->message);
+		c->r->incomplete = true;
+		*unreadable = true;
+		return NULL;
+	}
+	if (dr->err)
+		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s: not supported (--layout=dwarf reads a build "
+				    "with debug info from its DWARF instead)", dr->err->message);
+	if (o->free_threaded != py_layout_free_threaded(L)) {
+		return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython %s's debug offsets say it is %s build, but the layout "
+				    "pycore has for it (%s) is of %s build",
+				    py_version_string(c->a, o->version),
+				    o->free_threaded ? "a free-threaded" : "a default (GIL)", L->source,
+				    py_layout_free_threaded(L) ? "a free-threaded" : "a default (GIL)");
+	}
+	struct py_layout before = *L;
+	py_debug_offsets_apply(o, L);
+	if (memcmp(&before, L, sizeof(before)) != 0) {
+		if (((o->version >> 4) & 0xf) != 0xf)
+			return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython %s is a pre-release whose layout "
+					    "differs from 3.%u%s's release: not supported (--layout=dwarf "
+					    "reads it from its own debug info)",
+					    py_version_string(c->a, o->version), L->minor,
+					    o->free_threaded ? "t" : "");
+		model_warn(c->r, "this CPython %s build's layout differs from pycore's table; "
+			   "its own debug offsets are used, other fields may be wrong",
+			   py_version_string(c->a, o->version));
+	}
+	return NULL;
+}
+
+
+/* Does the table fit this build?  The type of PyCode_Type must be
+ * PyType_Type when read at the table's ob_type offset (a build with
+ * another object header, such as Py_TRACE_REFS, fails this). */
+static bool table_fits(struct py_ctx *c, const struct py_layout *L, uint64_t code_type, uint64_t type_type)
+{
+	uint64_t t;
+	if (!code_type || !type_type)
+		return true; /* nothing to check against */
+	if (L->object_type < 0)
+		return false;
+	if (py_rd_ptr(c, code_type + (uint64_t)L->object_type, &t) != 0)
+		return true; /* not in the dump (a stack-only minidump): cannot tell */
+	return t == type_type;
+}
+
+
+/* The table, or the interpreter's own DWARF: always with --layout=dwarf;
+ * with auto, when there is no table or it does not fit this build. */
+static struct pc_error *choose_layout(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt,
+				      unsigned minor, struct py_layout *L)
+{
+	struct dump_module *m = rt->mod;
+	bool have_table = L->minor != 0;
+	bool fits = have_table && table_fits(c, L, rt->sym[PY_SYM_CODE_TYPE], rt->sym[PY_SYM_TYPE_TYPE]);
+	if (c->opt->layout == LAYOUT_TABLE || (c->opt->layout == LAYOUT_AUTO && fits)) {
+		if (!have_table)
+			return pc_error_new(PC_EUNSUPPORTED, NULL, "no layout table for CPython 3.%u", minor);
+		return NULL;
+	}
+	Dwarf *dw = symbols_dwarf(s, m);
+	struct py_layout from;
+	const char *dwhy = "the interpreter has no DWARF (debug info)";
+	if (dw && py_layout_from_dwarf(dw, minor, &from, &dwhy) == 0) {
+		*L = from;
+		c->layout_from_dwarf = true;
+		if (c->opt->layout == LAYOUT_AUTO)
+			model_warn(c->r, "pycore's 3.%u table does not fit this build: its layout was read "
+				   "from the interpreter's own DWARF", minor);
+		return NULL;
+	}
+	if (c->opt->layout == LAYOUT_DWARF || !have_table)
+		return pc_error_new(PC_EUNSUPPORTED, NULL, "cannot take CPython 3.%u's layout from %s: %s",
+				    minor, m->path, dwhy);
+	model_warn(c->r, "pycore's 3.%u table does not fit this build and %s: the report may be wrong",
+		   minor, dwhy);
+	c->r->incomplete = true;
+	return NULL;
+}
+
+
+struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt,
+				  struct py_layout *L, uint64_t *hexversion, bool *unreadable)
+{
+	struct dump *d = c->d;
+	bool scanned = strcmp(rt->located_by, "scan") == 0;
+	uint64_t hex = 0;
+	*unreadable = false;
+	if (strcmp(rt->located_by, "debug-offsets") == 0)
+		dump_read_u64(d, rt->sym[PY_SYM_RUNTIME] + 8, &hex);
+	if (rt->sym[PY_SYM_VERSION]) {
+		uint32_t v;
+		if (dump_read_u32(d, rt->sym[PY_SYM_VERSION], &v) == PC_OK)
+			hex = v;
+	}
+	unsigned minor = hex ? (unsigned)((hex >> 16) & 0xff)
+			 : scanned ? rt->scanned_minor : py_minor_from_name(rt->mod->path);
+	if (!minor && d->executable)
+		minor = py_minor_from_name(d->executable);
+	if (!minor)
+		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s defines _PyRuntime but its Python version "
+				    "cannot be told", rt->mod->path);
+	struct dof_read dr = { .err = NULL };
+	if (minor >= 13)
+		dr.err = py_debug_offsets_read(d, rt->sym[PY_SYM_RUNTIME], hex, &dr.o);
+	bool ft = minor >= 13 && !dr.err && dr.o.free_threaded;
+	const struct py_layout *table = py_layout_for(minor, ft);
+	static const struct py_layout none = { .object_tid = -1 };
+	struct pc_error *e = NULL;
+	if (!table && (minor < 6 || minor > 15)) {
+		e = pc_error_new(PC_EUNSUPPORTED, NULL, "CPython 3.%u is not supported (pycore reads 3.6 "
+				 "to 3.15)", minor);
+		goto out;
+	}
+	*L = table ? *table : none;
+	c->L = L;
+	*hexversion = hex;
+	e = choose_layout(c, s, rt, minor, L);
+	if (e || minor < 13)
+		goto out;
+	if (dr.err && dr.err->code == PC_EUNSUPPORTED && c->layout_from_dwarf) {
+		/* a pre-release's own DWARF knows its layout better than a
+		 * _Py_DebugOffsets pycore has no description of */
+		model_warn(c->r, "_Py_DebugOffsets not used (%s): the layout is the interpreter's own DWARF's",
+			   dr.err->message);
+		goto out;
+	}
+	e = apply_debug_offsets(c, L, &dr, unreadable);
+out:
+	pc_error_free(dr.err);
+	return e;
+}
