@@ -85,6 +85,22 @@ void dump_hex(const uint8_t *id, size_t len, char *buf)
 	buf[2 * len] = '\0';
 }
 
+int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr)
+{
+	int64_t best = -1;
+	uint64_t best_len = UINT64_MAX;
+	for (size_t i = 0; i < d->nthreads; i++) {
+		uint64_t sp = d->threads[i].regs.rsp, end;
+		if (!sp || addr < sp || dump_next_held(d, sp, &end) != sp || addr >= end)
+			continue;
+		if (addr - sp < best_len) {
+			best_len = addr - sp;
+			best = d->threads[i].tid;
+		}
+	}
+	return best;
+}
+
 /* ------------------------------------------------------------------------
  * Opening and closing
  * ------------------------------------------------------------------------ */

@@ -123,6 +123,11 @@ bool dump_file_used(const struct dump *d, const struct dump_module *m);
  * x86_64 glibc, pthread_self() and so Python's thread ident is it. */
 int64_t dump_tid_of_thread_pointer(const struct dump *d, uint64_t fs_base);
 
+/* The OS thread whose stack holds ADDR: the thread whose stack pointer is
+ * at or below ADDR in the same run of captured memory (thread stacks are
+ * mappings of their own, between unmapped guard pages), -1 if none. */
+int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr);
+
 /* The warnings the readers collected (a truncated file, ...), and whether
  * the file ends before the data it declares. */
 const char *const *dump_warnings(const struct dump *d, size_t *n);

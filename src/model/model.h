@@ -43,7 +43,10 @@ struct model_frame {
 	int line;                    /* <= 0: unknown */
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
+	bool inlined;                /* native frames: a call inlined into the next frame */
 	bool eval_entry;             /* python frames: the outermost run by its eval loop call */
+	uint64_t entry_frame;        /* with eval_entry, 3.12+: the shim frame that call began
+					with (it lives on the C stack); 0 unknown */
 	bool has_locals;
 	struct ptrvec locals;        /* of struct model_local */
 };
@@ -112,6 +115,9 @@ struct model_report {
 	uint64_t runtime_address;
 	const char *located_by;
 	struct ptrvec interps;       /* of struct model_interp */
+	bool has_native_threads;     /* native stacks were asked for */
+	struct ptrvec native_threads; /* of struct model_thread: OS threads without a
+					 Python thread state */
 	struct ptrvec warnings;      /* of char * */
 	bool incomplete;             /* something could not be read */
 };

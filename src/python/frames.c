@@ -159,8 +159,14 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 		if (L->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM && owner <= max_owner(L->minor)) {
 			/* the shim an eval loop call starts with: the frame inside it
 			 * is the first that call ran */
-			if (t->frames.n)
-				((struct model_frame *)t->frames.items[t->frames.n - 1])->eval_entry = true;
+			if (t->frames.n) {
+				struct model_frame *last = t->frames.items[t->frames.n - 1];
+				last->eval_entry = true;
+				/* the first shim after the group is its call's own
+				 * (3.15's base frame follows the outermost one's) */
+				if (!last->entry_frame)
+					last->entry_frame = frame;
+			}
 			frame = prev;
 			continue;
 		}

@@ -14,6 +14,28 @@ struct gil {
 	uint64_t holder;     /* the PyThreadState holding it */
 };
 
+/* 3.12+: the shim frame an eval loop call begins with lives on the C stack
+ * of the OS thread running it (frames.c).  A thread state whose frames run
+ * on another thread's stack (CPython may leave on a subinterpreter's thread
+ * state the id of the thread that created it) is that thread's. */
+static void check_tid(struct py_ctx *c, const struct model_interp *mi, struct model_thread *t)
+{
+	for (size_t i = 0; i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (!f->entry_frame)
+			continue;
+		int64_t tid = dump_tid_of_stack_address(c->d, f->entry_frame);
+		if (tid >= 0 && tid != t->tid) {
+			model_warn(c->r, "a thread state of interpreter %lld names OS thread %lld, but its "
+				   "frames run on the stack of thread %lld: reported as thread %lld",
+				   (long long)mi->id, (long long)t->tid, (long long)tid, (long long)tid);
+			t->tid = tid;
+			t->crashed = tid == c->d->crashed_tid;
+		}
+		return;
+	}
+}
+
 static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, const struct gil *gil)
 {
 	const struct py_layout *L = c->L;
@@ -55,6 +77,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		return;
 	}
 	py_walk_frames(c, t, frame);
+	check_tid(c, mi, t);
 	py_thread_exception(c, ts, t);
 }
 

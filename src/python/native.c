@@ -1,40 +1,61 @@
-/* Native frames, with the Python frames woven in: each call of the eval
- * loop (_PyEval_EvalFrameDefault) on the native stack ran the Python frames
- * from the next one up to the first that entered it (eval_entry). */
+/* Native frames, with the Python frames woven in where the eval loop ran
+ * them, but only where that can be proven.
+ *
+ * Each call of the eval loop (_PyEval_EvalFrameDefault) runs a group of
+ * Python frames: from the one after the previous group up to the first
+ * that entered it (eval_entry).  From 3.12 every such call begins with a
+ * shim frame (entry_frame) that lives in the eval loop's own C stack frame
+ * (Python/ceval.c of 3.12-3.15: `_PyInterpreterFrame entry_frame;` is a
+ * local of _PyEval_EvalFrameDefault), so a group belongs to the eval loop
+ * frame whose stack range [its sp, its caller's sp) holds the group's shim:
+ * several interpreters on one OS thread, or a coroutine run from a
+ * destructor, cannot be confused.  Up to 3.11 there is no such address:
+ * groups are matched to eval loop frames one for one, and only when their
+ * numbers agree and no other Python thread state runs on this OS thread.
+ * What cannot be placed is listed after the native stack, with a warning
+ * that says why, never woven in as if it were known. */
 #include "python/python_int.h"
 
 #include <string.h>
 
-struct weave {
-	struct py_ctx *c;
-	struct model_thread *t;
-	struct ptrvec out;
-	struct ptrvec py;            /* the thread's Python frames, innermost first */
-	size_t next_py;
-	struct dump_module *interp_module;
+struct nframe {
+	struct model_frame *f;
+	uint64_t sp;                 /* 0: unknown */
+	bool eval;                   /* a call of the eval loop */
+	bool internal;               /* in the interpreter's own module */
 };
 
+struct unwind_into {
+	struct py_ctx *c;
+	struct dump_module *interp_module;
+	struct nframe *v;
+	size_t n, cap;
+};
+
+/* _PyEval_EvalFrameDefault, or a part GCC split off it
+ * ("_PyEval_EvalFrameDefault.cold" holds the return address of calls made
+ * from its unlikely paths; ".constprop.N" and the like are its clones). */
 static bool is_eval_loop(const char *fn)
 {
-	return fn && strcmp(fn, "_PyEval_EvalFrameDefault") == 0;
+	static const char name[] = "_PyEval_EvalFrameDefault";
+	return fn && strncmp(fn, name, sizeof(name) - 1) == 0 &&
+	       (fn[sizeof(name) - 1] == '\0' || fn[sizeof(name) - 1] == '.');
 }
 
-static int weave_frame(const struct native_frame *nf, void *arg)
+static int collect_frame(const struct native_frame *nf, void *arg)
 {
-	struct weave *w = arg;
-	struct py_ctx *c = w->c;
-	if (is_eval_loop(nf->function) && w->next_py < w->py.n) {
-		/* the Python frames this eval loop call ran, innermost first */
-		while (w->next_py < w->py.n) {
-			struct model_frame *pf = w->py.items[w->next_py++];
-			ptrvec_push(c->a, &w->out, pf);
-			if (pf->eval_entry)
-				break;
-		}
+	struct unwind_into *u = arg;
+	struct py_ctx *c = u->c;
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct nframe *v = arena_alloc(c->a, cap * sizeof(*v));
+		if (!v)
+			return 1;
+		if (u->n)
+			memcpy(v, u->v, u->n * sizeof(*v));
+		u->v = v;
+		u->cap = cap;
 	}
-	bool internal = nf->module && nf->module == w->interp_module;
-	if (internal && c->opt->native < 2)
-		return 0;
 	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
 	if (!f)
 		return 1;
@@ -44,34 +65,156 @@ static int weave_frame(const struct native_frame *nf, void *arg)
 	f->address = nf->pc;
 	f->line = nf->file ? nf->line : 0;
 	f->source_file = arena_strdup(c->a, nf->file);
-	ptrvec_push(c->a, &w->out, f);
+	f->inlined = nf->inlined;
+	u->v[u->n++] = (struct nframe){
+		.f = f,
+		.sp = nf->sp,
+		.eval = !nf->inlined && is_eval_loop(nf->function),
+		.internal = nf->module && nf->module == u->interp_module,
+	};
 	return 0;
 }
 
+/* The groups of T's frames (innermost first): group g is
+ * frames[start[g] .. start[g + 1]). */
+static size_t group_frames(struct py_ctx *c, const struct ptrvec *frames, size_t **start)
+{
+	size_t n = 0;
+	*start = arena_alloc(c->a, (frames->n + 1) * sizeof(**start));
+	if (!*start)
+		return 0;
+	size_t from = 0;
+	for (size_t i = 0; i < frames->n; i++) {
+		const struct model_frame *f = frames->items[i];
+		if (f->kind == FRAME_PYTHON && f->eval_entry) {
+			(*start)[n++] = from;
+			from = i + 1;
+		}
+	}
+	if (from < frames->n)
+		(*start)[n++] = from; /* frames no eval loop call is known to have run */
+	(*start)[n] = frames->n;
+	return n;
+}
+
+/* The eval loop frame, after AFTER (or from the first when AFTER is
+ * SIZE_MAX), whose stack range holds ADDR; SIZE_MAX when none does. */
+static size_t eval_holding(const struct unwind_into *u, size_t after, uint64_t addr)
+{
+	for (size_t k = after == SIZE_MAX ? 0 : after + 1; k < u->n; k++) {
+		if (!u->v[k].eval || !u->v[k].sp)
+			continue;
+		uint64_t hi = k + 1 < u->n && u->v[k + 1].sp ? u->v[k + 1].sp : 0;
+		if (addr >= u->v[k].sp && hi && addr < hi)
+			return k;
+	}
+	return SIZE_MAX;
+}
+
+/* Place groups on eval loop frames: at[g] is the native frame index of
+ * group g, SIZE_MAX from the first group that cannot be placed on.
+ * Returns how many groups were placed, and *WHY why the rest were not. */
+static size_t place_groups(struct py_ctx *c, const struct unwind_into *u, const struct ptrvec *frames,
+			   const size_t *start, size_t ngroups, bool shared, size_t *at, const char **why)
+{
+	size_t nevals = 0, placed = 0;
+	for (size_t k = 0; k < u->n; k++)
+		nevals += u->v[k].eval;
+	for (size_t g = 0; g < ngroups; g++)
+		at[g] = SIZE_MAX;
+	if (c->L->minor >= 12) {
+		size_t prev = SIZE_MAX;
+		for (; placed < ngroups; placed++) {
+			const struct model_frame *last = frames->items[start[placed + 1] - 1];
+			size_t k = last->entry_frame ? eval_holding(u, prev, last->entry_frame) : SIZE_MAX;
+			if (k == SIZE_MAX) {
+				*why = !last->eval_entry ? "no eval loop call is known to have run them"
+				       : "no eval loop frame on the native stack holds their entry frame";
+				break;
+			}
+			at[placed] = prev = k;
+		}
+		return placed;
+	}
+	if (shared) {
+		*why = "another interpreter's thread runs on this OS thread too, and up to 3.11 eval loop "
+		       "calls cannot be told apart";
+		return 0;
+	}
+	if (nevals != ngroups) {
+		*why = arena_printf(c->a, "the native stack has %zu eval loop frames for %zu eval loop calls",
+				    nevals, ngroups);
+		return 0;
+	}
+	for (size_t k = 0; k < u->n; k++)
+		if (u->v[k].eval)
+			at[placed++] = k;
+	return placed;
+}
+
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
-			 struct dump_module *interp_module)
+		     struct dump_module *interp_module, bool shared)
 {
 	if (t->tid < 0) {
 		py_thread_error(c, t, "no OS thread for this Python thread: no native stack");
 		return;
 	}
-	struct weave w = { .c = c, .t = t, .py = t->frames, .interp_module = interp_module };
+	struct unwind_into u = { .c = c, .interp_module = interp_module };
 	const char *why = NULL;
-	int n = symbols_native_stack(s, t->tid, weave_frame, &w, &why);
+	int n = symbols_native_stack(s, t->tid, collect_frame, &u, &why);
 	if (n < 0) {
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
 		return;
 	}
-	if (w.next_py < w.py.n) {
-		/* Python frames no eval loop frame was found for */
-		if (!why)
-			why = "the native stack has fewer eval loop frames than there are Python frames";
+	size_t *start, ngroups = group_frames(c, &t->frames, &start);
+	size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
+	if (!at)
+		return;
+	const char *unplaced = NULL;
+	size_t placed = place_groups(c, &u, &t->frames, start, ngroups, shared, at, &unplaced);
+	struct ptrvec out = { 0 };
+	size_t g = 0;
+	for (size_t k = 0; k < u.n; k++) {
+		if (g < placed && at[g] == k) {
+			for (size_t i = start[g]; i < start[g + 1]; i++)
+				ptrvec_push(c->a, &out, t->frames.items[i]);
+			g++;
+		}
+		if (!u.v[k].internal || c->opt->native >= 2)
+			ptrvec_push(c->a, &out, u.v[k].f);
+	}
+	if (placed < ngroups) {
+		size_t left = t->frames.n - start[placed];
+		if (why)
+			unplaced = why; /* the unwinder stopped early: that says more */
 		model_warn(c->r, "thread %lld: %zu Python frames placed after the native stack: %s",
-			   (long long)t->tid, w.py.n - w.next_py, why);
-		while (w.next_py < w.py.n)
-			ptrvec_push(c->a, &w.out, w.py.items[w.next_py++]);
+			   (long long)t->tid, left, unplaced ? unplaced : "they could not be placed");
+		for (size_t i = start[placed]; i < t->frames.n; i++)
+			ptrvec_push(c->a, &out, t->frames.items[i]);
 	} else if (why && n < 2) {
 		model_warn(c->r, "thread %lld: native stack incomplete: %s", (long long)t->tid, why);
 	}
-	t->frames = w.out;
+	t->frames = out;
+}
+
+void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)
+{
+	struct model_report *r = c->r;
+	for (size_t i = 0; i < c->d->nthreads && !py_out_of_time(c); i++) {
+		int64_t tid = c->d->threads[i].tid;
+		bool python = false;
+		for (size_t k = 0; k < r->interps.n && !python; k++) {
+			const struct model_interp *mi = r->interps.items[k];
+			for (size_t j = 0; j < mi->threads.n && !python; j++)
+				python = ((const struct model_thread *)mi->threads.items[j])->tid == tid;
+		}
+		if (python)
+			continue;
+		struct model_thread *t = arena_alloc(c->a, sizeof(*t));
+		if (!t || ptrvec_push(c->a, &r->native_threads, t) != 0)
+			return;
+		t->tid = tid;
+		t->crashed = tid == c->d->crashed_tid;
+		py_weave_native(c, s, t, interp_module, false);
+	}
 }

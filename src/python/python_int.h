@@ -174,10 +174,14 @@ uint64_t py_now_ns(void);
 
 /* ---- native.c ---- */
 
-/* T's native stack, its Python frames woven in; frames of INTERP_MODULE
- * are left out unless --native-all. */
+/* T's native stack, its Python frames woven in where that is proven;
+ * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
+ * Python thread state runs on T's OS thread too. */
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
-		     struct dump_module *interp_module);
+		     struct dump_module *interp_module, bool shared);
+/* Every OS thread of the dump without a Python thread state, with its
+ * native stack, into c->r->native_threads. */
+void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
 
 /* ---- code.c ---- */
 

@@ -61,6 +61,21 @@ static void tell_version(struct py_ctx *c, const struct py_runtime *rt, uint64_t
 	}
 }
 
+/* Does another Python thread state run on T's OS thread (a
+ * subinterpreter run from it)? */
+static bool tid_shared(const struct model_report *r, const struct model_thread *t)
+{
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *o = mi->threads.items[k];
+			if (o != t && o->tid >= 0 && o->tid == t->tid)
+				return true;
+		}
+	}
+	return false;
+}
+
 struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct symbols *s,
 			    const struct py_options *opt, struct model_report *r)
 {
@@ -103,9 +118,13 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	if (opt->native) {
 		for (size_t i = 0; i < r->interps.n; i++) {
 			struct model_interp *mi = r->interps.items[i];
-			for (size_t k = 0; k < mi->threads.n && !py_out_of_time(&c); k++)
-				py_weave_native(&c, s, mi->threads.items[k], rt.mod);
+			for (size_t k = 0; k < mi->threads.n && !py_out_of_time(&c); k++) {
+				struct model_thread *t = mi->threads.items[k];
+				py_weave_native(&c, s, t, rt.mod, tid_shared(r, t));
+			}
 		}
+		r->has_native_threads = true;
+		py_native_threads(&c, s, rt.mod);
 	}
 	addrtab_free(&c.codes);
 	return NULL;

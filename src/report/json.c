@@ -79,7 +79,7 @@ static json_t *frame_json(const struct model_frame *f)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
 	json_t *locals = f->has_locals ? locals_json(&f->locals) : json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 			 "kind", kinds[f->kind],
 			 "source_file", str_or_null(f->source_file),
 			 "function", str_or_null(f->function),
@@ -87,6 +87,7 @@ static json_t *frame_json(const struct model_frame *f)
 			 "file", str_or_null(f->file),
 			 "line", f->line > 0 ? json_integer(f->line) : json_null(),
 			 "address", addr_or_null(f->address, f->kind == FRAME_NATIVE),
+			 "inlined", f->inlined,
 			 "locals", locals);
 }
 
@@ -107,13 +108,15 @@ static json_t *exception_json(const struct model_exception *e)
 			 "traceback", frames_json(&e->traceback));
 }
 
-static json_t *thread_json(const struct model_thread *t)
+/* A Python thread, or (PYTHON false) an OS thread without a Python thread
+ * state: ident null. */
+static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
 	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
-			 "ident", json_integer((json_int_t)t->ident),
+			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
 			 "name", str_or_null(t->name),
 			 "holds_gil", t->holds_gil,
 			 "crashed", t->crashed,
@@ -163,7 +166,7 @@ static json_t *report_json(const struct model_report *r)
 		const struct model_interp *mi = r->interps.items[i];
 		json_t *threads = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
-			json_array_append_new(threads, thread_json(mi->threads.items[k]));
+			json_array_append_new(threads, thread_json(mi->threads.items[k], true));
 		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
@@ -171,12 +174,18 @@ static json_t *report_json(const struct model_report *r)
 							 : json_boolean(mi->gil_enabled),
 							 "threads", threads));
 	}
+	json_t *native_threads = json_null();
+	if (r->has_native_threads) {
+		native_threads = json_array();
+		for (size_t i = 0; i < r->native_threads.n; i++)
+			json_array_append_new(native_threads, thread_json(r->native_threads.items[i], false));
+	}
 	json_t *warnings = json_array();
 	for (size_t i = 0; i < r->warnings.n; i++)
 		json_array_append_new(warnings, json_string(r->warnings.items[i]));
 
 	return json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, "
-			 "s:o, s:o, s:o}",
+			 "s:o, s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 			 "input", "path", str_or_null(r->input_path), "format", str_or_null(r->input_format),
@@ -189,6 +198,7 @@ static json_t *report_json(const struct model_report *r)
 			 "threads", tids,
 			 "python", python,
 			 "interpreters", interps,
+			 "native_threads", native_threads,
 			 "warnings", warnings);
 }
 

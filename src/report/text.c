@@ -21,6 +21,27 @@ const char *report_signal_name(int n)
 	return NULL;
 }
 
+static void write_native_frame(FILE *out, const struct model_frame *f)
+{
+	fprintf(out, "  (native) 0x%llx %s in %s", (unsigned long long)f->address,
+		f->function ? f->function : "??", f->file ? f->file : "?");
+	if (f->source_file)
+		fprintf(out, " at %s:%d", f->source_file, f->line);
+	fprintf(out, "%s\n", f->inlined ? " (inlined)" : "");
+}
+
+/* A thread with no Python frames: its native stack, most recent call last. */
+static void write_native_stack(FILE *out, const struct model_thread *t)
+{
+	fprintf(out, "Native stack (most recent call last):\n");
+	for (size_t j = t->frames.n; j-- > 0;)
+		write_native_frame(out, t->frames.items[j]);
+	if (t->frames.n == 0)
+		fprintf(out, "  (no frames)\n");
+	if (t->error)
+		fprintf(out, "  [incomplete: %s]\n", t->error);
+}
+
 static void thread_header(FILE *out, const struct model_report *r, const struct model_interp *mi,
 			  const struct model_thread *t)
 {
@@ -127,11 +148,7 @@ int report_text_write(FILE *out, const struct model_report *r)
 				} else if (f->kind == FRAME_GC) {
 					fprintf(out, "  <garbage collection>\n");
 				} else {
-					fprintf(out, "  (native) 0x%llx %s in %s", (unsigned long long)f->address,
-						f->function ? f->function : "??", f->file ? f->file : "?");
-					if (f->source_file)
-						fprintf(out, " at %s:%d", f->source_file, f->line);
-					fprintf(out, "\n");
+					write_native_frame(out, f);
 				}
 				if (f->has_locals)
 					write_locals(out, &f->locals, "    ", "");
@@ -153,6 +170,12 @@ int report_text_write(FILE *out, const struct model_report *r)
 					fprintf(out, "    [incomplete: %s]\n", e->error);
 			}
 		}
+	}
+	for (size_t i = 0; i < r->native_threads.n; i++) {
+		const struct model_thread *t = r->native_threads.items[i];
+		fprintf(out, "\nThread %lld (no Python thread state%s)\n", (long long)t->tid,
+			t->crashed ? ", crashed" : "");
+		write_native_stack(out, t);
 	}
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <elfutils/libdwfl.h>
@@ -255,6 +256,115 @@ struct unwind {
 	const char *error;
 };
 
+/* NAME without a symbol version ("clock_nanosleep@GLIBC_2.2.5": the version
+ * is no part of the function's name), into BUF when it must be cut. */
+static const char *unversioned(const char *name, char *buf, size_t cap)
+{
+	const char *at = name ? strchr(name, '@') : NULL;
+	if (!at || at == name)
+		return name;
+	size_t n = (size_t)(at - name);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The name of an inlined subroutine's DIE: its abstract origin's, the
+ * linkage name demangled when it has one. */
+static const char *inlined_name(Dwarf_Die *die, char *buf, size_t cap)
+{
+	Dwarf_Attribute attr;
+	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (linkage && strncmp(linkage, "_Z", 2) == 0)
+		return demangle(linkage, buf, cap);
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+/* The file of a DW_AT_call_file index in CU's line table. */
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word line;
+	return dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 ? (int)line : 0;
+}
+
+#define MAX_INLINE_DEPTH 64
+
+/* The calls inlined at PC inside the concrete function that holds it,
+ * outermost first, into CHAIN: below PARENT, the children whose ranges
+ * hold PC (through namespaces and classes, which have none), keeping the
+ * inlined subroutines on the way.  Returns their number. */
+static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 2 * MAX_INLINE_DEPTH || dwarf_child(parent, &child) != 0)
+		return n;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type: {
+			int m = inline_chain(&child, pc, chain, n, depth + 1);
+			if (m != n)
+				return m;
+			break;
+		}
+		case DW_TAG_subprogram:
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			if (dwarf_tag(&child) == DW_TAG_inlined_subroutine && n < MAX_INLINE_DEPTH)
+				chain[n++] = child;
+			return inline_chain(&child, pc, chain, n, depth + 1);
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
+/* Frames of the calls inlined at LOOKUP, innermost first, each given to
+ * FN with the pc's own file and line (the innermost) or the call site in
+ * the next inner one; NF then holds the call site of the outermost inlined
+ * call, the line in the function the symbol names.  Returns non-zero when
+ * FN asked to stop. */
+static int inlined_frames(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, struct native_frame *nf)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
+	Dwarf_Die chain[MAX_INLINE_DEPTH];
+	int n = cu ? inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+	for (int i = n - 1; i >= 0; i--) {
+		char buf[1024];
+		struct native_frame in = *nf;
+		in.function = inlined_name(&chain[i], buf, sizeof(buf));
+		in.inlined = true;
+		if (u->fn(&in, u->arg))
+			return 1;
+		/* the caller's line is this call's site */
+		nf->file = call_file(cu, &chain[i]);
+		nf->line = call_line(&chain[i]);
+	}
+	return 0;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -269,6 +379,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	/* a return address points after the call: look up the call itself */
 	Dwarf_Addr lookup = activation ? pc : pc - 1;
 	struct native_frame nf = { .pc = pc };
+	Dwarf_Word sp;
+	if (dwfl_frame_reg(frame, 7, &sp) == 0) /* DWARF register 7: rsp */
+		nf.sp = sp;
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
 	if (mod) {
 		void **ud;
@@ -276,23 +389,15 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		if (ref)
 			nf.module = ref->mod;
-		nf.function = demangle(dwfl_module_addrname(mod, lookup), u->demangled, sizeof(u->demangled));
-		/* "clock_nanosleep@GLIBC_2.2.5": the symbol version is no part of
-		 * the function's name */
-		const char *at = nf.function ? strchr(nf.function, '@') : NULL;
-		if (at && at > nf.function) {
-			size_t n = (size_t)(at - nf.function);
-			if (n >= sizeof(u->name))
-				n = sizeof(u->name) - 1;
-			memcpy(u->name, nf.function, n);
-			u->name[n] = '\0';
-			nf.function = u->name;
-		}
+		nf.function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+						   sizeof(u->demangled)), u->name, sizeof(u->name));
 		Dwfl_Line *line = dwfl_module_getsrc(mod, lookup);
 		if (line) {
 			int lineno = 0;
 			nf.file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 			nf.line = lineno;
+			if (inlined_frames(u, mod, lookup, &nf))
+				return DWARF_CB_ABORT;
 		}
 	}
 	return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;

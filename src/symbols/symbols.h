@@ -37,11 +37,13 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 /* One native frame, innermost first. */
 struct native_frame {
 	uint64_t pc;
+	uint64_t sp;                 /* the stack pointer in this frame; 0 unknown */
 	const char *function;        /* symbol name, NULL if unknown */
 	const char *module_path;     /* the file of the module, NULL if none */
 	struct dump_module *module;
 	const char *file;            /* source file, when debug info has it */
 	int line;
+	bool inlined;                /* a call inlined into the next frame (same pc) */
 };
 
 /* Called per frame; non-zero stops the walk. */

@@ -365,7 +365,8 @@ def check_native(target, core, truth, innermost):
         raise Failure("--native-all: exit %d: %s" % (rc, err.strip()))
     report = json.loads(out)
     crashed = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]][0]
-    mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"] if f["kind"] == "native"]
+    mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"]
+            if f["kind"] == "native" and not f.get("inlined")]
     g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_FRAMES, target.host_exe(), core],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
     theirs = []

@@ -1,9 +1,10 @@
 """Three interpreters (3.12+): two worker threads each run code in a
 subinterpreter of its own that records its own stack (sys._getframe():
 sys._current_frames() merges every interpreter's threads by thread id, so
-it cannot tell them apart) and then sleeps there; the main interpreter
-records its threads after.  Truth: argv[1] (the main interpreter) and
-argv[1] + ".sub1", ".sub2" (the frames running in each subinterpreter)."""
+it cannot tell them apart) and the OS thread it runs on, then sleeps
+there; the main interpreter records its threads after.  Truth: argv[1]
+(the main interpreter) and argv[1] + ".sub1", ".sub2" (the frames running
+in each subinterpreter, and its "native_id")."""
 import os
 import sys
 import threading
@@ -18,7 +19,7 @@ except ImportError:
     import _xxsubinterpreters as interpreters  # 3.12
 
 SUB_CODE = """
-import json, os, sys, time
+import _thread, json, os, sys, time
 
 def record_own(path, frame):
     frames = []
@@ -27,7 +28,7 @@ def record_own(path, frame):
                        "line": frame.f_lineno})
         frame = frame.f_back
     with open(path + ".tmp", "w") as f:
-        json.dump({"frames": frames}, f)
+        json.dump({"frames": frames, "native_id": _thread.get_native_id()}, f)
     os.rename(path + ".tmp", path)
 
 def sub%(n)d_inner():

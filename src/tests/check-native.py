@@ -1,0 +1,279 @@
+"""Native stacks with --native / --native-all, on real cores of every
+interpreter present (src/tests/interpreters/*.interp).
+
+- native scenario: a thread that never touches Python (libc's sleep started
+  by pthread_create) is listed in "native_threads" with the OS thread id
+  the process recorded, and its frames are gdb's for that thread, return
+  address for return address; every Python thread's frames are the ones
+  the process recorded, each run of them sitting right inside the eval
+  loop call (_PyEval_EvalFrameDefault) that ran it;
+- subinterp scenario (3.12+): two subinterpreters each run on a worker
+  thread of the main interpreter: each is reported on the OS thread its
+  code recorded (not the thread state's stale id), its frames woven inside
+  the worker's own eval loop call that ran run_string, never outside it,
+  and no frame is left unplaced.
+
+Prints one line per case (ok / FAIL / SKIP by name); exit 0 pass, 1 fail,
+77 when nothing could run."""
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cs)
+
+EVAL = "_PyEval_EvalFrameDefault"   # or a part GCC split off it: .cold
+GDB_THREAD = """python
+for t in gdb.selected_inferior().threads():
+    if t.ptid[1] == %d:
+        t.switch()
+        f = gdb.newest_frame()
+        while f is not None:
+            if f.type() in (gdb.NORMAL_FRAME, gdb.INLINE_FRAME):
+                print("FRAME %%d 0x%%x %%s" %% (f.type() == gdb.INLINE_FRAME, f.pc(), f.name()))
+            f = f.older()
+"""
+
+
+def targets():
+    """(name, Target) for every interpreter present; prints a SKIP for
+    the others."""
+    out = []
+    root = None
+    for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
+        name = os.path.basename(path)[:-7]
+        pattern = open(path).read().strip()
+        if pattern.startswith("sid:"):
+            if root is None:
+                root, why = cs.sid_root()
+                if why:
+                    root = ""
+                    print("SKIP: %s: no Debian unstable root: %s" % (name, why))
+            if not root:
+                continue
+            t = cs.Target(pattern[4:], root)
+            if not os.access(t.host_exe(), os.X_OK):
+                print("SKIP: %s: %s is not in %s" % (name, t.exe, root))
+                continue
+            _, why = cs.kernel_core_usable()
+            if why:
+                print("SKIP: %s: its snapshots are kernel cores, and %s" % (name, why))
+                continue
+            out.append((name, t))
+        else:
+            m = sorted(glob.glob(pattern))
+            if not m:
+                print("SKIP: %s (%s) not installed" % (name, pattern))
+                continue
+            out.append((name, cs.Target(m[-1])))
+    return out
+
+
+def gdb_frames(target, core, tid):
+    """gdb's frames of thread TID, innermost first: ("N", pc) for a real
+    frame, ("I", name) for a call gdb shows as inlined there."""
+    g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_THREAD % tid,
+                       target.host_exe(), core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+    frames = []
+    for line in g.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("FRAME "):
+            _, inline, pc, name = line.split(" ", 3)
+            frames.append(("I", name) if inline == "1" else ("N", int(pc, 16)))
+    return frames
+
+
+def pycore_frames(thread):
+    """The same view of pycore's native frames."""
+    return [("I", f["function"]) if f["inlined"] else ("N", int(f["address"], 16))
+            for f in thread["frames"] if f["kind"] == "native"]
+
+
+def same_as_gdb(label, target, core, thread):
+    """pycore's native frames are gdb's: the same return addresses, and the
+    same inlined calls at each (gdb stops at main; pycore goes on into
+    libc's start code)."""
+    mine, theirs = pycore_frames(thread), gdb_frames(target, core, thread["tid"])
+    if theirs and theirs[-1] == ("N", None):
+        theirs = theirs[:-1]
+    if not theirs or mine[:len(theirs)] != theirs:
+        raise cs.Failure("%s: native frames\n  pycore %s\n  gdb    %s" % (label, mine, theirs))
+    return sum(1 for k, _ in theirs if k == "I")
+
+
+def debug_args(target):
+    """A root's separate debug files (scripts/sid-root unpacks its -dbg
+    packages beside it): the symbols that name the eval loop."""
+    return ["--debug-dir", target.root + ".debug/usr/lib/debug"] if target.root else []
+
+
+def analyze(target, core, *opts):
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + list(opts) + target.pycore_args() +
+                                 debug_args(target) + [core])
+    if rc != 0:
+        raise cs.Failure("pycore %s: exit %d: %s" % (" ".join(opts), rc, err.strip()))
+    return json.loads(out)
+
+
+def python_frames(thread):
+    return [(f["function"], f["file"], f["line"]) for f in thread["frames"] if f["kind"] == "python"]
+
+
+def check_woven(label, thread):
+    """Each run of Python frames sits right inside an eval loop call: the
+    next frame outwards is _PyEval_EvalFrameDefault."""
+    frames = thread["frames"]
+    for i, f in enumerate(frames):
+        if f["kind"] == "python" and (i + 1 == len(frames) or frames[i + 1]["kind"] != "python"):
+            nxt = frames[i + 1] if i + 1 < len(frames) else None
+            if not nxt or nxt["kind"] != "native" or (nxt["function"] or "").split(".")[0] != EVAL:
+                raise cs.Failure("%s: Python frame %s is not inside an eval loop call (next: %s)"
+                                 % (label, f["function"], nxt and (nxt["kind"], nxt["function"])))
+
+
+def unplaced(report):
+    return [w for w in report["warnings"] if "placed after the native stack" in w]
+
+
+def check_native_scenario(target, work):
+    core, truth_path, _ = cs.take_snapshot(target, "native", work)
+    truth = json.load(open(truth_path))
+    tids = json.load(open(truth_path + ".native"))["native_tids"]
+    if tids is None:
+        return "skip: the process cannot list its threads (no /proc in %s)" % target.root
+    if len(tids) != 1:
+        raise cs.Failure("the process saw %d new threads: %s" % (len(tids), tids))
+    report = analyze(target, core, "--native-all")
+    if unplaced(report):
+        raise cs.Failure("frames left unplaced: %s" % unplaced(report))
+    native = [t for t in report["native_threads"] if t["tid"] == tids[0]]
+    if len(native) != 1:
+        raise cs.Failure("native_threads %s, the process started thread %d"
+                         % ([t["tid"] for t in report["native_threads"]], tids[0]))
+    mine = native[0]["frames"]
+    if not mine or any(f["kind"] != "native" for f in mine):
+        raise cs.Failure("thread %d: frames %s" % (tids[0], mine))
+    inlined = 0
+    if shutil.which("gdb"):
+        same_as_gdb("thread %d" % tids[0], target, core, native[0])
+    python = [t for i in report["interpreters"] for t in i["threads"]]
+    for tt in truth["threads"]:
+        mt = [t for t in python if t["ident"] == tt["ident"]]
+        if len(mt) != 1:
+            raise cs.Failure("thread ident %s: %d in the report" % (tt["ident"], len(mt)))
+        want = [(f["function"], f["file"], f["line"]) for f in tt["frames"]]
+        if python_frames(mt[0]) != want:
+            raise cs.Failure("thread %s: Python frames %s, the process says %s"
+                             % (tt["name"], python_frames(mt[0]), want))
+        check_woven("thread %s" % tt["name"], mt[0])
+        if shutil.which("gdb") and tt.get("main"):
+            inlined = same_as_gdb("thread %s" % tt["name"], target, core, mt[0])
+    # --native keeps the thread, without the interpreter's own frames
+    plain = analyze(target, core, "--native")
+    if tids[0] not in [t["tid"] for t in plain["native_threads"]]:
+        raise cs.Failure("--native lost thread %d" % tids[0])
+    return "thread %d: %d native frames%s; the main thread's, %d inlined calls among them, = gdb's" % (
+        tids[0], len(mine), " = gdb's" if shutil.which("gdb") else "", inlined)
+
+
+def check_subinterp_scenario(target, work):
+    core, truth_path, _ = cs.take_snapshot(target, "subinterp", work)
+    subs = [json.load(open(truth_path + ".sub%d" % n)) for n in (1, 2)]
+    report = analyze(target, core, "--native-all")
+    if unplaced(report):
+        raise cs.Failure("frames left unplaced: %s" % unplaced(report))
+    main = [i for i in report["interpreters"] if i["id"] == 0][0]
+    for n, sub in enumerate(subs, 1):
+        want = [(f["function"], f["file"], f["line"]) for f in sub["frames"]]
+        mine = [t for i in report["interpreters"] if i["id"] != 0 for t in i["threads"]
+                if python_frames(t) == want]
+        if len(mine) != 1:
+            raise cs.Failure("subinterpreter %d: %d threads run %s" % (n, len(mine), want))
+        t = mine[0]
+        if t["tid"] != sub["native_id"]:
+            raise cs.Failure("subinterpreter %d: thread %s, its code ran on OS thread %d"
+                             % (n, t["tid"], sub["native_id"]))
+        check_woven("subinterpreter %d" % n, t)
+        runner = [w for w in main["threads"] if w["tid"] == t["tid"]]
+        if len(runner) != 1:
+            raise cs.Failure("subinterpreter %d: no main-interpreter thread on OS thread %d" % (n, t["tid"]))
+        check_woven("runner %d" % n, runner[0])
+        # the same OS thread: the same native frames; the subinterpreter's
+        # Python frames sit inside (before, innermost first) the runner's
+        nat = [f["address"] for f in t["frames"] if f["kind"] == "native"]
+        if nat != [f["address"] for f in runner[0]["frames"] if f["kind"] == "native"]:
+            raise cs.Failure("subinterpreter %d and its runner show different native stacks" % n)
+
+        def first_python_at(frames):
+            k = 0
+            for f in frames:
+                if f["kind"] == "python":
+                    return k
+                k += 1
+            return None
+        sub_at = first_python_at(t["frames"])
+        runner_py = [k for k, f in enumerate(runner[0]["frames"]) if f["kind"] == "python"]
+        # native frames inward of each: count natives before the position
+        sub_depth = sum(1 for f in t["frames"][:sub_at] if f["kind"] == "native")
+        run_depth = sum(1 for f in runner[0]["frames"][:runner_py[0]] if f["kind"] == "native")
+        if not sub_depth < run_depth:
+            raise cs.Failure("subinterpreter %d's frames are woven %d native frames in, the runner's "
+                             "run_sub %d: the subinterpreter's code runs inside run_sub's call"
+                             % (n, sub_depth, run_depth))
+    extra = ""
+    if target.root:
+        # without the debug files nothing names the eval loop: nothing may
+        # be woven in then, and the report must say so
+        rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args()
+                                     + [core])
+        bare = json.loads(out) if rc in (0, 1) else None
+        if not bare or not unplaced(bare) or any(
+                f["kind"] == "python" and k + 1 < len(t["frames"]) and t["frames"][k + 1]["kind"] == "native"
+                for i in bare["interpreters"] for t in i["threads"] for k, f in enumerate(t["frames"])):
+            raise cs.Failure("without symbols for the eval loop: exit %d, warnings %s; want every Python "
+                             "frame listed after the native stack, and said" % (rc, bare and bare["warnings"]))
+        extra = "; without symbols, nothing woven and that said"
+    return "both subinterpreters on their own OS threads, woven inside their runners' calls" + extra
+
+
+def main():
+    if not shutil.which("gcore"):
+        print("SKIP: gcore not installed (Debian package gdb)")
+        return 77
+    if not shutil.which("gdb"):
+        print("SKIP: native frames against gdb's: gdb not installed")
+    failed = ran = 0
+    for name, target in targets():
+        for scenario in ("native", "subinterp"):
+            if scenario == "subinterp" and target.minor() < 12:
+                print("SKIP: %s subinterp: separate interpreters in one process need 3.12+" % name)
+                continue
+            work = target.workdir("pycore-native-%s-%s-" % (name, scenario))
+            try:
+                fn = check_native_scenario if scenario == "native" else check_subinterp_scenario
+                result = fn(target, work)
+                if result.startswith("skip: "):
+                    print("SKIP: %s %s: %s" % (name, scenario, result[6:]))
+                else:
+                    print("ok: %s %s: %s" % (name, scenario, result))
+                    ran += 1
+            except cs.Failure as e:
+                failed += 1
+                print("FAIL: %s %s: %s" % (name, scenario, e))
+            finally:
+                if os.environ.get("KEEP_CORES") == "1":
+                    print("  kept in %s" % work)
+                else:
+                    shutil.rmtree(work, ignore_errors=True)
+    if not ran and not failed:
+        return 77
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
