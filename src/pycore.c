@@ -147,6 +147,19 @@ static void usage_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* OPTION's value ARG as a whole number from 1 to MAX, or false after the
+ * usage error. */
+static bool whole_number(const char *option, const char *arg, unsigned long max, unsigned long *v)
+{
+	char *end;
+	*v = strtoul(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || *v == 0 || *v > max) {
+		usage_error("%s needs a whole number from 1 to %lu, not '%s'", option, max, arg);
+		return false;
+	}
+	return true;
+}
+
 static enum exit_code analyze_one(const char *path, const struct options *opt)
 {
 	struct analysis *a;
@@ -287,15 +300,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		case 'R':
 		case 'I':
 		case 'D': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			unsigned long max = c == 'D' ? 64 : 1ul << 24;
-			if (!*optarg || *end || optarg[0] == '-' || v == 0 || v > max) {
-				usage_error("%s needs a whole number from 1 to %lu, not '%s'",
-					    c == 'R' ? "--max-repr" : c == 'I' ? "--max-items" : "--max-depth",
-					    max, optarg);
+			unsigned long v;
+			if (!whole_number(c == 'R' ? "--max-repr" : c == 'I' ? "--max-items" : "--max-depth",
+					  optarg, c == 'D' ? 64 : 1ul << 24, &v))
 				return EXIT_USAGE;
-			}
 			if (c == 'R')
 				opt->analysis.py.max_repr = v;
 			else if (c == 'I')
@@ -306,14 +314,9 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		}
 		case 'j':
 		case 'm': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			unsigned long max = c == 'j' ? 1024 : 1ul << 30;
-			if (!*optarg || *end || optarg[0] == '-' || v == 0 || v > max) {
-				usage_error("%s needs a whole number from 1 to %lu, not '%s'",
-					    c == 'j' ? "--jobs" : "--max-memory", max, optarg);
+			unsigned long v;
+			if (!whole_number(c == 'j' ? "--jobs" : "--max-memory", optarg, c == 'j' ? 1024 : 1ul << 30, &v))
 				return EXIT_USAGE;
-			}
 			if (c == 'j')
 				opt->batch.jobs = (unsigned)v;
 			else
