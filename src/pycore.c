@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "analysis/analysis.h"
+#include "cli/batch.h"
 #include "report/report.h"
 
 enum exit_code {
@@ -22,7 +24,10 @@ enum exit_code {
 struct options {
 	bool json;
 	bool pretty;
+	bool format_given;
+	const char *batch_only;      /* the last batch option given, for analyze's error */
 	struct analysis_options analysis;
+	struct batch_options batch;
 };
 
 /* "a:b:c" appended to a NULL-terminated list of strings. */
@@ -47,6 +52,7 @@ static char **split_append(char **list, const char *spec)
 
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
+	"       pycore batch [OPTIONS] [PATH...]\n"
 	"       pycore --help | --version\n"
 	"\n"
 	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.15, and the\n"
@@ -98,16 +104,39 @@ static const char usage_text[] =
 	"                       auto (default) takes the DWARF when the table does not\n"
 	"                       fit the build (another object header) or is missing\n"
 	"\n"
+	"batch: many dumps, one JSON line each (always JSON Lines), each dump in a\n"
+	"worker process of its own; PATH is a dump, a directory (searched\n"
+	"recursively for files that start like dumps) or - (a list of paths on\n"
+	"standard input, one a line; also when no PATH is given).  A dump without a\n"
+	"report gets an error record {\"schema\", \"tool\", \"input\": {\"path\"},\n"
+	"\"error\": {\"code\", \"message\"}}.  A summary goes to standard error, and a\n"
+	"progress line when it is a terminal.  The options above apply, and:\n"
+	"  -j, --jobs N         N workers at once (default: one per CPU)\n"
+	"      --timeout S      kill a dump's worker after S seconds (default 60; 0:\n"
+	"                       never) and give the dump an error record \"timeout\";\n"
+	"                       its walk stops itself at 3/4 of S with a partial report\n"
+	"      --max-memory MB  limit each worker's data memory (RLIMIT_DATA; the mapped\n"
+	"                       dump is not counted)\n"
+	"      --ordered        records in input order (default: as they complete)\n"
+	"  -0, --null           the list on standard input is NUL-separated\n"
+	"      --skip-done FILE leave out dumps whose path has a record in FILE (JSON\n"
+	"                       Lines of an earlier run; a missing FILE holds none)\n"
+	"      --shard K/N      keep only the dumps whose path hashes to K (0 <= K < N):\n"
+	"                       FNV-1a 64 of the path's bytes, mod N\n"
+	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
 	"\n"
-	"Exit status (the highest over all dumps given):\n"
+	"Exit status of analyze (the highest over all dumps given):\n"
 	"  0  every report is complete\n"
 	"  1  a report was written but is incomplete (some thread or frame unreadable)\n"
 	"  2  usage error\n"
 	"  3  not a CPython process, or its interpreter cannot be found or read\n"
 	"  4  input unreadable, truncated beyond use, or not a dump\n"
-	"Each failure prints one line on standard error naming the file and the cause.\n";
+	"Each failure prints one line on standard error naming the file and the cause.\n"
+	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
+	"1 when some record could not be written, 2 usage error (also: a list or\n"
+	"--skip-done file that cannot be read).\n";
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void usage_error(const char *fmt, ...)
@@ -118,6 +147,19 @@ static void usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, " (try 'pycore --help')\n");
 	va_end(ap);
+}
+
+/* OPTION's value ARG as a whole number from 1 to MAX, or false after the
+ * usage error. */
+static bool whole_number(const char *option, const char *arg, unsigned long max, unsigned long *v)
+{
+	char *end;
+	*v = strtoul(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || *v == 0 || *v > max) {
+		usage_error("%s needs a whole number from 1 to %lu, not '%s'", option, max, arg);
+		return false;
+	}
+	return true;
 }
 
 static enum exit_code analyze_one(const char *path, const struct options *opt)
@@ -171,6 +213,12 @@ static const struct option longopts[] = {
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "max-memory", required_argument, NULL, 'm' },
+	{ "ordered", no_argument, NULL, 'O' },
+	{ "null", no_argument, NULL, '0' },
+	{ "skip-done", required_argument, NULL, 'k' },
+	{ "shard", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -185,6 +233,7 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			opt->format_given = true;
 			if (strcmp(optarg, "json") == 0) {
 				opt->json = true;
 			} else if (strcmp(optarg, "text") == 0) {
@@ -253,21 +302,53 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		case 'R':
 		case 'I':
 		case 'D': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			unsigned long max = c == 'D' ? 64 : 1ul << 24;
-			if (!*optarg || *end || optarg[0] == '-' || v == 0 || v > max) {
-				usage_error("%s needs a whole number from 1 to %lu, not '%s'",
-					    c == 'R' ? "--max-repr" : c == 'I' ? "--max-items" : "--max-depth",
-					    max, optarg);
+			unsigned long v;
+			if (!whole_number(c == 'R' ? "--max-repr" : c == 'I' ? "--max-items" : "--max-depth",
+					  optarg, c == 'D' ? 64 : 1ul << 24, &v))
 				return EXIT_USAGE;
-			}
 			if (c == 'R')
 				opt->analysis.py.max_repr = v;
 			else if (c == 'I')
 				opt->analysis.py.max_items = v;
 			else
 				opt->analysis.py.max_depth = (int)v;
+			break;
+		}
+		case 'j':
+		case 'm': {
+			unsigned long v;
+			if (!whole_number(c == 'j' ? "--jobs" : "--max-memory", optarg, c == 'j' ? 1024 : 1ul << 30, &v))
+				return EXIT_USAGE;
+			if (c == 'j')
+				opt->batch.jobs = (unsigned)v;
+			else
+				opt->batch.max_memory = v;
+			opt->batch_only = c == 'j' ? "--jobs" : "--max-memory";
+			break;
+		}
+		case 'O':
+			opt->batch.ordered = true;
+			opt->batch_only = "--ordered";
+			break;
+		case '0':
+			opt->batch.nul = true;
+			opt->batch_only = "--null";
+			break;
+		case 'k':
+			opt->batch.skip_done = optarg;
+			opt->batch_only = "--skip-done";
+			break;
+		case 'H': {
+			unsigned long k, n;
+			int used = -1;
+			if (sscanf(optarg, "%lu/%lu%n", &k, &n, &used) != 2 || used < 0 || optarg[used] ||
+			    optarg[0] == '-' || strchr(optarg, '-') || n == 0 || k >= n || n > 1ul << 30) {
+				usage_error("--shard needs K/N with 0 <= K < N, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			opt->batch.shard_k = k;
+			opt->batch.shard_n = n;
+			opt->batch_only = "--shard";
 			break;
 		}
 		case 'h':
@@ -291,15 +372,16 @@ int main(int argc, char **argv)
 {
 	struct options opt = { .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
 						.timeout = 60 } };
-	int rc = parse_options(argc, argv, "+:f:hV", &opt);
+	int rc = parse_options(argc, argv, "+:f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
 	if (optind >= argc) {
 		usage_error("%s", "no command given: use 'pycore analyze DUMP...'");
 		return EXIT_USAGE;
 	}
-	if (strcmp(argv[optind], "analyze") != 0) {
-		usage_error("unknown command '%s': the command is 'analyze'", argv[optind]);
+	bool batch = strcmp(argv[optind], "batch") == 0;
+	if (!batch && strcmp(argv[optind], "analyze") != 0) {
+		usage_error("unknown command '%s': the commands are 'analyze' and 'batch'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse
@@ -308,9 +390,28 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	rc = parse_options(argc, argv, ":f:hV", &opt);
+	rc = parse_options(argc, argv, ":f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
+	if (batch) {
+		if (opt.pretty || (opt.format_given && !opt.json)) {
+			usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
+			return EXIT_USAGE;
+		}
+		if (optind >= argc && isatty(STDIN_FILENO)) {
+			usage_error("%s", "batch: no dump given (paths, or a list of them on standard input)");
+			return EXIT_USAGE;
+		}
+		opt.batch.timeout = opt.analysis.py.timeout;
+		rc = batch_run(argv + optind, argc - optind, &opt.batch, &opt.analysis);
+		free_list(opt.analysis.files.search);
+		free_list(opt.analysis.files.debug_dirs);
+		return rc;
+	}
+	if (opt.batch_only) {
+		usage_error("%s is an option of batch, not of analyze", opt.batch_only);
+		return EXIT_USAGE;
+	}
 	if (optind >= argc) {
 		usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "dump/dump.h"
+#include "model/fingerprint.h"
 #include "report/report.h"
 #include "symbols/symbols.h"
 
@@ -137,6 +138,7 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
 		r->incomplete = true;
 	}
 	mismatch_warnings(a);
+	r->fingerprint = model_fingerprint(r);
 	*out = a;
 	return NULL;
 }

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* A decompressed dump may not exceed this (a corrupt frame could claim more). */
 #define ZSTD_MAX_OUTPUT ((uint64_t)1 << 40)
@@ -83,6 +84,12 @@ enum pc_code dump_zstd_inflate(struct dump *d)
 	while (in.pos < in.size) {
 		ZSTD_outBuffer o = { out, outcap, 0 };
 		ret = ZSTD_decompressStream(z, &o, &in);
+		if (ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation) {
+			/* not the stream's fault: the window would not fit (a memory limit) */
+			dump_set_error(d, "out of memory decompressing the zstd stream");
+			st = PC_ENOMEM;
+			goto done;
+		}
 		if (ZSTD_isError(ret)) {
 			dump_set_error(d, "corrupt zstd stream at compressed byte %zu (output byte %llu): %s",
 				       in.pos, (unsigned long long)total, ZSTD_getErrorName(ret));

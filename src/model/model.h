@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct arena;
+struct model_fingerprint;
 
 struct arena *arena_new(void);
 void arena_free(struct arena *a);
@@ -120,6 +121,7 @@ struct model_report {
 					 Python thread state */
 	struct ptrvec warnings;      /* of char * */
 	bool incomplete;             /* something could not be read */
+	struct model_fingerprint *fingerprint;   /* fingerprint.h; NULL: none */
 };
 
 struct model_report *model_report_new(void);

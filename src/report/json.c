@@ -125,6 +125,17 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "exception", exception_json(t->exception));
 }
 
+static json_t *fingerprint_json(const struct model_fingerprint *fp)
+{
+	if (!fp)
+		return json_null();
+	json_t *frames = json_array();
+	for (size_t i = 0; i < fp->nframes; i++)
+		json_array_append_new(frames, str_or_null(fp->frames[i]));
+	return json_pack("{s:s, s:i, s:o, s:o}", "hash", fp->hash, "version", fp->version,
+			 "kind", str_or_null(fp->kind), "frames", frames);
+}
+
 static json_t *report_json(const struct model_report *r)
 {
 	json_t *argv = json_null();
@@ -184,7 +195,7 @@ static json_t *report_json(const struct model_report *r)
 	for (size_t i = 0; i < r->warnings.n; i++)
 		json_array_append_new(warnings, json_string(r->warnings.items[i]));
 
-	return json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, "
+	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, "
 			 "s:o, s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
@@ -200,11 +211,13 @@ static json_t *report_json(const struct model_report *r)
 			 "interpreters", interps,
 			 "native_threads", native_threads,
 			 "warnings", warnings);
+	if (j)
+		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
+	return j;
 }
 
-int report_json_write(FILE *out, const struct model_report *r, bool pretty)
+static int write_line(FILE *out, json_t *j, bool pretty)
 {
-	json_t *j = report_json(r);
 	if (!j)
 		return -1;
 	size_t flags = JSON_PRESERVE_ORDER | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
@@ -213,4 +226,18 @@ int report_json_write(FILE *out, const struct model_report *r, bool pretty)
 	if (rc != 0 || fputc('\n', out) == EOF)
 		return -1;
 	return 0;
+}
+
+int report_json_write(FILE *out, const struct model_report *r, bool pretty)
+{
+	return write_line(out, report_json(r), pretty);
+}
+
+int report_json_error_write(FILE *out, const char *path, const char *code, const char *message)
+{
+	return write_line(out, json_pack("{s:s, s:{s:s, s:s}, s:{s:o}, s:{s:s, s:o}}",
+					 "schema", REPORT_SCHEMA,
+					 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
+					 "input", "path", str_or_null(path),
+					 "error", "code", code, "message", str_or_null(message)), false);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "model/fingerprint.h"
 #include "model/model.h"
 
 #define REPORT_SCHEMA "pycore-report/1"
@@ -13,6 +14,11 @@
 /* Both return 0, or -1 when writing failed. */
 int report_json_write(FILE *out, const struct model_report *r, bool pretty);
 int report_text_write(FILE *out, const struct model_report *r);
+
+/* An error record: the line batch mode writes for a dump that has no
+ * report, {"schema", "tool", "input": {"path"}, "error": {"code",
+ * "message"}} (README, "Batch mode").  0, or -1 when writing failed. */
+int report_json_error_write(FILE *out, const char *path, const char *code, const char *message);
 
 /* "SIGSEGV" for 11; NULL when the number has no name. */
 const char *report_signal_name(int number);

@@ -128,6 +128,13 @@ int report_text_write(FILE *out, const struct model_report *r)
 	} else {
 		fprintf(out, "Signal: none (a snapshot, not a crash)\n");
 	}
+	if (r->fingerprint) {
+		const struct model_fingerprint *fp = r->fingerprint;
+		fprintf(out, "Fingerprint: %s (%s", fp->hash, fp->kind);
+		for (size_t i = 0; i < fp->nframes; i++)
+			fprintf(out, "%s%s", i ? " < " : ": ", fp->frames[i]);
+		fprintf(out, ")\n");
+	}
 
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
