@@ -155,6 +155,21 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 							   (unsigned long long)frame));
 			break;
 		}
+		if (!code && !prev && !instr && !owner) {
+			/* 3.12+ keep each eval loop call's entry frame on the C
+			 * stack: a dump that holds that stack as zeros (gdb's gcore
+			 * of a process in another mount namespace writes such) ends
+			 * the chain here, and whether frames of outer eval loop
+			 * calls follow cannot be told */
+			int64_t on = dump_tid_of_stack_address(c->d, frame);
+			py_thread_error(c, t, on >= 0
+				? arena_printf(c->a, "interpreter frame at 0x%llx, on thread %lld's C stack, reads "
+					       "as zeros: the dump does not hold that stack, so outer frames may "
+					       "be missing", (unsigned long long)frame, (long long)on)
+				: arena_printf(c->a, "interpreter frame at 0x%llx reads as zeros: outer frames may "
+					       "be missing", (unsigned long long)frame));
+			break;
+		}
 		code = py_stackref_obj(c, code);
 		if (L->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM && owner <= max_owner(L->minor)) {
 			/* the shim an eval loop call starts with: the frame inside it

@@ -7,6 +7,9 @@ interpreter present (src/tests/interpreters/*.interp).
   address for return address; every Python thread's frames are the ones
   the process recorded, each run of them sitting right inside the eval
   loop call (_PyEval_EvalFrameDefault) that ran it;
+- zero-stacks (a Debian unstable interpreter in its root): gdb's gcore of
+  a chrooted process writes thread stacks as zeros; where a chain ends
+  there the thread says so, and what was read is the process's own;
 - subinterp scenario (3.12+): two subinterpreters each run on a worker
   thread of the main interpreter: each is reported on the OS thread its
   code recorded (not the thread state's stale id), its frames woven inside
@@ -241,6 +244,52 @@ def check_subinterp_scenario(target, work):
     return "both subinterpreters on their own OS threads, woven inside their runners' calls" + extra
 
 
+def check_zero_stacks(target, work):
+    """gdb's gcore of a process in a root filesystem (another mount
+    namespace would do the same) writes its threads' C stacks as zeros:
+    3.12+ keep each eval loop call's entry frame there, so each worker's
+    chain ends at zeros.  The frames read must be the process's own, and
+    the thread must say its stack may be incomplete (exit 1), never look
+    complete."""
+    truth_path = os.path.join(work, "truth.json")
+    proc = target.popen([target.scenario(work, "threads.py"), target.inside(truth_path)], work,
+                        stdout=subprocess.PIPE)
+    try:
+        if not cs.wait_ready(proc):
+            raise cs.Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        core = os.path.join(work, "core")
+        g = subprocess.run(["gcore", "-o", core, str(proc.pid)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+        core = "%s.%d" % (core, proc.pid)
+        if g.returncode != 0 or not os.path.exists(core):
+            raise cs.Failure("gcore failed: %s" % g.stdout.decode()[-300:])
+    finally:
+        proc.kill()
+        proc.wait()
+    truth = json.load(open(truth_path))
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    if rc != 1:
+        raise cs.Failure("exit %d (want 1: incomplete): %s" % (rc, err.strip()))
+    report = json.loads(out)
+    threads = [t for i in report["interpreters"] for t in i["threads"]]
+    zeroed = 0
+    for tt in truth["threads"]:
+        mt = [t for t in threads if t["ident"] == tt["ident"]]
+        if len(mt) != 1:
+            raise cs.Failure("thread ident %s: %d in the report" % (tt["ident"], len(mt)))
+        want = [(f["function"], f["file"], f["line"]) for f in tt["frames"]]
+        got = python_frames(mt[0])
+        if got != want[:len(got)] or not got:
+            raise cs.Failure("thread %s: frames %s, the process says %s" % (tt["name"], got, want))
+        if mt[0]["error"] and "reads as zeros" in mt[0]["error"]:
+            zeroed += 1
+        elif got != want:
+            raise cs.Failure("thread %s: %d of %d frames and no error" % (tt["name"], len(got), len(want)))
+    if not zeroed:
+        raise cs.Failure("no thread says its C stack reads as zeros: %s" % [t["error"] for t in threads])
+    return "%d threads end at a zeroed C stack and say so" % zeroed
+
+
 def main():
     if not shutil.which("gcore"):
         print("SKIP: gcore not installed (Debian package gdb)")
@@ -249,13 +298,16 @@ def main():
         print("SKIP: native frames against gdb's: gdb not installed")
     failed = ran = 0
     for name, target in targets():
-        for scenario in ("native", "subinterp"):
+        for scenario in ("native", "subinterp", "zero-stacks"):
             if scenario == "subinterp" and target.minor() < 12:
                 print("SKIP: %s subinterp: separate interpreters in one process need 3.12+" % name)
                 continue
+            if scenario == "zero-stacks" and not target.root:
+                continue  # only a process in a root filesystem makes gcore write zeros
             work = target.workdir("pycore-native-%s-%s-" % (name, scenario))
             try:
-                fn = check_native_scenario if scenario == "native" else check_subinterp_scenario
+                fn = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
+                      "zero-stacks": check_zero_stacks}[scenario]
                 result = fn(target, work)
                 if result.startswith("skip: "):
                     print("SKIP: %s %s: %s" % (name, scenario, result[6:]))
