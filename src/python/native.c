@@ -161,7 +161,8 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	}
 	struct unwind_into u = { .c = c, .interp_module = interp_module };
 	const char *why = NULL;
-	int n = symbols_native_stack(s, t->tid, collect_frame, &u, &why);
+	/* --native prints none of the interpreter's own frames: no lines for them */
+	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 ? interp_module : NULL, collect_frame, &u, &why);
 	if (n < 0) {
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
 		return;

@@ -248,6 +248,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 struct unwind {
 	Dwfl *dwfl;
+	const struct dump_module *quiet;   /* no line info for its frames */
 	char name[512];
 	char demangled[1024];
 	native_frame_fn fn;
@@ -391,7 +392,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 			nf.module = ref->mod;
 		nf.function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
 						   sizeof(u->demangled)), u->name, sizeof(u->name));
-		Dwfl_Line *line = dwfl_module_getsrc(mod, lookup);
+		Dwfl_Line *line = nf.module && nf.module == u->quiet ? NULL : dwfl_module_getsrc(mod, lookup);
 		if (line) {
 			int lineno = 0;
 			nf.file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -418,13 +419,14 @@ static int attach(struct symbols *s)
 	return s->attached > 0 ? 0 : -1;
 }
 
-int symbols_native_stack(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg, const char **error)
+int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
+			 native_frame_fn fn, void *arg, const char **error)
 {
 	if (attach(s) != 0) {
 		*error = dwfl_errmsg(-1);
 		return -1;
 	}
-	struct unwind u = { .dwfl = s->dwfl, .fn = fn, .arg = arg };
+	struct unwind u = { .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
 	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
 	if (u.error)
 		*error = u.error;

@@ -49,9 +49,13 @@ struct native_frame {
 /* Called per frame; non-zero stops the walk. */
 typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
 
-/* Unwind thread TID of the dump.  Returns the number of frames given to FN,
- * -1 when unwinding cannot start; *error says why the stack ends early. */
-int symbols_native_stack(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg, const char **error);
+/* Unwind thread TID of the dump.  Frames of module QUIET (NULL: none) get
+ * their symbol only, no source line or inlined calls (reading a module's
+ * line tables inflates its debug sections: costly, for frames nobody
+ * prints).  Returns the number of frames given to FN, -1 when unwinding
+ * cannot start; *error says why the stack ends early. */
+int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
+			 native_frame_fn fn, void *arg, const char **error);
 
 /* The module's DWARF (its own or a separate debug file's), or NULL. */
 struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m);
