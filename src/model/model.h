@@ -69,6 +69,8 @@ struct model_thread {
 	const char *error;
 	struct ptrvec frames;        /* of struct model_frame, innermost first */
 	struct model_exception *exception;   /* NULL: none being handled */
+	size_t gc_native;            /* 1 + the index in frames where its native stack runs the
+					garbage collector; 0: it does not (or not known) */
 };
 
 struct model_interp {

@@ -120,36 +120,68 @@ static void read_gil(struct py_ctx *c, uint64_t runtime, uint64_t interp, uint64
 	g->known = true;
 }
 
+/* The <GC> marker, into T's frames at index AT (0: on top). */
+static void insert_gc(struct py_ctx *c, struct model_thread *t, size_t at)
+{
+	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
+	if (!f)
+		return;
+	f->kind = FRAME_GC;
+	f->function = "<GC>";
+	struct ptrvec v = { 0 };
+	for (size_t k = 0; k <= t->frames.n; k++) {
+		if (k == at)
+			ptrvec_push(c->a, &v, f);
+		if (k < t->frames.n)
+			ptrvec_push(c->a, &v, t->frames.items[k]);
+	}
+	t->frames = v;
+}
+
 /* A collection runs holding the GIL: CPython up to 3.13 records no frame
  * for it, so the <GC> marker goes on top of the thread holding the GIL
  * (CPython's own unwinder does the same from 3.14 on, at gc.frame).  When
- * no thread holds it (a finalizer released it), say so instead. */
-static void mark_gc(struct py_ctx *c, struct model_interp *mi)
+ * no thread holds it (a finalizer released it, or a free-threaded build
+ * runs without one), the native stacks tell, with --native: the thread
+ * whose stack runs the collector (native.c notes where); else a warning
+ * says which thread is not known. */
+static void mark_gc(struct py_ctx *c, struct model_interp *mi, bool after_native)
 {
 	if (mi->gc_collecting != 1)
 		return;
 	for (size_t i = 0; i < mi->threads.n; i++) {
 		struct model_thread *t = mi->threads.items[i];
-		if (!t->holds_gil)
-			continue;
-		struct model_frame *f = arena_alloc(c->a, sizeof(*f));
-		if (!f)
+		if (!after_native && t->holds_gil) {
+			insert_gc(c, t, 0);
 			return;
-		f->kind = FRAME_GC;
-		f->function = "<GC>";
-		struct ptrvec v = { 0 };
-		ptrvec_push(c->a, &v, f);
+		}
 		for (size_t k = 0; k < t->frames.n; k++)
-			ptrvec_push(c->a, &v, t->frames.items[k]);
-		t->frames = v;
-		return;
+			if (((struct model_frame *)t->frames.items[k])->kind == FRAME_GC)
+				return; /* placed already */
+	}
+	if (c->opt->native && !after_native)
+		return; /* the native stacks may tell: py_gc_after_native */
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (t->gc_native) {
+			insert_gc(c, t, t->gc_native - 1);
+			return;
+		}
 	}
 	if (mi->gil_enabled == 0)
 		model_warn(c->r, "interpreter %lld was collecting garbage; its GIL is disabled (a "
-			   "free-threaded build): which thread collects is not known", (long long)mi->id);
+			   "free-threaded build): which thread collects is not known%s", (long long)mi->id,
+			   c->opt->native ? " (no native stack runs the collector)" : "");
 	else
 		model_warn(c->r, "interpreter %lld was collecting garbage, in a thread that had released "
-			   "the GIL (a finalizer): which thread is not known", (long long)mi->id);
+			   "the GIL (a finalizer): which thread is not known%s", (long long)mi->id,
+			   c->opt->native ? " (no native stack runs the collector)" : "");
+}
+
+void py_gc_after_native(struct py_ctx *c)
+{
+	for (size_t i = 0; i < c->r->interps.n; i++)
+		mark_gc(c, c->r->interps.items[i], true);
 }
 
 void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current)
@@ -208,7 +240,7 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 			}
 		}
 		py_thread_names(c, interp, mi);
-		mark_gc(c, mi);
+		mark_gc(c, mi, false);
 		if (py_rd_ptr(c, interp + L->interp_next, &interp) != 0) {
 			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
 			c->r->incomplete = true;

@@ -75,6 +75,26 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	return 0;
 }
 
+/* The collector's own functions in CPython 3.6-3.15 (Modules/gcmodule.c,
+ * Python/gc.c, Python/gc_free_threading.c): a frame of one, in the
+ * interpreter's module, is a collection in progress. */
+static bool is_gc_function(const char *fn)
+{
+	static const char *const names[] = {
+		"collect", "collect_with_callback", "collect_generations", "gc_collect_main",
+		"gc_collect_with_callback", "gc_collect_generations", "gc_collect_full",
+		"gc_collect_young", "gc_collect_increment", "gc_collect_region", "finalize_garbage",
+		"delete_garbage", "_PyGC_Collect",
+	};
+	if (!fn)
+		return false;
+	size_t n = strcspn(fn, "."); /* a GCC clone: gc_collect_main.constprop.0 */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && strncmp(fn, names[i], n) == 0)
+			return true;
+	return false;
+}
+
 /* The groups of T's frames (innermost first): group g is
  * frames[start[g] .. start[g + 1]). */
 static size_t group_frames(struct py_ctx *c, const struct ptrvec *frames, size_t **start)
@@ -181,6 +201,8 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 				ptrvec_push(c->a, &out, t->frames.items[i]);
 			g++;
 		}
+		if (!t->gc_native && u.v[k].internal && !u.v[k].f->inlined && is_gc_function(u.v[k].f->function))
+			t->gc_native = out.n + 1;
 		if (!u.v[k].internal || c->opt->native >= 2)
 			ptrvec_push(c->a, &out, u.v[k].f);
 	}

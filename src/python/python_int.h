@@ -156,6 +156,9 @@ const char *py_version_string(struct arena *a, uint64_t hex);
 
 /* Every interpreter from HEAD on, with its threads, into c->r. */
 void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current);
+/* With --native, after weaving: the <GC> marker on the thread whose native
+ * stack runs the collector, where no thread holds the GIL. */
+void py_gc_after_native(struct py_ctx *c);
 
 /* ---- frames.c ---- */
 

@@ -123,6 +123,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 				py_weave_native(&c, s, t, rt.mod, tid_shared(r, t));
 			}
 		}
+		py_gc_after_native(&c);
 		r->has_native_threads = true;
 		py_native_threads(&c, s, rt.mod);
 	}

@@ -10,6 +10,10 @@ interpreter present (src/tests/interpreters/*.interp).
 - zero-stacks (a Debian unstable interpreter in its root): gdb's gcore of
   a chrooted process writes thread stacks as zeros; where a chain ends
   there the thread says so, and what was read is the process's own;
+- gc_nogil: a collection whose finalizer released the GIL: with --native
+  the thread whose native stack runs the collector carries the <GC>
+  marker (the thread the process recorded), without it a warning says the
+  thread is not known;
 - subinterp scenario (3.12+): two subinterpreters each run on a worker
   thread of the main interpreter: each is reported on the OS thread its
   code recorded (not the thread state's stale id), its frames woven inside
@@ -290,6 +294,38 @@ def check_zero_stacks(target, work):
     return "%d threads end at a zeroed C stack and say so" % zeroed
 
 
+def check_gc_nogil(target, work):
+    """A collection whose finalizer released the GIL: without --native the
+    report says which thread collects is not known; with it, the thread
+    whose native stack runs the collector (the one the process recorded)
+    carries the one <GC> marker, inside the collector's native frames."""
+    core, truth_path, _ = cs.take_snapshot(target, "gc_nogil", work)
+    truth = json.load(open(truth_path))
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + debug_args(target)
+                                 + [core])
+    plain = json.loads(out) if rc in (0, 1) else None
+    if not plain or plain["interpreters"][0]["gc_collecting"] is not True:
+        raise cs.Failure("without --native: exit %d, gc_collecting %s" % (
+            rc, plain and plain["interpreters"][0]["gc_collecting"]))
+    if not any("which thread is not known" in w for w in plain["warnings"]):
+        raise cs.Failure("without --native: no warning that the collecting thread is unknown: %s"
+                         % plain["warnings"])
+    report = analyze(target, core, "--native-all")
+    threads = [t for i in report["interpreters"] for t in i["threads"]]
+    marked = [t for t in threads if any(f["kind"] == "gc" for f in t["frames"])]
+    if len(marked) != 1 or marked[0]["ident"] != truth["crasher"]:
+        raise cs.Failure("<GC> on threads %s; the process collects in %s"
+                         % ([t["ident"] for t in marked], truth["crasher"]))
+    frames = marked[0]["frames"]
+    at = [k for k, f in enumerate(frames) if f["kind"] == "gc"]
+    if len(at) != 1 or at[0] + 1 >= len(frames) or frames[at[0] + 1]["kind"] != "native":
+        raise cs.Failure("the <GC> marker is not on the collector's native frames: %s"
+                         % [(f["kind"], f["function"]) for f in frames])
+    if any("which thread is not known" in w for w in report["warnings"]):
+        raise cs.Failure("with --native, still 'not known': %s" % report["warnings"])
+    return "the collecting thread found by its native stack (%s)" % frames[at[0] + 1]["function"]
+
+
 def main():
     if not shutil.which("gcore"):
         print("SKIP: gcore not installed (Debian package gdb)")
@@ -298,16 +334,20 @@ def main():
         print("SKIP: native frames against gdb's: gdb not installed")
     failed = ran = 0
     for name, target in targets():
-        for scenario in ("native", "subinterp", "zero-stacks"):
+        for scenario in ("native", "subinterp", "zero-stacks", "gc_nogil"):
             if scenario == "subinterp" and target.minor() < 12:
                 print("SKIP: %s subinterp: separate interpreters in one process need 3.12+" % name)
                 continue
             if scenario == "zero-stacks" and not target.root:
                 continue  # only a process in a root filesystem makes gcore write zeros
+            if scenario == "gc_nogil" and target.minor() < 7:
+                print("SKIP: %s gc_nogil: 3.6 keeps its collecting flag in a static pycore does not read"
+                      % name)
+                continue
             work = target.workdir("pycore-native-%s-%s-" % (name, scenario))
             try:
                 fn = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
-                      "zero-stacks": check_zero_stacks}[scenario]
+                      "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil}[scenario]
                 result = fn(target, work)
                 if result.startswith("skip: "):
                     print("SKIP: %s %s: %s" % (name, scenario, result[6:]))
