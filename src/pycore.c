@@ -1,5 +1,6 @@
 /* pycore: the command line.  Runs one analysis per input (analysis.h),
  * renders its report and owns the exit code. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@ enum exit_code {
 	EXIT_USAGE = 2,
 	EXIT_NOT_PYTHON = 3,
 	EXIT_BAD_INPUT = 4,
+	EXIT_WRITE = 5,
 };
 
 struct options {
@@ -59,8 +61,14 @@ static const char usage_text[] =
 	"scan.\n"
 	"\n"
 	"Options:\n"
-	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
-	"                       line (JSON Lines), schema pycore-report/1\n"
+	"  -f, --format FORMAT  text (default): a summary line (the signal and its code,\n"
+	"                       the fault address or the sender, the thread, its Python\n"
+	"                       line), then each thread's traceback, the crashed thread\n"
+	"                       first, then the GIL holder; strings from the dump are\n"
+	"                       escaped as repr() escapes control characters, bytes\n"
+	"                       that are not UTF-8 as \\xNN.  json: one JSON object per\n"
+	"                       dump, one per line (JSON Lines), schema pycore-report/1;\n"
+	"                       bytes that are not UTF-8 as \\udcNN (os.fsdecode's form)\n"
 	"      --pretty         indent the JSON (one object spans several lines)\n"
 	"      --locals[=deep]  also report every frame's arguments and variables, with\n"
 	"                       the repr() Python itself would print for built-in types;\n"
@@ -89,7 +97,7 @@ static const char usage_text[] =
 	"  5. debuginfod, when DEBUGINFOD_URLS is set\n"
 	"      --executable PATH  the main program's file\n"
 	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
-	"                       with a warning in the report\n"
+	"                       with a warning in the report (which exits 0 if complete)\n"
 	"      --layout auto|table|dwarf\n"
 	"                       where CPython's struct offsets come from: pycore's\n"
 	"                       table for the version, or the interpreter's own DWARF;\n"
@@ -101,10 +109,11 @@ static const char usage_text[] =
 	"\n"
 	"Exit status (the highest over all dumps given):\n"
 	"  0  every report is complete\n"
-	"  1  a report was written but is incomplete (some thread or frame unreadable)\n"
+	"  1  a report was written but is incomplete (a stack or exception unreadable)\n"
 	"  2  usage error\n"
 	"  3  not a CPython process, or its interpreter cannot be found or read\n"
 	"  4  input unreadable, truncated beyond use, or not a dump\n"
+	"  5  the report could not be written (standard output failed: a full disk)\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n";
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -116,6 +125,15 @@ static void usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, " (try 'pycore --help')\n");
 	va_end(ap);
+}
+
+/* After --help or --version: whether they reached standard output. */
+static enum exit_code flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_COMPLETE;
+	fprintf(stderr, "pycore: cannot write to standard output: %s\n", strerror(errno));
+	return EXIT_WRITE;
 }
 
 static enum exit_code analyze_one(const char *path, const struct options *opt)
@@ -132,12 +150,17 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	}
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
-	int w = opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r);
-	fflush(stdout);
-	if (w != 0) {
-		fprintf(stderr, "pycore: %s: cannot write the report\n", path);
-		rc = EXIT_INCOMPLETE;
-	} else if (r->incomplete) {
+	if (opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r))
+		rc = EXIT_WRITE;
+	int err = errno;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		err = errno ? errno : err;
+		rc = EXIT_WRITE;
+	}
+	if (rc == EXIT_WRITE) {
+		fprintf(stderr, "pycore: %s: cannot write the report to standard output%s%s\n", path,
+			err ? ": " : "", err ? strerror(err) : "");
+	} else if (model_report_incomplete(r)) {
 		fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
 			path);
 		rc = EXIT_INCOMPLETE;
@@ -270,10 +293,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		}
 		case 'h':
 			fputs(usage_text, stdout);
-			return EXIT_COMPLETE;
+			return flush_stdout();
 		case 'V':
 			printf("pycore %s\n", PACKAGE_VERSION);
-			return EXIT_COMPLETE;
+			return flush_stdout();
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -315,9 +338,12 @@ int main(int argc, char **argv)
 	}
 	enum exit_code worst = EXIT_COMPLETE;
 	for (int i = optind; i < argc; i++) {
+		errno = 0;
 		enum exit_code one = analyze_one(argv[i], &opt);
 		if (one > worst)
 			worst = one;
+		if (one == EXIT_WRITE)
+			break; /* the other reports could not be written either */
 	}
 	free_list(opt.analysis.files.search);
 	free_list(opt.analysis.files.debug_dirs);
