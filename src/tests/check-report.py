@@ -14,6 +14,7 @@ argument holding a newline and one holding a byte that is not UTF-8:
     own sys.argv holds; the text report holds no control character but the
     line ends, is valid UTF-8, and shows the thread name and arguments
     escaped as repr() escapes them; the crashed thread comes first;
+  * with --max-repr 12 no repr is longer than 12 characters, "..." included;
   * a report written to /dev/full fails with its own message and exit 5
     (text and JSON), and a core of CPython 2.7 (when pyenv has one) is
     refused as "CPython 2.7 is not supported".
@@ -163,6 +164,17 @@ def fault(target, workdir):
         raise Failure("the crashed thread is %r, the scenario's is %r" % (tt["name"], NAME))
     if "SEGV_MAPERR (address not mapped), fault address 0x%x" % address not in report["summary"]["text"]:
         raise Failure("summary.text %r" % report["summary"]["text"])
+    # --max-repr N: the whole repr, "..." included, is at most N characters
+    cut = 0
+    for t in [t for i in pycore_json(["--locals", "--max-repr", "12"], core)["interpreters"] for t in i["threads"]]:
+        for f in t["frames"]:
+            for l in f["locals"] or []:
+                r = l["repr"]
+                if r is not None and (len(r) > 12 or ("cut" in (l["error"] or "")) != r.endswith("...")):
+                    raise Failure("--max-repr 12: %s = %r (error %r)" % (l["name"], r, l["error"]))
+                cut += r is not None and r.endswith("...")
+    if not cut:
+        raise Failure("--max-repr 12 cut no repr of the module's namespace")
     native = pycore_json(["--native"], core)["summary"]["native_frame"]
     if not native or not (native["function"] or "").lstrip("_").startswith("strlen"):
         raise Failure("with --native, summary.native_frame is %s, not strlen" % native)
