@@ -1,5 +1,6 @@
 /* pycore: the command line.  Runs one analysis per input (analysis.h),
  * renders its report and owns the exit code. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@ enum exit_code {
 	EXIT_USAGE = 2,
 	EXIT_NOT_PYTHON = 3,
 	EXIT_BAD_INPUT = 4,
+	EXIT_WRITE = 5,
 };
 
 struct options {
@@ -65,14 +67,21 @@ static const char usage_text[] =
 	"scan.\n"
 	"\n"
 	"Options:\n"
-	"  -f, --format FORMAT  text (default) or json: one JSON object per dump, one per\n"
-	"                       line (JSON Lines), schema pycore-report/1\n"
+	"  -f, --format FORMAT  text (default): a summary line (the signal and its code,\n"
+	"                       the fault address or the sender, the thread, its Python\n"
+	"                       line), then each thread's traceback, the crashed thread\n"
+	"                       first, then the GIL holder; strings from the dump are\n"
+	"                       escaped as repr() escapes control characters, bytes\n"
+	"                       that are not UTF-8 as \\xNN.  json: one JSON object per\n"
+	"                       dump, one per line (JSON Lines), schema pycore-report/1;\n"
+	"                       bytes that are not UTF-8 as \\udcNN (os.fsdecode's form)\n"
 	"      --pretty         indent the JSON (one object spans several lines)\n"
 	"      --locals[=deep]  also report every frame's arguments and variables, with\n"
 	"                       the repr() Python itself would print for built-in types;\n"
 	"                       =deep also lists the attributes of instances among them\n"
 	"                       (their __dict__ and __slots__)\n"
-	"      --max-repr N     cut a repr at N characters, ending it with ... (default 256)\n"
+	"      --max-repr N     a repr is at most N characters, the ... ending a cut one\n"
+	"                       included (default 256)\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"
 	"      --max-depth N    show containers nested at most N deep (default 32, at most 64)\n"
 	"      --native         each thread's native stack too, with its Python frames\n"
@@ -97,7 +106,7 @@ static const char usage_text[] =
 	"  5. debuginfod, when DEBUGINFOD_URLS is set\n"
 	"      --executable PATH  the main program's file\n"
 	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
-	"                       with a warning in the report\n"
+	"                       with a warning in the report (which exits 0 if complete)\n"
 	"      --layout auto|table|dwarf\n"
 	"                       where CPython's struct offsets come from: pycore's\n"
 	"                       table for the version, or the interpreter's own DWARF;\n"
@@ -129,10 +138,11 @@ static const char usage_text[] =
 	"\n"
 	"Exit status of analyze (the highest over all dumps given):\n"
 	"  0  every report is complete\n"
-	"  1  a report was written but is incomplete (some thread or frame unreadable)\n"
+	"  1  a report was written but is incomplete (a stack or exception unreadable)\n"
 	"  2  usage error\n"
 	"  3  not a CPython process, or its interpreter cannot be found or read\n"
 	"  4  input unreadable, truncated beyond use, or not a dump\n"
+	"  5  the report could not be written (standard output failed: a full disk)\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n"
 	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
 	"1 when some record could not be written, 2 usage error (also: a list or\n"
@@ -162,6 +172,15 @@ static bool whole_number(const char *option, const char *arg, unsigned long max,
 	return true;
 }
 
+/* After --help or --version: whether they reached standard output. */
+static enum exit_code flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_COMPLETE;
+	fprintf(stderr, "pycore: cannot write to standard output: %s\n", strerror(errno));
+	return EXIT_WRITE;
+}
+
 static enum exit_code analyze_one(const char *path, const struct options *opt)
 {
 	struct analysis *a;
@@ -176,12 +195,17 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	}
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
-	int w = opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r);
-	fflush(stdout);
-	if (w != 0) {
-		fprintf(stderr, "pycore: %s: cannot write the report\n", path);
-		rc = EXIT_INCOMPLETE;
-	} else if (r->incomplete) {
+	if (opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r))
+		rc = EXIT_WRITE;
+	int err = errno;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		err = errno ? errno : err;
+		rc = EXIT_WRITE;
+	}
+	if (rc == EXIT_WRITE) {
+		fprintf(stderr, "pycore: %s: cannot write the report to standard output%s%s\n", path,
+			err ? ": " : "", err ? strerror(err) : "");
+	} else if (model_report_incomplete(r)) {
 		fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
 			path);
 		rc = EXIT_INCOMPLETE;
@@ -353,10 +377,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		}
 		case 'h':
 			fputs(usage_text, stdout);
-			return EXIT_COMPLETE;
+			return flush_stdout();
 		case 'V':
 			printf("pycore %s\n", PACKAGE_VERSION);
-			return EXIT_COMPLETE;
+			return flush_stdout();
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -418,9 +442,12 @@ int main(int argc, char **argv)
 	}
 	enum exit_code worst = EXIT_COMPLETE;
 	for (int i = optind; i < argc; i++) {
+		errno = 0;
 		enum exit_code one = analyze_one(argv[i], &opt);
 		if (one > worst)
 			worst = one;
+		if (one == EXIT_WRITE)
+			break; /* the other reports could not be written either */
 	}
 	free_list(opt.analysis.files.search);
 	free_list(opt.analysis.files.debug_dirs);

@@ -47,9 +47,13 @@ static void fill_process(struct model_report *r, const struct dump *d)
 		r->has_signal = true;
 		r->signal_number = d->signal.number;
 		r->signal_code = d->signal.code;
+		r->signal_has_code = d->signal.has_code;
 		r->signal_name = report_signal_name(d->signal.number);
 		r->signal_has_address = d->signal.has_address;
 		r->signal_address = d->signal.address;
+		r->signal_has_sender = d->signal.has_sender;
+		r->sender_pid = d->signal.sender_pid;
+		r->sender_uid = d->signal.sender_uid;
 		r->crashed_tid = d->crashed_tid;
 	}
 }
@@ -93,8 +97,9 @@ static void mismatch_warnings(struct analysis *a)
 		const struct dump_module *m = &a->dump->modules[i];
 		const struct locate_result *lr = locate_result(a->loc, m);
 		if (lr && lr->state == LOCATE_MISMATCH_USED && file_used(a, m)) {
+			/* a warning, not a gap: the caller accepted such files,
+			 * and the exit status follows what the report holds */
 			model_warn(a->report, "--allow-mismatch: using %s", lr->reason ? lr->reason : m->path);
-			a->report->incomplete = true;
 		}
 	}
 }

@@ -46,12 +46,25 @@ struct dump_module {
 	bool build_id_prefix;        /* only the first build_id_len bytes are known */
 };
 
+/* The signal that ended (or snapshotted) the process, as siginfo_t says.
+ * A fault the kernel raised (si_code > 0, not SI_KERNEL) has an address;
+ * a signal another process or the process itself sent (SI_USER, SI_TKILL,
+ * SI_QUEUE) has its sender instead, in the same bytes of siginfo_t. */
 struct dump_signal {
 	int number;
-	int code;
+	int code;                    /* si_code, when has_code */
+	bool has_code;
 	uint64_t address;            /* si_addr, for faults */
 	bool has_address;
+	bool has_sender;
+	int64_t sender_pid;          /* si_pid, si_uid of the sender */
+	int64_t sender_uid;
 };
+
+/* Fill S's address or sender from WORD, the 8 bytes at offset 16 of the
+ * x86_64 siginfo_t (si_addr; or si_pid at 16 and si_uid at 20), given S's
+ * number and code (has_code set). */
+void dump_signal_decode(struct dump_signal *s, uint64_t word);
 
 struct dump_priv;
 

@@ -22,7 +22,7 @@
 #define PRPSINFO_PID     24
 #define PRPSINFO_FNAME   40
 #define PRPSINFO_PSARGS  56
-#define SIGINFO_MIN      24     /* si_signo, si_errno, si_code, pad, si_addr */
+#define SIGINFO_MIN      24     /* si_signo, si_errno, si_code, pad, si_addr (or si_pid, si_uid) */
 
 /* A PT_LOAD as the core declares it, kept while building the segment list. */
 struct load {
@@ -440,12 +440,8 @@ enum pc_code dump_elfcore_open(struct dump *d)
 			if (cp.siginfo && cp.siginfo_len >= SIGINFO_MIN &&
 			    (int)dump_le32(cp.siginfo) == d->signal.number) {
 				d->signal.code = (int32_t)dump_le32(cp.siginfo + 8);
-				int n = d->signal.number;
-				/* si_addr is meaningful for the fault signals only */
-				if (n == 4 || n == 7 || n == 8 || n == 11 || n == 5) {
-					d->signal.address = dump_le64(cp.siginfo + 16);
-					d->signal.has_address = true;
-				}
+				d->signal.has_code = true;
+				dump_signal_decode(&d->signal, dump_le64(cp.siginfo + 16));
 			}
 		}
 		find_argv(d, &cp, find_executable(d, &cp));

@@ -9,7 +9,8 @@
  * release, cmdline, environ, auxv, maps, DSO debug).  An AMD64 thread
  * context is CONTEXT_AMD64: rax at 120 ... r15 at 240, rip at 248.
  * Breakpad writes, for a Linux signal, the signal number as the exception
- * code, si_code as the flags and the fault address as the address.
+ * code, si_code as the flags and the si_addr word of siginfo_t (the fault
+ * address, or a sender's pid and uid) as the address.
  */
 #include "dump_int.h"
 
@@ -387,12 +388,10 @@ enum pc_code dump_minidump_open(struct dump *d)
 		d->crashed_tid = dump_le32(e);
 		d->signal.number = (int)dump_le32(e + 8);
 		d->signal.code = (int)dump_le32(e + 12);
-		int n = d->signal.number;
-		/* the address means something for the fault signals only */
-		if (n == 4 || n == 5 || n == 7 || n == 8 || n == 11) {
-			d->signal.address = dump_le64(e + 24);
-			d->signal.has_address = true;
-		}
+		d->signal.has_code = true;
+		/* Breakpad and Crashpad copy siginfo's si_addr word there, which
+		 * for a sent signal holds the sender's pid and uid */
+		dump_signal_decode(&d->signal, dump_le64(e + 24));
 	}
 	/* Breakpad and lldb list the main program first */
 	if (d->nmodules)

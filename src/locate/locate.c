@@ -145,7 +145,8 @@ static bool take(struct search *s, const char *path, enum locate_how how)
 		dump_hex(s->m->build_id, s->m->build_id_len, want);
 		if (idlen)
 			dump_hex(id, idlen, got);
-		if (asprintf(&s->mismatch, "%s has build-id %s, the dump's is %s", path, got, want) < 0)
+		if (asprintf(&s->mismatch, "%s has build-id %s, the dump's is %s%s", path, got, want,
+			     s->l->p->allow_mismatch ? "" : " (--allow-mismatch would use it)") < 0)
 			s->mismatch = NULL;
 	}
 	if (s->l->p->allow_mismatch && !s->fallback) {
@@ -299,15 +300,21 @@ static void resolve(struct locate *l, struct dump_module *m, struct locate_resul
 		res->state = LOCATE_NOT_ELF;
 		return;
 	}
+	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
 	if (m->build_id_len == 0 && !p->allow_mismatch) {
+		/* the hint only where a file is there for the option to take */
+		char *under_root = p->sysroot ? join(p->sysroot, m->path) : NULL;
+		bool some = access(main_program && p->executable ? p->executable : m->path, R_OK) == 0 ||
+			    (under_root && access(under_root, R_OK) == 0);
+		free(under_root);
 		res->state = LOCATE_NO_BUILD_ID;
 		if (asprintf((char **)&res->reason, "%s: the dump does not record its build-id, so no file on "
-			     "disk can be verified (--allow-mismatch uses it anyway)", m->path) < 0)
+			     "disk can be verified%s", m->path,
+			     some ? " (--allow-mismatch uses it anyway)" : "") < 0)
 			res->reason = NULL;
 		return;
 	}
 	struct search s = { .l = l, .m = m, .res = res };
-	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
 	bool ok = main_program && p->executable ? take(&s, p->executable, LOCATE_EXECUTABLE)
 						: take(&s, m->path, LOCATE_RECORDED);
 	if (!ok && p->sysroot)

@@ -135,3 +135,18 @@ void model_warn(struct model_report *r, const char *fmt, ...)
 	if (p)
 		ptrvec_push(r->arena, &r->warnings, p);
 }
+
+bool model_report_incomplete(const struct model_report *r)
+{
+	if (r->incomplete)
+		return true;
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (t->error || (t->exception && (t->exception->error || !t->exception->type)))
+				return true;
+		}
+	}
+	return false;
+}

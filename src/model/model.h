@@ -101,9 +101,12 @@ struct model_report {
 	const char **argv;           /* NULL-terminated or NULL */
 	bool has_signal;
 	int signal_number, signal_code;
+	bool signal_has_code;        /* si_code is known */
 	const char *signal_name;
-	bool signal_has_address;
+	bool signal_has_address;     /* a fault address the kernel gave */
 	uint64_t signal_address;
+	bool signal_has_sender;      /* sent with kill, tkill or sigqueue */
+	int64_t sender_pid, sender_uid;
 	int64_t crashed_tid;         /* -1: none */
 	struct ptrvec modules;       /* of struct model_module */
 	int64_t *tids;               /* every OS thread the dump holds */
@@ -129,5 +132,8 @@ struct model_report {
 struct model_report *model_report_new(void);
 void model_report_free(struct model_report *r);
 void model_warn(struct model_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether the report lacks something: ->incomplete, or a thread's stack
+ * or its exception (the type, the traceback) that could not be read. */
+bool model_report_incomplete(const struct model_report *r);
 
 #endif

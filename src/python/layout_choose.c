@@ -134,12 +134,20 @@ struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const str
 			hex = v;
 	}
 	unsigned minor = hex ? (unsigned)((hex >> 16) & 0xff)
-			 : scanned ? rt->scanned_minor : py_minor_from_name(rt->mod->path);
+			 : scanned ? rt->scanned_minor : py_minor_from_name(rt->mod->path, 3);
 	if (!minor && d->executable)
-		minor = py_minor_from_name(d->executable);
-	if (!minor)
-		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s defines _PyRuntime but its Python version "
-				    "cannot be told", rt->mod->path);
+		minor = py_minor_from_name(d->executable, 3);
+	if (!minor) {
+		/* Python 2 has an interpreter list too, under the same name */
+		unsigned two = py_minor_from_name(rt->mod->path, 2);
+		if (!two && d->executable)
+			two = py_minor_from_name(d->executable, 2);
+		if (two)
+			return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython 2.%u is not supported (pycore "
+					    "reads 3.6 to 3.15)", two);
+		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s holds a CPython interpreter but its "
+				    "version cannot be told", rt->mod->path);
+	}
 	struct dof_read dr = { .err = NULL };
 	if (minor >= 13)
 		dr.err = py_debug_offsets_read(d, rt->sym[PY_SYM_RUNTIME], hex, &dr.o);

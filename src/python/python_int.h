@@ -138,8 +138,9 @@ struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struc
 /* The built-in types, by symbol (when found by symbols) and from the
  * builtins dict of the interpreter HEAD. */
 void py_find_types(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt, uint64_t head);
-/* "python3.12" or "libpython3.6m.so" -> 12 or 6; 0 when the name says nothing. */
-unsigned py_minor_from_name(const char *path);
+/* "python3.12" or "libpython3.6m.so" -> 12 or 6 for MAJOR 3 ("python2.7"
+ * -> 7 for MAJOR 2); 0 when the name says nothing. */
+unsigned py_minor_from_name(const char *path, unsigned major);
 
 /* ---- layout_choose.c ---- */
 

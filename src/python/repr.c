@@ -497,7 +497,18 @@ const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *l
 		return NULL;
 	}
 	if (r.b.cut) {
-		sb_raw(&r.b, "...", 3);
+		/* the whole repr, "..." included, is at most max_repr
+		 * characters: drop whole characters to make room */
+		size_t room = lim->max_repr > 3 ? lim->max_repr - 3 : 0;
+		while (r.b.chars > room && r.b.n > 0) {
+			do
+				r.b.n--;
+			while (r.b.n > 0 && (r.b.p[r.b.n] & 0xc0) == 0x80);
+			r.b.chars--;
+		}
+		if (r.b.p)
+			r.b.p[r.b.n] = '\0';
+		sb_raw(&r.b, "...", lim->max_repr < 3 ? lim->max_repr : 3);
 		*error = r.limit_why ? arena_printf(c->a, "repr cut: %s", r.limit_why)
 			 : arena_printf(c->a, "repr cut at %zu characters", lim->max_repr);
 		if (r.approx)

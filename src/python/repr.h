@@ -5,7 +5,7 @@
 #include "python/python_int.h"
 
 struct repr_limits {
-	size_t max_repr;     /* characters; a longer repr is cut and ends with "..." */
+	size_t max_repr;     /* characters; a longer repr is cut to this many, "..." included */
 	size_t max_items;    /* items shown of one container */
 	int max_depth;       /* containers inside containers */
 };

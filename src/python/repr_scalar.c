@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python/unicode_printable.h"
+#include "util/unicode.h"
 
 /* ------------------------------------------------------------------------
  * int
@@ -202,21 +202,6 @@ void repr_float(struct rctx *r, uint64_t addr)
  * str and bytes
  * ------------------------------------------------------------------------ */
 
-static bool printable(uint32_t cp)
-{
-	size_t lo = 0, hi = sizeof(unicode_nonprintable) / sizeof(unicode_nonprintable[0]);
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (cp < unicode_nonprintable[mid][0])
-			hi = mid;
-		else if (cp > unicode_nonprintable[mid][1])
-			lo = mid + 1;
-		else
-			return false;
-	}
-	return true;
-}
-
 /* The escapes str and bytes reprs share, for characters below 0x80. */
 static void put_ascii(struct sbuf *b, uint32_t ch, uint32_t quote)
 {
@@ -243,7 +228,7 @@ static void put_str_char(struct sbuf *b, uint32_t ch, uint32_t quote)
 	char tmp[16];
 	if (ch < 0x80) {
 		put_ascii(b, ch, quote);
-	} else if (printable(ch)) {
+	} else if (unicode_printable(ch)) {
 		if (ch >= 0xd800 && ch <= 0xdfff) {
 			/* never printable in fact, but keep UTF-8 valid regardless */
 			sb_printf(b, "\\u%04x", ch);

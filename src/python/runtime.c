@@ -37,9 +37,11 @@ static struct module_kind module_kind(const struct dump *d, const struct dump_mo
 	};
 }
 
-unsigned py_minor_from_name(const char *path)
+unsigned py_minor_from_name(const char *path, unsigned major)
 {
-	const char *p = strstr(pc_basename(path), "python3.");
+	char want[] = "pythonN.";
+	want[6] = (char)('0' + major);
+	const char *p = strstr(pc_basename(path), want);
 	if (!p || !isdigit((unsigned char)p[8]))
 		return 0;
 	return (unsigned)strtoul(p + 8, NULL, 10);
@@ -130,7 +132,7 @@ static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, uns
 	 * that table is tried then; all of them only when no name says. */
 	unsigned named = 0;
 	for (size_t i = 0; i < d->nmodules && !named; i++)
-		named = py_minor_from_name(d->modules[i].path);
+		named = py_minor_from_name(d->modules[i].path, 3);
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
 		struct module_kind kind = module_kind(d, m);
@@ -247,6 +249,12 @@ struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struc
 	}
 	if (rt->mod)
 		return NULL;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		unsigned two = py_minor_from_name(d->modules[i].path, 2);
+		if (two)
+			return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython 2.%u is not supported (pycore reads "
+					    "3.6 to 3.15)", two);
+	}
 	if (refused)
 		return pc_error_new(PC_ENOTPYTHON, NULL, "cannot read the interpreter's symbols: %s; no "
 				    "_Py_DebugOffsets (3.13+) in memory, and no interpreter state found "

@@ -9,46 +9,71 @@
 #include <string.h>
 
 #include "config.h"
+#include "util/unicode.h"
 
-/* Strings from a dump (paths, argv) need not be UTF-8; JSON needs it.
- * Invalid bytes become U+FFFD. */
+/* Strings from a dump (argv, paths) need not be UTF-8, and JSON text must
+ * be.  Each byte that is not part of a valid UTF-8 sequence is written as
+ * Python's os.fsdecode() (surrogateescape) decodes it: U+DC80 + the byte,
+ * which JSON spells "\udcXX"; os.fsencode() gives the bytes back.  Jansson
+ * holds only valid UTF-8, so such a byte is kept as MARK and two hex
+ * digits (and a MARK of the input as two MARKs) until report_json_write
+ * spells it out.  MARK is U+FFFF, a noncharacter. */
+#define MARK "\xef\xbf\xbf"
+#define MARK_LEN 3
+
 static json_t *str_or_null(const char *s)
 {
 	if (!s)
 		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
 	size_t n = strlen(s), o = 0;
-	char *buf = malloc(n * 3 + 1);
+	char *buf = malloc(n * (MARK_LEN + 2) + 1); /* a bad byte: 5 bytes */
 	if (!buf)
 		return json_null();
+	static const char hex[] = "0123456789abcdef";
 	for (size_t i = 0; i < n;) {
 		const unsigned char *p = (const unsigned char *)s + i;
-		size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
-			     : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len > 0 && i + len <= n;
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (p[k] & 0xc0) == 0x80;
-		if (ok && len > 1) {
-			/* overlong forms, surrogates: let jansson judge the sequence */
-			json_t *t = json_stringn((const char *)p, len);
-			ok = t != NULL;
-			json_decref(t);
-		}
-		if (ok) {
-			memcpy(buf + o, p, len);
-			o += len;
-			i += len;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
+		uint32_t cp;
+		size_t len = utf8_decode(p, n - i, &cp);
+		if (len == 0) {
+			memcpy(buf + o, MARK, MARK_LEN);
+			buf[o + MARK_LEN] = hex[p[0] >> 4];
+			buf[o + MARK_LEN + 1] = hex[p[0] & 15];
+			o += MARK_LEN + 2;
 			i++;
+			continue;
 		}
+		if (cp == 0xffff) {
+			memcpy(buf + o, MARK, MARK_LEN);
+			o += MARK_LEN;
+		}
+		memcpy(buf + o, p, len);
+		o += len;
+		i += len;
 	}
-	j = json_stringn(buf, o);
+	json_t *j = json_stringn(buf, o);
 	free(buf);
 	return j ? j : json_null();
+}
+
+/* TEXT with its MARKs spelled out, to OUT. */
+static int write_unmarked(FILE *out, const char *text)
+{
+	const char *p = text, *m;
+	while ((m = strstr(p, MARK)) != NULL) {
+		if (fwrite(p, 1, (size_t)(m - p), out) != (size_t)(m - p))
+			return -1;
+		m += MARK_LEN;
+		if (strncmp(m, MARK, MARK_LEN) == 0) {
+			if (fwrite(MARK, 1, MARK_LEN, out) != MARK_LEN)
+				return -1;
+			p = m + MARK_LEN;
+		} else {
+			if (fprintf(out, "\\udc%.2s", m) < 0)
+				return -1;
+			p = m + 2;
+		}
+	}
+	return fputs(p, out) == EOF ? -1 : 0;
 }
 
 static json_t *addr_or_null(uint64_t a, bool known)
@@ -75,10 +100,10 @@ static json_t *locals_json(const struct ptrvec *v)
 	return a;
 }
 
-static json_t *frame_json(const struct model_frame *f)
+static json_t *frame_json(const struct model_frame *f, bool with_locals)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
-	json_t *locals = f->has_locals ? locals_json(&f->locals) : json_null();
+	json_t *locals = f->has_locals && with_locals ? locals_json(&f->locals) : json_null();
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 			 "kind", kinds[f->kind],
 			 "source_file", str_or_null(f->source_file),
@@ -95,7 +120,7 @@ static json_t *frames_json(const struct ptrvec *v)
 {
 	json_t *frames = json_array();
 	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(frames, frame_json(v->items[i]));
+		json_array_append_new(frames, frame_json(v->items[i], true));
 	return frames;
 }
 
@@ -136,19 +161,46 @@ static json_t *fingerprint_json(const struct model_fingerprint *fp)
 			 "kind", str_or_null(fp->kind), "frames", frames);
 }
 
+/* The summary object; its frames are the threads' frame objects without
+ * their locals. */
+static json_t *summary_json(const struct model_report *r)
+{
+	struct report_summary s;
+	report_summary(r, &s);
+	json_t *exc = json_null();
+	if (s.exception)
+		exc = json_pack("{s:o, s:o}", "type", str_or_null(s.exception->type),
+				"message", str_or_null(s.exception->message));
+	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:n}",
+			      "kind", s.kind,
+			      "text", str_or_null(s.text),
+			      "thread", s.tid >= 0 ? json_integer(s.tid) : json_null(),
+			      "python_frame", s.python_frame ? frame_json(s.python_frame, false) : json_null(),
+			      "native_frame", s.native_frame ? frame_json(s.native_frame, false) : json_null(),
+			      "exception", exc,
+			      "deadlock");
+	report_summary_free(&s);
+	return j;
+}
+
 static json_t *report_json(const struct model_report *r)
 {
 	json_t *argv = json_null();
 	if (r->argv) {
 		argv = json_array();
 		for (const char **a = r->argv; *a; a++)
-			json_array_append_new(argv, json_string(*a));
+			json_array_append_new(argv, str_or_null(*a));
 	}
 	json_t *signal = json_null();
 	if (r->has_signal)
-		signal = json_pack("{s:i, s:o, s:i, s:o}", "number", r->signal_number,
-				   "name", str_or_null(r->signal_name), "code", r->signal_code,
-				   "address", addr_or_null(r->signal_address, r->signal_has_address));
+		signal = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", r->signal_number,
+				   "name", str_or_null(r->signal_name),
+				   "code", r->signal_has_code ? json_integer(r->signal_code) : json_null(),
+				   "code_name", r->signal_has_code ? str_or_null(report_signal_code_name(
+						r->signal_number, r->signal_code)) : json_null(),
+				   "address", addr_or_null(r->signal_address, r->signal_has_address),
+				   "sender_pid", r->signal_has_sender ? json_integer(r->sender_pid) : json_null(),
+				   "sender_uid", r->signal_has_sender ? json_integer(r->sender_uid) : json_null());
 	json_t *modules = json_array();
 	for (size_t i = 0; i < r->modules.n; i++) {
 		const struct model_module *m = r->modules.items[i];
@@ -193,12 +245,13 @@ static json_t *report_json(const struct model_report *r)
 	}
 	json_t *warnings = json_array();
 	for (size_t i = 0; i < r->warnings.n; i++)
-		json_array_append_new(warnings, json_string(r->warnings.items[i]));
+		json_array_append_new(warnings, str_or_null(r->warnings.items[i]));
 
-	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:{s:o, s:o, s:o, s:I}, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, "
-			 "s:o, s:o, s:o, s:o}",
+	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o, s:I}, "
+			 "s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
+			 "summary", summary_json(r),
 			 "input", "path", str_or_null(r->input_path), "format", str_or_null(r->input_format),
 			 "compression", str_or_null(r->input_compression),
 			 "size", (json_int_t)r->input_size,
@@ -221,8 +274,10 @@ static int write_line(FILE *out, json_t *j, bool pretty)
 	if (!j)
 		return -1;
 	size_t flags = JSON_PRESERVE_ORDER | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
-	int rc = json_dumpf(j, out, flags);
+	char *text = json_dumps(j, flags);
 	json_decref(j);
+	int rc = text ? write_unmarked(out, text) : -1;
+	free(text);
 	if (rc != 0 || fputc('\n', out) == EOF)
 		return -1;
 	return 0;

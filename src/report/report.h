@@ -22,5 +22,30 @@ int report_json_error_write(FILE *out, const char *path, const char *code, const
 
 /* "SIGSEGV" for 11; NULL when the number has no name. */
 const char *report_signal_name(int number);
+/* "SEGV_MAPERR" and "address not mapped" for SIGSEGV's si_code 1, "SI_USER"
+ * and "kill" for 0 (any signal); NULL for a code the kernel does not define. */
+const char *report_signal_code_name(int signo, int code);
+const char *report_signal_code_meaning(int signo, int code);
+/* What R's signal was, in one line: "SIGSEGV (11), SEGV_MAPERR (address
+ * not mapped), fault address 0x0", "SIGTERM (15) sent by pid 4242 (uid 0)
+ * with kill".  R must have a signal. */
+void report_signal_line(const struct model_report *r, char *buf, size_t size);
+
+/* Write S (from a dump: any bytes) to OUT escaped as escape.c says, so
+ * that no control character reaches a terminal.  0, or -1 on a write error. */
+int report_put_escaped(FILE *out, const char *s);
+
+/* The answer first: what happened, in which thread, where. */
+struct report_summary {
+	const char *kind;                      /* "crash", "signal-sent", "snapshot" */
+	int64_t tid;                           /* the thread it names, -1: none */
+	const struct model_thread *thread;     /* its Python thread, NULL if none */
+	const struct model_frame *python_frame;  /* innermost Python frame */
+	const struct model_frame *native_frame;  /* innermost native frame (--native) */
+	const struct model_exception *exception; /* the exception it handles */
+	char *text;                            /* one line (malloc'd; NULL when out of memory) */
+};
+void report_summary(const struct model_report *r, struct report_summary *s);
+void report_summary_free(struct report_summary *s);
 
 #endif

@@ -1,45 +1,17 @@
-/* The text report: a header about the process, then each thread's stack in
- * the style of a Python traceback (most recent call last). */
+/* The text report: the summary and a header about the process, then each
+ * thread's stack in the style of a Python traceback (most recent call
+ * last), the thread that received the signal first, then the one holding
+ * the GIL, then the others in the dump's order.  Every string that comes
+ * from the dump goes through report_put_escaped. */
 #include "report/report.h"
 
-#include <signal.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-const char *report_signal_name(int n)
+/* "%s" of a dump string, escaped; "?" for NULL. */
+static void put(FILE *out, const char *s)
 {
-	/* Linux x86_64 numbering */
-	static const char *const names[] = {
-		NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
-		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
-		"SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN",
-		"SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",
-		"SIGIO", "SIGPWR", "SIGSYS",
-	};
-	if (n > 0 && (size_t)n < sizeof(names) / sizeof(names[0]))
-		return names[n];
-	return NULL;
-}
-
-static void write_native_frame(FILE *out, const struct model_frame *f)
-{
-	fprintf(out, "  (native) 0x%llx %s in %s", (unsigned long long)f->address,
-		f->function ? f->function : "??", f->file ? f->file : "?");
-	if (f->source_file)
-		fprintf(out, " at %s:%d", f->source_file, f->line);
-	fprintf(out, "%s\n", f->inlined ? " (inlined)" : "");
-}
-
-/* A thread with no Python frames: its native stack, most recent call last. */
-static void write_native_stack(FILE *out, const struct model_thread *t)
-{
-	fprintf(out, "Native stack (most recent call last):\n");
-	for (size_t j = t->frames.n; j-- > 0;)
-		write_native_frame(out, t->frames.items[j]);
-	if (t->frames.n == 0)
-		fprintf(out, "  (no frames)\n");
-	if (t->error)
-		fprintf(out, "  [incomplete: %s]\n", t->error);
+	report_put_escaped(out, s ? s : "?");
 }
 
 static void thread_header(FILE *out, const struct model_report *r, const struct model_interp *mi,
@@ -51,8 +23,11 @@ static void thread_header(FILE *out, const struct model_report *r, const struct 
 	else
 		fprintf(out, "(tid unknown)");
 	fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
-	if (t->name)
-		fprintf(out, ", \"%s\"", t->name);
+	if (t->name) {
+		fputs(", \"", out);
+		put(out, t->name);
+		fputs("\"", out);
+	}
 	if (r->interps.n > 1)
 		fprintf(out, ", interpreter %lld", (long long)mi->id);
 	if (t->holds_gil)
@@ -67,24 +42,151 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 {
 	for (size_t i = 0; i < v->n; i++) {
 		const struct model_local *l = v->items[i];
-		if (l->repr)
-			fprintf(out, "%s%s%s = %s%s%s%s\n", indent, dot, l->name, l->repr,
-				l->error ? "  [" : "", l->error ? l->error : "", l->error ? "]" : "");
-		else
-			fprintf(out, "%s%s%s: <%s>\n", indent, dot, l->name, l->error ? l->error : "unreadable");
+		fprintf(out, "%s%s", indent, dot);
+		put(out, l->name);
+		if (l->repr) {
+			fputs(" = ", out);
+			put(out, l->repr);
+			if (l->error) {
+				fputs("  [", out);
+				put(out, l->error);
+				fputs("]", out);
+			}
+		} else {
+			fputs(": <", out);
+			put(out, l->error ? l->error : "unreadable");
+			fputs(">", out);
+		}
+		fputs("\n", out);
 		if (l->has_attributes)
 			write_locals(out, &l->attributes, "        ", ".");
 	}
 }
 
-int report_text_write(FILE *out, const struct model_report *r)
+static void write_frame(FILE *out, const struct model_frame *f)
 {
-	fprintf(out, "%s: %s", r->input_path ? r->input_path : "?",
-		r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
+	if (f->kind == FRAME_PYTHON) {
+		fputs("  File \"", out);
+		put(out, f->file);
+		fputs("\", line ", out);
+		if (f->line > 0)
+			fprintf(out, "%d", f->line);
+		else
+			fprintf(out, "?");
+		fputs(", in ", out);
+		put(out, f->function);
+		fputs("\n", out);
+	} else if (f->kind == FRAME_GC) {
+		fprintf(out, "  <garbage collection>\n");
+	} else {
+		fprintf(out, "  (native) 0x%llx ", (unsigned long long)f->address);
+		put(out, f->function ? f->function : "??");
+		fputs(" in ", out);
+		put(out, f->file);
+		if (f->source_file) {
+			fputs(" at ", out);
+			put(out, f->source_file);
+			fprintf(out, ":%d", f->line);
+		}
+		fprintf(out, "%s\n", f->inlined ? " (inlined)" : "");
+	}
+	if (f->has_locals)
+		write_locals(out, &f->locals, "    ", "");
+}
+
+static void write_exception(FILE *out, const struct model_exception *e)
+{
+	fputs("  while handling ", out);
+	put(out, e->type ? e->type : "an exception");
+	if (e->message && *e->message) {
+		fputs(": ", out);
+		put(out, e->message);
+	}
+	fputs("\n", out);
+	for (size_t j = e->traceback.n; j-- > 0;) {
+		const struct model_frame *f = e->traceback.items[j];
+		fputs("    File \"", out);
+		put(out, f->file);
+		fprintf(out, "\", line %d, in ", f->line);
+		put(out, f->function);
+		fputs("\n", out);
+	}
+	if (e->error) {
+		fputs("    [incomplete: ", out);
+		put(out, e->error);
+		fputs("]\n", out);
+	}
+}
+
+static void write_thread(FILE *out, const struct model_report *r, const struct model_interp *mi,
+			 const struct model_thread *t)
+{
+	fprintf(out, "\n");
+	if (mi) {
+		thread_header(out, r, mi, t);
+		fprintf(out, "Traceback (most recent call last):\n");
+	} else {
+		fprintf(out, "Thread %lld (no Python thread state%s)\n", (long long)t->tid,
+			t->crashed ? ", crashed" : "");
+		fprintf(out, "Native stack (most recent call last):\n");
+	}
+	for (size_t j = t->frames.n; j-- > 0;)
+		write_frame(out, t->frames.items[j]);
+	if (t->frames.n == 0)
+		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
+	if (t->error) {
+		fputs("  [incomplete: ", out);
+		put(out, t->error);
+		fputs("]\n", out);
+	}
+	if (t->exception)
+		write_exception(out, t->exception);
+}
+
+/* The threads in the order the text shows them: the one that received
+ * the signal, the one holding the GIL, then the rest as the dump has them,
+ * then (--native) the OS threads that run no Python; a crashed one of
+ * those first of all. */
+static void write_threads(FILE *out, const struct model_report *r)
+{
+	for (int rank = 0; rank < 3; rank++) {
+		for (size_t i = 0; rank == 0 && i < r->native_threads.n; i++) {
+			const struct model_thread *t = r->native_threads.items[i];
+			if (t->crashed)
+				write_thread(out, r, NULL, t);
+		}
+		for (size_t i = 0; i < r->interps.n; i++) {
+			const struct model_interp *mi = r->interps.items[i];
+			for (size_t k = 0; k < mi->threads.n; k++) {
+				const struct model_thread *t = mi->threads.items[k];
+				int mine = t->crashed ? 0 : t->holds_gil ? 1 : 2;
+				if (mine == rank)
+					write_thread(out, r, mi, t);
+			}
+		}
+	}
+	for (size_t i = 0; i < r->native_threads.n; i++) {
+		const struct model_thread *t = r->native_threads.items[i];
+		if (!t->crashed)
+			write_thread(out, r, NULL, t);
+	}
+}
+
+static void write_header(FILE *out, const struct model_report *r)
+{
+	put(out, r->input_path);
+	fprintf(out, ": %s", r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
 		: r->input_format ? r->input_format : "dump");
 	if (r->input_compression)
 		fprintf(out, " (%s-compressed)", r->input_compression);
 	fprintf(out, ", %llu bytes\n", (unsigned long long)r->input_size);
+
+	struct report_summary s;
+	report_summary(r, &s);
+	fputs("Summary: ", out);
+	put(out, s.text ? s.text : "(out of memory)");
+	fputs("\n", out);
+	report_summary_free(&s);
 
 	fprintf(out, "Process ");
 	if (r->pid >= 0)
@@ -93,10 +195,13 @@ int report_text_write(FILE *out, const struct model_report *r)
 		fprintf(out, "(pid unknown)");
 	if (r->argv) {
 		fprintf(out, ":");
-		for (const char **a = r->argv; *a; a++)
-			fprintf(out, " %s", *a);
+		for (const char **a = r->argv; *a; a++) {
+			fputs(" ", out);
+			put(out, *a);
+		}
 	} else if (r->executable) {
-		fprintf(out, ": %s", r->executable);
+		fputs(": ", out);
+		put(out, r->executable);
 	}
 	fprintf(out, "\n");
 	if (r->has_python) {
@@ -113,15 +218,17 @@ int report_text_write(FILE *out, const struct model_report *r)
 			fprintf(out, " free-threaded%s", on && !off ? ", GIL enabled" : off && !on ? ", GIL disabled"
 				: on && off ? ", GIL enabled in some interpreters" : "");
 		}
-		if (r->binary_path)
-			fprintf(out, " (%s)", r->binary_path);
+		if (r->binary_path) {
+			fputs(" (", out);
+			put(out, r->binary_path);
+			fputs(")", out);
+		}
 		fprintf(out, "\n");
 	}
 	if (r->has_signal) {
-		fprintf(out, "Signal: %s (%d), code %d", r->signal_name ? r->signal_name : "signal",
-			r->signal_number, r->signal_code);
-		if (r->signal_has_address)
-			fprintf(out, ", fault address 0x%llx", (unsigned long long)r->signal_address);
+		char line[256];
+		report_signal_line(r, line, sizeof(line));
+		fprintf(out, "Signal: %s", line);
 		if (r->crashed_tid >= 0)
 			fprintf(out, ", received by thread %lld", (long long)r->crashed_tid);
 		fprintf(out, "\n");
@@ -130,64 +237,27 @@ int report_text_write(FILE *out, const struct model_report *r)
 	}
 	if (r->fingerprint) {
 		const struct model_fingerprint *fp = r->fingerprint;
-		fprintf(out, "Fingerprint: %s (%s", fp->hash, fp->kind);
-		for (size_t i = 0; i < fp->nframes; i++)
-			fprintf(out, "%s%s", i ? " < " : ": ", fp->frames[i]);
+		fprintf(out, "Fingerprint: %s (", fp->hash);
+		put(out, fp->kind);
+		for (size_t i = 0; i < fp->nframes; i++) {
+			fputs(i ? " < " : ": ", out);
+			put(out, fp->frames[i]);
+		}
 		fprintf(out, ")\n");
 	}
+}
 
-	for (size_t i = 0; i < r->interps.n; i++) {
-		const struct model_interp *mi = r->interps.items[i];
-		for (size_t k = 0; k < mi->threads.n; k++) {
-			const struct model_thread *t = mi->threads.items[k];
-			fprintf(out, "\n");
-			thread_header(out, r, mi, t);
-			fprintf(out, "Traceback (most recent call last):\n");
-			for (size_t j = t->frames.n; j-- > 0;) {
-				const struct model_frame *f = t->frames.items[j];
-				if (f->kind == FRAME_PYTHON) {
-					fprintf(out, "  File \"%s\", line ", f->file ? f->file : "?");
-					if (f->line > 0)
-						fprintf(out, "%d", f->line);
-					else
-						fprintf(out, "?");
-					fprintf(out, ", in %s\n", f->function ? f->function : "?");
-				} else if (f->kind == FRAME_GC) {
-					fprintf(out, "  <garbage collection>\n");
-				} else {
-					write_native_frame(out, f);
-				}
-				if (f->has_locals)
-					write_locals(out, &f->locals, "    ", "");
-			}
-			if (t->frames.n == 0)
-				fprintf(out, "  (no Python frames)\n");
-			if (t->error)
-				fprintf(out, "  [incomplete: %s]\n", t->error);
-			if (t->exception) {
-				const struct model_exception *e = t->exception;
-				fprintf(out, "  while handling %s%s%s\n", e->type ? e->type : "an exception",
-					e->message && *e->message ? ": " : "", e->message ? e->message : "");
-				for (size_t j = e->traceback.n; j-- > 0;) {
-					const struct model_frame *f = e->traceback.items[j];
-					fprintf(out, "    File \"%s\", line %d, in %s\n", f->file ? f->file : "?",
-						f->line, f->function ? f->function : "?");
-				}
-				if (e->error)
-					fprintf(out, "    [incomplete: %s]\n", e->error);
-			}
-		}
-	}
-	for (size_t i = 0; i < r->native_threads.n; i++) {
-		const struct model_thread *t = r->native_threads.items[i];
-		fprintf(out, "\nThread %lld (no Python thread state%s)\n", (long long)t->tid,
-			t->crashed ? ", crashed" : "");
-		write_native_stack(out, t);
-	}
+int report_text_write(FILE *out, const struct model_report *r)
+{
+	write_header(out, r);
+	write_threads(out, r);
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");
-		for (size_t i = 0; i < r->warnings.n; i++)
-			fprintf(out, "  %s\n", (const char *)r->warnings.items[i]);
+		for (size_t i = 0; i < r->warnings.n; i++) {
+			fputs("  ", out);
+			put(out, r->warnings.items[i]);
+			fputs("\n", out);
+		}
 	}
 	return ferror(out) ? -1 : 0;
 }

@@ -1,0 +1,131 @@
+/* The summary both reports open with: what happened (the signal and what
+ * it means, or a snapshot), in which thread, at which Python line and in
+ * which native function, and the exception that thread was handling. */
+#include "report/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The thread the summary is about: the one that received the signal, or
+ * in a snapshot the one holding the GIL (the one running Python code). */
+static const struct model_thread *pick_thread(const struct model_report *r)
+{
+	const struct model_thread *gil = NULL;
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (r->has_signal && (t->crashed || (t->tid >= 0 && t->tid == r->crashed_tid)))
+				return t;
+			if (t->holds_gil && !gil)
+				gil = t;
+		}
+	}
+	return r->has_signal ? NULL : gil;
+}
+
+static const struct model_frame *innermost(const struct model_thread *t, enum frame_kind kind)
+{
+	for (size_t i = 0; t && i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind == kind)
+			return f;
+	}
+	return NULL;
+}
+
+/* At most MAX bytes of S, cut on a character boundary, "..." when cut. */
+static void put_cut(FILE *m, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max) {
+		fputs(s, m);
+		return;
+	}
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	fwrite(s, 1, max, m);
+	fputs("...", m);
+}
+
+void report_summary(const struct model_report *r, struct report_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = !r->has_signal ? "snapshot"
+		  : r->signal_has_sender && r->sender_pid != r->pid ? "signal-sent" : "crash";
+	s->thread = pick_thread(r);
+	s->tid = s->thread ? s->thread->tid : r->has_signal ? r->crashed_tid : -1;
+	s->python_frame = innermost(s->thread, FRAME_PYTHON);
+	s->native_frame = innermost(s->thread, FRAME_NATIVE);
+	s->exception = s->thread ? s->thread->exception : NULL;
+
+	size_t size = 0;
+	FILE *m = open_memstream(&s->text, &size);
+	if (!m) {
+		s->text = NULL;
+		return;
+	}
+	if (r->has_signal) {
+		char line[256];
+		report_signal_line(r, line, sizeof(line));
+		fputs(line, m);
+	} else {
+		fputs("snapshot (no signal)", m);
+	}
+	if (s->thread) {
+		fprintf(m, !r->has_signal ? ": thread " : r->signal_has_sender ? ", received by thread "
+			: " in thread ");
+		if (s->tid >= 0)
+			fprintf(m, "%lld", (long long)s->tid);
+		else
+			fprintf(m, "(tid unknown)");
+		if (s->thread->name)
+			fprintf(m, " \"%s\"", s->thread->name);
+		if (!r->has_signal)
+			fprintf(m, " holds the GIL");
+	} else if (r->has_signal && r->crashed_tid >= 0) {
+		fprintf(m, "%s thread %lld (no Python thread state)", r->signal_has_sender ? ", received by"
+			: " in", (long long)r->crashed_tid);
+	} else if (!r->has_signal) {
+		fprintf(m, ": no thread holds the GIL");
+	}
+	const struct model_frame *pf = s->python_frame, *nf = s->native_frame;
+	if (pf) {
+		fprintf(m, ": %s:", pf->file ? pf->file : "?");
+		if (pf->line > 0)
+			fprintf(m, "%d", pf->line);
+		else
+			fprintf(m, "?");
+		fprintf(m, " %s", pf->function ? pf->function : "?");
+	} else if (s->thread) {
+		fprintf(m, ": no Python frame");
+	}
+	if (nf) {
+		const char *lib = nf->file ? strrchr(nf->file, '/') : NULL;
+		lib = lib ? lib + 1 : nf->file;
+		if (nf->function)
+			fprintf(m, ", in %s", nf->function);
+		else
+			fprintf(m, ", at 0x%llx", (unsigned long long)nf->address);
+		if (lib)
+			fprintf(m, " (%s)", lib);
+	}
+	if (s->exception) {
+		fprintf(m, ", while handling %s", s->exception->type ? s->exception->type : "an exception");
+		if (s->exception->message && *s->exception->message) {
+			fputs(": ", m);
+			put_cut(m, s->exception->message, 160);
+		}
+	}
+	if (fclose(m) != 0) {
+		free(s->text);
+		s->text = NULL;
+	}
+}
+
+void report_summary_free(struct report_summary *s)
+{
+	free(s->text);
+	s->text = NULL;
+}
