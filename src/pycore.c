@@ -28,6 +28,7 @@ struct options {
 	bool pretty;
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
+	bool no_debug_cache;
 	struct analysis_options analysis;
 	struct batch_options batch;
 };
@@ -107,6 +108,10 @@ static const char usage_text[] =
 	"      --executable PATH  the main program's file\n"
 	"      --allow-mismatch use a file whose build-id differs when none matches,\n"
 	"                       with a warning in the report (which exits 0 if complete)\n"
+	"      --no-debug-cache read compressed debug files as they are; by default an\n"
+	"                       uncompressed copy of each is kept (by build-id) in\n"
+	"                       $PYCORE_DEBUG_CACHE, else $XDG_CACHE_HOME/pycore/debug\n"
+	"                       (~/.cache/pycore/debug), and later analyses read it\n"
 	"      --layout auto|table|dwarf\n"
 	"                       where CPython's struct offsets come from: pycore's\n"
 	"                       table for the version, or the interpreter's own DWARF;\n"
@@ -230,6 +235,7 @@ static const struct option longopts[] = {
 	{ "debug-dir", required_argument, NULL, 'd' },
 	{ "executable", required_argument, NULL, 'e' },
 	{ "allow-mismatch", no_argument, NULL, 'M' },
+	{ "no-debug-cache", no_argument, NULL, 'C' },
 	{ "layout", required_argument, NULL, 'Y' },
 	{ "timeout", required_argument, NULL, 'T' },
 	{ "native", no_argument, NULL, 'N' },
@@ -284,6 +290,9 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'M':
 			opt->analysis.files.allow_mismatch = true;
+			break;
+		case 'C':
+			opt->no_debug_cache = true;
 			break;
 		case 'N':
 			if (opt->analysis.py.native < 1)
@@ -392,6 +401,23 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 	return -1;
 }
 
+/* Where uncompressed copies of compressed debug files are kept:
+ * $PYCORE_DEBUG_CACHE (empty: none), else ${XDG_CACHE_HOME:-$HOME/.cache}
+ * /pycore/debug; NULL when there is no such place. */
+static char *debug_cache_dir(void)
+{
+	const char *env = getenv("PYCORE_DEBUG_CACHE");
+	if (env)
+		return *env == '/' ? strdup(env) : NULL;
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir = NULL;
+	if (xdg && *xdg == '/')
+		return asprintf(&dir, "%s/pycore/debug", xdg) < 0 ? NULL : dir;
+	if (home && *home == '/')
+		return asprintf(&dir, "%s/.cache/pycore/debug", home) < 0 ? NULL : dir;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt = { .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
@@ -417,6 +443,8 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, ":f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
+	char *cache = opt.no_debug_cache ? NULL : debug_cache_dir();
+	opt.analysis.files.debug_cache = cache;
 	if (batch) {
 		if (opt.pretty || (opt.format_given && !opt.json)) {
 			usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
@@ -430,6 +458,7 @@ int main(int argc, char **argv)
 		rc = batch_run(argv + optind, argc - optind, &opt.batch, &opt.analysis);
 		free_list(opt.analysis.files.search);
 		free_list(opt.analysis.files.debug_dirs);
+		free(cache);
 		return rc;
 	}
 	if (opt.batch_only) {
@@ -451,5 +480,6 @@ int main(int argc, char **argv)
 	}
 	free_list(opt.analysis.files.search);
 	free_list(opt.analysis.files.debug_dirs);
+	free(cache);
 	return worst;
 }

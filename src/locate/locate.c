@@ -443,6 +443,11 @@ const struct locate_result *locate_result(const struct locate *l, const struct d
 	return i < l->nresults ? &l->results[i] : NULL;
 }
 
+const char *locate_debug_cache(const struct locate *l)
+{
+	return l->p->debug_cache;
+}
+
 const char *locate_debuginfo_path(const struct locate *l)
 {
 	return l->debuginfo_path;

@@ -27,6 +27,8 @@ struct locate_policy {
 	char **search;                /* NULL-terminated directories, or NULL */
 	char **debug_dirs;            /* NULL-terminated build-id trees, or NULL */
 	bool allow_mismatch;
+	const char *debug_cache;      /* where uncompressed copies of compressed debug
+					 files are kept; NULL: none kept */
 };
 
 /* How a module's file was found. */
@@ -73,5 +75,18 @@ const struct locate_result *locate_result(const struct locate *l, const struct d
 const char *locate_debuginfo_path(const struct locate *l);
 
 const char *locate_how_str(enum locate_how how);
+
+/* Separate debug files whose sections are compressed (as distributions
+ * ship them) cost an inflation of each section at every analysis, so an
+ * uncompressed copy of each is kept in DIR, named by its build-id.
+ * locate_debug_cached opens the copy for build-id ID (its descriptor and
+ * *PATH, malloc'd), or returns -1 when there is none; locate_debug_cache_
+ * store makes one from FD, a debug file just found, if its sections are
+ * compressed (for the next analysis: this one reads FD).  Failures leave
+ * things as they were. */
+int locate_debug_cached(const char *dir, const uint8_t *id, size_t len, char **path);
+void locate_debug_cache_store(const char *dir, int fd);
+/* The policy's cache directory for those copies, or NULL. */
+const char *locate_debug_cache(const struct locate *l);
 
 #endif

@@ -55,6 +55,31 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return fd;
 }
 
+/* Separate debug info: its uncompressed copy from the cache when there
+ * is one (by the module's build-id, which its debug file shares), else
+ * libdwfl's own search (the path locate/ gives, .gnu_debuglink and
+ * build-id), a compressed file found that way copied into the cache for
+ * the next analysis.  (libdwfl keeps the ELF it validated a build-id
+ * match with, so the copy cannot replace it in this one.) */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	struct module_ref *ref = *userdata;
+	const char *dir = ref ? locate_debug_cache(ref->s->loc) : NULL;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dir ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
+	int fd = len > 0 ? locate_debug_cached(dir, id, (size_t)len, debuginfo_file_name) : -1;
+	if (fd >= 0)
+		return fd;
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 && dir)
+		locate_debug_cache_store(dir, fd);
+	return fd;
+}
+
 struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct symbols **out)
 {
 	struct symbols *s = calloc(1, sizeof(*s));
@@ -64,7 +89,7 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 	s->dump = d;
 	s->loc = loc;
 	s->cb.find_elf = find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->debuginfo_path = strdup(locate_debuginfo_path(loc) ? locate_debuginfo_path(loc) : ":.debug");
 	s->cb.debuginfo_path = &s->debuginfo_path;
