@@ -1,5 +1,7 @@
-/* The JSON report, exactly as ../shared/spec/report-schema.md describes it:
- * every key always present, null where a value is unknown. */
+/* The JSON report, exactly as man/pycore-report.5 and the schema beside
+ * this file (pycore-report.schema.json) describe it: every key always
+ * present, null where a value is unknown.  A key added here is added to
+ * both; the tests check every report against the schema. */
 #include "report/report.h"
 
 #include <jansson.h>

@@ -5,11 +5,12 @@ A gcore of the locals scenario under CPython 3.12 is copied and patched
 (addresses from pycore's own report of the intact core, struct offsets from
 versions/3.12.h): a thread list that loops, a frame chain that points to
 itself, a dict whose keys table claims 2**60 slots, a str whose length is
-2**50, a list whose items pointer is garbage.  Exit 0 pass, 1 fail, 77 skip.
+2**50, a list whose items pointer is garbage.  Every report must match the
+schema.  Output: TAP, one line per case (a skip each when the 3.12 core
+cannot be made here).
 """
 import glob
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -66,8 +67,8 @@ def run(core, *extra):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     if p.returncode < 0 or p.returncode > 4:
         raise cs.Failure("pycore died: exit %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
-    out = p.stdout.decode()
-    return p.returncode, json.loads(out) if out.strip() else None, p.stderr.decode()
+    out = p.stdout.decode("utf-8", "replace")
+    return p.returncode, cs.load_report(out) if out.strip() else None, p.stderr.decode("utf-8", "replace")
 
 
 def find_local(report, function, name):
@@ -81,34 +82,54 @@ def find_local(report, function, name):
     raise cs.Failure("no local %s in %s" % (name, function))
 
 
+CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
+         "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
+         "a list that claims 2**40 items"]
+
+
 def main():
+    tap = cs.TAP()
     pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
-    if not pythons or not shutil.which("gcore"):
-        print("SKIP: corrupted cores: python3.12 (pyenv) or gcore not installed")
-        return 77
+    why = None
+    if not pythons:
+        why = "python3.12 (pyenv) not installed"
+    elif not shutil.which("gcore"):
+        why = "gcore not installed (Debian package gdb)"
+    if why:
+        for label in CASES:
+            tap.skip(label, why)
+        cs.schema_summary(tap)
+        return tap.done()
     L = table(12)
     work = tempfile.mkdtemp(prefix="pycore-corrupt-")
-    failed = 0
     try:
-        core, _ = cs.take_gcore(pythons[-1], "locals", work)
-        rc, report, err = run(core)
-        if rc != 0:
-            raise cs.Failure("the intact core: exit %d: %s" % (rc, err))
-        runtime = int(report["python"]["runtime_address"], 16)
+        got = {}
 
-        def case(label, patch, check):
-            nonlocal failed
-            c = Core(core)
-            try:
+        def intact():
+            core, _ = cs.take_gcore(pythons[-1], "locals", work)
+            rc, report, err = run(core)
+            if rc != 0:
+                raise cs.Failure("exit %d: %s" % (rc, err))
+            got.update(core=core, report=report)
+        tap.run(CASES[0], intact)
+        if "core" not in got:
+            for label in CASES[1:]:
+                tap.skip(label, "the intact core could not be read")
+            cs.schema_summary(tap)
+            return tap.done()
+        core, report = got["core"], got["report"]
+        runtime = int(report["python"]["runtime_address"], 16)
+        cases = iter(CASES[1:])
+
+        def case(patch, check):
+            def run_case():
+                c = Core(core)
                 patch(c)
                 path = os.path.join(work, "patched")
                 c.save(path)
                 rc2, rep, err2 = run(path)
                 check(rc2, rep, err2)
-                print("ok: %s" % label)
-            except cs.Failure as e:
-                failed += 1
-                print("FAIL: %s: %s" % (label, e))
+            tap.run(next(cases), run_case)
 
         def first_tstate(c):
             interp = c.u64(runtime + L["runtime_interpreters_head"])
@@ -125,7 +146,7 @@ def main():
                     raise cs.Failure("exit %d, warnings %s; want 1 and one saying %r"
                                      % (rc2, rep and rep["warnings"], text))
             return check
-        case("a thread list that loops", loop_threads, expect_warning("loops"))
+        case(loop_threads, expect_warning("loops"))
 
         def self_frame(c):
             ts = first_tstate(c)
@@ -139,7 +160,7 @@ def main():
                 if rc2 != 1 or not any(e and text in e for e in errors):
                     raise cs.Failure("exit %d, thread errors %s; want 1 and one saying %r" % (rc2, errors, text))
             return check
-        case("a frame chain that points to itself", self_frame, expect_thread_error("loops"))
+        case(self_frame, expect_thread_error("loops"))
 
         def expect_local_error(function, name):
             def check(rc2, rep, err2):
@@ -152,24 +173,21 @@ def main():
             return check
 
         d = int(find_local(report, "containers", "d")["address"], 16)
-        case("a dict whose keys claim 2**60 slots",
-             lambda c: c.put8(c.u64(d + L["dict_keys"]) + L["dictkeys_log2_size"], 60),
+        case(lambda c: c.put8(c.u64(d + L["dict_keys"]) + L["dictkeys_log2_size"], 60),
              expect_local_error("containers", "d"))
         s = int(find_local(report, "strings", "latin")["address"], 16)
-        case("a str of length 2**50", lambda c: c.put64(s + L["unicode_length"], 1 << 50),
-             expect_local_error("strings", "latin"))
+        case(lambda c: c.put64(s + L["unicode_length"], 1 << 50), expect_local_error("strings", "latin"))
         lst = int(find_local(report, "containers", "lst")["address"], 16)
-        case("a list whose items pointer is garbage", lambda c: c.put64(lst + L["list_item"], 0x10),
-             expect_local_error("containers", "lst"))
-        case("a list that claims 2**40 items", lambda c: c.put64(lst + L["var_size"], 1 << 40),
-             lambda rc2, rep, err2: None if rc2 in (0, 1) and find_local(rep, "containers", "lst")["error"]
-             else (_ for _ in ()).throw(cs.Failure("exit %d, no error on lst" % rc2)))
-    except cs.Failure as e:
-        failed += 1
-        print("FAIL: %s" % e)
+        case(lambda c: c.put64(lst + L["list_item"], 0x10), expect_local_error("containers", "lst"))
+
+        def expect_some_error(rc2, rep, err2):
+            if rc2 not in (0, 1) or not rep or not find_local(rep, "containers", "lst")["error"]:
+                raise cs.Failure("exit %d, no error on lst" % rc2)
+        case(lambda c: c.put64(lst + L["var_size"], 1 << 40), expect_some_error)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ an empty directory bind-mounted over it), with the files offered through
 debuginfod (a local server on 127.0.0.1, when the debuginfod package is
 installed), and with a copy whose build-id was changed (refused, naming both
 ids; used with --allow-mismatch and a warning).  Each found stack must match
-what the process recorded.  Exit 0 pass, 1 fail, 77 skip.
+what the process recorded; every report must match the schema.  Then
+no interpreter files at all (3.13, 3.12, 3.8, 3.6), and libpython embedded
+in a C program.  Output: TAP, one line per case; a case that cannot run
+here is a skip naming what is missing.
 """
 import glob
 import importlib.util
@@ -37,7 +40,7 @@ def hidden(libdir, empty, args):
 def expect_stacks(label, truth, rc, out, err, binary_prefix=None, warning=None):
     if rc != 0 and not (warning and rc == 1):
         raise cs.Failure("%s: exit %d: %s" % (label, rc, err.strip()))
-    report = json.loads(out)
+    report = cs.load_report(out)
     cs.compare(truth, report, None)
     path = report["python"]["binary"]["path"]
     if binary_prefix and not path.startswith(binary_prefix):
@@ -75,8 +78,7 @@ def free_port():
 
 def check_debuginfod(work, lib, libdir, empty, core, truth):
     if not shutil.which("debuginfod"):
-        print("SKIP: debuginfod: the debuginfod package is not installed")
-        return
+        raise cs.Skip("debuginfod not installed (Debian package debuginfod)")
     served = os.path.join(work, "served")
     os.makedirs(served)
     shutil.copy(lib, os.path.join(served, "libpython-served.so"))
@@ -105,146 +107,150 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
         expect_stacks("debuginfod", truth, p.returncode, p.stdout.decode(), p.stderr.decode(),
                       os.path.join(work, "cache"))
-        print("ok: debuginfod on 127.0.0.1 served the interpreter")
     finally:
         server.terminate()
         server.wait()
 
 
-def check_no_files(failed_cases):
+NO_FILES = [("3.13", "debug-offsets", ("threads", "locals")), ("3.12", "scan", ("threads", "locals")),
+            ("3.8", "scan", ("threads",)), ("3.6", "scan", ("threads",))]
+
+
+def check_no_files(python, minor, how, scenario):
     """No interpreter files at all: the whole pyenv prefix hidden.  3.13 is
     found by its _Py_DebugOffsets cookie, older versions by the bounded scan
     for the interpreter list; stacks (and locals) must match what the
     process recorded."""
-    plan = [("3.13", "debug-offsets", ("threads", "locals")), ("3.12", "scan", ("threads", "locals")),
-            ("3.8", "scan", ("threads",)), ("3.6", "scan", ("threads",))]
-    for minor, how, scenarios in plan:
-        pythons = sorted(glob.glob("/root/.pyenv/versions/%s.*/bin/python%s" % (minor, minor)))
-        if not pythons:
-            print("SKIP: no files at all: python%s not installed" % minor)
-            continue
-        python = pythons[-1]
-        prefix = os.path.dirname(os.path.dirname(python))
-        for scenario in scenarios:
-            work = tempfile.mkdtemp(prefix="pycore-nofiles-")
-            try:
-                core, truth_path = cs.take_gcore(python, scenario, work)
-                truth = json.load(open(truth_path))
-                empty = os.path.join(work, "empty")
-                os.makedirs(empty)
-                args = ["analyze", "--format", "json"] + (["--locals=deep"] if scenario == "locals" else []) + [core]
-                rc, out, err = hidden(prefix, empty, args)
-                if rc != 0:
-                    raise cs.Failure("exit %d: %s" % (rc, err.strip()))
-                report = json.loads(out)
-                if report["python"]["located_by"] != how:
-                    raise cs.Failure("located_by is %s, not %s" % (report["python"]["located_by"], how))
-                cs.compare(truth, report, None)
-                extra = ""
-                if scenario == "locals":
-                    extra = ", %d reprs exactly Python's" % cs.compare_locals(truth, report)
-                print("ok: %s %s with no interpreter files at all (%s)%s" % (minor, scenario, how, extra))
-            except cs.Failure as e:
-                failed_cases.append(scenario)
-                print("FAIL: %s %s with no interpreter files: %s" % (minor, scenario, e))
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+    prefix = os.path.dirname(os.path.dirname(python))
+    work = tempfile.mkdtemp(prefix="pycore-nofiles-")
+    try:
+        core, truth_path = cs.take_gcore(python, scenario, work)
+        truth = json.load(open(truth_path))
+        empty = os.path.join(work, "empty")
+        os.makedirs(empty)
+        args = ["analyze", "--format", "json"] + (["--locals=deep"] if scenario == "locals" else []) + [core]
+        rc, out, err = hidden(prefix, empty, args)
+        if rc != 0:
+            raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+        report = cs.load_report(out)
+        if report["python"]["located_by"] != how:
+            raise cs.Failure("located_by is %s, not %s" % (report["python"]["located_by"], how))
+        cs.compare(truth, report, None)
+        if scenario == "locals":
+            return "%d reprs exactly Python's" % cs.compare_locals(truth, report)
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def check_embedded(failed_cases):
+def check_embedded(minor):
     """libpython loaded by a C program (built here) that is not python."""
-    for minor in ("3.12", "3.8"):
-        prefixes = sorted(glob.glob("/root/.pyenv/versions/%s*" % minor))
-        if not prefixes or not shutil.which("cc"):
-            print("SKIP: embedded libpython %s: pyenv %s or cc not installed" % (minor, minor))
-            continue
-        prefix = prefixes[-1]
-        work = tempfile.mkdtemp(prefix="pycore-embed-")
-        try:
-            cflags = subprocess.run([os.path.join(prefix, "bin", "python%s-config" % minor), "--includes"],
-                                    stdout=subprocess.PIPE).stdout.decode().split()
-            exe = os.path.join(work, "embedding-app")
-            b = subprocess.run(["cc", "-o", exe, os.path.join(HERE, "embed", "embed.c")] + cflags +
-                               ["-L" + os.path.join(prefix, "lib"), "-lpython" + minor,
-                                "-Wl,-rpath," + os.path.join(prefix, "lib")],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if b.returncode != 0:
-                raise cs.Failure("cannot build the embedding program: %s" % b.stdout.decode()[-300:])
-            core, truth_path = cs.take_gcore(exe, "threads", work)
-            truth = json.load(open(truth_path))
-            rc, out, err = cs.run_pycore(["analyze", "--format", "json", core])
-            if rc != 0:
-                raise cs.Failure("exit %d: %s" % (rc, err.strip()))
-            report = json.loads(out)
-            cs.compare(truth, report, None)
-            if report["process"]["executable"] != exe:
-                raise cs.Failure("process.executable is %s" % report["process"]["executable"])
-            print("ok: libpython %s embedded in a C program" % minor)
-        except cs.Failure as e:
-            failed_cases.append("embed")
-            print("FAIL: libpython %s embedded in a C program: %s" % (minor, e))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    prefixes = sorted(glob.glob("/root/.pyenv/versions/%s.*" % minor))
+    if not prefixes:
+        raise cs.Skip("python%s not installed (/root/.pyenv/versions/%s.*)" % (minor, minor))
+    if not shutil.which("cc"):
+        raise cs.Skip("no cc compiler (Debian package gcc)")
+    prefix = prefixes[-1]
+    work = tempfile.mkdtemp(prefix="pycore-embed-")
+    try:
+        cflags = subprocess.run([os.path.join(prefix, "bin", "python%s-config" % minor), "--includes"],
+                                stdout=subprocess.PIPE).stdout.decode().split()
+        exe = os.path.join(work, "embedding-app")
+        b = subprocess.run(["cc", "-o", exe, os.path.join(HERE, "embed", "embed.c")] + cflags +
+                           ["-L" + os.path.join(prefix, "lib"), "-lpython" + minor,
+                            "-Wl,-rpath," + os.path.join(prefix, "lib")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if b.returncode != 0:
+            raise cs.Failure("cannot build the embedding program: %s" % b.stdout.decode()[-300:])
+        core, truth_path = cs.take_gcore(exe, "threads", work)
+        truth = json.load(open(truth_path))
+        rc, out, err = cs.run_pycore(["analyze", "--format", "json", core])
+        if rc != 0:
+            raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+        report = cs.load_report(out)
+        cs.compare(truth, report, None)
+        if report["process"]["executable"] != exe:
+            raise cs.Failure("process.executable is %s" % report["process"]["executable"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def main():
-    pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
-    if not pythons:
-        print("SKIP: python3.12 (/root/.pyenv/versions/3.12*/bin/python3.12) not installed")
-        return 77
-    for tool in ("gcore", "unshare", "eu-readelf"):
+CASES = [
+    "files hidden: found by scanning, the warning names the missing file",
+    "--layout=dwarf: offsets from the interpreter's own DWARF",
+    "--sysroot",
+    "--search-path with a renamed copy",
+    "--debug-dir build-id tree",
+    "a stripped copy, its DWARF from a separate debug file (--layout=dwarf)",
+    "a mismatched build-id is refused, both ids named, and never used",
+    "--allow-mismatch uses it, with a warning",
+    "debuginfod on 127.0.0.1 serves the interpreter",
+]
+
+
+def missing_tools(tools):
+    """Why the cases needing TOOLS (and a mount namespace) cannot run, or None."""
+    if os.geteuid() != 0:
+        return "a mount namespace needs root"
+    for tool, package in tools:
         if not shutil.which(tool):
-            print("SKIP: %s not installed" % tool)
-            return 77
+            return "%s not installed (Debian package %s)" % (tool, package)
+    return None
+
+
+def check_312(tap):
+    """The 3.12 core's interpreter hidden, offered each way in turn."""
+    pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
+    why = missing_tools([("gcore", "gdb"), ("unshare", "util-linux"), ("eu-readelf", "elfutils"),
+                         ("eu-strip", "elfutils")])
+    if not pythons:
+        why = "python3.12 (/root/.pyenv/versions/3.12*/bin/python3.12) not installed"
+    if why:
+        for label in CASES:
+            tap.skip(label, why)
+        return
     python = pythons[-1]
     libdir = os.path.join(os.path.dirname(os.path.dirname(python)), "lib")
-    lib = sorted(glob.glob(os.path.join(libdir, "libpython3.12.so.1.0")))[0]
+    lib = os.path.join(libdir, "libpython3.12.so.1.0")
     work = tempfile.mkdtemp(prefix="pycore-locate-")
-    failed = 0
     try:
         core, truth_path = cs.take_gcore(python, "threads", work)
         truth = json.load(open(truth_path))
         empty = os.path.join(work, "empty")
         os.makedirs(empty)
         args = ["analyze", "--format", "json", core]
+        cases = iter(CASES)
 
-        def case(label, fn):
-            nonlocal failed
-            try:
-                fn()
-                print("ok: %s" % label)
-            except cs.Failure as e:
-                failed += 1
-                print("FAIL: %s: %s" % (label, e))
+        def case(fn):
+            tap.run(next(cases), fn)
 
         def nothing():
             rc, out, err = hidden(libdir, empty, args)
             if rc != 0:
                 raise cs.Failure("exit %d: %s" % (rc, err.strip()))
-            report = json.loads(out)
+            report = cs.load_report(out)
             cs.compare(truth, report, None)
             if report["python"]["located_by"] != "scan" or not any(
                     "not found" in w and "libpython3.12" in w for w in report["warnings"]):
                 raise cs.Failure("located_by %s, warnings %s: want scan, naming the missing file"
                                  % (report["python"]["located_by"], report["warnings"]))
-        case("files hidden: found by scanning, the warning names the missing file", nothing)
+        case(nothing)
 
         def dwarf_layout():
             rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--layout=dwarf", core])
             expect_stacks("--layout=dwarf", truth, rc, out, err)
-        case("--layout=dwarf: offsets from the interpreter's own DWARF", dwarf_layout)
+        case(dwarf_layout)
 
         sysroot = os.path.join(work, "sysroot")
         os.makedirs(sysroot + libdir)
         shutil.copy(lib, sysroot + lib)
-        case("--sysroot", lambda: expect_stacks("--sysroot", truth, *hidden(libdir, empty, ["--sysroot", sysroot] + args),
-                                                binary_prefix=sysroot))
+        case(lambda: expect_stacks("--sysroot", truth, *hidden(libdir, empty, ["--sysroot", sysroot] + args),
+                                   binary_prefix=sysroot))
 
         loose = os.path.join(work, "loose")
         os.makedirs(loose)
         shutil.copy(lib, os.path.join(loose, "renamed-copy.bin"))
-        case("--search-path with a renamed copy",
-             lambda: expect_stacks("--search-path", truth,
+        case(lambda: expect_stacks("--search-path", truth,
                                    *hidden(libdir, empty, ["--search-path", "/nonexistent:" + loose] + args),
                                    binary_prefix=os.path.join(loose, "renamed-copy.bin")))
 
@@ -252,28 +258,26 @@ def main():
         bid = build_id(lib)
         os.makedirs(os.path.join(tree, ".build-id", bid[:2]))
         shutil.copy(lib, os.path.join(tree, ".build-id", bid[:2], bid[2:]))
-        case("--debug-dir build-id tree",
-             lambda: expect_stacks("--debug-dir", truth, *hidden(libdir, empty, ["--debug-dir", tree] + args),
+        case(lambda: expect_stacks("--debug-dir", truth, *hidden(libdir, empty, ["--debug-dir", tree] + args),
                                    binary_prefix=tree))
 
-        # a stripped copy, its DWARF in a separate file of a build-id tree:
-        # --layout=dwarf needs libdwfl to find and read that file
-        stripped = os.path.join(work, "stripped")
-        dtree = os.path.join(work, "dtree")
-        os.makedirs(stripped)
-        os.makedirs(os.path.join(dtree, ".build-id", bid[:2]))
-        st = subprocess.run(["eu-strip", "-f", os.path.join(dtree, ".build-id", bid[:2], bid[2:] + ".debug"),
-                             "-o", os.path.join(stripped, "libpython3.12.so.1.0"), lib],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
         def separate_debug():
+            # a stripped copy, its DWARF in a separate file of a build-id
+            # tree: --layout=dwarf needs libdwfl to find and read that file
+            stripped = os.path.join(work, "stripped")
+            dtree = os.path.join(work, "dtree")
+            os.makedirs(stripped)
+            os.makedirs(os.path.join(dtree, ".build-id", bid[:2]))
+            st = subprocess.run(["eu-strip", "-f", os.path.join(dtree, ".build-id", bid[:2], bid[2:] + ".debug"),
+                                 "-o", os.path.join(stripped, "libpython3.12.so.1.0"), lib],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             if st.returncode != 0:
                 raise cs.Failure("eu-strip failed: %s" % st.stdout.decode())
             expect_stacks("separate debug file", truth,
                           *hidden(libdir, empty, ["--search-path", stripped, "--debug-dir", dtree,
                                                   "--layout=dwarf"] + args),
                           binary_prefix=stripped)
-        case("a stripped copy, its DWARF from a separate debug file (--layout=dwarf)", separate_debug)
+        case(separate_debug)
 
         wrong = os.path.join(work, "wrong")
         os.makedirs(wrong)
@@ -282,33 +286,44 @@ def main():
 
         def mismatch():
             rc, out, err = hidden(libdir, empty, ["--search-path", wrong] + args)
-            report = json.loads(out) if rc == 0 else None
+            report = cs.load_report(out) if rc == 0 else None
             if rc != 0 or report["python"]["located_by"] != "scan" or not any(
                     bid in w and wrong_id in w for w in report["warnings"]):
                 raise cs.Failure("exit %d, stderr %r, warnings %s; want the file refused (both ids "
                                  "named) and the runtime found by scanning"
                                  % (rc, err, report and report["warnings"]))
-        case("a mismatched build-id is refused, both ids named, and never used", mismatch)
-        case("--allow-mismatch uses it, with a warning",
-             lambda: expect_stacks("--allow-mismatch", truth,
+        case(mismatch)
+        case(lambda: expect_stacks("--allow-mismatch", truth,
                                    *hidden(libdir, empty, ["--search-path", wrong, "--allow-mismatch"] + args),
                                    warning=wrong_id))
-        try:
-            check_debuginfod(work, lib, libdir, empty, core, truth)
-        except cs.Failure as e:
-            failed += 1
-            print("FAIL: debuginfod: %s" % e)
-
-        bad = []
-        check_no_files(bad)
-        check_embedded(bad)
-        failed += len(bad)
+        case(lambda: check_debuginfod(work, lib, libdir, empty, core, truth))
     finally:
         if os.environ.get("KEEP_CORES") == "1":
-            print("kept in %s" % work)
+            tap.diag("kept in %s" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+
+
+def main():
+    tap = cs.TAP()
+    check_312(tap)
+    why = missing_tools([("gcore", "gdb"), ("unshare", "util-linux")])
+    for minor, how, scenarios in NO_FILES:
+        pythons = sorted(glob.glob("/root/.pyenv/versions/%s.*/bin/python%s" % (minor, minor)))
+        for scenario in scenarios:
+            label = "%s %s with no interpreter files at all (%s)" % (minor, scenario, how)
+            if why or not pythons:
+                tap.skip(label, why or "python%s not installed (/root/.pyenv/versions/%s.*)" % (minor, minor))
+            else:
+                tap.run(label, check_no_files, pythons[-1], minor, how, scenario)
+    for minor in ("3.12", "3.8"):
+        label = "libpython %s embedded in a C program" % minor
+        if not shutil.which("gcore"):
+            tap.skip(label, "gcore not installed (Debian package gdb)")
+        else:
+            tap.run(label, check_embedded, minor)
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

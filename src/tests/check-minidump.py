@@ -1,21 +1,25 @@
 """Minidumps: the same report from a full-memory minidump as from the ELF
 core it was made from, an independent reader's view of pycore's converter,
-an lldb-written stack-style minidump of a live process, and corrupt ones.
+lldb-written minidumps of a live process, and corrupt ones.
 
-1. For every interpreter present: a gcore of each snapshot scenario and a
+1. For every interpreter of src/tests/interpreters/ present (Debian
+   unstable's in their root, read with --sysroot): a snapshot of each
+   scenario below (gcore's; the kernel's, by SIGQUIT, in the root) and a
    kernel core of the crash scenario are converted by scripts/core2minidump;
    pycore's report of the minidump must equal the core's (interpreters,
    python, signal, crashed thread, native stacks) and match what the process
    recorded.
-2. lldb-16 reads one converted minidump: its threads, their registers, the
+2. lldb reads one converted minidump: its threads, their registers, the
    modules' build-ids and memory bytes must be what gdb shows of the core.
-3. lldb-16 saves a stack-style minidump of a live CPython process: pycore's
+3. lldb saves minidumps of a live CPython process.  Stack style: pycore's
    report lists every thread id (/proc/PID/task) and every module build-id
    (eu-unstrip -n -p PID) taken at the same moment, says what memory is
-   missing, and exits 1.
+   missing, and exits 1.  Modified-memory and full styles (lldb 19 and
+   later; lldb-16 writes only the stack style): a complete report whose
+   stacks are what the process recorded.
 4. Corrupt minidumps: directory past the end, a huge stream count, a memory
    range past the end, overlapping ranges: exit 4 and one line.
-Exit 0 pass, 1 fail, 77 skip.
+lldb is $LLDB, else lldb-19, else lldb-16.  Output: TAP, one line per case.
 """
 import glob
 import importlib.util
@@ -27,14 +31,35 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
 cs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cs)
 CONVERT = os.path.join(cs.SRCDIR, "scripts", "core2minidump")
-LLDB = shutil.which("lldb-16")
+SNAPSHOTS = ("threads", "recursion", "genco", "exceptions", "gc")
+
+
+def find_lldb():
+    """(path, major version) of the lldb to use, or (None, why not)."""
+    names = [os.environ["LLDB"]] if os.environ.get("LLDB") else ["lldb-19", "lldb-16"]
+    for name in names:
+        path = shutil.which(name)
+        if not path:
+            continue
+        v = subprocess.run([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        m = re.search(r"lldb version (\d+)", v.stdout.decode("utf-8", "replace"))
+        return path, int(m.group(1)) if m else 0
+    return None, "%s not installed (Debian package lldb-19)" % " or ".join(names)
+
+
+LLDB, LLDB_VERSION = find_lldb()
+LLDB_NAME = os.path.basename(LLDB) if LLDB else "lldb"
+
+
+def need_lldb():
+    if not LLDB:
+        raise cs.Skip(LLDB_VERSION)
 
 
 def convert(core, out):
@@ -43,15 +68,16 @@ def convert(core, out):
         raise cs.Failure("core2minidump: %s" % p.stdout.decode()[-300:])
 
 
-def report_of(path, ok=(0,)):
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json", path])
+def report_of(path, args=(), ok=(0,)):
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + list(args) + [path])
     if rc not in ok:
         raise cs.Failure("%s: exit %d: %s" % (os.path.basename(path), rc, err.strip()))
-    return json.loads(out)
+    return cs.load_report(out)
 
 
-def same_report(core, dmp, truth, crashed):
-    a, b = report_of(core), report_of(dmp)
+def same_report(target, core, dmp, truth, crashed, snap_signal):
+    args = target.pycore_args()
+    a, b = report_of(core, args), report_of(dmp, args)
     if b["input"]["format"] != "minidump":
         raise cs.Failure("input.format is %s" % b["input"]["format"])
     for key in ("interpreters", "python"):
@@ -60,11 +86,11 @@ def same_report(core, dmp, truth, crashed):
     for key in ("pid", "signal", "crashed_tid", "executable"):
         if a["process"][key] != b["process"][key]:
             raise cs.Failure("process.%s: core %s, minidump %s" % (key, a["process"][key], b["process"][key]))
-    cs.compare(truth, b, crashed)
+    cs.compare(truth, b, crashed, snap_signal)
     # native stacks too: the same unwinder over either format
-    n1 = cs.run_pycore(["analyze", "--format", "json", "--native", core])[1]
-    n2 = cs.run_pycore(["analyze", "--format", "json", "--native", dmp])[1]
-    if json.loads(n1)["interpreters"] != json.loads(n2)["interpreters"]:
+    n1 = report_of(core, ["--native"] + args, ok=(0, 1))
+    n2 = report_of(dmp, ["--native"] + args, ok=(0, 1))
+    if n1["interpreters"] != n2["interpreters"]:
         raise cs.Failure("--native: the minidump's stacks differ from the core's")
 
 
@@ -85,6 +111,9 @@ def gdb(python, core, commands):
 
 def independent_view(python, core, dmp):
     """lldb on the minidump against gdb on the core."""
+    need_lldb()
+    if not shutil.which("gdb"):
+        raise cs.Skip("gdb not installed (Debian package gdb)")
     report = report_of(core)
     runtime = report["python"]["runtime_address"]
     out = lldb(dmp, ["thread list", "image list -u", "register read rip rsp rbp",
@@ -99,8 +128,9 @@ def independent_view(python, core, dmp):
         gv = re.search(r"^%s\s+(0x[0-9a-f]+)" % reg, g, re.M)
         if not lv or not gv or int(lv.group(1), 16) != int(gv.group(1), 16):
             raise cs.Failure("%s: lldb %s, gdb %s" % (reg, lv and lv.group(1), gv and gv.group(1)))
+    if "memory read" not in out:
+        raise cs.Failure("lldb did not read memory: %s" % out[-500:])
     lmem = [int(x, 16) for x in re.findall(r"0x[0-9a-f]{16}", out.split("memory read", 1)[1])[:4]]
-    gmem = [int(x, 16) for x in re.findall(r"0x[0-9a-f]{16}", g.split("x/4gx", 1)[-1])[-4:]]
     gmem = [int(x, 16) for x in re.findall(r"\t(0x[0-9a-f]+)", g)][-4:]
     if lmem != gmem:
         raise cs.Failure("memory at %s: lldb %s, gdb %s" % (runtime, lmem, gmem))
@@ -108,32 +138,62 @@ def independent_view(python, core, dmp):
     want = set(m["build_id"] for m in report["process"]["modules"] if m["build_id"])
     if not want or want != set(u[:len(next(iter(want)))] for u in uuids) and want != uuids:
         raise cs.Failure("build-ids: lldb %s, the core %s" % (sorted(uuids), sorted(want)))
+    return "%d threads, registers, memory and %d build-ids" % (len(lldb_tids), len(want))
 
 
-def live_stack_style(python, work):
-    """lldb-16's stack-style minidump of a live process."""
-    truth = os.path.join(work, "truth.json")
-    proc = subprocess.Popen([python, os.path.join(cs.SCENARIOS, "threads.py"), truth],
+def live_minidump(python, style):
+    """lldb's minidump of STYLE of a live process running the threads
+    scenario."""
+    need_lldb()
+    if style != "stack" and LLDB_VERSION < 19:
+        raise cs.Skip("%s writes only stack-style minidumps (lldb 19 writes %s ones)" % (LLDB_NAME, style))
+    if style == "stack" and not shutil.which("eu-unstrip"):
+        raise cs.Skip("eu-unstrip not installed (Debian package elfutils)")
+    work = tempfile.mkdtemp(prefix="pycore-md-live-")
+    try:
+        return live_minidump_in(python, style, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def live_minidump_in(python, style, work):
+    truth_path = os.path.join(work, "truth.json")
+    dmp = os.path.join(work, "live.dmp")
+    proc = subprocess.Popen([python, os.path.join(cs.SCENARIOS, "threads.py"), truth_path],
                             stdout=subprocess.PIPE, cwd=work)
     try:
         if not cs.wait_ready(proc):
             raise cs.Failure("the scenario did not get ready")
-        dmp = os.path.join(work, "live.dmp")
         tasks = sorted(int(t) for t in os.listdir("/proc/%d/task" % proc.pid))
-        unstrip = subprocess.run(["eu-unstrip", "-n", "-p", str(proc.pid)], stdout=subprocess.PIPE).stdout.decode()
-        ids = set(l.split()[1].split("@")[0] for l in unstrip.splitlines() if len(l.split()) > 1)
-        subprocess.run([LLDB, "-p", str(proc.pid), "-b", "-o",
-                        "process save-core --plugin-name=minidump --style stack %s" % dmp],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        ids = set()
+        if style == "stack":
+            unstrip = subprocess.run(["eu-unstrip", "-n", "-p", str(proc.pid)],
+                                     stdout=subprocess.PIPE).stdout.decode()
+            ids = set(l.split()[1].split("@")[0] for l in unstrip.splitlines() if len(l.split()) > 1)
+        saved = subprocess.run([LLDB, "-p", str(proc.pid), "-b", "-o",
+                                "process save-core --plugin-name=minidump --style %s %s" % (style, dmp)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
     finally:
         proc.kill()
         proc.wait()
     if not os.path.exists(dmp):
-        raise cs.Failure("lldb wrote no minidump")
+        raise cs.Failure("%s wrote no minidump: %s" % (LLDB_NAME, saved.stdout.decode("utf-8", "replace")[-400:]))
     rc, out, err = cs.run_pycore(["analyze", "--format", "json", dmp])
+    if style != "stack":
+        # every byte the walk needs is in it: a complete report, the
+        # process's own stacks; lldb stops the process to save it
+        if rc != 0:
+            raise cs.Failure("%s-style minidump: exit %d: %s" % (style, rc, err.strip()))
+        report = cs.load_report(out)
+        truth = json.load(open(truth_path))
+        sig = report["process"]["signal"]
+        cs.compare(truth, report, None, sig["number"] if sig else None)
+        if sorted(report["process"]["threads"]) != tasks:
+            raise cs.Failure("threads %s, /proc/PID/task %s" % (sorted(report["process"]["threads"]), tasks))
+        return "%d threads, every stack the process's own" % len(truth["threads"])
     if rc != 1 or not out:
         raise cs.Failure("stack-style minidump: exit %d (want 1, a partial report): %s" % (rc, err.strip()))
-    report = json.loads(out)
+    report = cs.load_report(out)
     if not report["warnings"] or not any("not in the dump" in w or "not captured" in w for w in report["warnings"]):
         raise cs.Failure("the report does not say what memory is missing: %s" % report["warnings"])
     mine_ids = set(m["build_id"] for m in report["process"]["modules"] if m["build_id"])
@@ -142,10 +202,11 @@ def live_stack_style(python, work):
         raise cs.Failure("build-ids eu-unstrip saw but pycore did not: %s" % sorted(missing))
     if sorted(report["process"]["threads"]) != tasks:
         raise cs.Failure("threads %s, /proc/PID/task %s" % (sorted(report["process"]["threads"]), tasks))
-    return report, tasks
+    return "a partial report, every thread and module build-id"
 
 
-def corrupt(dmp, work):
+def corrupt_cases(dmp):
+    """(label, bytes) of each corruption of the minidump DMP."""
     data = bytearray(open(dmp, "rb").read())
     nstreams, dir_rva = struct.unpack_from("<II", data, 8)
     cases = []
@@ -167,73 +228,82 @@ def corrupt(dmp, work):
                 first, = struct.unpack_from("<Q", data, rva + 16)
                 struct.pack_into("<Q", d, rva + 32, first)       # second range starts where the first does
                 cases.append(("overlapping memory ranges", d))
-    failed = 0
-    for label, blob in cases:
-        path = os.path.join(work, "bad.dmp")
-        open(path, "wb").write(blob)
-        rc, out, err = cs.run_pycore(["analyze", path])
-        if rc != 4 or err.count("\n") != 1 or "bad.dmp" not in err:
-            print("FAIL: corrupt minidump, %s: exit %d, stderr %r" % (label, rc, err))
-            failed += 1
-        else:
-            print("ok: corrupt minidump, %s: %s" % (label, err.strip()))
-    return failed
+    return cases
+
+
+CORRUPT = ("directory past the end", "a huge stream count", "a memory range past the end",
+           "overlapping memory ranges")
+
+
+def check_corrupt(blob, work):
+    path = os.path.join(work, "bad.dmp")
+    open(path, "wb").write(blob)
+    rc, out, err = cs.run_pycore(["analyze", path])
+    if rc != 4 or err.count("\n") != 1 or "bad.dmp" not in err:
+        raise cs.Failure("exit %d, stderr %r; want 4 and one line naming the file" % (rc, err))
+    return err.strip()
+
+
+def take(target, scenario, work):
+    """A core of SCENARIO: (core, truth, crashed signal, snapshot signal)."""
+    if scenario == "crash":
+        core, truth_path = cs.take_crash(target, work, ["crash.py"], cs.signal.SIGSEGV)
+        return core, json.load(open(truth_path)), cs.signal.SIGSEGV, None
+    core, truth_path, snap_signal = cs.take_snapshot(target, scenario, work)
+    return core, json.load(open(truth_path)), None, snap_signal
 
 
 def main():
-    failed = 0
-    ran = False
-    pythons = []
+    tap = cs.TAP()
+    extras = ["%s reads the converted minidump as gdb reads the core" % LLDB_NAME] + \
+        ["corrupt minidump: %s" % c for c in CORRUPT] + \
+        ["%s's %s-style minidump of a live process" % (LLDB_NAME, s) for s in ("stack", "modified-memory", "full")]
     for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
-        m = sorted(glob.glob(open(path).read().strip()))
-        name = os.path.basename(path)[:-7]
-        if not m:
-            print("SKIP: %s not installed" % name)
-        else:
-            pythons.append((name, m[-1]))
-    if not pythons or not shutil.which("gcore"):
-        print("SKIP: no interpreter or no gcore")
-        return 77
-    for name, python in pythons:
-        for scenario in ("threads", "recursion", "genco", "exceptions", "gc", "crash"):
-            work = tempfile.mkdtemp(prefix="pycore-md-")
+        name = os.path.basename(path)[:-len(".interp")]
+        target, why = cs.interpreter(path)
+        if not why and not target.root and not shutil.which("gcore"):
+            why = "gcore not installed (Debian package gdb)"
+        for scenario in SNAPSHOTS + ("crash",):
+            label = "%s %s: the minidump's report is the core's" % (name, scenario)
+            if why:
+                tap.skip(label, why)
+                continue
+            work = target.workdir("pycore-md-%s-%s-" % (name, scenario))
             try:
-                if scenario == "crash":
-                    core, truth_path, why = cs.take_crash(python, work, ["crash.py"], cs.signal.SIGSEGV)
-                    if why:
-                        print("SKIP: %s crash: %s" % (name, why))
-                        continue
-                    crashed = cs.signal.SIGSEGV
-                else:
-                    core, truth_path = cs.take_gcore(python, scenario, work)
-                    crashed = None
-                truth = json.load(open(truth_path))
-                dmp = os.path.join(work, "core.dmp")
-                convert(core, dmp)
-                same_report(core, dmp, truth, crashed)
-                ran = True
-                print("ok: %s %s: the minidump's report is the core's" % (name, scenario))
-                if name == "py3.12" and scenario == "threads":
-                    if LLDB:
-                        independent_view(python, core, dmp)
-                        print("ok: lldb-16 reads the converted minidump as gdb reads the core")
+                got = {}
+
+                def one():
+                    core, truth, crashed, snap_signal = take(target, scenario, work)
+                    dmp = os.path.join(work, "core.dmp")
+                    convert(core, dmp)
+                    same_report(target, core, dmp, truth, crashed, snap_signal)
+                    got.update(core=core, dmp=dmp)
+                tap.run(label, one)
+                if name != "py3.12" or scenario != "threads":
+                    continue
+                # the converter against lldb, corrupt minidumps and lldb's
+                # own minidumps, once, with pyenv's 3.12
+                if "dmp" not in got:
+                    for extra in extras:
+                        tap.skip("py3.12: " + extra, "the threads scenario failed")
+                    continue
+                tap.run("py3.12: " + extras[0], independent_view, target.exe, got["core"], got["dmp"])
+                cases = dict(corrupt_cases(got["dmp"]))
+                for c in CORRUPT:
+                    if c in cases:
+                        tap.run("py3.12: corrupt minidump: " + c, check_corrupt, cases[c], work)
                     else:
-                        print("SKIP: the converter against lldb: lldb-16 not installed")
-                    failed += corrupt(dmp, work)
-                    if LLDB:
-                        live_stack_style(python, work)
-                        print("ok: lldb-16's stack-style minidump of a live process: a partial report, "
-                              "every module build-id")
-                    else:
-                        print("SKIP: stack-style minidumps: lldb-16 not installed")
-            except cs.Failure as e:
-                failed += 1
-                print("FAIL: %s %s: %s" % (name, scenario, e))
+                        tap.skip("py3.12: corrupt minidump: " + c, "the converted minidump has one memory range")
+                for style in ("stack", "modified-memory", "full"):
+                    tap.run("py3.12: %s's %s-style minidump of a live process" % (LLDB_NAME, style),
+                            live_minidump, target.exe, style)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
-    if not ran and not failed:
-        return 77
-    return 1 if failed else 0
+        if name == "py3.12" and why:
+            for extra in extras:
+                tap.skip("py3.12: " + extra, why)
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

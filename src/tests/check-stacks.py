@@ -10,10 +10,15 @@ usage: check-stacks.py INTERPRETER.interp
 For each scenario in src/tests/scenarios/ the interpreter runs it; the
 process records its own threads' stacks (sys._current_frames()) and then
 blocks (a core is taken with gcore) or crashes (the kernel writes the core).
-pycore's JSON report must match the record frame by frame.
+pycore's JSON report must match the record frame by frame, and every JSON
+report must match src/report/pycore-report.schema.json.
+
+Output is TAP (src/tests/tap.py): a line per scenario and per check that
+can be skipped on its own (the native stack against gdb's, the zstd copy),
+a skip naming what is missing (the interpreter, a tool, a compiler).
 
 Environment: PYCORE (the binary), srcdir (the source tree), KEEP_CORES=1 to
-keep the temporary directories.  Exit 0 pass, 1 fail, 77 skip (automake).
+keep the temporary directories.  Exit 0 pass, 1 a scenario failed.
 """
 import glob
 import json
@@ -28,7 +33,10 @@ import sys
 import tempfile
 import time
 
-SKIP = 77
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import TAP, Failure, Skip  # noqa: E402,F401  (the other check-*.py use them through here)
+import report_schema  # noqa: E402
+
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
@@ -36,10 +44,6 @@ GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc"
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
-
-
-class Failure(Exception):
-    pass
 
 
 class Target:
@@ -129,9 +133,35 @@ def wait_ready(proc, timeout=30):
     return False
 
 
-def run_pycore(args):
-    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+def run_pycore(args, env=None):
+    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+_validator = None
+
+
+def validator():
+    """The schema validator every JSON report of the tests goes through."""
+    global _validator
+    if _validator is None:
+        _validator = report_schema.Validator()
+    return _validator
+
+
+def load_report(out, what="pycore's JSON report"):
+    """The one report in OUT (pycore's standard output, bytes or str),
+    checked against the schema."""
+    if isinstance(out, bytes):
+        out = out.decode("utf-8", "replace")
+    objs = validator().check(out, what)
+    if len(objs) != 1:
+        raise Failure("%s: expected one report, got %d" % (what, len(objs)))
+    return objs[0]
+
+
+def schema_summary(tap):
+    validator().summary(tap, "every JSON report matches the schema")
 
 
 def frame_str(f):
@@ -327,11 +357,16 @@ def check_text(core, truth, args):
 
 def check_zstd(core, report, args):
     """A zstd-compressed copy gives the same report but for its input."""
-    subprocess.run(["zstd", "-q", "-1", "-f", core, "-o", core + ".zst"], check=True)
+    if not shutil.which("zstd"):
+        raise Skip("zstd not installed (Debian package zstd)")
+    z = subprocess.run(["zstd", "-q", "-1", "-f", core, "-o", core + ".zst"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    if z.returncode != 0:
+        raise Failure("zstd failed: %s" % z.stdout.decode("utf-8", "replace")[-300:])
     rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core + ".zst"])
     if rc != 0:
         raise Failure("zstd copy: pycore exit %d: %s" % (rc, err.strip()))
-    z = json.loads(out)
+    z = load_report(out)
     if z["input"]["compression"] != "zstd" or z["input"]["size"] != os.path.getsize(core + ".zst"):
         raise Failure("zstd copy: input is %s" % z["input"])
     del z["input"]
@@ -340,6 +375,7 @@ def check_zstd(core, report, args):
     if z != plain:
         raise Failure("zstd copy: the report differs from the plain core's")
     os.unlink(core + ".zst")
+    return "the same report"
 
 
 GDB_FRAMES = """python
@@ -358,12 +394,11 @@ def check_native(target, core, truth, innermost):
     that faulted (strlen), and the Python frames are woven in the order the
     process recorded.  Without gdb: skipped, by name."""
     if not shutil.which("gdb"):
-        print("SKIP: native frames against gdb: gdb not installed")
-        return
+        raise Skip("gdb not installed (Debian package gdb)")
     rc, out, err = run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args() + [core])
     if rc not in (0, 1):
         raise Failure("--native-all: exit %d: %s" % (rc, err.strip()))
-    report = json.loads(out)
+    report = load_report(out)
     crashed = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]][0]
     mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"]
             if f["kind"] == "native" and not f.get("inlined")]
@@ -397,10 +432,13 @@ def check_native(target, core, truth, innermost):
         raise Failure("--native-all: Python frames %s, the process says %s" % (py, want))
     # --native keeps the frames outside the interpreter (strlen, ctypes, libc)
     rc, out, err = run_pycore(["analyze", "--format", "json", "--native"] + target.pycore_args() + [core])
-    crashed = [t for i in json.loads(out)["interpreters"] for t in i["threads"] if t["crashed"]][0]
+    if rc not in (0, 1):
+        raise Failure("--native: exit %d: %s" % (rc, err.strip()))
+    crashed = [t for i in load_report(out)["interpreters"] for t in i["threads"] if t["crashed"]][0]
     kinds = [f["kind"] for f in crashed["frames"]]
     if kinds.count("python") != len(want) or len(kinds) > len(mine) + len(want):
         raise Failure("--native: frames %s" % [(f["kind"], f["function"]) for f in crashed["frames"]])
+    return "%d native frames, gdb's" % len(mine)
 
 
 def as_target(target):
@@ -487,27 +525,51 @@ def config_for(python):
     return None
 
 
+def root_includes(target):
+    """For an interpreter in the Debian unstable root: the -I options of its
+    headers (libpython3.X-dev, unpacked beside the root by sid-root; their
+    pyconfig.h includes <x86_64-linux-gnu/python3.X/pyconfig.h>)."""
+    inc = target.root + ".debug/usr/include"
+    ver = os.path.basename(target.exe)[len("python"):]
+    if not os.path.isfile(os.path.join(inc, "python" + ver, "Python.h")):
+        raise Skip("no headers of %s in %s (scripts/sid-root unpacks them)" % (target.exe, inc))
+    return ["-I" + os.path.join(inc, "python" + ver), "-I" + inc]
+
+
+def compile_into(workdir, compiler, out, source, flags):
+    """Build a shared object with this machine's compiler.  For a process in
+    the root, into its working directory there: it runs against the root's
+    newer C library, which keeps the older versions' symbols."""
+    if not shutil.which(compiler):
+        raise Skip("no %s compiler (Debian package %s)" % (compiler, "g++" if compiler == "c++" else "gcc"))
+    b = subprocess.run([compiler, "-shared", "-fPIC", "-g", "-O0", "-o", os.path.join(workdir, out),
+                        os.path.join(SCENARIOS, source)] + flags, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if b.returncode != 0:
+        raise Failure("cannot build %s: %s" % (out, b.stdout.decode("utf-8", "replace")[-400:]))
+
+
 def build_extension(target, workdir):
     if target.root:
-        return "no compiler in the root filesystem to build the C extension with"
-    python = target.exe
-    cfg = config_for(python)
-    if not cfg or not shutil.which("cc"):
-        return "no %s-config or cc to build the C extension" % python
-    inc = subprocess.run([cfg, "--includes"], stdout=subprocess.PIPE).stdout.decode().split()
-    b = subprocess.run(["cc", "-shared", "-fPIC", "-g", "-O0", "-o", os.path.join(workdir, "crashext.so"),
-                        os.path.join(SCENARIOS, "crashext.c")] + inc,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if b.returncode != 0:
-        raise Failure("cannot build the C extension: %s" % b.stdout.decode()[-400:])
-    return None
+        inc = root_includes(target)
+    else:
+        cfg = config_for(target.exe)
+        if not cfg:
+            raise Skip("no %s-config to build the C extension with" % target.exe)
+        inc = subprocess.run([cfg, "--includes"], stdout=subprocess.PIPE).stdout.decode().split()
+    compile_into(workdir, "cc", "crashext.so", "crashext.c", inc)
+
+
+def build_cxx(target, workdir):
+    compile_into(workdir, "c++", "libcrashxx.so", "crashxx.cpp", [])
 
 
 def take_crash(target, workdir, argv, signo):
+    """The kernel's core of the scenario ARGV crashing with SIGNO: (core,
+    truth path).  Raises Skip when the kernel's cores cannot be had here."""
     target = as_target(target)
     pattern, why = kernel_core_usable()
     if why:
-        return None, None, why
+        raise Skip(why)
     truth_path = os.path.join(workdir, "truth.json")
 
     def unlimited():
@@ -519,25 +581,14 @@ def take_crash(target, workdir, argv, signo):
         proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
         raise Failure("the scenario did not crash")
     if proc.returncode != -signo:
         raise Failure("the scenario ended with %s, not %s" % (proc.returncode, signal.Signals(signo).name))
     core = kernel_core_path(pattern, proc.pid, workdir)
     if not os.path.exists(core):
-        return None, None, "the kernel wrote no core (%s)" % core
-    return core, truth_path, None
-
-
-def build_cxx(target, workdir):
-    if target.root:
-        return "no compiler in the root filesystem to build the C++ library with"
-    if not shutil.which("c++"):
-        return "no C++ compiler (Debian package g++)"
-    b = subprocess.run(["c++", "-shared", "-fPIC", "-g", "-O0", "-o", os.path.join(workdir, "libcrashxx.so"),
-                        os.path.join(SCENARIOS, "crashxx.cpp")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if b.returncode != 0:
-        raise Failure("cannot build the C++ library: %s" % b.stdout.decode()[-400:])
-    return None
+        raise Skip("the kernel wrote no core (%s; is ulimit -c limited by a hard limit?)" % core)
+    return core, truth_path
 
 
 # name: (script and its arguments, signal, innermost native function, what to build first)
@@ -556,9 +607,10 @@ def check_sysroot_debug(target, core, report):
     usr/lib/debug: with the -dbg packages' files mounted there (in a mount
     namespace of this test's own), --layout=dwarf must give the same report
     as the table.  Without unshare or root: skipped, by name."""
-    if not shutil.which("unshare") or os.geteuid() != 0:
-        print("SKIP: %s in the root's usr/lib/debug: needs unshare and root" % target.exe)
-        return
+    if os.geteuid() != 0:
+        raise Skip("a mount namespace needs root")
+    if not shutil.which("unshare"):
+        raise Skip("unshare not installed (Debian package util-linux)")
     inside = os.path.join(target.root, "usr", "lib", "debug")
     os.makedirs(inside, exist_ok=True)
     p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
@@ -569,8 +621,9 @@ def check_sysroot_debug(target, core, report):
     if p.returncode != 0:
         raise Failure("--layout=dwarf with the debug files in the root's usr/lib/debug: exit %d: %s"
                       % (p.returncode, p.stderr.decode().strip()))
-    if json.loads(p.stdout)["interpreters"] != report["interpreters"]:
+    if load_report(p.stdout)["interpreters"] != report["interpreters"]:
         raise Failure("--layout=dwarf with the root's debug files gives another report than the table")
+    return "the same report as the table's"
 
 
 def check_subinterp(target, workdir):
@@ -587,7 +640,7 @@ def check_subinterp(target, workdir):
     rc, out, err = run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
     if rc != 0:
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))
-    report = json.loads(out)
+    report = load_report(out)
     interps = report["interpreters"]
     if len(interps) != 3:
         raise Failure("%d interpreters, the process has 3" % len(interps))
@@ -610,21 +663,20 @@ def check_subinterp(target, workdir):
         len(main_truth["threads"]), len(subs[0]), len(subs[1]))
 
 
-def check(target, scenario, workdir, name):
+def check(target, scenario, workdir, name, subs):
+    """One scenario: its main check here; the checks that can be skipped on
+    their own are appended to SUBS as (name, function, arguments), to run
+    once this one passed."""
     crashed = snap_signal = None
     if scenario == "subinterp":
         if target.minor() < 12:
-            print("SKIP: %s: subinterp: separate interpreters in one process need 3.12+" % name)
-            return "skip"
+            raise Skip("separate interpreters in one process need 3.12+")
         return check_subinterp(target, workdir)
     if scenario in CRASHES:
         argv, signo, _, build = CRASHES[scenario]
-        why = build(target, workdir) if build else None
-        if not why:
-            core, truth_path, why = take_crash(target, workdir, argv, signo)
-        if why:
-            print("SKIP: %s: %s: %s" % (name, scenario, why))
-            return "skip"
+        if build:
+            build(target, workdir)
+        core, truth_path = take_crash(target, workdir, argv, signo)
         crashed = signo
     else:
         core, truth_path, snap_signal = take_snapshot(target, scenario, workdir)
@@ -637,7 +689,7 @@ def check(target, scenario, workdir, name):
     lines = out.strip().split("\n")
     if len(lines) != 1:
         raise Failure("JSON Lines: expected one line, got %d" % len(lines))
-    report = json.loads(lines[0])
+    report = load_report(lines[0])
     compare(truth, report, crashed, snap_signal)
     if target.root:
         # a kernel core names the files as the process saw them, inside
@@ -654,28 +706,28 @@ def check(target, scenario, workdir, name):
             rc, out, err = run_pycore(["analyze", "--format", "json"] + dwarf + [core])
             if rc != 0:
                 raise Failure("--layout=dwarf: pycore exit %d: %s" % (rc, err.strip()))
-            if json.loads(out)["interpreters"] != report["interpreters"]:
+            if load_report(out)["interpreters"] != report["interpreters"]:
                 raise Failure("--layout=dwarf gives another report than the table")
         if scenario == "crash":
-            check_sysroot_debug(target, core, report)
+            subs.append(("--layout=dwarf with the debug files in the root's usr/lib/debug",
+                         check_sysroot_debug, (target, core, report)))
             # without --sysroot none of the files the core names is here
             # (or they differ): 3.13+ is found by its debug offsets
             rc, out, err = run_pycore(["analyze", "--format", "json", core])
             if rc != 0:
                 raise Failure("without --sysroot: pycore exit %d: %s" % (rc, err.strip()))
-            bare = json.loads(out)
+            bare = load_report(out)
             if bare["python"]["located_by"] != "debug-offsets":
                 raise Failure("without --sysroot the interpreter was located by %s"
                               % bare["python"]["located_by"])
             compare(truth, bare, crashed)
     check_text(core, truth, target.pycore_args())
     if scenario in CRASHES:
-        check_native(target, core, truth, CRASHES[scenario][2])
+        subs.append(("--native-all against gdb", check_native, (target, core, truth, CRASHES[scenario][2])))
         # both SIGSEGV scenarios touch address 0: the fault address is 0
         if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
             raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
-    if shutil.which("zstd"):
-        check_zstd(core, report, args)
+    subs.append(("a zstd-compressed copy", check_zstd, (core, report, args)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     if scenario == "locals":
         exact = compare_locals(truth, report)
@@ -683,98 +735,106 @@ def check(target, scenario, workdir, name):
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)
 
 
-def check_sample(core, truth_path):
+def check_sample(tap, core, truth_path):
     """The sample core shipped in testdata/: its truth was recorded by the
-    process when scripts/make-sample made it."""
+    process when scripts/make-sample made it.  Then the same with the
+    interpreter's whole installation hidden: the README's first command
+    must work on a machine without it."""
     with open(truth_path) as f:
         truth = json.load(f)
-    rc, out, err = run_pycore(["analyze", "--format", "json", core])
-    if rc == 3 and ("build-id" in err or "No such file" in err):
-        print("SKIP: the sample's interpreter is not on this machine as it was: %s" % err.strip())
-        return SKIP
-    if rc != 0:
-        print("FAIL: sample: pycore exit %d: %s" % (rc, err.strip()))
-        return 1
-    report = json.loads(out)
-    try:
+    got = {}
+
+    def plain():
+        rc, out, err = run_pycore(["analyze", "--format", "json", core])
+        if rc != 0:
+            raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+        report = load_report(out)
         compare(truth, report, None)
         if report["input"]["compression"] != "zstd":
             raise Failure("input.compression is %r, not zstd" % report["input"]["compression"])
-    except Failure as e:
-        print("FAIL: sample: %s" % e)
-        return 1
-    print("ok: sample %s: %d threads" % (os.path.basename(core), len(truth["threads"])))
-    # The same with the interpreter's whole installation hidden: the README's
-    # first command must work on a machine without it.
-    if not shutil.which("unshare") or os.geteuid() != 0:
-        print("SKIP: sample without its interpreter: needs unshare and root")
-        return 0
-    prefix = os.path.dirname(os.path.dirname(report["python"]["binary"]["path"]))
-    empty = tempfile.mkdtemp(prefix="pycore-empty-")
-    try:
-        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                            'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, prefix,
-                            PYCORE, "analyze", "--format", "json", core],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        got["report"] = report
+        return "%d threads, located by %s" % (len(truth["threads"]), report["python"]["located_by"])
+
+    def hidden():
+        if "report" not in got:
+            raise Failure("the sample itself was not read")
+        if os.geteuid() != 0:
+            raise Skip("a mount namespace needs root")
+        if not shutil.which("unshare"):
+            raise Skip("unshare not installed (Debian package util-linux)")
+        prefix = os.path.dirname(os.path.dirname(got["report"]["process"]["executable"] or "/"))
+        if prefix == "/" or not os.path.isdir(prefix):
+            raise Skip("the sample's interpreter (%s) is not on this machine: the check above read it "
+                       "without it" % prefix)
+        empty = tempfile.mkdtemp(prefix="pycore-empty-")
+        try:
+            p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, prefix,
+                                PYCORE, "analyze", "--format", "json", core],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        finally:
+            os.rmdir(empty)
         if p.returncode != 0:
-            print("FAIL: sample with %s hidden: exit %d: %s" % (prefix, p.returncode, p.stderr.decode().strip()))
-            return 1
-        hidden = json.loads(p.stdout)
-        compare(truth, hidden, None)
-    except Failure as e:
-        print("FAIL: sample with %s hidden: %s" % (prefix, e))
-        return 1
-    finally:
-        os.rmdir(empty)
-    print("ok: sample with %s hidden: located by %s" % (prefix, hidden["python"]["located_by"]))
-    return 0
+            raise Failure("exit %d: %s" % (p.returncode, p.stderr.decode().strip()))
+        report = load_report(p.stdout)
+        compare(truth, report, None)
+        return "located by %s" % report["python"]["located_by"]
+
+    tap.run("sample %s" % os.path.basename(core), plain)
+    tap.run("sample with its interpreter's installation hidden", hidden)
 
 
-def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--sample":
-        return check_sample(sys.argv[2], sys.argv[3])
-    if len(sys.argv) != 2:
-        sys.exit("usage: check-stacks.py INTERPRETER.interp | --sample CORE TRUTH")
-    pattern = open(sys.argv[1]).read().strip()
-    name = os.path.basename(sys.argv[1]).rsplit(".", 1)[0]
+def interpreter(interp_file):
+    """The Target of an .interp file, or the reason it cannot run here."""
+    pattern = open(interp_file).read().strip()
+    name = os.path.basename(interp_file).rsplit(".", 1)[0]
     if pattern.startswith("sid:"):
         root, why = sid_root()
         if why:
-            print("SKIP: %s: no Debian unstable root: %s" % (name, why))
-            return SKIP
+            return None, "no Debian unstable root: %s" % why
         target = Target(pattern[4:], root)
         if not os.access(target.host_exe(), os.X_OK):
-            print("SKIP: %s: %s is not in %s" % (name, target.exe, root))
-            return SKIP
+            return None, "%s is not in %s" % (target.exe, root)
         _, why = kernel_core_usable()
         if why:
-            print("SKIP: %s: its snapshots are kernel cores, and %s" % (name, why))
-            return SKIP
-    else:
-        matches = sorted(glob.glob(pattern))
-        if not matches:
-            print("SKIP: %s (%s) not installed" % (name, pattern))
-            return SKIP
-        target = Target(matches[-1])
-    if not shutil.which("gcore"):
-        print("SKIP: gcore not installed (Debian package gdb)")
-        return SKIP
-    failed = 0
+            return None, "its snapshots are kernel cores, and %s" % why
+        return target, None
+    matches = sorted(glob.glob(pattern))
+    if not matches:
+        return None, "%s (%s) not installed" % (name, pattern)
+    return Target(matches[-1]), None
+
+
+def main():
+    tap = TAP()
+    if len(sys.argv) == 4 and sys.argv[1] == "--sample":
+        check_sample(tap, sys.argv[2], sys.argv[3])
+        schema_summary(tap)
+        return tap.done()
+    if len(sys.argv) != 2:
+        sys.exit("usage: check-stacks.py INTERPRETER.interp | --sample CORE TRUTH")
+    name = os.path.basename(sys.argv[1]).rsplit(".", 1)[0]
+    target, why = interpreter(sys.argv[1])
+    if not why and not target.root and not shutil.which("gcore"):
+        why = "gcore not installed (Debian package gdb)"
     for scenario in GCORE_SCENARIOS + list(CRASHES):
+        label = "%s %s" % (name, scenario)
+        if why:
+            tap.skip(label, why)
+            continue
         workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
         try:
-            result = check(target, scenario, workdir, name)
-            if result != "skip":
-                print("ok: %s %s: %s" % (name, scenario, result))
-        except Failure as e:
-            failed += 1
-            print("FAIL: %s %s: %s" % (name, scenario, e))
+            subs = []
+            if tap.run(label, check, target, scenario, workdir, name, subs) is not None:
+                for sub, fn, args in subs:
+                    tap.run("%s: %s" % (label, sub), fn, *args)
         finally:
             if os.environ.get("KEEP_CORES") == "1":
-                print("  kept in %s" % workdir)
+                tap.diag("kept in %s" % workdir)
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
-    return 1 if failed else 0
+    schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

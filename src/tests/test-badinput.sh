@@ -1,50 +1,55 @@
 #!/bin/sh
 # Bad input: each case must give its exit code and exactly one line on
 # standard error that names the file.  Cores are made here, at test time.
+# TAP (src/tests/tap.sh): one line per case; a case that cannot run here
+# is a skip naming what is missing.
 PYCORE=${PYCORE:-./pycore}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$srcdir/src/tests/tap.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-failed=0
 
-# expect CODE FILE [ARGS...]: run pycore analyze on FILE
+# expect CODE FILE [ARGS...]: run pycore analyze on FILE; the case is
+# named for the file, or $label when set
 expect() {
 	want=$1 file=$2
 	shift 2
+	name="exit $want: ${label:-${file#"$tmp"/}}"
+	label=
 	"$PYCORE" analyze "$@" "$file" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	lines=$(wc -l <"$tmp/err")
 	if [ "$rc" -ne "$want" ]; then
-		echo "FAIL: $file: exit $rc, want $want: $(cat "$tmp/err")"
-		failed=$((failed + 1))
+		tap_fail "$name" "exit $rc: $(cat "$tmp/err")"
 	elif [ "$lines" -ne 1 ] || ! grep -qF "$file" "$tmp/err"; then
-		echo "FAIL: $file: want one line on stderr naming the file, got:"
-		cat "$tmp/err"
-		failed=$((failed + 1))
+		tap_fail "$name" "want one line on stderr naming the file"
+		tap_diag <"$tmp/err"
 	else
-		echo "ok: exit $rc: $(cat "$tmp/err")"
+		tap_ok "$name: $(cat "$tmp/err")"
 	fi
 }
 
-# expect_truncated FILE: a core cut short is never a silent success, nor
+# expect_truncated FILE NAME: a core cut short is never a silent success, nor
 # blamed on something else: exit 4 (nothing usable left) or 1 (a partial
 # report), one line on stderr naming the file, and the word "truncated" in
 # that line or in the report's warnings.
 expect_truncated() {
 	file=$1
+	name="truncated: $2"
 	"$PYCORE" analyze --format json "$file" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if [ "$rc" -ne 4 ] && [ "$rc" -ne 1 ]; then
-		echo "FAIL: $file: exit $rc, want 4 (or 1 with a partial report): $(cat "$tmp/err")"
+		tap_fail "$name" "exit $rc, want 4 (or 1 with a partial report): $(cat "$tmp/err")"
 	elif [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF "$file" "$tmp/err"; then
-		echo "FAIL: $file: want one line on stderr naming the file, got:"
-		cat "$tmp/err"
+		tap_fail "$name" "want one line on stderr naming the file"
+		tap_diag <"$tmp/err"
 	elif ! cat "$tmp/out" "$tmp/err" | grep -q truncated; then
-		echo "FAIL: $file: exit $rc, but neither stderr nor the report says the core is truncated"
+		tap_fail "$name" "exit $rc, but neither stderr nor the report says the core is truncated"
+	elif ! tap_schema "$tmp/out"; then
+		tap_fail "$name" "the partial report does not match the schema"
 	else
-		echo "ok: exit $rc: $(cat "$tmp/err")"
-		return 0
+		tap_ok "$name: exit $rc: $(cat "$tmp/err")"
 	fi
-	failed=$((failed + 1))
 }
 
 # usage CODE ARGS...: a usage error, one line, exit 2
@@ -52,10 +57,9 @@ usage() {
 	"$PYCORE" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
-		echo "FAIL: pycore $*: exit $rc, want 2 with one line: $(cat "$tmp/err")"
-		failed=$((failed + 1))
+		tap_fail "usage error: pycore $*" "exit $rc, want 2 with one line: $(cat "$tmp/err")"
 	else
-		echo "ok: exit 2: $(cat "$tmp/err")"
+		tap_ok "usage error: pycore $*: $(cat "$tmp/err")"
 	fi
 }
 
@@ -70,24 +74,43 @@ expect 4 /bin/true
 head -c 3 /bin/true >"$tmp/elf-magic-only"
 expect 4 "$tmp/elf-magic-only"
 
-if command -v gcore >/dev/null; then
+# Cases made from real processes, and what each needs.
+gcore_cases="exit 3: a core of a process that is not Python (sleep)"
+py_cases="--timeout: a time budget too small for any walk
+exit 4: half.zst (a zstd core cut in half)
+exit 4: corrupt.zst (a zstd core with corrupted bytes)
+exit 4: truncated-3000
+truncated: truncated-half (gcore's, cut in half)"
+skip_cases() { # CASES WHY: a skip for each line of CASES
+	while IFS= read -r c; do
+		tap_skip "$c" "$2"
+	done <<EOF
+$1
+EOF
+}
+
+py=
+for p in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11; do
+	[ -x "$p" ] && py=$p
+done
+if ! command -v gcore >/dev/null; then
+	skip_cases "$gcore_cases
+$py_cases" "gcore not installed (Debian package gdb)"
+else
 	# a core of a process that is not Python
 	sleep 100 &
 	pid=$!
 	gcore -o "$tmp/sleep" "$pid" >/dev/null 2>&1
 	kill "$pid"
 	if [ -f "$tmp/sleep.$pid" ]; then
-		expect 3 "$tmp/sleep.$pid"
+		label="a core of a process that is not Python (sleep)" expect 3 "$tmp/sleep.$pid"
 	else
-		echo "FAIL: gcore of sleep made no core"
-		failed=$((failed + 1))
+		tap_fail "$gcore_cases" "gcore of sleep made no core"
 	fi
 	# truncated cores of a Python process
-	py=
-	for p in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11; do
-		[ -x "$p" ] && py=$p
-	done
-	if [ -n "$py" ]; then
+	if [ -z "$py" ]; then
+		skip_cases "$py_cases" "no python3.12 (pyenv) or /usr/bin/python3.11"
+	else
 		"$py" -c 'import time; print("READY", flush=True); time.sleep(100)' >"$tmp/py.out" &
 		pid=$!
 		i=0
@@ -99,23 +122,29 @@ if command -v gcore >/dev/null; then
 		"$PYCORE" analyze --timeout 0.000001 --format json "$core" >"$tmp/out" 2>"$tmp/err"
 		rc=$?
 		if [ "$rc" -ne 1 ] || ! grep -q "time budget" "$tmp/out" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
-			echo "FAIL: --timeout: exit $rc: $(cat "$tmp/err")"
-			failed=$((failed + 1))
+			tap_fail "--timeout: a time budget too small for any walk" "exit $rc: $(cat "$tmp/err")"
+		elif ! tap_schema "$tmp/out"; then
+			tap_fail "--timeout: a time budget too small for any walk" "the report does not match the schema"
 		else
-			echo "ok: --timeout: exit 1, the report says the time budget ran out"
+			tap_ok "--timeout: a time budget too small for any walk: exit 1, the report says so"
 		fi
 		# zstd: cut in half, and with a corrupted byte in the middle
 		if command -v zstd >/dev/null; then
 			zstd -q -1 "$core" -o "$tmp/core.zst"
 			zsize=$(stat -c %s "$tmp/core.zst")
 			head -c $((zsize / 2)) "$tmp/core.zst" >"$tmp/half.zst"
-			expect 4 "$tmp/half.zst"
-			grep -q "truncated zstd stream" "$tmp/err" || { echo "FAIL: half.zst: $(cat "$tmp/err")"; failed=$((failed + 1)); }
+			"$PYCORE" analyze "$tmp/half.zst" >"$tmp/out" 2>"$tmp/err"
+			if grep -q "truncated zstd stream" "$tmp/err"; then
+				label="half.zst (a zstd core cut in half)" expect 4 "$tmp/half.zst"
+			else
+				tap_fail "exit 4: half.zst (a zstd core cut in half)" "stderr does not say 'truncated zstd stream': $(cat "$tmp/err")"
+			fi
 			cp "$tmp/core.zst" "$tmp/corrupt.zst"
 			printf '\377\377\377\377\377\377\377\377' | dd of="$tmp/corrupt.zst" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
-			expect 4 "$tmp/corrupt.zst"
+			label="corrupt.zst (a zstd core with corrupted bytes)" expect 4 "$tmp/corrupt.zst"
 		else
-			echo "SKIP: zstd inputs: zstd not installed"
+			skip_cases "exit 4: half.zst (a zstd core cut in half)
+exit 4: corrupt.zst (a zstd core with corrupted bytes)" "zstd not installed (Debian package zstd)"
 		fi
 		head -c 3000 "$core" >"$tmp/truncated-3000"
 		expect 4 "$tmp/truncated-3000"
@@ -123,17 +152,14 @@ if command -v gcore >/dev/null; then
 		# (4).  The kernel core below keeps its notes through the same cut.
 		size=$(stat -c %s "$core")
 		head -c $((size / 2)) "$core" >"$tmp/truncated-half"
-		expect_truncated "$tmp/truncated-half"
-	else
-		echo "SKIP: truncated Python cores: no python3.12 or python3.11"
+		expect_truncated "$tmp/truncated-half" "truncated-half (gcore's, cut in half)"
 	fi
-else
-	echo "SKIP: cores of real processes: gcore not installed (Debian package gdb)"
 fi
 
 # A kernel core of a Python process (SIGSEGV), cut in half.  Unlike gcore's,
 # a kernel core has its notes first, so they survive the cut while much of
 # the memory (libpython's own first pages among it) is gone.
+kname="truncated: kernel-core-half (the kernel's core, cut in half)"
 py=
 for p in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11 /usr/bin/python3; do
 	[ -x "$p" ] && [ -z "$py" ] && py=$p
@@ -141,10 +167,10 @@ done
 pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
 case $pattern in
 '' | '|'* | */* | *%*)
-	echo "SKIP: kernel-core-half: core_pattern '$pattern' is not a plain file name in the working directory" ;;
+	tap_skip "$kname" "core_pattern '$pattern' is not a plain file name in the working directory" ;;
 *)
 	if [ -z "$py" ]; then
-		echo "SKIP: kernel-core-half: no Python interpreter"
+		tap_skip "$kname" "no Python interpreter"
 	else
 		mkdir "$tmp/kernel"
 		# python is not the subshell's last command (dash would exec it): the
@@ -156,11 +182,11 @@ case $pattern in
 			[ -f "$f" ] && kcore=$f
 		done
 		if [ -z "$kcore" ]; then
-			echo "SKIP: kernel-core-half: the kernel wrote no core (ulimit -c, core_pattern '$pattern')"
+			tap_skip "$kname" "the kernel wrote no core (ulimit -c, core_pattern '$pattern')"
 		else
 			size=$(stat -c %s "$kcore")
 			head -c $((size / 2)) "$kcore" >"$tmp/kernel-core-half"
-			expect_truncated "$tmp/kernel-core-half"
+			expect_truncated "$tmp/kernel-core-half" "kernel-core-half (the kernel's core, cut in half)"
 		fi
 	fi ;;
 esac
@@ -175,4 +201,5 @@ usage analyze --timeout soon core
 usage analyze --layout guess core
 usage analyze --locals=shallow core
 
-[ "$failed" -eq 0 ]
+tap_schema_done
+tap_done

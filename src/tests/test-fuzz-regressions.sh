@@ -3,27 +3,33 @@
 # what it broke) runs through pycore again: it must end on its own with
 # an exit status of 0-4 and one line on stderr when it fails, never a
 # signal, a sanitizer report or a hang (10 s each, against well under a
-# second once fixed; the hangs found ran for minutes).
+# second once fixed; the hangs found ran for minutes); a report it writes
+# must match the schema.  TAP (src/tests/tap.sh): one line per input.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$srcdir/src/tests/tap.sh"
 pycore=${PYCORE:-./pycore}
 dir=$srcdir/testdata/fuzz-regressions
-failed=0 n=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
 for f in "$dir"/*; do
 	[ -f "$f" ] || continue
-	n=$((n + 1))
-	err=$(timeout 10 "$pycore" analyze --format json "$f" 2>&1 >/dev/null)
+	name=$(basename "$f")
+	timeout 10 "$pycore" analyze --format json "$f" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	lines=$(printf '%s\n' "$err" | grep -c .)
+	err=$(cat "$tmp/err")
+	lines=$(grep -c . "$tmp/err")
 	case $rc in
-	0|1) [ "$lines" -le 1 ] || { echo "FAIL: $(basename "$f"): exit $rc with $lines lines on stderr"; failed=1; continue; } ;;
-	2|3|4) [ "$lines" -eq 1 ] || { echo "FAIL: $(basename "$f"): exit $rc, $lines lines on stderr: $err"; failed=1; continue; } ;;
-	124) echo "FAIL: $(basename "$f"): still running after 10 s"; failed=1; continue ;;
-	*) echo "FAIL: $(basename "$f"): exit $rc: $err"; failed=1; continue ;;
+	0|1) if [ "$lines" -gt 1 ]; then tap_fail "$name" "exit $rc with $lines lines on stderr"; continue; fi ;;
+	2|3|4) if [ "$lines" -ne 1 ]; then tap_fail "$name" "exit $rc, $lines lines on stderr: $err"; continue; fi ;;
+	124) tap_fail "$name" "still running after 10 s"; continue ;;
+	*) tap_fail "$name" "exit $rc: $err"; continue ;;
 	esac
-	echo "ok: $(basename "$f"): exit $rc"
+	if ! tap_schema "$tmp/out"; then
+		tap_fail "$name" "exit $rc, and the report does not match the schema"
+		continue
+	fi
+	tap_ok "$name: exit $rc"
 done
-if [ "$n" -eq 0 ]; then
-	echo "SKIP: no inputs in $dir"
-	exit 77
-fi
-exit $failed
+[ "$tap_n" -gt 0 ] || tap_skip "fuzz regressions" "no inputs in $dir"
+tap_schema_done
+tap_done

@@ -5,33 +5,28 @@
 # hand-made and random tables.
 #
 # Builds nothing: the checker is $TEST_LINETABLE (default ./test-linetable).
-# Exit status: 0 pass, 1 failure, 77 no interpreter to take vectors from.
+# TAP (src/tests/tap.sh): a line per interpreter's vectors (a skip when it
+# is not installed) and one for the checker over all of them.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$srcdir/src/tests/tap.sh"
 bin=${TEST_LINETABLE:-./test-linetable}
 gen=$srcdir/src/tests/linetable-vectors.py
-
-if [ ! -x "$bin" ]; then
-	echo "FAIL: checker $bin not built"
-	exit 1
-fi
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 files=
-failed=0
 n=0
 
 vectors() { # interpreter
 	n=$((n + 1))
 	out=$tmp/$n-$(basename "$1").vec
 	if "$1" "$gen" > "$out" 2> "$tmp/err"; then
-		echo "vectors: $1 ($(grep -vc '^#' "$out") records)"
+		tap_ok "vectors from $1: $(grep -vc '^#' "$out") records"
 		files="$files $out"
 	else
-		echo "FAIL: $1 could not make vectors:"
-		sed 's/^/    /' "$tmp/err"
-		failed=1
+		tap_fail "vectors from $1" "it could not make them"
+		tap_diag <"$tmp/err"
 	fi
 }
 
@@ -42,19 +37,26 @@ for m in 6 7 8 9 10 11 12 13; do
 		found=1
 		vectors "$py"
 	done
-	[ -n "$found" ] || echo "SKIP: /root/.pyenv/versions/3.$m.*/bin/python3.$m not installed"
+	[ -n "$found" ] || tap_skip "vectors from python3.$m" "/root/.pyenv/versions/3.$m.*/bin/python3.$m not installed"
 done
 if [ -x /usr/bin/python3.11 ]; then
 	vectors /usr/bin/python3.11
 else
-	echo "SKIP: /usr/bin/python3.11 not installed"
+	tap_skip "vectors from /usr/bin/python3.11" "not installed (Debian package python3.11)"
 fi
 
-if [ -z "$files" ] && [ "$failed" = 0 ]; then
-	echo "SKIP: no interpreter to take vectors from"
-	exit 77
+# The checker's hand-made and random tables, and every vector made above.
+if [ ! -x "$bin" ]; then
+	tap_fail "the line-table decoders" "checker $bin not built"
+else
+	# shellcheck disable=SC2086 # one argument per file; the paths have no blanks
+	"$bin" $files >"$tmp/check" 2>&1
+	rc=$?
+	tap_diag <"$tmp/check"
+	if [ "$rc" -eq 0 ]; then
+		tap_ok "the line-table decoders: hand-made and random tables, and $(echo $files | wc -w) interpreters' vectors"
+	else
+		tap_fail "the line-table decoders" "exit $rc (see above)"
+	fi
 fi
-
-# shellcheck disable=SC2086 # one argument per file; the paths have no blanks
-"$bin" $files || failed=1
-exit "$failed"
+tap_done

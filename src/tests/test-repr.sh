@@ -1,16 +1,31 @@
 #!/bin/sh
 # The int and float formatters against repr() of the newest interpreter
 # present (int_max_str_digits exists from 3.11 on) and of Debian's python3.
+# TAP (src/tests/tap.sh): one line per interpreter.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$srcdir/src/tests/tap.sh"
 bin=${TEST_REPR:-./test-repr}
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-ran=0
-for py in $(ls /root/.pyenv/versions/3.*/bin/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$' | sort -V | tail -n 1) /usr/bin/python3; do
-	[ -x "$py" ] || { echo "SKIP: $py not installed"; continue; }
-	"$py" "$srcdir/src/tests/repr-vectors.py" >"$tmp/v" || { echo "FAIL: $py could not make vectors"; exit 1; }
-	echo "vectors from $py:"
-	"$bin" "$tmp/v" || exit 1
-	ran=1
+newest=$(ls /root/.pyenv/versions/3.*/bin/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$' | sort -V | tail -n 1)
+[ -n "$newest" ] || tap_skip "reprs of the newest pyenv interpreter" "no /root/.pyenv/versions/3.*/bin/python3.X installed"
+for py in $newest /usr/bin/python3; do
+	if [ ! -x "$py" ]; then
+		tap_skip "reprs of $py" "not installed"
+		continue
+	fi
+	if ! "$py" "$srcdir/src/tests/repr-vectors.py" >"$tmp/v" 2>"$tmp/err"; then
+		tap_fail "reprs of $py" "it could not make vectors"
+		tap_diag <"$tmp/err"
+		continue
+	fi
+	"$bin" "$tmp/v" >"$tmp/out" 2>&1
+	rc=$?
+	tap_diag <"$tmp/out"
+	if [ "$rc" -eq 0 ]; then
+		tap_ok "reprs of $py: the int and float formatters agree"
+	else
+		tap_fail "reprs of $py" "exit $rc (see above)"
+	fi
 done
-[ "$ran" -eq 1 ] || { echo "SKIP: no interpreter to take vectors from"; exit 77; }
+tap_done
