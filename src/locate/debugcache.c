@@ -115,10 +115,15 @@ static char *cache_path(const char *dir, const uint8_t *id, size_t len)
 	return asprintf(&p, "%s/%s.debug", dir, hex) < 0 ? NULL : p;
 }
 
-int locate_debug_cached(const char *dir, const uint8_t *id, size_t len, char **path)
+int locate_debug_cached(const char *dir, const char *source, const uint8_t *id, size_t len, char **path)
 {
 	char *cached = dir && *dir ? cache_path(dir, id, len) : NULL;
 	int fd = cached ? open(cached, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat src, copy;
+	if (fd >= 0 && (stat(source, &src) != 0 || fstat(fd, &copy) != 0 || copy.st_mtime < src.st_mtime)) {
+		close(fd); /* the file was replaced since: its copy is not used */
+		fd = -1;
+	}
 	if (fd < 0) {
 		free(cached);
 		return -1;

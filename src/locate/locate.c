@@ -448,6 +448,23 @@ const char *locate_debug_cache(const struct locate *l)
 	return l->p->debug_cache;
 }
 
+char *locate_debug_file(const struct locate *l, const uint8_t *id, size_t len)
+{
+	char hex[129];
+	if (len == 0 || len > 64)
+		return NULL;
+	dump_hex(id, len, hex);
+	for (char **t = l->trees; t && *t; t++) {
+		char *p = NULL;
+		if (asprintf(&p, "%s/.build-id/%.2s/%s.debug", *t, hex, hex + 2) < 0)
+			return NULL;
+		if (access(p, R_OK) == 0)
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
 const char *locate_debuginfo_path(const struct locate *l)
 {
 	return l->debuginfo_path;

@@ -79,14 +79,19 @@ const char *locate_how_str(enum locate_how how);
 /* Separate debug files whose sections are compressed (as distributions
  * ship them) cost an inflation of each section at every analysis, so an
  * uncompressed copy of each is kept in DIR, named by its build-id.
- * locate_debug_cached opens the copy for build-id ID (its descriptor and
- * *PATH, malloc'd), or returns -1 when there is none; locate_debug_cache_
+ * locate_debug_cached opens the copy for build-id ID of the debug file
+ * SOURCE (its descriptor and *PATH, malloc'd), or returns -1 when there is
+ * none, or it is older than SOURCE; locate_debug_cache_
  * store makes one from FD, a debug file just found, if its sections are
  * compressed (for the next analysis: this one reads FD).  Failures leave
  * things as they were. */
-int locate_debug_cached(const char *dir, const uint8_t *id, size_t len, char **path);
+int locate_debug_cached(const char *dir, const char *source, const uint8_t *id, size_t len, char **path);
 void locate_debug_cache_store(const char *dir, int fd);
 /* The policy's cache directory for those copies, or NULL. */
 const char *locate_debug_cache(const struct locate *l);
+/* The separate debug file for build-id ID in the build-id trees, in their
+ * order (DIR/.build-id/xx/yyyy.debug), malloc'd, or NULL: a cached copy
+ * stands in only for a file the search finds, never for one it does not. */
+char *locate_debug_file(const struct locate *l, const uint8_t *id, size_t len);
 
 #endif

@@ -55,8 +55,9 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return fd;
 }
 
-/* Separate debug info: its uncompressed copy from the cache when there
- * is one (by the module's build-id, which its debug file shares), else
+/* Separate debug info: its uncompressed copy from the cache when the
+ * build-id trees hold the debug file and the cache a copy of it (by the
+ * module's build-id, which its debug file shares), else
  * libdwfl's own search (the path locate/ gives, .gnu_debuglink and
  * build-id), a compressed file found that way copied into the cache for
  * the next analysis.  (libdwfl keeps the ELF it validated a build-id
@@ -70,7 +71,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	int len = dir ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
-	int fd = len > 0 ? locate_debug_cached(dir, id, (size_t)len, debuginfo_file_name) : -1;
+	char *source = len > 0 ? locate_debug_file(ref->s->loc, id, (size_t)len) : NULL;
+	int fd = source ? locate_debug_cached(dir, source, id, (size_t)len, debuginfo_file_name) : -1;
+	free(source);
 	if (fd >= 0)
 		return fd;
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,

@@ -54,7 +54,7 @@ Failure = cs.Failure
 def batch(args, stdin=None, timeout=300):
     p = subprocess.run([cs.PYCORE, "batch"] + args, input=stdin, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=timeout)
-    records = [json.loads(line) for line in p.stdout.decode("utf-8", "replace").splitlines()]
+    records = cs.validator().check(p.stdout.decode("utf-8", "replace"), "batch output")
     return p.returncode, records, p.stderr.decode("utf-8", "replace")
 
 
@@ -103,9 +103,10 @@ def make_cores(work):
         name = "crash-" + os.path.basename(exe)[6:]
         d = os.path.join(work, name)
         os.makedirs(d)
-        core, truth, why = cs.take_crash(exe, d, ["crash.py"], signal.SIGSEGV)
-        if why:
-            print("SKIP: %s: %s" % (name, why))
+        try:
+            core, truth = cs.take_crash(exe, d, ["crash.py"], signal.SIGSEGV)
+        except cs.Skip as why:
+            print("# %s: no core: %s" % (name, why))
             continue
         cores[name] = (core, truth, signal.SIGSEGV)
     if not cores:
@@ -118,15 +119,11 @@ def make_cores(work):
         f.write("\n\n\n" + open(os.path.join(cs.SCENARIOS, "crash.py")).read())
     d = os.path.join(work, "moved")
     os.makedirs(d)
-    core, truth, why = cs.take_crash(Moved(newest, scripts), d, ["crash.py"], signal.SIGSEGV)
-    if why:
-        raise Failure("the moved crash scenario: %s" % why)
+    core, truth = cs.take_crash(Moved(newest, scripts), d, ["crash.py"], signal.SIGSEGV)
     cores["moved"] = (core, truth, signal.SIGSEGV)
     d = os.path.join(work, "abort")
     os.makedirs(d)
-    core, truth, why = cs.take_crash(newest, d, ["abort.py"], signal.SIGABRT)
-    if why:
-        raise Failure("the abort scenario: %s" % why)
+    core, truth = cs.take_crash(newest, d, ["abort.py"], signal.SIGABRT)
     cores["abort"] = (core, truth, signal.SIGABRT)
     for scenario in ("threads", "exceptions"):
         d = os.path.join(work, scenario)
@@ -193,7 +190,7 @@ def hostile_batch(args, signals):
     err = p.stderr.read()
     p.wait(timeout=300)
     reader.join()
-    records = [json.loads(line) for line in out[0].decode("utf-8", "replace").splitlines()]
+    records = cs.validator().check(out[0].decode("utf-8", "replace"), "batch output")
     return p.returncode, records, err.decode("utf-8", "replace"), hit
 
 
@@ -228,31 +225,31 @@ def check_progress(paths):
 
 
 def main():
+    tap = cs.TAP()
+    name = "batch over real cores: hostile inputs, order, shards, skip-done, fingerprints"
     if not shutil.which("gcore") or not shutil.which("zstd"):
-        print("SKIP: check-batch needs gcore (Debian package gdb) and zstd")
-        return cs.SKIP
+        tap.skip(name, "needs gcore (Debian package gdb) and zstd")
+        return tap.done()
     _, why = cs.kernel_core_usable()
     if why:
-        print("SKIP: check-batch: kernel cores: %s" % why)
-        return cs.SKIP
+        tap.skip(name, "kernel cores: %s" % why)
+        return tap.done()
     work = tempfile.mkdtemp(prefix="pycore-batch-")
     try:
-        return run(work)
-    except Failure as e:
-        print("FAIL: %s" % e)
-        return 1
+        tap.run(name, run, tap, work)
     finally:
         if os.environ.get("KEEP_CORES") == "1":
-            print("kept in %s" % work)
+            tap.diag("kept in %s" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
+    cs.schema_summary(tap)
+    return tap.done()
 
 
-def run(work):
+def run(tap, work):
     cores, pythons = make_cores(work)
     if not cores:
-        print("SKIP: no pyenv interpreter under /root/.pyenv/versions")
-        return cs.SKIP
+        raise cs.Skip("no pyenv interpreter under /root/.pyenv/versions")
     real = [cores[n][0] for n in sorted(cores)]
 
     # hostile inputs: garbage, a missing path, a truncated core, a dump
@@ -312,9 +309,9 @@ def run(work):
     summary = err.strip().splitlines()[-1:] if sanitized() else err.strip().splitlines()
     if len(summary) != 1 or "pycore: batch: %d dumps, %d ok" % (len(inputs), len(real)) not in summary[0]:
         raise Failure("stderr is not the one summary line: %r" % err[-2000:])
-    print("ok: batch --jobs 2 of %d dumps (%d real; garbage, missing, truncated, a hung worker, a crashed "
+    tap.ok("batch --jobs 2 of %d dumps (%d real; garbage, missing, truncated, a hung worker, a crashed "
           "worker) in %.2f s: %s" % (len(inputs), len(real), elapsed, summary[0]))
-    print("ok: the hung worker: %s; the crashed one: %s" % (errs[hang]["message"], errs[crash]["message"]))
+    tap.ok("the hung worker: %s; the crashed one: %s" % (errs[hang]["message"], errs[crash]["message"]))
 
     # a dump whose analysis itself outlasts a short --timeout
     if short >= 0.01:
@@ -322,23 +319,23 @@ def run(work):
         if rc != 0 or records[0].get("error", {}).get("code") != "timeout":
             raise Failure("%s with --timeout %.3f (analyze takes %.3f s): exit %d, %s"
                           % (big, short, min(times), rc, records[0].get("error") or "reported"))
-        print("ok: --timeout %.3f on a dump analyzed in %.3f s: %s" % (short, min(times), records[0]["error"]["message"]))
+        tap.ok("--timeout %.3f on a dump analyzed in %.3f s: %s" % (short, min(times), records[0]["error"]["message"]))
     else:
-        print("SKIP: --timeout: the zstd dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
+        tap.skip("--timeout", "the zstd dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
 
     if sanitized():
-        print("SKIP: --max-memory under AddressSanitizer (its shadow memory needs more than any small limit)")
+        tap.skip("--max-memory", "under AddressSanitizer (its shadow memory needs more than any small limit)")
     else:
         rc, records, err = batch(["--max-memory", "1", real[0], big])
         got = dict((r["input"]["path"], r) for r in records)
         if rc != 0 or "error" in got[real[0]] or got[big].get("error", {}).get("code") != "out-of-memory":
             raise Failure("--max-memory 1: exit %d, %s" % (rc, [(p, r.get("error")) for p, r in got.items()]))
-        print("ok: --max-memory 1: %s" % got[big]["error"]["message"])
+        tap.ok("--max-memory 1: %s" % got[big]["error"]["message"])
 
     rc, records, err = batch(["--ordered", "--jobs", "2"] + inputs[::-1])
     if rc != 0 or paths_of(records) != inputs[::-1]:
         raise Failure("--ordered: exit %d, order %s" % (rc, paths_of(records)))
-    print("ok: --ordered: %d records in input order" % len(records))
+    tap.ok("--ordered: %d records in input order" % len(records))
 
     shards = []
     for k in range(3):
@@ -351,7 +348,7 @@ def run(work):
         shards.append(set(paths_of(records)))
     if set().union(*shards) != set(inputs) or sum(len(s) for s in shards) != len(inputs):
         raise Failure("--shard: the shards %s do not partition %s" % (shards, inputs))
-    print("ok: --shard K/3: %s dumps, disjoint, together all %d" % ([len(s) for s in shards], len(inputs)))
+    tap.ok("--shard K/3: %s dumps, disjoint, together all %d" % ([len(s) for s in shards], len(inputs)))
 
     done = os.path.join(work, "done.jsonl")
     rc, first, err = batch(real[:3])
@@ -364,7 +361,7 @@ def run(work):
         raise Failure("--skip-done: exit %d, records for %s" % (rc, paths_of(rest)))
     if "2 already in --skip-done" not in err:
         raise Failure("--skip-done: the summary does not count the skipped: %s" % err.strip())
-    print("ok: --skip-done: %d done, %d analyzed" % (2, len(rest)))
+    tap.ok("--skip-done: %d done, %d analyzed" % (2, len(rest)))
 
     listing = "\n".join(real[:3] + [garbage]) + "\n"
     rc, a, err = batch([], stdin=listing.encode())
@@ -379,16 +376,16 @@ def run(work):
     want.remove(garbage)
     if rc != 0 or found != want or "files in directories that are not dumps" not in err:
         raise Failure("a directory: records for %s, want %s (%s)" % (found, want, err.strip()))
-    print("ok: lists on standard input (newline, -0); a directory: %d dumps found" % len(found))
+    tap.ok("lists on standard input (newline, -0); a directory: %d dumps found" % len(found))
 
     check_progress(real[:3])
-    print("ok: a progress line on a terminal")
+    tap.ok("a progress line on a terminal")
 
-    check_fingerprints(cores, pythons)
+    check_fingerprints(tap, cores, pythons)
     return 0
 
 
-def check_fingerprints(cores, pythons):
+def check_fingerprints(tap, cores, pythons):
     crashes = sorted(n for n in cores if n.startswith("crash-") or n == "moved")
     paths = [cores[n][0] for n in crashes]
     for native in (False, True):
@@ -422,7 +419,7 @@ def check_fingerprints(cores, pythons):
     every = [fp["hash"] for fp in fps.values()] + [plain]
     if len(set(every)) != len(every):
         raise Failure("different scenarios share a fingerprint: %s" % fps)
-    print("ok: fingerprints: the crash scenario on %d interpreters and moved: one (%s), with --native "
+    tap.ok("fingerprints: the crash scenario on %d interpreters and moved: one (%s), with --native "
           "one too; abort, threads, exceptions: three others" % (len(crashes) - 1, plain))
 
 

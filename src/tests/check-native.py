@@ -20,8 +20,8 @@ interpreter present (src/tests/interpreters/*.interp).
   the worker's own eval loop call that ran run_string, never outside it,
   and no frame is left unplaced.
 
-Prints one line per case (ok / FAIL / SKIP by name); exit 0 pass, 1 fail,
-77 when nothing could run."""
+Output: TAP, one line per case, every case that cannot run a skip by
+name."""
 import glob
 import importlib.util
 import json
@@ -48,37 +48,18 @@ for t in gdb.selected_inferior().threads():
 """
 
 
-def targets():
-    """(name, Target) for every interpreter present; prints a SKIP for
+def targets(tap):
+    """(name, Target) for every interpreter present; a skip by name for
     the others."""
     out = []
-    root = None
     for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
         name = os.path.basename(path)[:-7]
-        pattern = open(path).read().strip()
-        if pattern.startswith("sid:"):
-            if root is None:
-                root, why = cs.sid_root()
-                if why:
-                    root = ""
-                    print("SKIP: %s: no Debian unstable root: %s" % (name, why))
-            if not root:
-                continue
-            t = cs.Target(pattern[4:], root)
-            if not os.access(t.host_exe(), os.X_OK):
-                print("SKIP: %s: %s is not in %s" % (name, t.exe, root))
-                continue
-            _, why = cs.kernel_core_usable()
-            if why:
-                print("SKIP: %s: its snapshots are kernel cores, and %s" % (name, why))
-                continue
-            out.append((name, t))
+        target, why = cs.interpreter(path)
+        if why:
+            for scenario in SCENARIOS:
+                tap.skip("%s %s" % (name, scenario), why)
         else:
-            m = sorted(glob.glob(pattern))
-            if not m:
-                print("SKIP: %s (%s) not installed" % (name, pattern))
-                continue
-            out.append((name, cs.Target(m[-1])))
+            out.append((name, target))
     return out
 
 
@@ -124,7 +105,7 @@ def analyze(target, core, *opts):
                                  debug_args(target) + [core])
     if rc != 0:
         raise cs.Failure("pycore %s: exit %d: %s" % (" ".join(opts), rc, err.strip()))
-    return json.loads(out)
+    return cs.load_report(out)
 
 
 def python_frames(thread):
@@ -152,7 +133,7 @@ def check_native_scenario(target, work):
     truth = json.load(open(truth_path))
     tids = json.load(open(truth_path + ".native"))["native_tids"]
     if tids is None:
-        return "skip: the process cannot list its threads (no /proc in %s)" % target.root
+        raise cs.Skip("the process cannot list its threads (no /proc in %s)" % target.root)
     if len(tids) != 1:
         raise cs.Failure("the process saw %d new threads: %s" % (len(tids), tids))
     report = analyze(target, core, "--native-all")
@@ -180,12 +161,44 @@ def check_native_scenario(target, work):
         check_woven("thread %s" % tt["name"], mt[0])
         if shutil.which("gdb") and tt.get("main"):
             inlined = same_as_gdb("thread %s" % tt["name"], target, core, mt[0])
+    cache = debug_cache(target, core, work, report)
     # --native keeps the thread, without the interpreter's own frames
     plain = analyze(target, core, "--native")
     if tids[0] not in [t["tid"] for t in plain["native_threads"]]:
         raise cs.Failure("--native lost thread %d" % tids[0])
-    return "thread %d: %d native frames%s; the main thread's, %d inlined calls among them, = gdb's" % (
-        tids[0], len(mine), " = gdb's" if shutil.which("gdb") else "", inlined)
+    return "thread %d: %d native frames%s; the main thread's, %d inlined calls among them, = gdb's; %s" % (
+        tids[0], len(mine), " = gdb's" if shutil.which("gdb") else "", inlined, cache)
+
+
+def debug_cache(target, core, work, report):
+    """Compressed separate debug files (the host's libc6-dbg ships them so)
+    get an uncompressed copy in the cache on the first analysis, read by
+    the next; the report is the same byte for byte, with or without it."""
+    cache = os.path.join(work, "debug-cache")
+    env = dict(os.environ, PYCORE_DEBUG_CACHE=cache)
+    args = ["analyze", "--format", "json", "--native-all"] + target.pycore_args() + debug_args(target) + [core]
+    runs = [cs.run_pycore(args, env=env), cs.run_pycore(args, env=env),
+            cs.run_pycore(["--no-debug-cache"] + args)]
+    if any(r[0] != 0 for r in runs) or len(set(r[1] for r in runs)) != 1:
+        raise cs.Failure("debug cache: exits %s, the reports differ: %s" % (
+            [r[0] for r in runs], [r[2].strip() for r in runs]))
+    made = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+    compressed = []
+    for m in report["process"]["modules"]:
+        bid = m["build_id"]
+        dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:]) if bid and not target.root else None
+        if dbg and os.path.exists(dbg):
+            r = subprocess.run(["readelf", "-SW", dbg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            if any(line.split()[-4:-3] and "C" in line.split()[-4] for line in r.stdout.decode().splitlines()
+                   if ".debug_info" in line):
+                compressed.append(bid)
+    made = [f for f in made if not f.startswith(".")]
+    libc = [m["build_id"] for m in report["process"]["modules"] if "/libc.so" in (m["path"] or "")]
+    if not set(made) <= set(b + ".debug" for b in compressed) or \
+       (libc and libc[0] in compressed and libc[0] + ".debug" not in made):
+        raise cs.Failure("debug cache holds %s; the compressed debug files present are %s (libc's: %s)"
+                         % (made, compressed, libc))
+    return "%d of %d compressed debug files cached (those read), the same report" % (len(made), len(compressed))
 
 
 def check_subinterp_scenario(target, work):
@@ -238,7 +251,7 @@ def check_subinterp_scenario(target, work):
         # be woven in then, and the report must say so
         rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args()
                                      + [core])
-        bare = json.loads(out) if rc in (0, 1) else None
+        bare = cs.load_report(out) if rc in (0, 1) else None
         if not bare or not unplaced(bare) or any(
                 f["kind"] == "python" and k + 1 < len(t["frames"]) and t["frames"][k + 1]["kind"] == "native"
                 for i in bare["interpreters"] for t in i["threads"] for k, f in enumerate(t["frames"])):
@@ -274,7 +287,7 @@ def check_zero_stacks(target, work):
     rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
     if rc != 1:
         raise cs.Failure("exit %d (want 1: incomplete): %s" % (rc, err.strip()))
-    report = json.loads(out)
+    report = cs.load_report(out)
     threads = [t for i in report["interpreters"] for t in i["threads"]]
     zeroed = 0
     for tt in truth["threads"]:
@@ -303,7 +316,7 @@ def check_gc_nogil(target, work):
     truth = json.load(open(truth_path))
     rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + debug_args(target)
                                  + [core])
-    plain = json.loads(out) if rc in (0, 1) else None
+    plain = cs.load_report(out) if rc in (0, 1) else None
     if not plain or plain["interpreters"][0]["gc_collecting"] is not True:
         raise cs.Failure("without --native: exit %d, gc_collecting %s" % (
             rc, plain and plain["interpreters"][0]["gc_collecting"]))
@@ -326,45 +339,41 @@ def check_gc_nogil(target, work):
     return "the collecting thread found by its native stack (%s)" % frames[at[0] + 1]["function"]
 
 
+SCENARIOS = ("native", "subinterp", "zero-stacks", "gc_nogil")
+
+
 def main():
+    tap = cs.TAP()
     if not shutil.which("gcore"):
-        print("SKIP: gcore not installed (Debian package gdb)")
-        return 77
+        tap.skip("native stacks", "gcore not installed (Debian package gdb)")
+        return tap.done()
     if not shutil.which("gdb"):
-        print("SKIP: native frames against gdb's: gdb not installed")
-    failed = ran = 0
-    for name, target in targets():
-        for scenario in ("native", "subinterp", "zero-stacks", "gc_nogil"):
-            if scenario == "subinterp" and target.minor() < 12:
-                print("SKIP: %s subinterp: separate interpreters in one process need 3.12+" % name)
+        tap.skip("native frames against gdb's", "gdb not installed")
+    checks = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
+              "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil}
+    for name, target in targets(tap):
+        minor = target.minor()
+        for scenario in SCENARIOS:
+            label = "%s %s" % (name, scenario)
+            if scenario == "subinterp" and minor < 12:
+                tap.skip(label, "separate interpreters in one process need 3.12+")
                 continue
             if scenario == "zero-stacks" and not target.root:
-                continue  # only a process in a root filesystem makes gcore write zeros
-            if scenario == "gc_nogil" and target.minor() < 7:
-                print("SKIP: %s gc_nogil: 3.6 keeps its collecting flag in a static pycore does not read"
-                      % name)
+                tap.skip(label, "only a process in a root filesystem makes gcore write zeroed stacks")
+                continue
+            if scenario == "gc_nogil" and minor < 7:
+                tap.skip(label, "3.6 keeps its collecting flag in a static pycore does not read")
                 continue
             work = target.workdir("pycore-native-%s-%s-" % (name, scenario))
             try:
-                fn = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
-                      "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil}[scenario]
-                result = fn(target, work)
-                if result.startswith("skip: "):
-                    print("SKIP: %s %s: %s" % (name, scenario, result[6:]))
-                else:
-                    print("ok: %s %s: %s" % (name, scenario, result))
-                    ran += 1
-            except cs.Failure as e:
-                failed += 1
-                print("FAIL: %s %s: %s" % (name, scenario, e))
+                tap.run(label, checks[scenario], target, work)
             finally:
                 if os.environ.get("KEEP_CORES") == "1":
-                    print("  kept in %s" % work)
+                    tap.diag("kept in %s" % work)
                 else:
                     shutil.rmtree(work, ignore_errors=True)
-    if not ran and not failed:
-        return 77
-    return 1 if failed else 0
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

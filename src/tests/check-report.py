@@ -63,7 +63,7 @@ def pycore_json(args, core):
     rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + args + [core])
     if rc != 0:
         raise Failure("pycore %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
-    return json.loads(out)
+    return cs.load_report(out)
 
 
 def thread_of(report, tid):
@@ -147,9 +147,7 @@ def check_full(core):
 
 
 def fault(target, workdir):
-    core, truth_path, why = cs.take_crash(target, workdir, ["report.py", "fault"] + ARGS, signal.SIGSEGV)
-    if why:
-        return "skip: " + why
+    core, truth_path = cs.take_crash(target, workdir, ["report.py", "fault"] + ARGS, signal.SIGSEGV)
     truth, argv, address = report_truth(truth_path)
     report = pycore_json([], core)
     cs.compare(truth, report, signal.SIGSEGV)
@@ -233,8 +231,7 @@ def sent(target, workdir):
 def python2(workdir):
     exes = sorted(glob.glob("/root/.pyenv/versions/2.7*/bin/python2.7"))
     if not exes:
-        print("SKIP: CPython 2.7: not installed")
-        return
+        raise cs.Skip("CPython 2.7 not installed")
     # the interpreter says which version it is; a 2.7 process is no 3.x one
     v = subprocess.run([exes[-1], "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                        stdout=subprocess.PIPE).stdout.decode().strip()
@@ -255,48 +252,41 @@ def python2(workdir):
     want = "CPython %s is not supported" % v
     if rc != 3 or want not in err or len(err.strip().splitlines()) != 1:
         raise Failure("a CPython %s core: exit %d, %r; want exit 3 saying %r" % (v, rc, err, want))
-    print("ok: CPython %s: %s" % (v, err.strip()))
+    return "CPython %s: %s" % (v, err.strip())
 
 
 def main():
+    tap = cs.TAP()
     if not shutil.which("gcore"):
-        print("SKIP: gcore not installed (Debian package gdb)")
-        return cs.SKIP
+        tap.skip("report scenarios", "gcore not installed (Debian package gdb)")
+        return tap.done()
     found = interpreters()
     if not found:
-        print("SKIP: no interpreter")
-        return cs.SKIP
-    failed = ran = 0
+        tap.skip("report scenarios", "no interpreter")
     for exe in found:
         target = cs.Target(exe)
         for label, fn in (("fault", fault), ("kill", sent)):
             workdir = tempfile.mkdtemp(prefix="pycore-report-")
-            try:
+
+            def one():
                 result = fn(target, workdir)
                 if result.startswith("skip: "):
-                    print("SKIP: %s %s: %s" % (exe, label, result[6:]))
-                else:
-                    ran += 1
-                    print("ok: %s %s: %s" % (exe, label, result))
-            except Failure as e:
-                failed += 1
-                print("FAIL: %s %s: %s" % (exe, label, e))
+                    raise cs.Skip(result[6:])
+                return result
+            try:
+                tap.run("%s %s" % (exe, label), one)
             finally:
                 if os.environ.get("KEEP_CORES") == "1":
-                    print("  kept in %s" % workdir)
+                    tap.diag("kept in %s" % workdir)
                 else:
                     shutil.rmtree(workdir, ignore_errors=True)
     workdir = tempfile.mkdtemp(prefix="pycore-report-")
     try:
-        python2(workdir)
-    except Failure as e:
-        failed += 1
-        print("FAIL: %s" % e)
+        tap.run("CPython 2.7 is refused by name", python2, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if failed:
-        return 1
-    return 0 if ran else cs.SKIP
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -45,7 +45,11 @@ def _local_validator():
 
 def _first_error(validator, obj):
     import jsonschema
-    err = jsonschema.exceptions.best_match(validator.iter_errors(obj))
+    # a line is a report or (batch) an error record: name the errors of
+    # the one it means to be, not of the other alternative
+    kind = "error-record" if isinstance(obj, dict) and "error" in obj else "report"
+    sub = dict(validator.schema, oneOf=[{"$ref": "#/$defs/" + kind}])
+    err = jsonschema.exceptions.best_match(type(validator)(sub).iter_errors(obj))
     if err is None:
         return None
     where = "/".join(str(p) for p in err.absolute_path) or "(the top)"
