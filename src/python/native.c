@@ -122,6 +122,8 @@ static size_t place_groups(struct py_ctx *c, const struct unwind_into *u, const 
 		nevals += u->v[k].eval;
 	for (size_t g = 0; g < ngroups; g++)
 		at[g] = SIZE_MAX;
+	if (ngroups == 0)
+		return 0; /* (no layout is known when the dump lacks the state) */
 	if (c->L->minor >= 12) {
 		size_t prev = SIZE_MAX;
 		for (; placed < ngroups; placed++) {
@@ -180,7 +182,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 				ptrvec_push(c->a, &out, t->frames.items[i]);
 			g++;
 		}
-		if (!u.v[k].internal || c->opt->native >= 2)
+		if (!u.v[k].internal || c->opt->native >= 2 || c->keep_internal)
 			ptrvec_push(c->a, &out, u.v[k].f);
 	}
 	if (placed < ngroups) {
