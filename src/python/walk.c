@@ -46,6 +46,7 @@ static void say_state_missing(struct py_ctx *c)
 	model_warn(c->r, "the Python state is not in the dump (%s): no interpreter can be read%s%s",
 		   c->state_missing, hint ? "; " : "", hint ? hint : "");
 	c->r->incomplete = true;
+	c->r->state_missing = true;
 	c->keep_internal = true;
 }
 

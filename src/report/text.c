@@ -180,7 +180,8 @@ int report_text_write(FILE *out, const struct model_report *r)
 	}
 	for (size_t i = 0; i < r->native_threads.n; i++) {
 		const struct model_thread *t = r->native_threads.items[i];
-		fprintf(out, "\nThread %lld (no Python thread state%s)\n", (long long)t->tid,
+		fprintf(out, "\nThread %lld (%s%s)\n", (long long)t->tid,
+			r->state_missing ? "Python state not in the dump" : "no Python thread state",
 			t->crashed ? ", crashed" : "");
 		write_native_stack(out, t);
 	}
