@@ -143,7 +143,8 @@ static const char usage_text[] =
 	"\n"
 	"Exit status of analyze (the highest over all dumps given):\n"
 	"  0  every report is complete\n"
-	"  1  a report was written but is incomplete (a stack or exception unreadable)\n"
+	"  1  a report was written but is incomplete (a stack or exception unreadable,\n"
+	"     or a dump without the Python state, such as a stack-only minidump)\n"
 	"  2  usage error\n"
 	"  3  not a CPython process, or its interpreter cannot be found or read\n"
 	"  4  input unreadable, truncated beyond use, or not a dump\n"
@@ -443,8 +444,7 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, ":f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
-	char *cache = opt.no_debug_cache ? NULL : debug_cache_dir();
-	opt.analysis.files.debug_cache = cache;
+	char *cache = NULL;  /* the debug cache's directory, made when the dumps are analyzed */
 	if (batch) {
 		if (opt.pretty || (opt.format_given && !opt.json)) {
 			usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
@@ -455,6 +455,7 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		opt.batch.timeout = opt.analysis.py.timeout;
+		opt.analysis.files.debug_cache = cache = opt.no_debug_cache ? NULL : debug_cache_dir();
 		rc = batch_run(argv + optind, argc - optind, &opt.batch, &opt.analysis);
 		free_list(opt.analysis.files.search);
 		free_list(opt.analysis.files.debug_dirs);
@@ -469,6 +470,7 @@ int main(int argc, char **argv)
 		usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;
 	}
+	opt.analysis.files.debug_cache = cache = opt.no_debug_cache ? NULL : debug_cache_dir();
 	enum exit_code worst = EXIT_COMPLETE;
 	for (int i = optind; i < argc; i++) {
 		errno = 0;

@@ -44,6 +44,10 @@ struct dump_module {
 	uint8_t build_id[64];        /* read from the process's own copy of the headers */
 	size_t build_id_len;         /* 0: not known */
 	bool build_id_prefix;        /* only the first build_id_len bytes are known */
+	/* the extent is only what the dump's module list says (a minidump
+	 * without a maps stream; lldb's covers the first segment only): the
+	 * attached file's program headers replace it */
+	bool extent_from_list;
 };
 
 /* The signal that ended (or snapshotted) the process, as siginfo_t says.
@@ -86,6 +90,9 @@ struct dump {
 	struct dump_signal signal;
 	int64_t crashed_tid;         /* -1 when no thread received a signal */
 	uint64_t auxv_entry;         /* AT_ENTRY, 0 if unknown */
+	/* for a dump that lacks the process's data memory: which setting of
+	 * its producer would have captured it (one clause), or NULL */
+	const char *capture_hint;
 
 	struct dump_thread *threads;
 	size_t nthreads;
@@ -129,6 +136,10 @@ struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
  * dump_close; its build-id already checked): from then on the read-only
  * pages the dump left out of M's mappings are read from it. */
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size);
+/* Call once every file is attached: extents learned from the files'
+ * program headers (extent_from_list) take effect, and a warning names
+ * what stays unknown. */
+void dump_files_attached(struct dump *d);
 /* Whether a read was served from M's attached file. */
 bool dump_file_used(const struct dump *d, const struct dump_module *m);
 

@@ -34,6 +34,7 @@ struct dump_priv {
 	size_t nwarnings;
 	bool truncated;              /* the file ends before the data it declares */
 	struct dump_file *files;     /* parallel to d->modules, or NULL */
+	bool extents_changed;        /* an attached file gave a module its extent */
 };
 
 /* A message to pass on in the report. */

@@ -30,6 +30,9 @@
 #define MD_LINUX_CMDLINE    0x47670006u
 #define MD_LINUX_AUXV       0x47670008u
 #define MD_LINUX_MAPS       0x47670009u
+#define MD_LINUX_DSO_DEBUG  0x4767000au   /* Breakpad writes it, lldb does not */
+#define MD_LINUX_PROC_STAT  0x4767000bu   /* lldb writes it (LLVM's MinidumpConstants.def: LinuxProcStat) */
+#define MD_CRASHPAD_INFO    0x43500001u   /* Crashpad's own stream ("CP" 1) */
 
 #define MD_THREAD_SIZE      48
 #define MD_MODULE_SIZE      108
@@ -233,47 +236,126 @@ static enum pc_code module_list(struct dump *d, const struct md_stream *s)
 	return PC_OK;
 }
 
-/* /proc/PID/maps lines: the file-backed mappings, with their offsets. */
+/* /proc/PID/maps lines (Breakpad's and lldb's MD_LINUX_MAPS stream): the
+ * file-backed mappings, with their offsets.  The module list's size may
+ * cover a module's first segment only (lldb writes the size of the mapping
+ * at its base), and its path may differ from the maps' (lldb names
+ * /lib/x86_64-linux-gnu/libc.so.6 what the maps call /usr/lib/...): a
+ * module's mappings are the maps lines of the file mapped at its base,
+ * told by device and inode, from that line up to the next file. */
+struct maps_line {
+	uint64_t start, end, off, inode;
+	unsigned dev_major, dev_minor;
+	bool readable, writable;
+	const char *path;            /* into the stream's copy; "" for none */
+};
+
+#define MAPS_MAX_LINES   DUMP_MAX_MAPPINGS
+/* lines looked at after a module's base line (anonymous .bss, guard gaps) */
+#define MAPS_MODULE_SPAN 256
+
+static int maps_line_cmp(const void *a, const void *b)
+{
+	const struct maps_line *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool same_file(const struct maps_line *a, const struct maps_line *b)
+{
+	if (a->inode || b->inode)
+		return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor;
+	return a->path[0] == '/' && strcmp(a->path, b->path) == 0;
+}
+
+static void module_add_mapping(struct dump_module *m, const struct maps_line *l)
+{
+	if (!l->readable)
+		return; /* PROT_NONE alignment gaps: nothing there to read */
+	struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
+	if (!mp)
+		return;
+	m->maps = mp;
+	mp[m->nmaps++] = (struct dump_mapping){ l->start, l->end, l->off, l->writable };
+	if (l->start < m->start)
+		m->start = l->start;
+	if (l->end > m->end)
+		m->end = l->end;
+}
+
+/* The lines of the file mapped at M's base: that line and the following
+ * ones of the same file, up to another file's. */
+static bool module_from_base(struct dump_module *m, const struct maps_line *v, size_t n)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start < m->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= n || v[lo].start != m->base || v[lo].path[0] != '/')
+		return false;
+	const struct maps_line *first = &v[lo];
+	module_add_mapping(m, first);
+	for (size_t j = lo + 1; j < n && j - lo < MAPS_MODULE_SPAN; j++) {
+		if (!v[j].path[0])
+			continue; /* anonymous: the image's .bss, or a gap */
+		if (!same_file(first, &v[j]) || v[j].off == 0)
+			break; /* another file, or the file mapped again */
+		module_add_mapping(m, &v[j]);
+	}
+	return true;
+}
+
 static void linux_maps(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p)
 		return;
 	char *text = strndup((const char *)p, s->size);
+	size_t cap = 0, n = 0;
+	struct maps_line *v = NULL;
 	if (!text)
 		return;
 	char *save = NULL;
-	/* bounded work: lines times modules compared */
-	uint64_t budget = 50000000;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (budget < d->nmodules) {
+		unsigned long long start, end, off, inode;
+		unsigned maj, min;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min,
+			   &inode, &pos) < 7 || pos <= 0 || end <= start || strlen(perms) < 2)
+			continue;
+		if (n == MAPS_MAX_LINES) {
 			dump_warn(d, "the minidump's maps stream is too long: the rest of it was not read");
 			break;
 		}
-		budget -= d->nmodules;
-		unsigned long long start, end, off;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 ||
-		    pos <= 0 || line[pos] != '/')
-			continue;
-		const char *path = line + pos;
-		for (size_t i = 0; i < d->nmodules; i++) {
-			struct dump_module *m = &d->modules[i];
-			if (strcmp(m->path, path) != 0)
-				continue;
-			struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));
-			if (!mp)
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct maps_line *nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
 				break;
-			m->maps = mp;
-			mp[m->nmaps++] = (struct dump_mapping){ start, end, off, perms[1] == 'w' };
-			if (start < m->start)
-				m->start = start;
-			if (end > m->end)
-				m->end = end;
-			break;
+			v = nv;
 		}
+		v[n++] = (struct maps_line){ start, end, off, inode, maj, min, perms[0] == 'r', perms[1] == 'w',
+					     line + pos };
 	}
+	qsort(v, n, sizeof(*v), maps_line_cmp);
+	/* bounded work for modules not found by their base: lines times modules */
+	uint64_t budget = 50000000;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		if (module_from_base(m, v, n))
+			continue;
+		for (size_t j = 0; j < n && budget; j++, budget--)
+			if (strcmp(v[j].path, m->path) == 0)
+				module_add_mapping(m, &v[j]);
+	}
+	if (!budget)
+		dump_warn(d, "the minidump's maps stream is too long to match every module: some extents "
+			  "are the module list's");
+	free(v);
 	free(text);
 }
 
@@ -321,9 +403,9 @@ enum pc_code dump_minidump_open(struct dump *d)
 			       nstreams, dir_rva);
 		return PC_ECORRUPT;
 	}
-	struct md_stream maps = { 0 }, exc = { 0 };
+	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 };
 	enum pc_code st = PC_OK;
-	bool amd64 = true;
+	bool amd64 = true, dso_debug = false, proc_stat = false, crashpad = false;
 	for (uint32_t i = 0; i < nstreams && st == PC_OK; i++) {
 		struct md_stream s = { dump_le32(dir + 12 * i), dump_le32(dir + 12 * i + 4), dump_le32(dir + 12 * i + 8) };
 		if (s.type != 0 && !at(d, s.rva, s.size)) {
@@ -335,8 +417,20 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_MODULE_LIST: st = module_list(d, &s); break;
 		case MD_MEMORY_LIST: st = memory_list(d, &s); break;
 		case MD_MEMORY64_LIST: st = memory64_list(d, &s); break;
-		case MD_EXCEPTION: exc = s; break;
+		case MD_EXCEPTION:
+			/* lldb writes one per thread with a stop reason: the first
+			 * that is not SIGSTOP (a debugger's stop) is the crash */
+			if (s.size < 40 || dump_le32(d->p->map + s.rva + 8) == 0)
+				break; /* a thread without a signal */
+			if (dump_le32(d->p->map + s.rva + 8) == 19)
+				stop = stop.type ? stop : s;
+			else if (!exc.type)
+				exc = s;
+			break;
 		case MD_LINUX_MAPS: maps = s; break;
+		case MD_LINUX_DSO_DEBUG: dso_debug = true; break;
+		case MD_LINUX_PROC_STAT: proc_stat = true; break;
+		case MD_CRASHPAD_INFO: crashpad = true; break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_SYSTEM_INFO:
 			if (s.size >= 2 && dump_le32(d->p->map + s.rva) % 65536 != MD_ARCH_AMD64)
@@ -360,12 +454,28 @@ enum pc_code dump_minidump_open(struct dump *d)
 	}
 	if (st != PC_OK)
 		return st;
+	/* which producer: for saying what setting would have captured more */
+	if (crashpad || dso_debug)
+		d->capture_hint = crashpad ? "Crashpad captures it with indirectly referenced memory "
+			"(CrashpadInfo's gather_indirectly_referenced_memory) or a full-memory dump"
+			: "Breakpad captures it in a full-memory dump";
+	else if (proc_stat)
+		d->capture_hint = "lldb captures it with process save-core --style=full or "
+			"--style=modified-memory";
+	else
+		d->capture_hint = "a full-memory minidump holds it (lldb: process save-core --style=full or "
+			"modified-memory; Breakpad, Crashpad: full memory or indirectly referenced memory)";
+	/* lldb's SIGSTOP is its own attach stop, not something the process got */
+	if (!exc.type && !(proc_stat && !dso_debug && !crashpad))
+		exc = stop;
 	if (maps.type)
 		linux_maps(d, &maps);
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
 		if (m->nmaps == 0) {
-			/* no maps stream: the whole image as one mapping */
+			/* no maps of it: the whole image as one mapping, until
+			 * its file's program headers say better */
+			m->extent_from_list = true;
 			m->maps = malloc(sizeof(*m->maps));
 			if (m->maps) {
 				m->maps[0] = (struct dump_mapping){ m->start, m->end, 0, false };

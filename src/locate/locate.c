@@ -409,6 +409,7 @@ struct locate *locate_modules(struct dump *d, const struct locate_policy *p, str
 	}
 	for (size_t i = 0; i < d->nmodules; i++)
 		resolve(l, &d->modules[i], &l->results[i]);
+	dump_files_attached(d);
 	return l;
 }
 

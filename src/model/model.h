@@ -126,6 +126,8 @@ struct model_report {
 					 Python thread state */
 	struct ptrvec warnings;      /* of char * */
 	bool incomplete;             /* something could not be read */
+	bool state_missing;          /* the dump holds no interpreter state (its
+				      * threads' Python state is unknown) */
 	struct model_fingerprint *fingerprint;   /* fingerprint.h; NULL: none */
 };
 

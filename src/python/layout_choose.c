@@ -37,8 +37,7 @@ static struct pc_error *apply_debug_offsets(struct py_ctx *c, struct py_layout *
 {
 	const struct py_debug_offsets *o = &dr->o;
 	if (dr->err && dr->err->code == PC_ENOTCAPTURED) {
-		model_warn(c->r, "%s: no interpreter can be read", dr->err->message);
-		c->r->incomplete = true;
+		c->state_missing = arena_strdup(c->a, dr->err->message);
 		*unreadable = true;
 		return NULL;
 	}
@@ -145,9 +144,19 @@ struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const str
 		if (two)
 			return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython 2.%u is not supported (pycore "
 					    "reads 3.6 to 3.15)", two);
+	}
+	uint64_t word;
+	if (!minor && dump_read_u64(d, rt->sym[PY_SYM_RUNTIME], &word) != PC_OK) {
+		/* neither the version nor the state is in the dump */
+		c->state_missing = arena_printf(c->a, "_PyRuntime (0x%llx) is not captured, and %s does not "
+						"say its version", (unsigned long long)rt->sym[PY_SYM_RUNTIME],
+						rt->mod->path);
+		*unreadable = true;
+		return NULL;
+	}
+	if (!minor)
 		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s holds a CPython interpreter but its "
 				    "version cannot be told", rt->mod->path);
-	}
 	struct dof_read dr = { .err = NULL };
 	if (minor >= 13)
 		dr.err = py_debug_offsets_read(d, rt->sym[PY_SYM_RUNTIME], hex, &dr.o);

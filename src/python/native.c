@@ -142,6 +142,8 @@ static size_t place_groups(struct py_ctx *c, const struct unwind_into *u, const 
 		nevals += u->v[k].eval;
 	for (size_t g = 0; g < ngroups; g++)
 		at[g] = SIZE_MAX;
+	if (ngroups == 0)
+		return 0; /* (no layout is known when the dump lacks the state) */
 	if (c->L->minor >= 12) {
 		size_t prev = SIZE_MAX;
 		for (; placed < ngroups; placed++) {
@@ -182,7 +184,8 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	struct unwind_into u = { .c = c, .interp_module = interp_module };
 	const char *why = NULL;
 	/* --native prints none of the interpreter's own frames: no lines for them */
-	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 ? interp_module : NULL, collect_frame, &u, &why);
+	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 && !c->keep_internal ? interp_module : NULL,
+				     collect_frame, &u, &why);
 	if (n < 0) {
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
 		return;
@@ -203,7 +206,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 		}
 		if (!t->gc_native && u.v[k].internal && !u.v[k].f->inlined && is_gc_function(u.v[k].f->function))
 			t->gc_native = out.n + 1;
-		if (!u.v[k].internal || c->opt->native >= 2)
+		if (!u.v[k].internal || c->opt->native >= 2 || c->keep_internal)
 			ptrvec_push(c->a, &out, u.v[k].f);
 	}
 	if (placed < ngroups) {

@@ -59,6 +59,10 @@ struct py_ctx {
 	int numpy_major;             /* 0 not looked up yet, -1 unknown */
 	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0: no time budget */
 	bool timed_out;
+	/* the dump lacks the interpreter's state (a stack-only minidump): what
+	 * was missing, said once by py_analyze with the producer's hint */
+	const char *state_missing;
+	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
 };
 
@@ -138,6 +142,9 @@ struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struc
 /* The built-in types, by symbol (when found by symbols) and from the
  * builtins dict of the interpreter HEAD. */
 void py_find_types(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt, uint64_t head);
+/* A module named like an interpreter (libpython*, python*), or NULL: a
+ * dump of such a process whose state is missing is a partial report. */
+struct dump_module *py_named_module(struct dump *d);
 /* "python3.12" or "libpython3.6m.so" -> 12 or 6 for MAJOR 3 ("python2.7"
  * -> 7 for MAJOR 2); 0 when the name says nothing. */
 unsigned py_minor_from_name(const char *path, unsigned major);
@@ -147,7 +154,7 @@ unsigned py_minor_from_name(const char *path, unsigned major);
 /* Tell the version and choose the layout into *L (c->L then points to
  * it); *HEXVERSION is the full version when known, else 0.  NULL, or
  * PC_EUNSUPPORTED's error; *UNREADABLE when the report stands but no
- * interpreter can be read (a warning says why). */
+ * interpreter can be read (c->state_missing, or a warning, says why). */
 struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt,
 				  struct py_layout *L, uint64_t *hexversion, bool *unreadable);
 /* "3.12.1", "3.15.0a2" from a PY_VERSION_HEX. */

@@ -37,6 +37,16 @@ static struct module_kind module_kind(const struct dump *d, const struct dump_mo
 	};
 }
 
+struct dump_module *py_named_module(struct dump *d)
+{
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct module_kind k = module_kind(d, &d->modules[i]);
+		if (k.lib || k.prefixed)
+			return &d->modules[i];
+	}
+	return NULL;
+}
+
 unsigned py_minor_from_name(const char *path, unsigned major)
 {
 	char want[] = "pythonN.";

@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* Where the interpreter list starts: 3.6's interp_head, or
- * _PyRuntime.interpreters.head.  0 and a warning when the dump lacks it
- * (a stack-only minidump: the report keeps what the dump does hold). */
+ * _PyRuntime.interpreters.head.  0, and c->state_missing, when the dump
+ * lacks it (a stack-only minidump: the report keeps what the dump holds). */
 static int interpreter_list(struct py_ctx *c, const struct py_runtime *rt, uint64_t *runtime, uint64_t *head)
 {
 	struct model_report *r = c->r;
@@ -19,9 +19,8 @@ static int interpreter_list(struct py_ctx *c, const struct py_runtime *rt, uint6
 		*runtime = 0;
 		r->runtime_address = at;
 		if (py_rd_ptr(c, at, head) != 0) {
-			model_warn(r, "interp_head (0x%llx, 8 bytes) is not in the dump: no interpreter can be read",
-				   (unsigned long long)at);
-			r->incomplete = true;
+			c->state_missing = arena_printf(c->a, "interp_head (0x%llx, 8 bytes) is not captured",
+							(unsigned long long)at);
 			return -1;
 		}
 		return 0;
@@ -30,12 +29,25 @@ static int interpreter_list(struct py_ctx *c, const struct py_runtime *rt, uint6
 	r->runtime_address = *runtime;
 	uint64_t at = *runtime + (uint64_t)c->L->runtime_interpreters_head;
 	if (py_rd_ptr(c, at, head) != 0) {
-		model_warn(r, "_PyRuntime.interpreters.head (0x%llx, 8 bytes) is not in the dump: "
-			   "no interpreter can be read", (unsigned long long)at);
-		r->incomplete = true;
+		c->state_missing = arena_printf(c->a, "_PyRuntime.interpreters.head (0x%llx, 8 bytes) is not "
+						"captured", (unsigned long long)at);
 		return -1;
 	}
 	return 0;
+}
+
+/* The one line a report without the interpreter's state carries: what is
+ * missing, and which setting of the dump's producer would have kept it.
+ * Native stacks are all such a dump has of Python: they keep the
+ * interpreter's own frames (the eval loop's calls). */
+static void say_state_missing(struct py_ctx *c)
+{
+	const char *hint = c->d->capture_hint;
+	model_warn(c->r, "the Python state is not in the dump (%s): no interpreter can be read%s%s",
+		   c->state_missing, hint ? "; " : "", hint ? hint : "");
+	c->r->incomplete = true;
+	c->r->state_missing = true;
+	c->keep_internal = true;
 }
 
 /* The full version: Py_Version or the debug offsets' (HEX), else (up to
@@ -76,20 +88,52 @@ static bool tid_shared(const struct model_report *r, const struct model_thread *
 	return false;
 }
 
+/* Every OS thread's native stack (--native), with the Python frames of the
+ * threads walked woven in. */
+static void native_stacks(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)
+{
+	struct model_report *r = c->r;
+	for (size_t i = 0; i < r->interps.n; i++) {
+		struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n && !py_out_of_time(c); k++) {
+			struct model_thread *t = mi->threads.items[k];
+			py_weave_native(c, s, t, interp_module, tid_shared(r, t));
+		}
+	}
+	r->has_native_threads = true;
+	py_native_threads(c, s, interp_module);
+}
+
+/* A dump of a process named like Python whose runtime cannot be found
+ * (its interpreter's files missing, its memory not captured): a partial
+ * report, with the native stacks, instead of "not Python". */
+static struct pc_error *runtime_not_found(struct py_ctx *c, struct symbols *s, struct pc_error *e)
+{
+	struct dump_module *named = py_named_module(c->d);
+	if (e->code != PC_ENOTPYTHON || !named)
+		return e;
+	c->state_missing = arena_printf(c->a, "%s is loaded, but %s", named->path, e->message);
+	pc_error_free(e);
+	say_state_missing(c);
+	if (c->opt->native)
+		native_stacks(c, s, NULL);
+	return NULL;
+}
+
 struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct symbols *s,
 			    const struct py_options *opt, struct model_report *r)
 {
 	struct py_runtime rt;
-	struct pc_error *e = py_find_runtime(d, loc, s, r, &rt);
-	if (e)
-		return e;
-
 	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena,
 			    .codes = ADDRTAB_INIT(struct py_code) };
 	if (opt->timeout > 0)
 		c.deadline_ns = py_now_ns() + (uint64_t)(opt->timeout * 1e9);
+	struct pc_error *e = py_find_runtime(d, loc, s, r, &rt);
+	if (e)
+		return runtime_not_found(&c, s, e);
+
 	c.code_type = rt.sym[PY_SYM_CODE_TYPE];
-	struct py_layout L;
+	struct py_layout L = { .object_tid = -1 };
 	uint64_t hex;
 	bool unreadable;
 	if ((e = py_choose_layout(&c, s, &rt, &L, &hex, &unreadable)) != NULL)
@@ -106,8 +150,19 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	r->located_by = rt.located_by;
 	r->free_threaded = py_layout_free_threaded(&L);
 	uint64_t runtime, head;
-	if (unreadable || interpreter_list(&c, &rt, &runtime, &head) != 0)
+	if (unreadable || interpreter_list(&c, &rt, &runtime, &head) != 0) {
+		if (hex) {
+			/* Py_Version, read from the module's file */
+			r->hexversion = hex;
+			r->version = py_version_string(r->arena, hex);
+		}
+		if (c.state_missing)
+			say_state_missing(&c);
+		if (opt->native)
+			native_stacks(&c, s, rt.mod);
+		addrtab_free(&c.codes);
 		return NULL;
+	}
 	if (!head)
 		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
 	tell_version(&c, &rt, hex, head);
@@ -116,16 +171,8 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	py_find_types(&c, s, &rt, head);
 	py_walk_interpreters(&c, runtime, head, rt.sym[PY_SYM_TSTATE_CURRENT]);
 	if (opt->native) {
-		for (size_t i = 0; i < r->interps.n; i++) {
-			struct model_interp *mi = r->interps.items[i];
-			for (size_t k = 0; k < mi->threads.n && !py_out_of_time(&c); k++) {
-				struct model_thread *t = mi->threads.items[k];
-				py_weave_native(&c, s, t, rt.mod, tid_shared(r, t));
-			}
-		}
+		native_stacks(&c, s, rt.mod);
 		py_gc_after_native(&c);
-		r->has_native_threads = true;
-		py_native_threads(&c, s, rt.mod);
 	}
 	addrtab_free(&c.codes);
 	return NULL;

@@ -126,7 +126,8 @@ static void write_thread(FILE *out, const struct model_report *r, const struct m
 		thread_header(out, r, mi, t);
 		fprintf(out, "Traceback (most recent call last):\n");
 	} else {
-		fprintf(out, "Thread %lld (no Python thread state%s)\n", (long long)t->tid,
+		fprintf(out, "Thread %lld (%s%s)\n", (long long)t->tid,
+			r->state_missing ? "Python state not in the dump" : "no Python thread state",
 			t->crashed ? ", crashed" : "");
 		fprintf(out, "Native stack (most recent call last):\n");
 	}
