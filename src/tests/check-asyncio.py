@@ -1,0 +1,130 @@
+"""asyncio tasks from real cores, on every interpreter present from 3.8
+(src/tests/interpreters/*.interp).
+
+The aio_tasks scenario runs an event loop in a thread of its own with tasks
+in every state, records what the process itself says of each task (the
+registry asyncio keeps, get_name(), the cr_await chain of its coroutine,
+_fut_waiter and the tasks behind it, done()/cancelled()/cancelling(), result
+or exception), then blocks inside the running task; gcore takes the core.
+pycore's JSON must name the loop, its thread and the same tasks with the
+same fields, stacks frame for frame, and the text report with --tasks must
+show each task.  The threads' stacks are checked as check-stacks.py does.
+
+Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
+exit 0 pass, 1 fail, 77 when nothing ran."""
+import importlib.util
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cs = load("check_stacks", "check-stacks.py")
+cn = load("check_native", "check-native.py")
+
+FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
+FIRST_MINOR, LAST_MINOR = 8, 13
+
+
+def frames(stack):
+    return [(f["function"], f["file"], f["line"]) for f in stack]
+
+
+def compare_tasks(want, report):
+    loops = [l for i in report["interpreters"] for l in (i["asyncio"] or [])]
+    mine = [l for l in loops if l["loop"] == want["loop"]]
+    if len(mine) != 1:
+        raise cs.Failure("loop %s: pycore has loops %s" % (want["loop"], [l["loop"] for l in loops]))
+    loop = mine[0]
+    if loop["thread"] != want["thread"]:
+        raise cs.Failure("loop %s: thread %s, the process says %s" % (want["loop"], loop["thread"], want["thread"]))
+    got = dict((t["address"], t) for t in loop["tasks"])
+    need = dict((t["address"], t) for t in want["tasks"])
+    if sorted(got) != sorted(need):
+        raise cs.Failure("tasks %s, the process has %s" % (sorted((t["name"], a) for a, t in got.items()),
+                                                           sorted((t["name"], a) for a, t in need.items())))
+    for addr, w in need.items():
+        g = got[addr]
+        label = "task %s (%s)" % (w["name"], addr)
+        if g["error"]:
+            raise cs.Failure("%s: pycore says: %s" % (label, g["error"]))
+        for k in FIELDS:
+            if g[k] != w[k]:
+                raise cs.Failure("%s: %s %r, the process says %r" % (label, k, g[k], w[k]))
+        for k in ("awaiting", "awaited_by"):
+            if sorted(g[k]) != w[k]:
+                raise cs.Failure("%s: %s %s, the process says %s" % (label, k, sorted(g[k]), w[k]))
+        if frames(g["stack"]) != frames(w["stack"]):
+            raise cs.Failure("%s: stack %s, the process says %s" % (label, frames(g["stack"]), frames(w["stack"])))
+    return len(need)
+
+
+def check_text(target, core, want):
+    rc, out, err = cs.run_pycore(["analyze", "--tasks"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("--tasks text: exit %d: %s" % (rc, err.strip()))
+    if "Tasks of loop %s" % want["loop"] not in out:
+        raise cs.Failure("--tasks text: no section for loop %s" % want["loop"])
+    for t in want["tasks"]:
+        if "%s (%s) %s" % (t["name"], t["address"], t["state"]) not in out:
+            raise cs.Failure("--tasks text: task %s (%s) %s is not shown" % (t["name"], t["address"], t["state"]))
+        for f in t["stack"]:
+            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
+                raise cs.Failure("--tasks text: task %s lacks %s" % (t["name"], cs.frame_str(f)))
+
+
+def check(target, work):
+    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_tasks", work)
+    truth = json.load(open(truth_path))
+    want = json.load(open(truth_path + ".asyncio"))
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
+    report = json.loads(out)
+    cs.compare(truth, report, None, snap_signal)
+    n = compare_tasks(want, report)
+    check_text(target, core, want)
+    return "%d tasks on loop %s in thread %s" % (n, want["loop"], want["thread"])
+
+
+def main():
+    if not os.path.exists(cs.PYCORE):
+        print("1..0 # SKIP pycore not built")
+        return 77
+    n = failed = ran = 0
+    for name, target in cn.targets():
+        n += 1
+        minor = target.minor()
+        if not FIRST_MINOR <= minor <= LAST_MINOR:
+            print("ok %d - %s aio_tasks # SKIP pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
+                  % (n, name, FIRST_MINOR, LAST_MINOR, minor))
+            continue
+        work = target.workdir("pycore-asyncio-%s-" % name)
+        try:
+            print("ok %d - %s aio_tasks: %s" % (n, name, check(target, work)))
+            ran += 1
+        except cs.Failure as e:
+            failed += 1
+            print("not ok %d - %s aio_tasks: %s" % (n, name, e))
+        finally:
+            if os.environ.get("KEEP_CORES") == "1":
+                print("# kept in %s" % work)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+    print("1..%d" % n)
+    if not ran and not failed:
+        return 77
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
