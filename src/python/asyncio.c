@@ -115,8 +115,12 @@ struct aio {
 	uint64_t hdr;        /* bytes of the object header */
 	const struct fut_layout *fl;
 	const struct gen_layout *gl;
-	struct addrtab seen; /* tasks added, by address */
-	struct ptrvec tasks; /* of struct task */
+	struct addrtab tasks_at;  /* struct by_addr: task by address */
+	struct addrtab loops_at;  /* struct by_addr: loop by address */
+	struct addrtab kinds;     /* struct type_kind: kind by type */
+	struct addrtab frames_at; /* struct by_addr: thread frame by frame address */
+	bool frames_indexed;
+	struct ptrvec tasks;      /* of struct task */
 	bool capped;
 };
 
@@ -124,18 +128,47 @@ struct task {
 	struct fut f;
 	struct model_task *m;
 	struct model_loop *loop;
+	bool current;        /* its loop's entry of _current_tasks */
+};
+
+struct by_addr {
+	uint64_t addr;
+	void *p;
+	size_t index;
+};
+
+struct type_kind {
+	uint64_t type;
+	enum kind kind;
 };
 
 /* ------------------------------------------------------------------------
  * Kinds of objects, by their types' names
  * ------------------------------------------------------------------------ */
 
+static enum kind kind_of_type(struct aio *w, uint64_t type);
+
 static enum kind kind_of(struct aio *w, uint64_t obj)
 {
-	struct py_ctx *c = w->c;
 	uint64_t type;
-	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER)
+	if (!obj || py_type_of(w->c, obj, &type) != PYT_OTHER)
 		return K_OTHER;
+	bool found;
+	struct type_kind *tk = addrtab_get(&w->kinds, type, &found);
+	if (tk && found)
+		return tk->kind;
+	enum kind k = kind_of_type(w, type);
+	/* the entry may have moved while the names were read */
+	tk = addrtab_get(&w->kinds, type, &found);
+	if (tk)
+		tk->kind = k;
+	return k;
+}
+
+/* The kind of objects of TYPE, by its own name and its bases'. */
+static enum kind kind_of_type(struct aio *w, uint64_t type)
+{
+	struct py_ctx *c = w->c;
 	for (int depth = 0; type && depth < 64; depth++) {
 		const char *n = py_type_name(c, type);
 		if (n) {
@@ -345,19 +378,31 @@ static uint64_t awaited(struct aio *w, uint64_t frame, int8_t state)
  * from the innermost out to FRAME.  False when no thread runs it. */
 static bool running_stack(struct aio *w, struct model_task *m, uint64_t frame)
 {
-	for (size_t i = 0; i < w->mi->threads.n; i++) {
-		struct model_thread *t = w->mi->threads.items[i];
-		for (size_t k = 0; k < t->frames.n; k++) {
-			struct model_frame *f = t->frames.items[k];
-			if (f->kind != FRAME_PYTHON || f->frame_address != frame)
-				continue;
-			for (size_t j = 0; j <= k; j++)
-				if (((struct model_frame *)t->frames.items[j])->kind == FRAME_PYTHON)
-					ptrvec_push(w->c->a, &m->stack, t->frames.items[j]);
-			return true;
+	bool found;
+	if (!w->frames_indexed) {
+		w->frames_indexed = true;
+		for (size_t i = 0; i < w->mi->threads.n; i++) {
+			struct model_thread *t = w->mi->threads.items[i];
+			for (size_t k = 0; k < t->frames.n; k++) {
+				struct model_frame *f = t->frames.items[k];
+				if (f->kind != FRAME_PYTHON || !f->frame_address)
+					continue;
+				struct by_addr *e = addrtab_get(&w->frames_at, f->frame_address, &found);
+				if (e && !found) {
+					e->p = t;
+					e->index = k;
+				}
+			}
 		}
 	}
-	return false;
+	struct by_addr *e = addrtab_get(&w->frames_at, frame, &found);
+	if (!e || !found)
+		return false;
+	struct model_thread *t = e->p;
+	for (size_t j = 0; j <= e->index; j++)
+		if (((struct model_frame *)t->frames.items[j])->kind == FRAME_PYTHON)
+			ptrvec_push(w->c->a, &m->stack, t->frames.items[j]);
+	return true;
 }
 
 /* The coroutine chain from CORO inwards into M's stack, innermost first;
@@ -406,17 +451,25 @@ static void coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, 
 static struct model_loop *loop_of(struct aio *w, uint64_t loop)
 {
 	struct py_ctx *c = w->c;
-	for (size_t i = 0; i < w->mi->loops.n; i++) {
-		struct model_loop *l = w->mi->loops.items[i];
-		if (l->address == loop)
-			return l;
-	}
+	bool found;
+	struct by_addr *e = loop ? addrtab_get(&w->loops_at, loop, &found) : NULL;
+	if (e && found)
+		return e->p;
 	struct model_loop *l = arena_alloc(c->a, sizeof(*l));
 	if (!l || ptrvec_push(c->a, &w->mi->loops, l) != 0)
 		return NULL;
 	l->address = loop;
 	l->thread = -1;
+	if (e)
+		e->p = l;
 	return l;
+}
+
+static struct task *task_at(struct aio *w, uint64_t addr)
+{
+	bool found;
+	struct by_addr *e = addrtab_get(&w->tasks_at, addr, &found);
+	return e && found ? e->p : NULL;
 }
 
 static int add_task(struct py_ctx *c, uint64_t obj, uint64_t unused, void *arg)
@@ -430,12 +483,15 @@ static int add_task(struct py_ctx *c, uint64_t obj, uint64_t unused, void *arg)
 		w->capped = true;
 		return 1;
 	}
-	if (addrtab_add(&w->seen, obj) != 0)
+	bool found;
+	struct by_addr *e = addrtab_get(&w->tasks_at, obj, &found);
+	if (!e || found)
 		return 0;
 	struct task *t = arena_alloc(c->a, sizeof(*t));
 	struct model_task *m = arena_alloc(c->a, sizeof(*m));
 	if (!t || !m || ptrvec_push(c->a, &w->tasks, t) != 0)
 		return 1;
+	e->p = t;
 	t->m = m;
 	m->address = obj;
 	if (read_future(w, obj, k, &t->f) != 0) {
@@ -486,7 +542,9 @@ static int current_task(struct py_ctx *c, uint64_t loop, uint64_t task, void *ar
 {
 	struct aio *w = arg;
 	add_task(c, task, 0, w);
-	(void)loop;
+	struct task *t = task_at(w, task);
+	if (t && t->f.loop == loop)
+		t->current = true;
 	return 0;
 }
 
@@ -522,16 +580,6 @@ static void loop_thread(struct aio *w, struct model_loop *l)
  * Who awaits whom
  * ------------------------------------------------------------------------ */
 
-static struct task *task_at(struct aio *w, uint64_t addr)
-{
-	for (size_t i = 0; i < w->tasks.n; i++) {
-		struct task *t = w->tasks.items[i];
-		if (t->m->address == addr)
-			return t;
-	}
-	return NULL;
-}
-
 static int take_children(struct py_ctx *c, const char *name, uint64_t value, void *arg)
 {
 	(void)c;
@@ -541,25 +589,23 @@ static int take_children(struct py_ctx *c, const char *name, uint64_t value, voi
 	return 1;
 }
 
-static void link(struct aio *w, struct task *waiter, uint64_t addr)
+static void link(struct aio *w, struct task *waiter, uint64_t addr, struct addrtab *linked)
 {
 	struct task *t = task_at(w, addr);
-	if (!t)
+	if (!t || addrtab_add(linked, addr) != 0)
 		return;
-	for (size_t i = 0; i < waiter->m->awaiting.n; i++)
-		if (waiter->m->awaiting.items[i] == t->m)
-			return;
 	ptrvec_push(w->c->a, &waiter->m->awaiting, t->m);
 	ptrvec_push(w->c->a, &t->m->awaited_by, waiter->m);
 }
 
 /* The tasks FUT stands for: itself, or (gather) its children's. */
-static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, size_t *budget)
+static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, size_t *budget,
+		   struct addrtab *linked)
 {
 	struct py_ctx *c = w->c;
 	enum kind k = kind_of(w, fut);
 	if (is_task(k)) {
-		link(w, waiter, fut);
+		link(w, waiter, fut, linked);
 		return;
 	}
 	if (!is_future(k) || depth >= MAX_GATHER_DEPTH)
@@ -576,7 +622,7 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 		uint64_t child;
 		if (py_rd_ptr(c, items + 8 * (uint64_t)i, &child) != 0)
 			return;
-		awaits(w, waiter, child, depth + 1, budget);
+		awaits(w, waiter, child, depth + 1, budget, linked);
 	}
 }
 
@@ -584,7 +630,7 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
  * Each task
  * ------------------------------------------------------------------------ */
 
-static void describe(struct aio *w, struct task *t, uint64_t running_task)
+static void describe(struct aio *w, struct task *t)
 {
 	struct py_ctx *c = w->c;
 	struct model_task *m = t->m;
@@ -644,19 +690,8 @@ static void describe(struct aio *w, struct task *t, uint64_t running_task)
 	if (f->state == FUT_PENDING && f->coro) {
 		bool running;
 		coroutine_stack(w, m, f->coro, &running);
-		m->running = running || m->address == running_task;
+		m->running = running || t->current;
 	}
-}
-
-static int running_of(struct py_ctx *c, uint64_t loop, uint64_t task, void *arg)
-{
-	uint64_t *want = arg;
-	(void)c;
-	if (loop == want[0]) {
-		want[1] = task;
-		return 1;
-	}
-	return 0;
 }
 
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
@@ -673,7 +708,9 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		return;
 	}
 	struct aio w = { .c = c, .mi = mi, .hdr = (uint64_t)L->object_type + 8, .fl = &fut_layouts[L->minor],
-			 .gl = &gen_layouts[L->minor], .seen = ADDRTAB_INIT(uint64_t) };
+			 .gl = &gen_layouts[L->minor], .tasks_at = ADDRTAB_INIT(struct by_addr),
+			 .loops_at = ADDRTAB_INIT(struct by_addr), .kinds = ADDRTAB_INIT(struct type_kind),
+			 .frames_at = ADDRTAB_INIT(struct by_addr) };
 	mi->asyncio_read = true;
 	if (py_dict_get_str(c, dict, L->minor <= 11 ? "_all_tasks" : "_scheduled_tasks", &set) == 0)
 		weakset_tasks(&w, set);
@@ -682,8 +719,6 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		py_set_items(c, set, MAX_TASKS, add_task, &w);
 	if (py_dict_get_str(c, dict, "_current_tasks", &current) == 0 && py_type_of(c, current, NULL) == PYT_DICT)
 		py_dict_items(c, current, current_task, &w);
-	else
-		current = 0;
 	if (w.capped)
 		model_warn(c->r, "interpreter %lld: more than %d asyncio tasks; the rest are left out",
 			   (long long)mi->id, MAX_TASKS);
@@ -692,12 +727,15 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 	size_t budget = MAX_CHILDREN;
 	for (size_t i = 0; i < w.tasks.n && !py_out_of_time(c); i++) {
 		struct task *t = w.tasks.items[i];
-		uint64_t want[2] = { t->f.loop, 0 };
-		if (current)
-			py_dict_items(c, current, running_of, want);
-		describe(&w, t, want[1]);
-		if (t->f.state == FUT_PENDING && t->f.fut_waiter)
-			awaits(&w, t, t->f.fut_waiter, 0, &budget);
+		describe(&w, t);
+		if (t->f.state == FUT_PENDING && t->f.fut_waiter) {
+			struct addrtab linked = ADDRTAB_INIT(uint64_t);
+			awaits(&w, t, t->f.fut_waiter, 0, &budget, &linked);
+			addrtab_free(&linked);
+		}
 	}
-	addrtab_free(&w.seen);
+	addrtab_free(&w.tasks_at);
+	addrtab_free(&w.loops_at);
+	addrtab_free(&w.kinds);
+	addrtab_free(&w.frames_at);
 }

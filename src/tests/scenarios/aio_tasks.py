@@ -5,7 +5,7 @@ a pure-Python future, a task whose cancel() was asked for, and tasks done with
 a result, with an exception and cancelled.  The running task records what
 the process itself says of every task of the loop (asyncio's registry,
 get_name(), cr_await chains, _fut_waiter, the state) and then blocks in
-time.sleep inside it; the main thread waits in join().
+a lock inside it; the main thread waits on a lock.
 
 Truth (argv[1]): _truth.record's threads, plus "asyncio": {"thread" (native
 id of the loop's thread), "loop" (its address), "tasks": [...]} with each
@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import threading
-import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,6 +23,8 @@ from _truth import record, type_name  # noqa: E402
 
 parked = _thread.allocate_lock()
 parked.acquire()
+main_parked = _thread.allocate_lock()   # released by the main thread on its last line
+main_parked.acquire()
 NEVER = 3600
 
 
@@ -144,6 +145,7 @@ async def fail():
 def snapshot(truth_path):
     """Record the truth as it stands in the caller, which then blocks on the
     same line."""
+    main_parked.acquire()  # the main thread's stack stands still from now on
     caller = sys._getframe(1)
     loop = asyncio.get_running_loop()
     stack = running_chain(caller, asyncio.current_task().get_coro())
@@ -189,4 +191,4 @@ def run_loop(truth_path):
 
 t = threading.Thread(target=run_loop, args=(sys.argv[1],), name="loop-thread", daemon=True)
 t.start()
-t.join()
+main_parked.release(); parked.acquire()  # noqa: E702
