@@ -49,6 +49,7 @@
 #include "python/repr.h"
 #include "python/threads.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_TASKS         100000
@@ -223,21 +224,18 @@ static int py_future_attr(struct py_ctx *c, const char *name, uint64_t value, vo
 		f->state = !s ? -1 : strcmp(s, "PENDING") == 0 ? FUT_PENDING
 			   : strcmp(s, "CANCELLED") == 0 ? FUT_CANCELLED
 			   : strcmp(s, "FINISHED") == 0 ? FUT_FINISHED : -1;
-	} else if (strcmp(name, "_loop") == 0) {
-		f->loop = value;
-	} else if (strcmp(name, "_result") == 0) {
-		f->result = value;
-	} else if (strcmp(name, "_exception") == 0) {
-		f->exception = value;
-	} else if (strcmp(name, "_fut_waiter") == 0) {
-		f->fut_waiter = value;
-	} else if (strcmp(name, "_coro") == 0) {
-		f->coro = value;
-	} else if (strcmp(name, "_name") == 0) {
-		f->name = value;
 	} else if (strcmp(name, "_must_cancel") == 0 || strcmp(name, "_num_cancels_requested") == 0) {
 		f->cancels += small_int(c, value);
 	}
+	static const struct { const char *name; size_t at; } objects[] = {
+		{ "_loop", offsetof(struct fut, loop) }, { "_result", offsetof(struct fut, result) },
+		{ "_exception", offsetof(struct fut, exception) },
+		{ "_fut_waiter", offsetof(struct fut, fut_waiter) },
+		{ "_coro", offsetof(struct fut, coro) }, { "_name", offsetof(struct fut, name) },
+	};
+	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++)
+		if (strcmp(name, objects[i].name) == 0)
+			memcpy((char *)f + objects[i].at, &value, sizeof(value));
 	return 0;
 }
 
@@ -515,22 +513,38 @@ static int add_weak_task(struct py_ctx *c, uint64_t ref, uint64_t unused, void *
 	return add_task(c, obj, 0, arg);
 }
 
-static int take_data(struct py_ctx *c, const char *name, uint64_t value, void *arg)
+struct attr {
+	const char *name;
+	uint64_t value;
+};
+
+static int take_attr(struct py_ctx *c, const char *name, uint64_t value, void *arg)
 {
+	struct attr *a = arg;
 	(void)c;
-	if (strcmp(name, "data") != 0)
+	if (strcmp(name, a->name) != 0)
 		return 0;
-	*(uint64_t *)arg = value;
+	a->value = value;
 	return 1;
+}
+
+/* The instance attribute NAME of OBJ (an instance of a Python class, or of
+ * a C type with a __dict__): its value, 0 when it has none. */
+static uint64_t attr_of(struct py_ctx *c, uint64_t obj, const char *name)
+{
+	struct attr a = { name, 0 };
+	uint64_t type;
+	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER || py_instance_attrs(c, obj, type, take_attr, &a) != 0)
+		return 0;
+	return a.value;
 }
 
 /* The tasks of weakref.WeakSet WS. */
 static void weakset_tasks(struct aio *w, uint64_t ws)
 {
 	struct py_ctx *c = w->c;
-	uint64_t type, data = 0;
-	if (py_type_of(c, ws, &type) != PYT_OTHER || py_instance_attrs(c, ws, type, take_data, &data) != 0 ||
-	    !data || py_type_of(c, data, NULL) != PYT_SET || py_set_items(c, data, MAX_TASKS, add_weak_task, w) != 0) {
+	uint64_t data = attr_of(c, ws, "data");
+	if (!data || py_type_of(c, data, NULL) != PYT_SET || py_set_items(c, data, MAX_TASKS, add_weak_task, w) != 0) {
 		model_warn(c->r, "interpreter %lld: asyncio's task registry is not captured whole",
 			   (long long)w->mi->id);
 		c->r->incomplete = true;
@@ -548,27 +562,17 @@ static int current_task(struct py_ctx *c, uint64_t loop, uint64_t task, void *ar
 	return 0;
 }
 
-static int take_thread_id(struct py_ctx *c, const char *name, uint64_t value, void *arg)
-{
-	if (strcmp(name, "_thread_id") != 0)
-		return 0;
-	int64_t ident;
-	if (py_type_of(c, value, NULL) == PYT_INT && py_long_i64(c, value, &ident) == 0)
-		*(uint64_t *)arg = (uint64_t)ident;
-	return 1;
-}
-
 /* Which thread runs loop L: its _thread_id, an ident. */
 static void loop_thread(struct aio *w, struct model_loop *l)
 {
 	struct py_ctx *c = w->c;
-	uint64_t type, ident = 0;
-	if (!l->address || py_type_of(c, l->address, &type) != PYT_OTHER ||
-	    py_instance_attrs(c, l->address, type, take_thread_id, &ident) != 0 || !ident)
+	uint64_t id = attr_of(c, l->address, "_thread_id");
+	int64_t ident;
+	if (!id || py_type_of(c, id, NULL) != PYT_INT || py_long_i64(c, id, &ident) != 0 || !ident)
 		return;
 	for (size_t i = 0; i < w->mi->threads.n; i++) {
 		const struct model_thread *t = w->mi->threads.items[i];
-		if (t->ident == ident) {
+		if (t->ident == (uint64_t)ident) {
 			l->thread = t->tid;
 			l->thread_name = t->name;
 			return;
@@ -579,15 +583,6 @@ static void loop_thread(struct aio *w, struct model_loop *l)
 /* ------------------------------------------------------------------------
  * Who awaits whom
  * ------------------------------------------------------------------------ */
-
-static int take_children(struct py_ctx *c, const char *name, uint64_t value, void *arg)
-{
-	(void)c;
-	if (strcmp(name, "_children") != 0)
-		return 0;
-	*(uint64_t *)arg = value;
-	return 1;
-}
 
 static void link(struct aio *w, struct task *waiter, uint64_t addr, struct addrtab *linked)
 {
@@ -610,11 +605,9 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 	}
 	if (!is_future(k) || depth >= MAX_GATHER_DEPTH)
 		return;
-	uint64_t type, list = 0;
+	uint64_t list = attr_of(c, fut, "_children"), items;
 	int64_t n;
-	uint64_t items;
-	if (py_type_of(c, fut, &type) != PYT_OTHER || py_instance_attrs(c, fut, type, take_children, &list) != 0 ||
-	    !list || py_type_of(c, list, NULL) != PYT_LIST ||
+	if (!list || py_type_of(c, list, NULL) != PYT_LIST ||
 	    py_rd_i64(c, list + c->L->var_size, &n) != 0 || n < 0 ||
 	    py_rd_ptr(c, list + c->L->list_item, &items) != 0)
 		return;
