@@ -7,8 +7,9 @@ registry asyncio keeps, get_name(), the cr_await chain of its coroutine,
 _fut_waiter and the tasks behind it, done()/cancelled()/cancelling(), result
 or exception), then blocks inside the running task; gcore takes the core.
 pycore's JSON must name the loop, its thread and the same tasks with the
-same fields, stacks frame for frame, and the text report with --tasks must
-show each task.  The threads' stacks are checked as check-stacks.py does.
+same fields, stacks frame for frame (with --locals, each frame's variables
+with Python's own reprs), and the text report with --tasks must show each
+task.  The threads' stacks are checked as check-stacks.py does.
 
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
@@ -82,6 +83,24 @@ def check_text(target, core, want):
                 raise cs.Failure("--tasks text: task %s lacks %s" % (t["name"], cs.frame_str(f)))
 
 
+def compare_locals(want, report):
+    """--locals: each task frame's variables with Python's own reprs (or,
+    where pycore cannot form one, an error that says so).  Returns how many
+    reprs were exact."""
+    got = dict((t["address"], t) for i in report["interpreters"] for l in (i["asyncio"] or [])
+               for t in l["tasks"])
+    exact = 0
+    for w in want["tasks"]:
+        for i, (wf, gf) in enumerate(zip(w["stack"], got[w["address"]]["stack"])):
+            where = "task %s frame %d (%s)" % (w["name"], i, wf["function"])
+            mine = dict((l["name"], l) for l in gf["locals"] or [])
+            if sorted(mine) != sorted(wf["locals"]):
+                raise cs.Failure("%s: variables %s, the process has %s" % (where, sorted(mine), sorted(wf["locals"])))
+            for name, (tname, r) in wf["locals"].items():
+                exact += cs.compare_value("%s: %s (%s)" % (where, name, tname), tname, r, mine[name])
+    return exact
+
+
 def check(target, work):
     core, truth_path, snap_signal = cs.take_snapshot(target, "aio_tasks", work)
     truth = json.load(open(truth_path))
@@ -93,7 +112,12 @@ def check(target, work):
     cs.compare(truth, report, None, snap_signal)
     n = compare_tasks(want, report)
     check_text(target, core, want)
-    return "%d tasks on loop %s in thread %s" % (n, want["loop"], want["thread"])
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--locals"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("--locals: pycore exit %d: %s" % (rc, err.strip()))
+    exact = compare_locals(want, json.loads(out))
+    return "%d tasks on loop %s in thread %s, %d exact reprs of their variables" % (n, want["loop"], want["thread"],
+                                                                                    exact)
 
 
 def main():

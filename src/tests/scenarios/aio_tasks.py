@@ -37,7 +37,8 @@ def registry():
 
 
 def frame_entry(f):
-    return {"function": f.f_code.co_name, "file": f.f_code.co_filename, "line": f.f_lineno}
+    return {"function": f.f_code.co_name, "file": f.f_code.co_filename, "line": f.f_lineno,
+            "locals": dict((k, [type_name(v), repr(v)]) for k, v in f.f_locals.items())}
 
 
 def await_chain(coro):
