@@ -26,6 +26,7 @@ enum exit_code {
 struct options {
 	bool json;
 	bool pretty;
+	bool tasks;                  /* text: a section of asyncio tasks */
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
@@ -91,6 +92,9 @@ static const char usage_text[] =
 	"                       every OS thread without Python; frames inside the\n"
 	"                       interpreter's own module are left out\n"
 	"      --native-all     the same, keeping the interpreter's own frames\n"
+	"      --tasks          text: also every asyncio event loop's tasks (3.8 to 3.13),\n"
+	"                       each with its state, its coroutine stack and the tasks it\n"
+	"                       awaits nested under it; JSON always has them\n"
 	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
 	"                       and report what was read, with a warning and exit 1\n"
 	"\n"
@@ -201,7 +205,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	}
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
-	if (opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write(stdout, r))
+	if (opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write_tasks(stdout, r, opt->tasks))
 		rc = EXIT_WRITE;
 	int err = errno;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -241,6 +245,7 @@ static const struct option longopts[] = {
 	{ "timeout", required_argument, NULL, 'T' },
 	{ "native", no_argument, NULL, 'N' },
 	{ "native-all", no_argument, NULL, 'A' },
+	{ "tasks", no_argument, NULL, 'W' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -301,6 +306,9 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'A':
 			opt->analysis.py.native = 2;
+			break;
+		case 'W':
+			opt->tasks = true;
 			break;
 		case 'T': {
 			char *end;

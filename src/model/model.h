@@ -50,6 +50,8 @@ struct model_frame {
 					with (it lives on the C stack); 0 unknown */
 	bool has_locals;
 	struct ptrvec locals;        /* of struct model_local */
+	uint64_t frame_address;      /* python frames: the frame read (PyFrameObject or
+					_PyInterpreterFrame); not reported */
 };
 
 /* The exception a thread was handling (inside an except block). */
@@ -73,11 +75,39 @@ struct model_thread {
 					garbage collector; 0: it does not (or not known) */
 };
 
+/* One asyncio task (or a future of asyncio's, where one is awaited). */
+struct model_task {
+	const char *name;            /* get_name(); NULL when unreadable */
+	uint64_t address;
+	const char *state;           /* "pending", "cancelling", "done", "cancelled" */
+	bool running;                /* its loop's thread runs its coroutine now */
+	const char *coroutine;       /* the coroutine's __qualname__, NULL unknown */
+	struct ptrvec stack;         /* of struct model_frame, innermost first */
+	struct ptrvec awaiting;      /* of struct model_task: the tasks it waits for */
+	struct ptrvec awaited_by;    /* of struct model_task */
+	const char *waiter_type;     /* the future it waits on (_fut_waiter), NULL: none */
+	uint64_t waiter;
+	const char *result;          /* done: repr of its result, NULL otherwise */
+	const char *exception_type;  /* done with an exception: its type, and str() */
+	const char *exception_message;
+	const char *error;           /* why something of it could not be read */
+};
+
+/* An event loop and the tasks that belong to it. */
+struct model_loop {
+	uint64_t address;
+	int64_t thread;              /* OS thread running it; -1 none or unknown */
+	const char *thread_name;
+	struct ptrvec tasks;         /* of struct model_task */
+};
+
 struct model_interp {
 	int64_t id;
 	int gc_collecting;           /* 1 yes, 0 no, -1 unknown */
 	int gil_enabled;             /* 1 yes, 0 disabled (free-threaded), -1 unknown */
 	struct ptrvec threads;
+	bool asyncio_read;           /* the asyncio registries were read (loops may be none) */
+	struct ptrvec loops;         /* of struct model_loop */
 };
 
 /* A mapped ELF image of the process. */

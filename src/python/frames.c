@@ -23,6 +23,7 @@
 #include "python/locals.h"
 #include "python/python_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #define FRAME_OWNED_BY_GENERATOR 1
@@ -34,7 +35,7 @@ static unsigned max_owner(unsigned minor)
 	return minor == 14 ? 4 : 3;
 }
 
-static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t,
+static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame,
 				     const struct py_code *pc, int line)
 {
 	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
@@ -45,6 +46,7 @@ static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t,
 	f->qualname = pc->qualname;
 	f->file = pc->filename;
 	f->line = line;
+	f->frame_address = frame;
 	return f;
 }
 
@@ -85,11 +87,11 @@ static bool frame_visit(struct py_ctx *c, struct model_thread *t, struct addrtab
 }
 
 /* Up to 3.10: PyFrameObject chains. */
-static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_t frame, size_t max)
 {
 	const struct py_layout *L = c->L;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
-	while (frame) {
+	while (frame && t->frames.n < max) {
 		if (!frame_visit(c, t, &seen, frame))
 			break;
 		uint64_t code, back;
@@ -107,7 +109,7 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 							   pc ? pc->error : "out of memory"));
 			break;
 		}
-		struct model_frame *f = add_frame(c, t, pc, py_code_line(c, pc, lasti));
+		struct model_frame *f = add_frame(c, t, frame, pc, py_code_line(c, pc, lasti));
 		if (!f)
 			break;
 		f->eval_entry = true; /* up to 3.10, one eval loop call per frame */
@@ -138,11 +140,11 @@ static uint64_t bytecode_start(struct py_ctx *c, uint64_t frame, uint64_t code)
 }
 
 /* 3.11+: _PyInterpreterFrame chains. */
-static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame, size_t max)
 {
 	const struct py_layout *L = c->L;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
-	while (frame) {
+	while (frame && t->frames.n < max) {
 		if (!frame_visit(c, t, &seen, frame))
 			break;
 		uint64_t code, prev, instr;
@@ -204,7 +206,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			frame = prev;
 			continue;
 		}
-		struct model_frame *f = add_frame(c, t, pc, py_code_line(c, pc, unit));
+		struct model_frame *f = add_frame(c, t, frame, pc, py_code_line(c, pc, unit));
 		if (!f)
 			break;
 		if (L->iframe_is_entry >= 0) {
@@ -221,7 +223,16 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 {
 	if (c->L->minor <= 10)
-		walk_frame_objects(c, t, frame);
+		walk_frame_objects(c, t, frame, SIZE_MAX);
 	else
-		walk_interpreter_frames(c, t, frame);
+		walk_interpreter_frames(c, t, frame, SIZE_MAX);
+}
+
+void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	size_t max = t->frames.n + 1;
+	if (c->L->minor <= 10)
+		walk_frame_objects(c, t, frame, max);
+	else
+		walk_interpreter_frames(c, t, frame, max);
 }

@@ -1,6 +1,7 @@
 /* Reading Python objects out of a dump: str, bytes, small ints, dicts.
  * Every size read from the dump is checked against a cap before use. */
 #include "python/python_int.h"
+#include "python/repr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -323,5 +324,46 @@ int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *
 	if (py_dict_items(c, dict, match_key, &f) != 0 || !f.found)
 		return -1;
 	*value = f.value;
+	return 0;
+}
+
+int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict)
+{
+	const struct py_layout *L = c->L;
+	uint64_t modules, mod;
+	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
+	    py_dict_get_str(c, modules, name, &mod) != 0 ||
+	    py_rd_ptr(c, mod + L->module_dict, dict) != 0 || !*dict)
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * set
+ * ------------------------------------------------------------------------ */
+
+int py_set_items(struct py_ctx *c, uint64_t set, size_t max, py_dict_fn fn, void *arg)
+{
+	const struct py_layout *L = c->L;
+	int64_t used, mask;
+	uint64_t table;
+	if (py_rd_i64(c, set + L->set_used, &used) != 0 || py_rd_i64(c, set + L->set_mask, &mask) != 0 ||
+	    py_rd_ptr(c, set + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
+	    mask > (1 << 26) || used > mask + 1)
+		return -1;
+	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key */
+	size_t n = 0;
+	for (int64_t i = 0; i <= mask && (int64_t)n < used && n < max; i++) {
+		uint64_t key;
+		if (py_rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0)
+			return -1;
+		if (!key || key == c->set_dummy)
+			continue;
+		if (!c->set_dummy && py_type_of(c, key, NULL) == PYT_UNREADABLE)
+			continue;
+		n++;
+		if (fn(c, key, 0, arg))
+			return 0;
+	}
 	return 0;
 }

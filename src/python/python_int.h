@@ -172,6 +172,15 @@ void py_gc_after_native(struct py_ctx *c);
 
 /* One thread's Python frames from FRAME (the newest) outwards. */
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+/* The one Python frame FRAME (a generator's or coroutine's), appended to
+ * T's frames; a shim frame adds none. */
+void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+
+/* ---- asyncio.c ---- */
+
+/* The event loops and tasks of interpreter INTERP into MI (after its
+ * threads were walked). */
+void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
 
 /* ---- budget.c ---- */
 
@@ -236,6 +245,12 @@ typedef int (*py_dict_fn)(struct py_ctx *c, uint64_t key, uint64_t value, void *
 int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg);
 /* The same over a keys object and (split tables) a values array. */
 int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dict_fn fn, void *arg);
+/* The dict of module NAME in sys.modules of interpreter INTERP: 0 and its
+ * address, or -1 when not imported or unreadable. */
+int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict);
+/* Calls FN (value 0) for each key of the set at SET until it returns
+ * non-zero; at most MAX keys.  0, or -1 when the set could not be read. */
+int py_set_items(struct py_ctx *c, uint64_t set, size_t max, py_dict_fn fn, void *arg);
 
 /* ---- layout.c ---- */
 /* The table of 3.MINOR's default build, or (FREE_THREADED, 3.13+) of its

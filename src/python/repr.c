@@ -319,15 +319,34 @@ static void repr_dict(struct rctx *r, uint64_t addr)
 	r->depth--;
 }
 
+struct set_walk {
+	struct rctx *r;
+	size_t n;
+};
+
+static int set_item(struct py_ctx *c, uint64_t key, uint64_t unused, void *arg)
+{
+	struct set_walk *s = arg;
+	struct rctx *r = s->r;
+	(void)c;
+	(void)unused;
+	if (sb_full(&r->b))
+		return 1;
+	if (s->n >= r->lim->max_items) {
+		repr_limit(r, "more items than the item limit");
+		return 1;
+	}
+	if (s->n++)
+		sb_puts(&r->b, ", ");
+	repr_obj(r, key);
+	return 0;
+}
+
 static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
 {
 	struct py_ctx *c = r->c;
-	const struct py_layout *L = c->L;
-	int64_t used, mask;
-	uint64_t table;
-	if (py_rd_i64(c, addr + L->set_used, &used) != 0 || py_rd_i64(c, addr + L->set_mask, &mask) != 0 ||
-	    py_rd_ptr(c, addr + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
-	    mask > (1 << 26) || used > mask + 1)
+	int64_t used;
+	if (py_rd_i64(c, addr + c->L->set_used, &used) != 0 || used < 0)
 		return repr_fail(r, "set not captured or corrupt");
 	const char *name = frozen ? "frozenset" : "set";
 	if (used == 0) {
@@ -343,26 +362,9 @@ static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
 	if (frozen)
 		sb_puts(&r->b, "frozenset(");
 	sb_puts(&r->b, "{");
-	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key */
-	size_t n = 0;
-	for (int64_t i = 0; i <= mask && !sb_full(&r->b) && (int64_t)n < used; i++) {
-		uint64_t key;
-		if (py_rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0) {
-			repr_fail(r, "set table not captured");
-			break;
-		}
-		if (!key || key == c->set_dummy)
-			continue;
-		if (!c->set_dummy && py_type_of(c, key, NULL) == PYT_UNREADABLE)
-			continue;
-		if (n >= r->lim->max_items) {
-			repr_limit(r, "more items than the item limit");
-			break;
-		}
-		if (n++)
-			sb_puts(&r->b, ", ");
-		repr_obj(r, key);
-	}
+	struct set_walk s = { r, 0 };
+	if (py_set_items(c, addr, SIZE_MAX, set_item, &s) != 0)
+		repr_fail(r, "set not captured or corrupt");
 	sb_puts(&r->b, "}");
 	if (frozen)
 		sb_puts(&r->b, ")");

@@ -57,11 +57,8 @@ static int active_thread(struct py_ctx *c, uint64_t key, uint64_t value, void *a
 
 void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 {
-	const struct py_layout *L = c->L;
-	uint64_t modules, mod, dict, active;
-	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
-	    py_dict_get_str(c, modules, "threading", &mod) != 0 ||
-	    py_rd_ptr(c, mod + L->module_dict, &dict) != 0 || !dict ||
+	uint64_t dict, active;
+	if (py_module_dict(c, interp, "threading", &dict) != 0 ||
 	    py_dict_get_str(c, dict, "_active", &active) != 0)
 		return; /* no threading module: threads have no names */
 	struct names_walk w = { mi };
@@ -74,7 +71,7 @@ void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 
 /* str(exc): '' for no args, str(arg) for one (the text itself for a str),
  * str(args) for more. */
-static const char *exc_message(struct py_ctx *c, uint64_t exc, const char **error)
+const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **error)
 {
 	uint64_t args, arg;
 	int64_t n;
@@ -165,7 +162,7 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 		return;
 	}
 	e->type = py_type_name(c, type);
-	e->message = exc_message(c, exc, &e->error);
+	e->message = py_exception_message(c, exc, &e->error);
 	uint64_t tb;
 	if (py_rd_ptr(c, exc + L->exc_traceback, &tb) != 0)
 		return;

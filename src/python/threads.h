@@ -10,4 +10,7 @@ void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 /* T->exception from thread state TS, when it is inside an except block. */
 void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t);
 
+/* str(EXC) of an exception object; NULL with *ERROR set when unreadable. */
+const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **error);
+
 #endif

@@ -152,6 +152,49 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "exception", exception_json(t->exception));
 }
 
+static json_t *task_refs(const struct ptrvec *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, addr_or_null(((const struct model_task *)v->items[i])->address, true));
+	return a;
+}
+
+static json_t *task_json(const struct model_task *t)
+{
+	json_t *exc = t->exception_type ? json_pack("{s:o, s:o}", "type", str_or_null(t->exception_type),
+						    "message", str_or_null(t->exception_message))
+		      : json_null();
+	json_t *waiting = t->waiter ? json_pack("{s:o, s:o}", "type", str_or_null(t->waiter_type),
+						"address", addr_or_null(t->waiter, true))
+			  : json_null();
+	return json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "name", str_or_null(t->name), "address", addr_or_null(t->address, true),
+			 "state", str_or_null(t->state), "running", t->running,
+			 "coroutine", str_or_null(t->coroutine), "stack", frames_json(&t->stack),
+			 "awaiting", task_refs(&t->awaiting), "awaited_by", task_refs(&t->awaited_by),
+			 "waiting_on", waiting, "result", str_or_null(t->result), "exception", exc,
+			 "error", str_or_null(t->error));
+}
+
+/* The interpreter's event loops; null when they were not read. */
+static json_t *asyncio_json(const struct model_interp *mi)
+{
+	if (!mi->asyncio_read)
+		return json_null();
+	json_t *loops = json_array();
+	for (size_t i = 0; i < mi->loops.n; i++) {
+		const struct model_loop *l = mi->loops.items[i];
+		json_t *tasks = json_array();
+		for (size_t k = 0; k < l->tasks.n; k++)
+			json_array_append_new(tasks, task_json(l->tasks.items[k]));
+		json_array_append_new(loops, json_pack("{s:o, s:o, s:o}",
+			"thread", l->thread >= 0 ? json_integer(l->thread) : json_null(),
+			"loop", addr_or_null(l->address, l->address != 0), "tasks", tasks));
+	}
+	return loops;
+}
+
 static json_t *fingerprint_json(const struct model_fingerprint *fp)
 {
 	if (!fp)
@@ -232,12 +275,13 @@ static json_t *report_json(const struct model_report *r)
 		json_t *threads = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
 			json_array_append_new(threads, thread_json(mi->threads.items[k], true));
-		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
 							 "gil_enabled", mi->gil_enabled < 0 ? json_null()
 							 : json_boolean(mi->gil_enabled),
-							 "threads", threads));
+							 "threads", threads,
+							 "asyncio", asyncio_json(mi)));
 	}
 	json_t *native_threads = json_null();
 	if (r->has_native_threads) {

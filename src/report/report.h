@@ -14,6 +14,9 @@
 /* Both return 0, or -1 when writing failed. */
 int report_json_write(FILE *out, const struct model_report *r, bool pretty);
 int report_text_write(FILE *out, const struct model_report *r);
+/* The same, with (TASKS) a section per event loop: its tasks as a tree,
+ * each awaited task under the tasks awaiting it. */
+int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks);
 
 /* An error record: the line batch mode writes for a dump that has no
  * report, {"schema", "tool", "input": {"path"}, "error": {"code",

@@ -1,0 +1,151 @@
+"""asyncio tasks from real cores, on every interpreter present from 3.8
+(src/tests/interpreters/*.interp).
+
+The aio_tasks scenario runs an event loop in a thread of its own with tasks
+in every state, records what the process itself says of each task (the
+registry asyncio keeps, get_name(), the cr_await chain of its coroutine,
+_fut_waiter and the tasks behind it, done()/cancelled()/cancelling(), result
+or exception), then blocks inside the running task; gcore takes the core.
+pycore's JSON must name the loop, its thread and the same tasks with the
+same fields, stacks frame for frame (with --locals, each frame's variables
+with Python's own reprs), and the text report with --tasks must show each
+task.  The threads' stacks are checked as check-stacks.py does.
+
+Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
+exit 0 pass, 1 fail, 77 when nothing ran."""
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cs = load("check_stacks", "check-stacks.py")
+cn = load("check_native", "check-native.py")
+
+FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
+FIRST_MINOR, LAST_MINOR = 8, 13
+
+
+def frames(stack):
+    return [(f["function"], f["file"], f["line"]) for f in stack]
+
+
+def compare_tasks(want, report):
+    loops = [l for i in report["interpreters"] for l in (i["asyncio"] or [])]
+    mine = [l for l in loops if l["loop"] == want["loop"]]
+    if len(mine) != 1:
+        raise cs.Failure("loop %s: pycore has loops %s" % (want["loop"], [l["loop"] for l in loops]))
+    loop = mine[0]
+    if loop["thread"] != want["thread"]:
+        raise cs.Failure("loop %s: thread %s, the process says %s" % (want["loop"], loop["thread"], want["thread"]))
+    got = dict((t["address"], t) for t in loop["tasks"])
+    need = dict((t["address"], t) for t in want["tasks"])
+    if sorted(got) != sorted(need):
+        raise cs.Failure("tasks %s, the process has %s" % (sorted((t["name"], a) for a, t in got.items()),
+                                                           sorted((t["name"], a) for a, t in need.items())))
+    for addr, w in need.items():
+        g = got[addr]
+        label = "task %s (%s)" % (w["name"], addr)
+        if g["error"]:
+            raise cs.Failure("%s: pycore says: %s" % (label, g["error"]))
+        for k in FIELDS:
+            if g[k] != w[k]:
+                raise cs.Failure("%s: %s %r, the process says %r" % (label, k, g[k], w[k]))
+        for k in ("awaiting", "awaited_by"):
+            if sorted(g[k]) != w[k]:
+                raise cs.Failure("%s: %s %s, the process says %s" % (label, k, sorted(g[k]), w[k]))
+        if frames(g["stack"]) != frames(w["stack"]):
+            raise cs.Failure("%s: stack %s, the process says %s" % (label, frames(g["stack"]), frames(w["stack"])))
+    return len(need)
+
+
+def check_text(target, core, want):
+    rc, out, err = cs.run_pycore(["analyze", "--tasks"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("--tasks text: exit %d: %s" % (rc, err.strip()))
+    if "Tasks of loop %s" % want["loop"] not in out:
+        raise cs.Failure("--tasks text: no section for loop %s" % want["loop"])
+    for t in want["tasks"]:
+        if "%s (%s) %s" % (t["name"], t["address"], t["state"]) not in out:
+            raise cs.Failure("--tasks text: task %s (%s) %s is not shown" % (t["name"], t["address"], t["state"]))
+        for f in t["stack"]:
+            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
+                raise cs.Failure("--tasks text: task %s lacks %s" % (t["name"], cs.frame_str(f)))
+
+
+def compare_locals(want, report):
+    """--locals: each task frame's variables with Python's own reprs (or,
+    where pycore cannot form one, an error that says so).  Returns how many
+    reprs were exact."""
+    got = dict((t["address"], t) for i in report["interpreters"] for l in (i["asyncio"] or [])
+               for t in l["tasks"])
+    exact = 0
+    for w in want["tasks"]:
+        for i, (wf, gf) in enumerate(zip(w["stack"], got[w["address"]]["stack"])):
+            where = "task %s frame %d (%s)" % (w["name"], i, wf["function"])
+            mine = dict((l["name"], l) for l in gf["locals"] or [])
+            if sorted(mine) != sorted(wf["locals"]):
+                raise cs.Failure("%s: variables %s, the process has %s" % (where, sorted(mine), sorted(wf["locals"])))
+            for name, (tname, r) in wf["locals"].items():
+                exact += cs.compare_value("%s: %s (%s)" % (where, name, tname), tname, r, mine[name])
+    return exact
+
+
+def check(target, work):
+    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_tasks", work)
+    truth = json.load(open(truth_path))
+    want = json.load(open(truth_path + ".asyncio"))
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
+    report = cs.load_report(out)
+    cs.compare(truth, report, None, snap_signal)
+    n = compare_tasks(want, report)
+    check_text(target, core, want)
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--locals"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("--locals: pycore exit %d: %s" % (rc, err.strip()))
+    exact = compare_locals(want, cs.load_report(out))
+    return "%d tasks on loop %s in thread %s, %d exact reprs of their variables" % (n, want["loop"], want["thread"],
+                                                                                    exact)
+
+
+def main():
+    tap = cs.TAP()
+    for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
+        name = os.path.basename(path)[:-7]
+        label = "%s aio_tasks" % name
+        target, why = cs.interpreter(path)
+        if why:
+            tap.skip(label, why)
+            continue
+        minor = target.minor()
+        if not FIRST_MINOR <= minor <= LAST_MINOR:
+            tap.skip(label, "pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
+                     % (FIRST_MINOR, LAST_MINOR, minor))
+            continue
+        work = target.workdir("pycore-asyncio-%s-" % name)
+        try:
+            tap.run(label, check, target, work)
+        finally:
+            if os.environ.get("KEEP_CORES") == "1":
+                tap.diag("kept in %s" % work)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+    cs.schema_summary(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
