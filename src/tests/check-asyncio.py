@@ -136,13 +136,7 @@ def main():
                      % (FIRST_MINOR, LAST_MINOR, minor))
             continue
         work = target.workdir("pycore-asyncio-%s-" % name)
-        try:
-            tap.run(label, check, target, work)
-        finally:
-            if os.environ.get("KEEP_CORES") == "1":
-                tap.diag("kept in %s" % work)
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+        cs.run_in(tap, label, work, check, target, work)
     cs.schema_summary(tap)
     return tap.done()
 

@@ -235,13 +235,7 @@ def main():
         tap.skip(name, "kernel cores: %s" % why)
         return tap.done()
     work = tempfile.mkdtemp(prefix="pycore-batch-")
-    try:
-        tap.run(name, run, tap, work)
-    finally:
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    cs.run_in(tap, name, work, run, tap, work)
     cs.schema_summary(tap)
     return tap.done()
 

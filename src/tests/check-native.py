@@ -365,13 +365,7 @@ def main():
                 tap.skip(label, "3.6 keeps its collecting flag in a static pycore does not read")
                 continue
             work = target.workdir("pycore-native-%s-%s-" % (name, scenario))
-            try:
-                tap.run(label, checks[scenario], target, work)
-            finally:
-                if os.environ.get("KEEP_CORES") == "1":
-                    tap.diag("kept in %s" % work)
-                else:
-                    shutil.rmtree(work, ignore_errors=True)
+            cs.run_in(tap, label, work, checks[scenario], target, work)
     cs.schema_summary(tap)
     return tap.done()
 

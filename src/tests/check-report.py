@@ -186,7 +186,7 @@ def fault(target, workdir):
 def sent(target, workdir):
     pattern, why = cs.kernel_core_usable()
     if why:
-        return "skip: " + why
+        raise cs.Skip(why)
     truth_path = os.path.join(workdir, "truth.json")
 
     def unlimited():
@@ -210,7 +210,7 @@ def sent(target, workdir):
         raise Failure("the scenario ended with %s, not SIGSEGV" % proc.returncode)
     core = cs.kernel_core_path(pattern, proc.pid, workdir)
     if not os.path.exists(core):
-        return "skip: the kernel wrote no core (%s)" % core
+        raise cs.Skip("the kernel wrote no core (%s)" % core)
     truth, argv, _ = report_truth(truth_path)
     report = pycore_json([], core)
     sig = report["process"]["signal"]
@@ -267,24 +267,9 @@ def main():
         target = cs.Target(exe)
         for label, fn in (("fault", fault), ("kill", sent)):
             workdir = tempfile.mkdtemp(prefix="pycore-report-")
-
-            def one():
-                result = fn(target, workdir)
-                if result.startswith("skip: "):
-                    raise cs.Skip(result[6:])
-                return result
-            try:
-                tap.run("%s %s" % (exe, label), one)
-            finally:
-                if os.environ.get("KEEP_CORES") == "1":
-                    tap.diag("kept in %s" % workdir)
-                else:
-                    shutil.rmtree(workdir, ignore_errors=True)
+            cs.run_in(tap, "%s %s" % (exe, label), workdir, fn, target, workdir)
     workdir = tempfile.mkdtemp(prefix="pycore-report-")
-    try:
-        tap.run("CPython 2.7 is refused by name", python2, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    cs.run_in(tap, "CPython 2.7 is refused by name", workdir, python2, workdir)
     cs.schema_summary(tap)
     return tap.done()
 

@@ -446,6 +446,18 @@ def as_target(target):
     return target if isinstance(target, Target) else Target(target)
 
 
+def run_in(tap, label, work, fn, *args):
+    """tap.run(LABEL, FN, *ARGS) with WORK, a scratch directory, removed
+    afterwards (kept, and said so, with KEEP_CORES=1)."""
+    try:
+        return tap.run(label, fn, *args)
+    finally:
+        if os.environ.get("KEEP_CORES") == "1":
+            tap.diag("kept in %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def take_gcore(python, scenario, workdir):
     """gcore's core of PYTHON (a path on this machine) running SCENARIO once
     it is READY: (core, truth path).  The other check-*.py use it."""
