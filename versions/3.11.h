@@ -4,6 +4,7 @@
 	.source = "CPython 3.11.7, libpython3.11.so.1.0",
 	.runtime_interpreters_head = 40,
 	.runtime_ceval_gil = 360,
+	.runtime_finalizing = 24,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.12.1, libpython3.12.so.1.0",
 	.runtime_interpreters_head = 40,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 24,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.13.0, libpython3.13.so.1.0",
 	.runtime_interpreters_head = 632,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 608,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.13.18, the python3.13 headers with Py_GIL_DISABLED",
 	.runtime_interpreters_head = 632,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 608,
 	.gil_locked = 24,
 	.gil_last_holder = 16,
 	.gil_enabled = 0,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.14.10, python3.14",
 	.runtime_interpreters_head = 808,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 784,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.14.10, the python3.14 headers with Py_GIL_DISABLED",
 	.runtime_interpreters_head = 808,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 784,
 	.gil_locked = 24,
 	.gil_last_holder = 16,
 	.gil_enabled = 0,

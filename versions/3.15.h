@@ -4,6 +4,7 @@
 	.source = "CPython 3.15.2, python3.15",
 	.runtime_interpreters_head = 936,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = 912,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

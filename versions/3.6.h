@@ -4,6 +4,7 @@
 	.source = "CPython 3.6.15, libpython3.6m.so.1.0",
 	.runtime_interpreters_head = -1,
 	.runtime_ceval_gil = -1,
+	.runtime_finalizing = -1,
 	.gil_locked = -1,
 	.gil_last_holder = -1,
 	.gil_enabled = -1,

@@ -4,6 +4,7 @@
 	.source = "CPython 3.7.16, libpython3.7m.so.1.0",
 	.runtime_interpreters_head = 24,
 	.runtime_ceval_gil = 1264,
+	.runtime_finalizing = 8,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

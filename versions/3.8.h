@@ -4,6 +4,7 @@
 	.source = "CPython 3.8.18, libpython3.8.so.1.0",
 	.runtime_interpreters_head = 32,
 	.runtime_ceval_gil = 1152,
+	.runtime_finalizing = 16,
 	.gil_locked = 16,
 	.gil_last_holder = 8,
 	.gil_enabled = -1,

@@ -22,6 +22,9 @@ struct py_layout {
 	/* _PyRuntimeState (3.7+) */
 	int64_t runtime_interpreters_head;   /* .interpreters.head */
 	int64_t runtime_ceval_gil;           /* .ceval.gil (3.7-3.11): struct _gil_runtime_state, inline */
+	int64_t runtime_finalizing;          /* ._finalizing (3.9+), .finalizing (3.7, 3.8): the
+						thread state finalizing the runtime (Py_FinalizeEx),
+						NULL before */
 
 	/* struct _gil_runtime_state */
 	int64_t gil_locked;                  /* .locked (_Py_atomic_int) */

@@ -50,6 +50,26 @@ static void say_state_missing(struct py_ctx *c)
 	c->keep_internal = true;
 }
 
+/* Py_FinalizeEx sets _PyRuntime._finalizing to its thread state before it
+ * tears the interpreters down: a dump taken then (a __del__ run at exit, a
+ * crash in an atexit handler's aftermath) shows objects half gone. */
+static void finalizing(struct py_ctx *c, uint64_t runtime)
+{
+	const struct py_layout *L = c->L;
+	uint64_t ts, ident;
+	if (!runtime || L->runtime_finalizing < 0 ||
+	    py_rd_ptr(c, runtime + (uint64_t)L->runtime_finalizing, &ts) != PC_OK || !ts)
+		return;
+	int64_t tid = py_rd_ptr(c, ts + L->tstate_thread_id, &ident) == PC_OK
+		      ? dump_tid_of_thread_pointer(c->d, ident) : -1;
+	if (tid >= 0)
+		model_warn(c->r, "the runtime is finalizing (Py_FinalizeEx, in thread %lld): modules and "
+			   "objects may already be torn down", (long long)tid);
+	else
+		model_warn(c->r, "the runtime is finalizing (Py_FinalizeEx, thread state 0x%llx): modules "
+			   "and objects may already be torn down", (unsigned long long)ts);
+}
+
 /* The full version: Py_Version or the debug offsets' (HEX), else (up to
  * 3.10, or without symbols) sys.hexversion, else only the minor. */
 static void tell_version(struct py_ctx *c, const struct py_runtime *rt, uint64_t hex, uint64_t head)
@@ -165,6 +185,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	}
 	if (!head)
 		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
+	finalizing(&c, runtime);
 	tell_version(&c, &rt, hex, head);
 
 	/* types: for reprs, thread names and exceptions */

@@ -14,6 +14,8 @@ interpreter present (src/tests/interpreters/*.interp).
   the thread whose native stack runs the collector carries the <GC>
   marker (the thread the process recorded), without it a warning says the
   thread is not known;
+- finalizing: a __del__ run by Py_FinalizeEx at exit, blocked: the report
+  says the runtime is finalizing, in the thread the process recorded;
 - subinterp scenario (3.12+): two subinterpreters each run on a worker
   thread of the main interpreter: each is reported on the OS thread its
   code recorded (not the thread state's stale id), its frames woven inside
@@ -201,6 +203,24 @@ def debug_cache(target, core, work, report):
     return "%d of %d compressed debug files cached (those read), the same report" % (len(made), len(compressed))
 
 
+def check_finalizing(target, work):
+    """A __del__ run by Py_FinalizeEx, blocked there: the report says the
+    runtime is finalizing, in the thread the process recorded."""
+    core, truth_path, _ = cs.take_snapshot(target, "finalizing", work)
+    truth = json.load(open(truth_path))
+    if not truth["finalizing"]:
+        raise cs.Failure("the process says it is not finalizing: the scenario is wrong")
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    report = cs.load_report(out) if rc in (0, 1) else None
+    if not report:
+        raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+    said = [w for w in report["warnings"] if w.startswith("the runtime is finalizing")]
+    want = "in thread %d" % truth["tid"] if truth["tid"] is not None else "finalizing"
+    if len(said) != 1 or want not in said[0]:
+        raise cs.Failure("warnings %s; want one saying the runtime is finalizing, %s" % (report["warnings"], want))
+    return said[0]
+
+
 def check_subinterp_scenario(target, work):
     core, truth_path, _ = cs.take_snapshot(target, "subinterp", work)
     subs = [json.load(open(truth_path + ".sub%d" % n)) for n in (1, 2)]
@@ -339,7 +359,7 @@ def check_gc_nogil(target, work):
     return "the collecting thread found by its native stack (%s)" % frames[at[0] + 1]["function"]
 
 
-SCENARIOS = ("native", "subinterp", "zero-stacks", "gc_nogil")
+SCENARIOS = ("native", "subinterp", "zero-stacks", "gc_nogil", "finalizing")
 
 
 def main():
@@ -350,7 +370,7 @@ def main():
     if not shutil.which("gdb"):
         tap.skip("native frames against gdb's", "gdb not installed")
     checks = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
-              "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil}
+              "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil, "finalizing": check_finalizing}
     for name, target in targets(tap):
         minor = target.minor()
         for scenario in SCENARIOS:
@@ -360,6 +380,9 @@ def main():
                 continue
             if scenario == "zero-stacks" and not target.root:
                 tap.skip(label, "only a process in a root filesystem makes gcore write zeroed stacks")
+                continue
+            if scenario == "finalizing" and minor < 7:
+                tap.skip(label, "3.6 keeps its finalizing flag in a static pycore does not read")
                 continue
             if scenario == "gc_nogil" and minor < 7:
                 tap.skip(label, "3.6 keeps its collecting flag in a static pycore does not read")
