@@ -14,6 +14,9 @@ interpreter present (src/tests/interpreters/*.interp).
   the thread whose native stack runs the collector carries the <GC>
   marker (the thread the process recorded), without it a warning says the
   thread is not known;
+- aio_abort: os.abort() in an asyncio future's __del__ run from a task's
+  coroutine: each of the three eval loop calls' Python frames woven inside
+  its own, in the order the process recorded;
 - finalizing: a __del__ run by Py_FinalizeEx at exit, blocked: the report
   says the runtime is finalizing, in the thread the process recorded;
 - subinterp scenario (3.12+): two subinterpreters each run on a worker
@@ -221,6 +224,30 @@ def check_finalizing(target, work):
     return said[0]
 
 
+def check_aio_abort(target, work):
+    """os.abort() in an asyncio future's __del__, run while a task's
+    coroutine drops it: three eval loop calls on one stack (the finalizer,
+    the coroutine started by the task's step from C, the event loop's
+    Python frames).  With --native-all each run of Python frames must sit
+    inside its own eval loop call, in the order the process recorded."""
+    core, truth_path = cs.take_crash(target, work, ["aio_abort.py"], cs.signal.SIGABRT)
+    truth = json.load(open(truth_path))
+    report = analyze(target, core, "--native-all")
+    if unplaced(report):
+        raise cs.Failure("frames left unplaced: %s" % unplaced(report))
+    crashed = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]]
+    want = [tt for tt in truth["threads"] if tt["ident"] == truth["crasher"]]
+    if len(crashed) != 1 or len(want) != 1:
+        raise cs.Failure("%d crashed threads in the report, %d in the truth" % (len(crashed), len(want)))
+    frames = [(f["function"], f["file"], f["line"]) for f in want[0]["frames"]]
+    if python_frames(crashed[0]) != frames:
+        raise cs.Failure("Python frames %s, the process says %s" % (python_frames(crashed[0]), frames))
+    check_woven("the aborting thread", crashed[0])
+    runs = sum(1 for k, f in enumerate(crashed[0]["frames"]) if f["kind"] == "python" and
+               k + 1 < len(crashed[0]["frames"]) and crashed[0]["frames"][k + 1]["kind"] != "python")
+    return "%d Python frames in %d eval loop calls, each inside its own" % (len(frames), runs)
+
+
 def check_subinterp_scenario(target, work):
     core, truth_path, _ = cs.take_snapshot(target, "subinterp", work)
     subs = [json.load(open(truth_path + ".sub%d" % n)) for n in (1, 2)]
@@ -359,7 +386,7 @@ def check_gc_nogil(target, work):
     return "the collecting thread found by its native stack (%s)" % frames[at[0] + 1]["function"]
 
 
-SCENARIOS = ("native", "subinterp", "zero-stacks", "gc_nogil", "finalizing")
+SCENARIOS = ("native", "subinterp", "zero-stacks", "gc_nogil", "finalizing", "aio_abort")
 
 
 def main():
@@ -370,7 +397,8 @@ def main():
     if not shutil.which("gdb"):
         tap.skip("native frames against gdb's", "gdb not installed")
     checks = {"native": check_native_scenario, "subinterp": check_subinterp_scenario,
-              "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil, "finalizing": check_finalizing}
+              "zero-stacks": check_zero_stacks, "gc_nogil": check_gc_nogil, "finalizing": check_finalizing,
+              "aio_abort": check_aio_abort}
     for name, target in targets(tap):
         minor = target.minor()
         for scenario in SCENARIOS:
@@ -380,6 +408,9 @@ def main():
                 continue
             if scenario == "zero-stacks" and not target.root:
                 tap.skip(label, "only a process in a root filesystem makes gcore write zeroed stacks")
+                continue
+            if scenario == "aio_abort" and minor < 7:
+                tap.skip(label, "asyncio.run and get_running_loop need 3.7+")
                 continue
             if scenario == "finalizing" and minor < 7:
                 tap.skip(label, "3.6 keeps its finalizing flag in a static pycore does not read")
