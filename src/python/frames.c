@@ -19,7 +19,7 @@
  * - from 3.14 f_executable and localsplus are _PyStackRef: tagged words
  *   (py_stackref_obj, python_int.h).
  */
-#include "python/addrtab.h"
+#include "util/addrtab.h"
 #include "python/locals.h"
 #include "python/python_int.h"
 

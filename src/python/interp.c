@@ -1,7 +1,7 @@
 /* Interpreters and their threads: the runtime's interpreter list, each
  * interpreter's thread states, who holds the GIL, whether a collection
  * runs; each thread's frames are frames.c's. */
-#include "python/addrtab.h"
+#include "util/addrtab.h"
 #include "python/python_int.h"
 #include "python/threads.h"
 

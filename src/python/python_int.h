@@ -9,7 +9,7 @@
 #include "dump/dump.h"
 #include "locate/locate.h"
 #include "model/model.h"
-#include "python/addrtab.h"
+#include "util/addrtab.h"
 #include "python/layout.h"
 #include "python/python.h"
 #include "symbols/symbols.h"

@@ -1,5 +1,6 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
+#include "util/addrtab.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -19,8 +20,28 @@ struct module_ref {
 	bool opened;                 /* libdwfl asked for its file, and got it */
 };
 
+/* What the unwinder learns of one code address, kept for the next stack
+ * that passes there (the threads of a service mostly share their stacks,
+ * and libdwfl looks a symbol up by scanning the whole table): the calls
+ * inlined there, innermost first, then the function the symbol names. */
+struct pc_entry {
+	char *function;
+	const char *file;            /* libdw's, valid while the session lasts */
+	int line;
+	bool inlined;
+};
+
+struct pc_frames {
+	uint64_t lookup;             /* the key: the pc, or a return address - 1 */
+	struct dump_module *module;
+	const char *module_path;
+	struct pc_entry *e;
+	size_t n;
+};
+
 struct symbols {
 	struct dump *dump;
+	struct addrtab pcs;          /* struct pc_frames */
 	const struct locate *loc;
 	Dwfl *dwfl;
 	struct module_ref *refs;     /* parallel to dump->modules */
@@ -91,6 +112,7 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
 	s->dump = d;
 	s->loc = loc;
+	s->pcs = (struct addrtab)ADDRTAB_INIT(struct pc_frames);
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
@@ -138,6 +160,14 @@ void symbols_close(struct symbols *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->pcs.cap; i++) {
+		struct pc_frames *pf = addrtab_slot(&s->pcs, i);
+		for (size_t k = 0; pf && k < pf->n; k++)
+			free(pf->e[k].function);
+		if (pf)
+			free(pf->e);
+	}
+	addrtab_free(&s->pcs);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->mods);
@@ -275,6 +305,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 }
 
 struct unwind {
+	struct symbols *s;
 	Dwfl *dwfl;
 	const struct dump_module *quiet;   /* no line info for its frames */
 	char name[512];
@@ -369,29 +400,49 @@ static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int 
 	return n;
 }
 
-/* Frames of the calls inlined at LOOKUP, innermost first, each given to
- * FN with the pc's own file and line (the innermost) or the call site in
- * the next inner one; NF then holds the call site of the outermost inlined
- * call, the line in the function the symbol names.  Returns non-zero when
- * FN asked to stop. */
-static int inlined_frames(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, struct native_frame *nf)
+/* Append an entry to PF (strings copied; FILE is libdw's). */
+static bool pc_add(struct pc_frames *pf, const char *function, const char *file, int line, bool inlined)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
-	Dwarf_Die chain[MAX_INLINE_DEPTH];
-	int n = cu ? inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
-	for (int i = n - 1; i >= 0; i--) {
-		char buf[1024];
-		struct native_frame in = *nf;
-		in.function = inlined_name(&chain[i], buf, sizeof(buf));
-		in.inlined = true;
-		if (u->fn(&in, u->arg))
-			return 1;
-		/* the caller's line is this call's site */
-		nf->file = call_file(cu, &chain[i]);
-		nf->line = call_line(&chain[i]);
+	struct pc_entry *e = realloc(pf->e, (pf->n + 1) * sizeof(*e));
+	if (!e)
+		return false;
+	pf->e = e;
+	e[pf->n] = (struct pc_entry){ function ? strdup(function) : NULL, file, line, inlined };
+	pf->n++;
+	return true;
+}
+
+/* What is at LOOKUP in MOD: the calls inlined there, innermost first (the
+ * innermost with the pc's own file and line, each outer one with the call
+ * site in the next inner one), then the function the symbol names, with
+ * the call site of the outermost inlined call: the line in that function.
+ * Without line information (a QUIET module's frames are not shown), only
+ * the symbol. */
+static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
+{
+	const char *function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+						    sizeof(u->demangled)), u->name, sizeof(u->name));
+	char *symbol = function ? strdup(function) : NULL;
+	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
+	const char *file = NULL;
+	int lineno = 0;
+	if (line) {
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		Dwarf_Addr bias;
+		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
+		Dwarf_Die chain[MAX_INLINE_DEPTH];
+		int n = cu ? inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+		for (int i = n - 1; i >= 0; i--) {
+			char buf[1024];
+			if (!pc_add(pf, inlined_name(&chain[i], buf, sizeof(buf)), file, lineno, true))
+				break;
+			/* the caller's line is this call's site */
+			file = call_file(cu, &chain[i]);
+			lineno = call_line(&chain[i]);
+		}
 	}
-	return 0;
+	pc_add(pf, symbol, file, lineno, false);
+	free(symbol);
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -412,24 +463,36 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	if (dwfl_frame_reg(frame, 7, &sp) == 0) /* DWARF register 7: rsp */
 		nf.sp = sp;
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
-	if (mod) {
+	if (!mod)
+		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	bool found;
+	struct pc_frames *pf = addrtab_get(&u->s->pcs, lookup, &found);
+	struct pc_frames fresh = { .lookup = lookup };
+	if (!pf)
+		pf = &fresh; /* out of memory: not cached */
+	if (!found) {
 		void **ud;
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &nf.module_path, NULL);
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
 		struct module_ref *ref = ud ? *ud : NULL;
-		if (ref)
-			nf.module = ref->mod;
-		nf.function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
-						   sizeof(u->demangled)), u->name, sizeof(u->name));
-		Dwfl_Line *line = nf.module && nf.module == u->quiet ? NULL : dwfl_module_getsrc(mod, lookup);
-		if (line) {
-			int lineno = 0;
-			nf.file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-			nf.line = lineno;
-			if (inlined_frames(u, mod, lookup, &nf))
-				return DWARF_CB_ABORT;
-		}
+		pf->module = ref ? ref->mod : NULL;
+		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
 	}
-	return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	nf.module = pf->module;
+	nf.module_path = pf->module_path;
+	int stop = 0;
+	for (size_t i = 0; i < pf->n && !stop; i++) {
+		nf.function = pf->e[i].function;
+		nf.file = pf->e[i].file;
+		nf.line = pf->e[i].line;
+		nf.inlined = pf->e[i].inlined;
+		stop = u->fn(&nf, u->arg);
+	}
+	if (pf == &fresh) {
+		for (size_t i = 0; i < fresh.n; i++)
+			free(fresh.e[i].function);
+		free(fresh.e);
+	}
+	return stop ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 static int attach(struct symbols *s)
@@ -454,7 +517,7 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		*error = dwfl_errmsg(-1);
 		return -1;
 	}
-	struct unwind u = { .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
 	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
 	if (u.error)
 		*error = u.error;

@@ -1,9 +1,9 @@
 /* One open-addressing table keyed by a non-zero address, for every cache
- * and cycle check of the walk: a set of visited frames and threads is a
- * table of bare keys; the code-object cache is a table of struct py_code,
- * whose first field is the address. */
-#ifndef PYCORE_PYTHON_ADDRTAB_H
-#define PYCORE_PYTHON_ADDRTAB_H
+ * and cycle check: a set of visited frames and threads is a table of bare
+ * keys; the code-object cache is a table of struct py_code, and the native
+ * frames' cache one of struct pc_frames, each with the address first. */
+#ifndef PYCORE_UTIL_ADDRTAB_H
+#define PYCORE_UTIL_ADDRTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +25,10 @@ void *addrtab_get(struct addrtab *t, uint64_t key, bool *found);
 /* Add KEY to a set: 1 if it was there already, 0 if added, -1 when out
  * of memory. */
 int addrtab_add(struct addrtab *t, uint64_t key);
+
+/* Slot I of the table (0 <= I < t->cap): its entry, or NULL when empty;
+ * for freeing what entries own. */
+void *addrtab_slot(const struct addrtab *t, size_t i);
 
 void addrtab_free(struct addrtab *t);
 

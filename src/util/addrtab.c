@@ -1,6 +1,6 @@
 /* The walk's one hash table (addrtab.h): linear probing, kept at most half
  * full, grown by doubling. */
-#include "python/addrtab.h"
+#include "util/addrtab.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +76,11 @@ int addrtab_add(struct addrtab *t, uint64_t key)
 	if (!addrtab_get(t, key, &found))
 		return -1;
 	return found ? 1 : 0;
+}
+
+void *addrtab_slot(const struct addrtab *t, size_t i)
+{
+	return i < t->cap && key_at(t, i) ? t->slots + i * t->esize : NULL;
 }
 
 void addrtab_free(struct addrtab *t)
