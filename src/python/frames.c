@@ -139,11 +139,22 @@ static uint64_t bytecode_start(struct py_ctx *c, uint64_t frame, uint64_t code)
 	return copy;
 }
 
+#define FRAME_OWNED_BY_THREAD 0   /* on the thread's data stack */
+
+/* How a 3.11+ chain ended: its last frame on the data stack, and whether
+ * it ended at a NULL link (rather than at a frame it could not read). */
+struct walk_end {
+	uint64_t last_data;
+	bool natural;
+};
+
 /* 3.11+: _PyInterpreterFrame chains. */
-static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame, size_t max)
+static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame, size_t max,
+				    struct walk_end *end)
 {
 	const struct py_layout *L = c->L;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
+	*end = (struct walk_end){ 0, false };
 	while (frame && t->frames.n < max) {
 		if (!frame_visit(c, t, &seen, frame))
 			break;
@@ -173,6 +184,8 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			break;
 		}
 		code = py_stackref_obj(c, code);
+		if (owner == FRAME_OWNED_BY_THREAD)
+			end->last_data = frame;
 		if (L->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM && owner <= max_owner(L->minor)) {
 			/* the shim an eval loop call starts with: the frame inside it
 			 * is the first that call ran */
@@ -217,15 +230,52 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 		frame_locals(c, t, f, frame, code);
 		frame = prev;
 	}
+	end->natural = frame == 0;
 	addrtab_free(&seen);
 }
 
-void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+/* A thread's first frame is pushed at the bottom of its data stack: the
+ * root chunk's data[1] (CPython's push_chunk keeps data[0] of the root
+ * chunk unused, so that popping the first frame never frees the chunk;
+ * _PyStackChunk is {previous, size, top, data[]}, Include/internal/
+ * pycore_pystate.h, 3.11-3.15).  A chain that ends at a NULL link anywhere
+ * else has lost its outer frames: memory the dump holds wrong, or a link
+ * through a frame that was not captured as it was. */
+#define STACK_CHUNK_DATA 24
+#define MAX_STACK_CHUNKS 65536
+
+static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t ts, const struct walk_end *end)
 {
-	if (c->L->minor <= 10)
+	const struct py_layout *L = c->L;
+	uint64_t chunk, prev;
+	if (!end->natural || !end->last_data || L->tstate_datastack_chunk < 0 ||
+	    py_rd_ptr(c, ts + (uint64_t)L->tstate_datastack_chunk, &chunk) != PC_OK || !chunk)
+		return;
+	for (int n = 0; n < MAX_STACK_CHUNKS; n++, chunk = prev) {
+		if (py_rd_ptr(c, chunk, &prev) != PC_OK)
+			return; /* cannot tell */
+		if (!prev)
+			break;
+	}
+	if (prev)
+		return;
+	uint64_t first = chunk + STACK_CHUNK_DATA + 8;
+	if (end->last_data != first)
+		py_thread_error(c, t, arena_printf(c->a, "the frame chain ends at 0x%llx, not at the thread's "
+						   "first frame (0x%llx, the bottom of its data stack): outer "
+						   "frames are missing", (unsigned long long)end->last_data,
+						   (unsigned long long)first));
+}
+
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame)
+{
+	struct walk_end end;
+	if (c->L->minor <= 10) {
 		walk_frame_objects(c, t, frame, SIZE_MAX);
-	else
-		walk_interpreter_frames(c, t, frame, SIZE_MAX);
+		return;
+	}
+	walk_interpreter_frames(c, t, frame, SIZE_MAX, &end);
+	check_chain_end(c, t, ts, &end);
 }
 
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
@@ -234,5 +284,5 @@ void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 	if (c->L->minor <= 10)
 		walk_frame_objects(c, t, frame, max);
 	else
-		walk_interpreter_frames(c, t, frame, max);
+		walk_interpreter_frames(c, t, frame, max, &(struct walk_end){ 0, false });
 }

@@ -76,7 +76,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		py_thread_error(c, t, "current frame not captured");
 		return;
 	}
-	py_walk_frames(c, t, frame);
+	py_walk_frames(c, t, ts, frame);
 	check_tid(c, mi, t);
 	py_thread_exception(c, ts, t);
 }

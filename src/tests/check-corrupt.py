@@ -4,7 +4,9 @@ where it is wrong, and go on, never crash, hang or print a wrong value.
 A gcore of the locals scenario under CPython 3.12 is copied and patched
 (addresses from pycore's own report of the intact core, struct offsets from
 versions/3.12.h): a thread list that loops, a frame chain that points to
-itself, a dict whose keys table claims 2**60 slots, a str whose length is
+itself, a chain cut short by a NULL link (the thread's first frame is at
+the bottom of its data stack: pycore must say outer frames are missing),
+a dict whose keys table claims 2**60 slots, a str whose length is
 2**50, a list whose items pointer is garbage.  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
@@ -83,6 +85,7 @@ def find_local(report, function, name):
 
 
 CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
+         "a frame chain cut short (a NULL link before the thread's first frame)",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
          "a list that claims 2**40 items"]
 
@@ -161,6 +164,13 @@ def main():
                     raise cs.Failure("exit %d, thread errors %s; want 1 and one saying %r" % (rc2, errors, text))
             return check
         case(self_frame, expect_thread_error("loops"))
+
+        def cut_chain(c):
+            ts = first_tstate(c)
+            cframe = c.u64(ts + L["tstate_cframe"])
+            frame = c.u64(cframe + L["cframe_current_frame"])
+            c.put64(frame + L["iframe_previous"], 0)
+        case(cut_chain, expect_thread_error("outer frames are missing"))
 
         def expect_local_error(function, name):
             def check(rc2, rep, err2):
