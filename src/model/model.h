@@ -45,6 +45,7 @@ struct model_frame {
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
+	bool recovered;              /* python frames: found on the data stack, not by the chain */
 	bool eval_entry;             /* python frames: the outermost run by its eval loop call */
 	uint64_t entry_frame;        /* with eval_entry, 3.12+: the shim frame that call began
 					with (it lives on the C stack); 0 unknown */

@@ -146,6 +146,7 @@ static uint64_t bytecode_start(struct py_ctx *c, uint64_t frame, uint64_t code)
 struct walk_end {
 	uint64_t last_data;
 	bool natural;
+	uint64_t zeroed;             /* an entry frame that reads as zeros, ending the chain */
 };
 
 /* 3.11+: _PyInterpreterFrame chains. */
@@ -154,7 +155,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 {
 	const struct py_layout *L = c->L;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
-	*end = (struct walk_end){ 0, false };
+	*end = (struct walk_end){ 0, false, 0 };
 	while (frame && t->frames.n < max) {
 		if (!frame_visit(c, t, &seen, frame))
 			break;
@@ -172,15 +173,8 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			/* 3.12+ keep each eval loop call's entry frame on the C
 			 * stack: a dump that holds that stack as zeros (gdb's gcore
 			 * of a process in another mount namespace writes such) ends
-			 * the chain here, and whether frames of outer eval loop
-			 * calls follow cannot be told */
-			int64_t on = dump_tid_of_stack_address(c->d, frame);
-			py_thread_error(c, t, on >= 0
-				? arena_printf(c->a, "interpreter frame at 0x%llx, on thread %lld's C stack, reads "
-					       "as zeros: the dump does not hold that stack, so outer frames may "
-					       "be missing", (unsigned long long)frame, (long long)on)
-				: arena_printf(c->a, "interpreter frame at 0x%llx reads as zeros: outer frames may "
-					       "be missing", (unsigned long long)frame));
+			 * the chain here; check_chain_end says what that costs */
+			end->zeroed = frame;
 			break;
 		}
 		code = py_stackref_obj(c, code);
@@ -244,27 +238,137 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 #define STACK_CHUNK_DATA 24
 #define MAX_STACK_CHUNKS 65536
 
-static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t ts, const struct walk_end *end)
+#define MAX_RECOVERED 4096
+
+/* The thread's data stack, bottom chunk first: CHUNKS[i] and where its
+ * frames end, TOPS[i] (the current chunk's is the thread state's
+ * datastack_top; an older chunk keeps its own top, in words from data[0]).
+ * Returns the number of chunks, 0 when it cannot be read. */
+static size_t stack_chunks(struct py_ctx *c, uint64_t ts, uint64_t *chunks, uint64_t *tops, size_t max)
 {
 	const struct py_layout *L = c->L;
-	uint64_t chunk, prev;
-	if (!end->natural || !end->last_data || L->tstate_datastack_chunk < 0 ||
+	uint64_t chunk, top;
+	size_t n = 0;
+	if (L->tstate_datastack_chunk < 0 ||
 	    py_rd_ptr(c, ts + (uint64_t)L->tstate_datastack_chunk, &chunk) != PC_OK || !chunk)
-		return;
-	for (int n = 0; n < MAX_STACK_CHUNKS; n++, chunk = prev) {
+		return 0;
+	while (chunk && n < max) {
+		uint64_t prev, words;
 		if (py_rd_ptr(c, chunk, &prev) != PC_OK)
-			return; /* cannot tell */
-		if (!prev)
-			break;
+			return 0;
+		if (n == 0) {
+			if (L->tstate_datastack_top < 0 ||
+			    py_rd_ptr(c, ts + (uint64_t)L->tstate_datastack_top, &top) != PC_OK)
+				top = 0; /* where the current chunk's frames end: unknown */
+		} else if (py_rd_ptr(c, chunk + 16, &words) != PC_OK || words > (1u << 24)) {
+			return 0;
+		} else {
+			top = chunk + STACK_CHUNK_DATA + 8 * words;
+		}
+		chunks[n] = chunk;
+		tops[n++] = top;
+		chunk = prev;
 	}
-	if (prev)
-		return;
-	uint64_t first = chunk + STACK_CHUNK_DATA + 8;
-	if (end->last_data != first)
-		py_thread_error(c, t, arena_printf(c->a, "the frame chain ends at 0x%llx, not at the thread's "
-						   "first frame (0x%llx, the bottom of its data stack): outer "
-						   "frames are missing", (unsigned long long)end->last_data,
-						   (unsigned long long)first));
+	if (chunk)
+		return 0;
+	for (size_t i = 0; i < n / 2; i++) { /* bottom first */
+		uint64_t a = chunks[i], b = tops[i];
+		chunks[i] = chunks[n - 1 - i];
+		tops[i] = tops[n - 1 - i];
+		chunks[n - 1 - i] = a;
+		tops[n - 1 - i] = b;
+	}
+	return n;
+}
+
+/* 3.12+: the frames below END on the data stack, from its bottom up to
+ * END's last frame: each frame's successor begins where its co_framesize
+ * words end.  They are appended (innermost first, marked recovered) when
+ * the walk reaches that frame exactly; else nothing is added.  Returns how
+ * many were. */
+static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t last)
+{
+	const struct py_layout *L = c->L;
+	uint64_t chunks[64], tops[64], found[MAX_RECOVERED];
+	size_t nchunks = L->code_framesize >= 0 ? stack_chunks(c, ts, chunks, tops, 64) : 0, n = 0;
+	bool joined = false;
+	for (size_t i = 0; i < nchunks && !joined; i++) {
+		uint64_t f = chunks[i] + STACK_CHUNK_DATA + (i == 0 ? 8 : 0);
+		uint64_t end = tops[i] ? tops[i] : chunks[i] + STACK_CHUNK_DATA + (1u << 20);
+		while (f < end && n < MAX_RECOVERED) {
+			if (f == last) {
+				joined = true;
+				break;
+			}
+			uint64_t code;
+			int32_t words;
+			if (py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
+			    py_rd_i32(c, py_stackref_obj(c, code) + L->code_framesize, &words) != PC_OK ||
+			    words <= 0 || words > (1 << 20))
+				break; /* not a frame: the rest of this chunk is not used */
+			found[n++] = f;
+			f += 8 * (uint64_t)words;
+		}
+	}
+	if (!joined)
+		return 0;
+	size_t added = 0;
+	for (size_t k = n; k-- > 0;) {
+		uint64_t code, instr;
+		if (py_rd_ptr(c, found[k] + L->iframe_code, &code) != PC_OK ||
+		    py_rd_ptr(c, found[k] + L->iframe_instr, &instr) != PC_OK)
+			continue;
+		code = py_stackref_obj(c, code);
+		const struct py_code *pc = py_code_get(c, code);
+		if (!pc || pc->error)
+			continue;
+		uint64_t start = bytecode_start(c, found[k], code);
+		int64_t unit = instr >= start ? (int64_t)((instr - start) / 2) : -1;
+		if (unit < pc->firsttraceable)
+			continue; /* still setting up: not on the stack as Python sees it */
+		struct model_frame *f = add_frame(c, t, found[k], pc, py_code_line(c, pc, unit));
+		if (!f)
+			break;
+		f->recovered = true;
+		frame_locals(c, t, f, found[k], code);
+		added++;
+	}
+	return added;
+}
+
+/* Where the chain ended, against where it must (the bottom of the data
+ * stack): said, and what can be recovered, recovered. */
+static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t ts, const struct walk_end *end)
+{
+	uint64_t chunks[64], tops[64];
+	size_t n = end->last_data || end->zeroed ? stack_chunks(c, ts, chunks, tops, 64) : 0;
+	uint64_t first = n ? chunks[0] + STACK_CHUNK_DATA + 8 : 0;
+	const char *why = NULL;
+	if (end->zeroed) {
+		int64_t on = dump_tid_of_stack_address(c->d, end->zeroed);
+		why = on >= 0 ? arena_printf(c->a, "interpreter frame at 0x%llx, on thread %lld's C stack, reads as "
+					     "zeros: the dump does not hold that stack", (unsigned long long)end->zeroed,
+					     (long long)on)
+			      : arena_printf(c->a, "interpreter frame at 0x%llx reads as zeros",
+					     (unsigned long long)end->zeroed);
+		if (first && end->last_data == first) {
+			/* the chain had reached the thread's first frame: no
+			 * Python frame is missing, only the C stack is */
+			model_warn(c->r, "thread %lld: %s; the chain had reached the thread's first frame, so "
+				   "no Python frame is missing", (long long)t->tid, why);
+			return;
+		}
+	} else if (!end->natural || !end->last_data || !first || end->last_data == first) {
+		return; /* complete, stopped for a reason said already, or cannot tell */
+	} else {
+		why = arena_printf(c->a, "the frame chain ends at 0x%llx, not at the thread's first frame "
+				   "(0x%llx, the bottom of its data stack)", (unsigned long long)end->last_data,
+				   (unsigned long long)first);
+	}
+	size_t got = first && end->last_data ? recover_outer(c, t, ts, end->last_data) : 0;
+	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
+						 "stack (marked recovered)", why, got)
+				  : arena_printf(c->a, "%s: outer frames are missing", why));
 }
 
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame)
@@ -284,5 +388,5 @@ void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 	if (c->L->minor <= 10)
 		walk_frame_objects(c, t, frame, max);
 	else
-		walk_interpreter_frames(c, t, frame, max, &(struct walk_end){ 0, false });
+		walk_interpreter_frames(c, t, frame, max, &(struct walk_end){ 0, false, 0 });
 }

@@ -52,6 +52,7 @@ struct py_layout {
 	int64_t tstate_thread_id;            /* .thread_id: pthread_t, threading.get_ident() */
 	int64_t tstate_native_thread_id;     /* .native_thread_id (3.11+): the OS tid */
 	int64_t tstate_datastack_chunk;      /* .datastack_chunk (3.11+) */
+	int64_t tstate_datastack_top;        /* .datastack_top (3.11+): the current chunk's top */
 	int64_t cframe_current_frame;        /* _PyCFrame.current_frame (3.11, 3.12) */
 
 	/* PyFrameObject (<=3.10; in 3.11+ only a wrapper) */
@@ -103,6 +104,7 @@ struct py_layout {
 	int64_t code_localspluskinds;        /* 3.11+: bytes */
 	int64_t code_nlocalsplus;            /* 3.11+ */
 	int64_t code_firsttraceable;         /* ._co_firsttraceable (3.11+) */
+	int64_t code_framesize;              /* .co_framesize (3.11+): a frame's words on the data stack */
 	int64_t code_code_adaptive;          /* .co_code_adaptive[] (3.11+) */
 	int64_t code_tlbc;                   /* .co_tlbc (3.14+ free-threaded): _PyCodeArray *,
 					      * { Py_ssize_t size; char *entries[]; } */

@@ -106,7 +106,7 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
 	json_t *locals = f->has_locals && with_locals ? locals_json(&f->locals) : json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
 			 "kind", kinds[f->kind],
 			 "source_file", str_or_null(f->source_file),
 			 "function", str_or_null(f->function),
@@ -115,6 +115,7 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 			 "line", f->line > 0 ? json_integer(f->line) : json_null(),
 			 "address", addr_or_null(f->address, f->kind == FRAME_NATIVE),
 			 "inlined", f->inlined,
+			 "recovered", f->recovered,
 			 "locals", locals);
 }
 

@@ -75,7 +75,7 @@ static void write_python_frame(FILE *out, const char *indent, const struct model
 		fprintf(out, "?");
 	fputs(", in ", out);
 	put(out, f->function);
-	fputs("\n", out);
+	fputs(f->recovered ? "  [recovered from the data stack]\n" : "\n", out);
 }
 
 static void write_frame(FILE *out, const struct model_frame *f)

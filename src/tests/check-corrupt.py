@@ -5,7 +5,8 @@ A gcore of the locals scenario under CPython 3.12 is copied and patched
 (addresses from pycore's own report of the intact core, struct offsets from
 versions/3.12.h): a thread list that loops, a frame chain that points to
 itself, a chain cut short by a NULL link (the thread's first frame is at
-the bottom of its data stack: pycore must say outer frames are missing),
+the bottom of its data stack: pycore must say so and recover the outer
+frames from it, marked),
 a dict whose keys table claims 2**60 slots, a str whose length is
 2**50, a list whose items pointer is garbage.  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
@@ -85,7 +86,7 @@ def find_local(report, function, name):
 
 
 CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
-         "a frame chain cut short (a NULL link before the thread's first frame)",
+         "a frame chain cut short: said, and the outer frames recovered from the data stack",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
          "a list that claims 2**40 items"]
 
@@ -170,7 +171,22 @@ def main():
             cframe = c.u64(ts + L["tstate_cframe"])
             frame = c.u64(cframe + L["cframe_current_frame"])
             c.put64(frame + L["iframe_previous"], 0)
-        case(cut_chain, expect_thread_error("outer frames are missing"))
+        def expect_recovered(rc2, rep, err2):
+            # the thread whose chain was cut keeps its first frame from the
+            # chain and gets every outer one back from the data stack
+            ts_report = [t for i in (rep or {}).get("interpreters", []) for t in i["threads"]
+                         if t["error"] and "recovered" in t["error"]]
+            intact = [t for i in report["interpreters"] for t in i["threads"]]
+            if rc2 != 1 or len(ts_report) != 1:
+                raise cs.Failure("exit %d, threads with recovered frames: %d; want 1 and 1" % (rc2, len(ts_report)))
+            t = ts_report[0]
+            same = [u for u in intact if u["tid"] == t["tid"]][0]
+            got = [(f["function"], f["line"], f["recovered"]) for f in t["frames"] if f["kind"] == "python"]
+            want = [(f["function"], f["line"], k > 0) for k, f in enumerate(
+                f for f in same["frames"] if f["kind"] == "python")]
+            if got != want:
+                raise cs.Failure("frames %s; the intact core's, the outer ones recovered: %s" % (got, want))
+        case(cut_chain, expect_recovered)
 
         def expect_local_error(function, name):
             def check(rc2, rep, err2):
