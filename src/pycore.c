@@ -30,6 +30,7 @@ struct options {
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
+	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
 	struct analysis_options analysis;
 	struct batch_options batch;
 };
@@ -95,6 +96,14 @@ static const char usage_text[] =
 	"      --tasks          text: also every asyncio event loop's tasks (3.8 to 3.13),\n"
 	"                       each with its state, its coroutine stack and the tasks it\n"
 	"                       awaits nested under it; JSON always has them\n"
+	"      --redact         replace secrets' values by their type and length: variables\n"
+	"                       and attributes named like password, secret, token,\n"
+	"                       api_key, auth, credential, cookie, session, private\n"
+	"                       key; values holding an AWS key id, a PEM private key,\n"
+	"                       a GitHub, Slack or JSON Web Token; and every value\n"
+	"                       holding one of those; listed in \"redacted\" (JSON) or\n"
+	"                       a Redacted: section (text).  Default in batch\n"
+	"      --no-redact      do not (default in analyze)\n"
 	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
 	"                       and report what was read, with a warning and exit 1\n"
 	"\n"
@@ -255,6 +264,8 @@ static const struct option longopts[] = {
 	{ "null", no_argument, NULL, '0' },
 	{ "skip-done", required_argument, NULL, 'k' },
 	{ "shard", required_argument, NULL, 'H' },
+	{ "redact", no_argument, NULL, 'X' },
+	{ "no-redact", no_argument, NULL, 'x' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -309,6 +320,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'W':
 			opt->tasks = true;
+			break;
+		case 'X':
+		case 'x':
+			opt->redact = c == 'X';
 			break;
 		case 'T': {
 			char *end;
@@ -430,7 +445,7 @@ static char *debug_cache_dir(void)
 int main(int argc, char **argv)
 {
 	struct options opt = { .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
-						.timeout = 60 } };
+						.timeout = 60 }, .redact = -1 };
 	int rc = parse_options(argc, argv, "+:f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
@@ -453,6 +468,8 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	char *cache = NULL;  /* the debug cache's directory, made when the dumps are analyzed */
+	/* reports that leave the machine: batch redacts unless told not to */
+	opt.analysis.redact = opt.redact < 0 ? batch : opt.redact;
 	if (batch) {
 		if (opt.pretty || (opt.format_given && !opt.json)) {
 			usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
