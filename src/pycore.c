@@ -12,6 +12,7 @@
 #include "config.h"
 #include "analysis/analysis.h"
 #include "cli/batch.h"
+#include "cli/group.h"
 #include "report/report.h"
 
 enum exit_code {
@@ -58,6 +59,7 @@ static char **split_append(char **list, const char *spec)
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
+	"       pycore group [--format text|json] [FILE.jsonl...]\n"
 	"       pycore --help | --version\n"
 	"\n"
 	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.15, and the\n"
@@ -150,6 +152,14 @@ static const char usage_text[] =
 	"                       Lines of an earlier run; a missing FILE holds none)\n"
 	"      --shard K/N      keep only the dumps whose path hashes to K (0 <= K < N):\n"
 	"                       FNV-1a 64 of the path's bytes, mod N\n"
+	"\n"
+	"group: the reports of batch's JSON Lines (FILE.jsonl, - or none: standard\n"
+	"input) grouped by fingerprint, most frequent first: count, first and last\n"
+	"seen (by the dumps' modification times while every dump of the group exists,\n"
+	"else by input order), an example dump and its summary.  Error records are\n"
+	"counted apart; a line that is neither is named on standard error and\n"
+	"counted (exit 1).  --format json: one object per group, {\"fingerprint\",\n"
+	"\"count\", \"seen_by\", \"first_seen\", \"last_seen\", \"example\"} (README).\n"
 	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
@@ -453,9 +463,11 @@ int main(int argc, char **argv)
 		usage_error("%s", "no command given: use 'pycore analyze DUMP...'");
 		return EXIT_USAGE;
 	}
+	if (strcmp(argv[optind], "group") == 0)
+		return group_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0;
 	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		usage_error("unknown command '%s': the commands are 'analyze' and 'batch'", argv[optind]);
+		usage_error("unknown command '%s': the commands are 'analyze', 'batch' and 'group'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse
