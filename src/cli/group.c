@@ -277,9 +277,14 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 			  : NULL;
 	int rc = 0;
 	if (why) {
-		if (g->bad++ < MAX_BAD_SHOWN)
-			fprintf(stderr, "pycore: group: %s:%lu: skipped, not a report or an error record: %s\n",
-				name, lineno, why);
+		if (g->bad++ < MAX_BAD_SHOWN) {
+			/* jansson's message quotes the line: escaped like a dump's strings */
+			fprintf(stderr, "pycore: group: ");
+			report_put_escaped(stderr, name);
+			fprintf(stderr, ":%lu: skipped, not a report or an error record: ", lineno);
+			report_put_escaped(stderr, why);
+			fputc('\n', stderr);
+		}
 	} else if (error) {
 		g->errors++;
 		const char *code = json_string_value(json_object_get(error, "code"));
@@ -496,7 +501,8 @@ int group_main(int argc, char **argv)
 		exit_code = 2;
 	}
 	if (exit_code == 0) {
-		qsort(g.groups, g.n, sizeof(*g.groups), by_count);
+		if (g.n)
+			qsort(g.groups, g.n, sizeof(*g.groups), by_count);
 		if (json)
 			rc = write_json(stdout, &g);
 		else
