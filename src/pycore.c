@@ -12,6 +12,7 @@
 #include "config.h"
 #include "analysis/analysis.h"
 #include "cli/batch.h"
+#include "cli/group.h"
 #include "report/report.h"
 
 enum exit_code {
@@ -30,6 +31,7 @@ struct options {
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
+	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
 	struct analysis_options analysis;
 	struct batch_options batch;
 };
@@ -57,6 +59,7 @@ static char **split_append(char **list, const char *spec)
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
+	"       pycore group [--format text|json] [FILE.jsonl...]\n"
 	"       pycore --help | --version\n"
 	"\n"
 	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.15, and the\n"
@@ -96,6 +99,14 @@ static const char usage_text[] =
 	"      --tasks          text: also every asyncio event loop's tasks (3.8 to 3.13),\n"
 	"                       each with its state, its coroutine stack and the tasks it\n"
 	"                       awaits nested under it; JSON always has them\n"
+	"      --redact         replace secrets' values by their type and length: variables\n"
+	"                       and attributes named like password, secret, token,\n"
+	"                       api_key, auth, credential, cookie, session, private\n"
+	"                       key; values holding an AWS key id, a PEM private key,\n"
+	"                       a GitHub, Slack or JSON Web Token; and every value\n"
+	"                       holding one of those; listed in \"redacted\" (JSON) or\n"
+	"                       a Redacted: section (text).  Default in batch\n"
+	"      --no-redact      do not (default in analyze)\n"
 	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
 	"                       and report what was read, with a warning and exit 1\n"
 	"\n"
@@ -142,6 +153,14 @@ static const char usage_text[] =
 	"                       Lines of an earlier run; a missing FILE holds none)\n"
 	"      --shard K/N      keep only the dumps whose path hashes to K (0 <= K < N):\n"
 	"                       FNV-1a 64 of the path's bytes, mod N\n"
+	"\n"
+	"group: the reports of batch's JSON Lines (FILE.jsonl, - or none: standard\n"
+	"input) grouped by fingerprint, most frequent first: count, first and last\n"
+	"seen (by the dumps' modification times while every dump of the group exists,\n"
+	"else by input order), an example dump and its summary.  Error records are\n"
+	"counted apart; a line that is neither is named on standard error and\n"
+	"counted (exit 1).  --format json: one object per group, {\"fingerprint\",\n"
+	"\"count\", \"seen_by\", \"first_seen\", \"last_seen\", \"example\"} (README).\n"
 	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
@@ -256,6 +275,8 @@ static const struct option longopts[] = {
 	{ "null", no_argument, NULL, '0' },
 	{ "skip-done", required_argument, NULL, 'k' },
 	{ "shard", required_argument, NULL, 'H' },
+	{ "redact", no_argument, NULL, 'X' },
+	{ "no-redact", no_argument, NULL, 'x' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -310,6 +331,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'W':
 			opt->tasks = true;
+			break;
+		case 'X':
+		case 'x':
+			opt->redact = c == 'X';
 			break;
 		case 'T': {
 			char *end;
@@ -431,7 +456,7 @@ static char *debug_cache_dir(void)
 int main(int argc, char **argv)
 {
 	struct options opt = { .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
-						.timeout = 60 } };
+						.timeout = 60 }, .redact = -1 };
 	int rc = parse_options(argc, argv, "+:f:hVj:0", &opt);
 	if (rc >= 0)
 		return rc;
@@ -439,9 +464,11 @@ int main(int argc, char **argv)
 		usage_error("%s", "no command given: use 'pycore analyze DUMP...'");
 		return EXIT_USAGE;
 	}
+	if (strcmp(argv[optind], "group") == 0)
+		return group_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0;
 	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		usage_error("unknown command '%s': the commands are 'analyze' and 'batch'", argv[optind]);
+		usage_error("unknown command '%s': the commands are 'analyze', 'batch' and 'group'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse
@@ -454,6 +481,8 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	char *cache = NULL;  /* the debug cache's directory, made when the dumps are analyzed */
+	/* reports that leave the machine: batch redacts unless told not to */
+	opt.analysis.redact = opt.redact < 0 ? batch : opt.redact;
 	if (batch) {
 		if (opt.pretty || (opt.format_given && !opt.json)) {
 			usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");

@@ -6,6 +6,7 @@
 
 #include "dump/dump.h"
 #include "model/fingerprint.h"
+#include "model/redact.h"
 #include "report/report.h"
 #include "symbols/symbols.h"
 
@@ -144,6 +145,10 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
 	}
 	mismatch_warnings(a);
 	r->fingerprint = model_fingerprint(r);
+	if (opt->redact && model_redact(r) != 0) {
+		model_warn(r, "out of memory while redacting: the list of what was redacted is incomplete");
+		r->incomplete = true;
+	}
 	*out = a;
 	return NULL;
 }

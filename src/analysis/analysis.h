@@ -18,6 +18,7 @@
 struct analysis_options {
 	struct locate_policy files;
 	struct py_options py;
+	bool redact;                 /* replace secrets' values (model/redact.h) */
 };
 
 struct analysis;

@@ -33,6 +33,7 @@ struct model_local {
 	const char *repr;            /* NULL when it could not be formed */
 	const char *error;
 	bool has_attributes;         /* --locals=deep, for instances */
+	bool redacted;               /* repr is redact.c's placeholder */
 	struct ptrvec attributes;    /* of struct model_local (kind "attribute") */
 };
 
@@ -160,6 +161,8 @@ struct model_report {
 	bool state_missing;          /* the dump holds no interpreter state (its
 				      * threads' Python state is unknown) */
 	struct model_fingerprint *fingerprint;   /* fingerprint.h; NULL: none */
+	bool redact;                 /* redact.c's pass ran */
+	struct ptrvec redactions;    /* of struct model_redaction (redact.h) */
 };
 
 struct model_report *model_report_new(void);

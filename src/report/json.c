@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "model/redact.h"
 #include "util/unicode.h"
 
 /* Strings from a dump (argv, paths) need not be UTF-8, and JSON text must
@@ -207,6 +208,25 @@ static json_t *fingerprint_json(const struct model_fingerprint *fp)
 			 "kind", str_or_null(fp->kind), "frames", frames);
 }
 
+/* What redact.c replaced: always a list, empty when nothing was (or
+ * redaction was not asked for). */
+static json_t *redacted_json(const struct model_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->redactions.n; i++) {
+		const struct model_redaction *e = r->redactions.items[i];
+		json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:s}",
+			"thread", e->thread >= 0 ? json_integer(e->thread) : json_null(),
+			"in", e->in,
+			"task", addr_or_null(e->task, e->task != 0),
+			"frame", e->frame >= 0 ? json_integer(e->frame) : json_null(),
+			"name", str_or_null(e->name),
+			"attribute", str_or_null(e->attribute),
+			"reason", e->reason));
+	}
+	return a;
+}
+
 /* The summary object; its frames are the threads' frame objects without
  * their locals. */
 static json_t *summary_json(const struct model_report *r)
@@ -311,8 +331,10 @@ static json_t *report_json(const struct model_report *r)
 			 "interpreters", interps,
 			 "native_threads", native_threads,
 			 "warnings", warnings);
-	if (j)
+	if (j) {
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
+		json_object_set_new(j, "redacted", redacted_json(r));
+	}
 	return j;
 }
 

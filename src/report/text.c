@@ -4,6 +4,7 @@
  * the GIL, then the others in the dump's order.  Every string that comes
  * from the dump goes through report_put_escaped. */
 #include "report/report.h"
+#include "model/redact.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,72 @@ static void write_tasks(FILE *out, const struct model_report *r)
 	}
 }
 
+/* The frames a redaction's "in" and thread or task name. */
+static const struct ptrvec *redaction_frames(const struct model_report *r, const struct model_redaction *e)
+{
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; strcmp(e->in, "task") != 0 && k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (t->tid == e->thread)
+				return strcmp(e->in, "stack") == 0 ? &t->frames
+				       : t->exception ? &t->exception->traceback : NULL;
+		}
+		for (size_t k = 0; strcmp(e->in, "task") == 0 && k < mi->loops.n; k++) {
+			const struct model_loop *l = mi->loops.items[k];
+			for (size_t j = 0; j < l->tasks.n; j++) {
+				const struct model_task *t = l->tasks.items[j];
+				if (t->address == e->task)
+					return &t->stack;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* One line per value redact.c replaced; with --redact and nothing found,
+ * a line saying so. */
+static void write_redacted(FILE *out, const struct model_report *r)
+{
+	if (!r->redact)
+		return;
+	if (!r->redactions.n) {
+		fprintf(out, "\nRedacted: nothing (no name or value looked secret)\n");
+		return;
+	}
+	fprintf(out, "\nRedacted (values replaced by their type and length):\n");
+	for (size_t i = 0; i < r->redactions.n; i++) {
+		const struct model_redaction *e = r->redactions.items[i];
+		fputs("  ", out);
+		if (strcmp(e->in, "task") == 0)
+			fprintf(out, "task 0x%llx", (unsigned long long)e->task);
+		else if (e->thread >= 0)
+			fprintf(out, "thread %lld", (long long)e->thread);
+		else
+			fputs("thread (tid unknown)", out);
+		if (strcmp(e->in, "exception") == 0)
+			fputs(", the exception it handles", out);
+		const struct ptrvec *frames = e->frame >= 0 ? redaction_frames(r, e) : NULL;
+		if (frames && (size_t)e->frame < frames->n) {
+			const struct model_frame *f = frames->items[e->frame];
+			fputs(", in ", out);
+			put(out, f->function);
+		}
+		fputs(": ", out);
+		if (e->name) {
+			put(out, e->name);
+			if (e->attribute) {
+				fputs(".", out);
+				put(out, e->attribute);
+			}
+		} else {
+			fputs(strcmp(e->in, "task") == 0 ? "its result or message" : "its message", out);
+		}
+		fprintf(out, " (%s)\n", strcmp(e->reason, "name") == 0 ? "the name looks secret"
+			: strcmp(e->reason, "secret-value") == 0 ? "holds a value redacted elsewhere" : e->reason);
+	}
+}
+
 int report_text_write(FILE *out, const struct model_report *r)
 {
 	return report_text_write_tasks(out, r, false);
@@ -403,6 +470,7 @@ int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks)
 	write_threads(out, r);
 	if (tasks)
 		write_tasks(out, r);
+	write_redacted(out, r);
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");
 		for (size_t i = 0; i < r->warnings.n; i++) {

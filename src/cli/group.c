@@ -1,0 +1,531 @@
+/* pycore group (group.h).
+ *
+ * Each line of the input is a report (grouped by fingerprint.hash), an
+ * error record (an "error" key: counted by its code), an empty line
+ * (ignored) or a bad line (anything else: counted, named on standard
+ * error).  A group keeps its first and last report: by the dump files'
+ * modification times when every dump of the group still exists, else by
+ * input order (the reports' positions, counted over all inputs), and says
+ * which.  Only what is printed is kept, never whole reports, so memory
+ * grows with the groups, not the lines.
+ *
+ * Reports name non-UTF-8 bytes as lone surrogates "\udc80".."\udcff"
+ * (os.fsdecode's form), which jansson refuses; each is read as the
+ * private-use character U+F0080..U+F00FF instead (the surrogate pair
+ * "\udb80\udcNN") and turned back into the byte for the file system and
+ * the text output, and into "\udcNN" for the JSON output. */
+#include "cli/group.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "report/report.h"
+#include "util/hash.h"
+
+#define MAX_BAD_SHOWN 10
+
+struct seen {
+	unsigned long record;        /* the report's position in the input, from 1 */
+	bool has_time;               /* its dump exists: TIME is its mtime */
+	struct timespec time;
+	char *path;
+	char *summary;
+};
+
+struct group {
+	char *hash;
+	json_t *fingerprint;         /* the first report's, as read */
+	unsigned long count;
+	bool all_timed;              /* every dump of the group still exists */
+	struct seen first, last;     /* by input order, and (all_timed) by time */
+	struct seen first_t, last_t;
+};
+
+struct grouping {
+	struct group *groups;
+	size_t n, cap;
+	size_t *slots;               /* open addressing: 1 + index, 0 empty */
+	size_t nslots;
+	unsigned long records, reports, bad, no_fingerprint, errors;
+	json_t *error_codes;         /* code -> count */
+};
+
+/* ------------------------------------------------------------------------
+ * Lone surrogates, in and out
+ * ------------------------------------------------------------------------ */
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The code unit of the escape "\uXXXX" at P, or -1. */
+static long unit_at(const char *p)
+{
+	if (p[0] != '\\' || p[1] != 'u')
+		return -1;
+	long v = 0;
+	for (int i = 2; i < 6; i++) {
+		int h = hexval(p[i]);
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* LINE with every lone "\udcNN" (NN 80-ff) as "\udb80\udcNN"; malloc'd. */
+static char *pair_surrogates(const char *line, size_t n)
+{
+	char *out = malloc(n * 2 + 1), *o = out;
+	if (!out)
+		return NULL;
+	bool after_high = false;
+	for (size_t i = 0; i < n;) {
+		if (line[i] != '\\' || i + 1 >= n) {
+			*o++ = line[i++];
+			after_high = false;
+			continue;
+		}
+		long u = unit_at(line + i);
+		if (u >= 0xdc80 && u <= 0xdcff && !after_high) {
+			memcpy(o, "\\udb80", 6);
+			o += 6;
+		}
+		after_high = u >= 0xd800 && u <= 0xdbff;
+		/* an escape is copied whole, so that "\\udc80" stays text */
+		size_t len = u >= 0 ? 6 : 2;
+		memcpy(o, line + i, len);
+		o += len;
+		i += len;
+	}
+	*o = 0;
+	return out;
+}
+
+/* U+F0080..U+F00FF in UTF-8: F3 B0 82 80-BF (80-BF), F3 B0 83 80-BF (C0-FF). */
+static int marked_byte(const unsigned char *p)
+{
+	if (p[0] != 0xf3 || p[1] != 0xb0 || (p[2] != 0x82 && p[2] != 0x83) || (p[3] & 0xc0) != 0x80)
+		return -1;
+	return (p[2] == 0x82 ? 0x80 : 0xc0) + (p[3] & 0x3f);
+}
+
+/* S with each such character as its byte (malloc'd), or as "\udcNN"
+ * (JSON_TEXT). */
+static char *unmark(const char *s, bool json_text)
+{
+	size_t n = strlen(s);
+	char *out = malloc(n * 2 + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		int b = i + 4 <= n ? marked_byte((const unsigned char *)s + i) : -1;
+		if (b < 0) {
+			*o++ = s[i++];
+		} else {
+			o += json_text ? sprintf(o, "\\udc%02x", b) : sprintf(o, "%c", (char)b);
+			i += 4;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------ */
+
+static const char *string_at(json_t *obj, const char *a, const char *b)
+{
+	json_t *v = json_object_get(obj, a);
+	if (b)
+		v = json_object_get(v, b);
+	return json_string_value(v);
+}
+
+static struct group *group_of(struct grouping *g, const char *hash, json_t *fp)
+{
+	if (g->n * 2 >= g->nslots) {
+		size_t ns = g->nslots ? g->nslots * 2 : 64;
+		size_t *slots = calloc(ns, sizeof(*slots));
+		if (!slots)
+			return NULL;
+		for (size_t i = 0; i < g->n; i++) {
+			size_t h = pc_fnv1a64(PC_FNV1A64_INIT, g->groups[i].hash, strlen(g->groups[i].hash)) & (ns - 1);
+			while (slots[h])
+				h = (h + 1) & (ns - 1);
+			slots[h] = i + 1;
+		}
+		free(g->slots);
+		g->slots = slots;
+		g->nslots = ns;
+	}
+	size_t h = pc_fnv1a64(PC_FNV1A64_INIT, hash, strlen(hash)) & (g->nslots - 1);
+	for (; g->slots[h]; h = (h + 1) & (g->nslots - 1))
+		if (strcmp(g->groups[g->slots[h] - 1].hash, hash) == 0)
+			return &g->groups[g->slots[h] - 1];
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 16;
+		struct group *ng = realloc(g->groups, nc * sizeof(*ng));
+		if (!ng)
+			return NULL;
+		g->groups = ng;
+		g->cap = nc;
+	}
+	struct group *gr = &g->groups[g->n];
+	memset(gr, 0, sizeof(*gr));
+	gr->hash = strdup(hash);
+	if (!gr->hash)
+		return NULL;
+	gr->fingerprint = json_incref(fp);
+	gr->all_timed = true;
+	g->slots[h] = ++g->n;
+	return gr;
+}
+
+static void seen_free(struct seen *s)
+{
+	free(s->path);
+	free(s->summary);
+}
+
+static int seen_set(struct seen *s, const struct seen *from)
+{
+	char *path = strdup(from->path), *summary = from->summary ? strdup(from->summary) : NULL;
+	if (!path || (from->summary && !summary)) {
+		free(path);
+		free(summary);
+		return -1;
+	}
+	seen_free(s);
+	*s = *from;
+	s->path = path;
+	s->summary = summary;
+	return 0;
+}
+
+static bool earlier(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* One report into its group; -1 when out of memory. */
+static int add_report(struct grouping *g, json_t *j)
+{
+	json_t *fp = json_object_get(j, "fingerprint");
+	const char *hash = json_string_value(json_object_get(fp, "hash"));
+	const char *path = string_at(j, "input", "path");
+	g->reports++;
+	if (!hash || !path) {
+		g->no_fingerprint++;
+		return 0;
+	}
+	struct group *gr = group_of(g, hash, fp);
+	if (!gr)
+		return -1;
+	struct seen s = { .record = g->records, .path = (char *)path, .summary = (char *)string_at(j, "summary", "text") };
+	char *fs_path = unmark(path, false);
+	struct stat st;
+	if (!fs_path)
+		return -1;
+	s.has_time = stat(fs_path, &st) == 0;
+	free(fs_path);
+	if (s.has_time)
+		s.time = st.st_mtim;
+	gr->all_timed = gr->all_timed && s.has_time;
+	int rc = 0;
+	if (gr->count++ == 0)
+		rc |= seen_set(&gr->first, &s);
+	rc |= seen_set(&gr->last, &s);
+	if (s.has_time) {
+		if (!gr->first_t.path || earlier(&s.time, &gr->first_t.time))
+			rc |= seen_set(&gr->first_t, &s);
+		if (!gr->last_t.path || !earlier(&s.time, &gr->last_t.time))
+			rc |= seen_set(&gr->last_t, &s);
+	}
+	return rc;
+}
+
+/* One line; -1 when out of memory. */
+static int add_line(struct grouping *g, const char *name, unsigned long lineno, char *line, size_t n)
+{
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = 0;
+	if (strspn(line, " \t") == n)
+		return 0;
+	char *paired = pair_surrogates(line, n);
+	if (!paired)
+		return -1;
+	json_error_t err;
+	json_t *j = json_loads(paired, 0, &err);
+	free(paired);
+	json_t *error = json_object_get(j, "error");
+	const char *why = !j ? err.text : !json_is_object(j) ? "not a JSON object"
+			  : !json_is_string(json_object_get(j, "schema")) ? "no \"schema\": not a pycore record"
+			  : error && !json_is_string(json_object_get(error, "code")) ? "an error record without a code"
+			  : !error && !json_is_object(json_object_get(j, "input")) ? "a report without \"input\""
+			  : NULL;
+	int rc = 0;
+	if (why) {
+		if (g->bad++ < MAX_BAD_SHOWN) {
+			/* jansson's message quotes the line: escaped like a dump's strings */
+			fprintf(stderr, "pycore: group: ");
+			report_put_escaped(stderr, name);
+			fprintf(stderr, ":%lu: skipped, not a report or an error record: ", lineno);
+			report_put_escaped(stderr, why);
+			fputc('\n', stderr);
+		}
+	} else if (error) {
+		g->errors++;
+		const char *code = json_string_value(json_object_get(error, "code"));
+		json_int_t c = json_integer_value(json_object_get(g->error_codes, code));
+		if (json_object_set_new(g->error_codes, code, json_integer(c + 1)) != 0)
+			rc = -1;
+	} else {
+		g->records++;
+		rc = add_report(g, j);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* Every line of F; 0, -1 out of memory, -2 a read error. */
+static int read_lines(struct grouping *g, const char *name, FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long lineno = 0;
+	int rc = 0;
+	errno = 0;
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0)
+		rc = add_line(g, name, ++lineno, line, (size_t)n);
+	if (rc == 0 && ferror(f))
+		rc = -2;
+	free(line);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------------ */
+
+static const struct seen *first_of(const struct group *gr)
+{
+	return gr->all_timed ? &gr->first_t : &gr->first;
+}
+
+static const struct seen *last_of(const struct group *gr)
+{
+	return gr->all_timed ? &gr->last_t : &gr->last;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->first.record < y->first.record ? -1 : x->first.record > y->first.record;
+}
+
+static void iso_time(const struct timespec *t, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t s = t->tv_sec;
+	if (!gmtime_r(&s, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "%lld", (long long)s);
+}
+
+static void put_unmarked(FILE *out, const char *s)
+{
+	char *u = s ? unmark(s, false) : NULL;
+	report_put_escaped(out, u ? u : "?");
+	free(u);
+}
+
+static void write_seen_text(FILE *out, const char *label, const struct seen *s, bool timed)
+{
+	fprintf(out, "    %s ", label);
+	if (timed) {
+		char when[64];
+		iso_time(&s->time, when, sizeof(when));
+		fprintf(out, "%s", when);
+	} else {
+		fprintf(out, "report %lu of the input", s->record);
+	}
+	fputs(": ", out);
+	put_unmarked(out, s->path);
+	fputs("\n", out);
+}
+
+static void write_text(FILE *out, struct grouping *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct group *gr = &g->groups[i];
+		json_t *frames = json_object_get(gr->fingerprint, "frames");
+		fprintf(out, "%s%lu  %s  ", i ? "\n" : "", gr->count, gr->hash);
+		put_unmarked(out, json_string_value(json_object_get(gr->fingerprint, "kind")));
+		for (size_t k = 0; k < json_array_size(frames); k++) {
+			fputs(k ? " < " : ": ", out);
+			put_unmarked(out, json_string_value(json_array_get(frames, k)));
+		}
+		fprintf(out, "\n    first and last seen by %s\n", gr->all_timed ? "the dump files' modification times"
+			: "input order (a dump of this group is gone)");
+		write_seen_text(out, "first seen", first_of(gr), gr->all_timed);
+		write_seen_text(out, "last seen ", last_of(gr), gr->all_timed);
+		fputs("    example: ", out);
+		put_unmarked(out, last_of(gr)->summary);
+		fputs("\n", out);
+	}
+	fprintf(out, "%s%lu reports in %zu groups", g->n ? "\n" : "", g->reports, g->n);
+	if (g->no_fingerprint)
+		fprintf(out, " (%lu without a fingerprint, not grouped)", g->no_fingerprint);
+	fprintf(out, "; %lu error records", g->errors);
+	const char *code;
+	json_t *count;
+	bool any = false;
+	json_object_foreach(g->error_codes, code, count) {
+		fprintf(out, "%s%s %lld", any ? ", " : " (", code, (long long)json_integer_value(count));
+		any = true;
+	}
+	fprintf(out, "%s; %lu bad lines\n", any ? ")" : "", g->bad);
+}
+
+static json_t *marked_string(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *seen_json(const struct seen *s)
+{
+	char when[64];
+	if (s->has_time)
+		iso_time(&s->time, when, sizeof(when));
+	return json_pack("{s:I, s:o, s:o}", "record", (json_int_t)s->record,
+			 "time", s->has_time ? json_string(when) : json_null(), "path", marked_string(s->path));
+}
+
+/* A line of jansson's text, its marks spelled "\udcNN". */
+static int write_json_line(FILE *out, json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+	json_decref(j);
+	char *u = text ? unmark(text, true) : NULL;
+	int rc = u && fputs(u, out) != EOF && fputc('\n', out) != EOF ? 0 : -1;
+	free(text);
+	free(u);
+	return rc;
+}
+
+static int write_json(FILE *out, struct grouping *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct group *gr = &g->groups[i];
+		const struct seen *last = last_of(gr);
+		if (write_json_line(out, json_pack("{s:O, s:I, s:s, s:o, s:o, s:{s:o, s:o}}",
+				"fingerprint", gr->fingerprint, "count", (json_int_t)gr->count,
+				"seen_by", gr->all_timed ? "mtime" : "input-order",
+				"first_seen", seen_json(first_of(gr)), "last_seen", seen_json(last),
+				"example", "path", marked_string(last->path),
+				"summary", marked_string(last->summary))) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const char group_usage[] =
+	"Usage: pycore group [--format text|json] [FILE.jsonl...]\n"
+	"Groups the reports of pycore batch (JSON Lines; - or none: standard input)\n"
+	"by their fingerprint, most frequent first.\n";
+
+int group_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
+		if (c == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0)) {
+			json = strcmp(optarg, "json") == 0;
+		} else if (c == 'h') {
+			fputs(group_usage, stdout);
+			return fflush(stdout) == 0 ? 0 : 5;
+		} else {
+			fprintf(stderr, "pycore: group: %s (try 'pycore --help')\n",
+				c == 'f' ? "unknown format: use text or json"
+				: c == ':' ? "an option needs a value" : "unknown option");
+			return 2;
+		}
+	}
+	struct grouping g = { .error_codes = json_object() };
+	int rc = g.error_codes ? 0 : -1;
+	char *stdin_name[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_name;
+	int nfiles = optind < argc ? argc - optind : 1;
+	int exit_code = 0;
+	for (int i = 0; rc == 0 && i < nfiles; i++) {
+		bool std = strcmp(files[i], "-") == 0;
+		FILE *f = std ? stdin : fopen(files[i], "r");
+		if (!f) {
+			fprintf(stderr, "pycore: group: %s: %s\n", files[i], strerror(errno));
+			exit_code = 2;
+			break;
+		}
+		rc = read_lines(&g, std ? "(standard input)" : files[i], f);
+		if (rc == -2) {
+			fprintf(stderr, "pycore: group: %s: cannot read: %s\n", files[i], strerror(errno));
+			exit_code = 2;
+		}
+		if (!std)
+			fclose(f);
+	}
+	if (rc == -1) {
+		fprintf(stderr, "pycore: group: out of memory\n");
+		exit_code = 2;
+	}
+	if (exit_code == 0) {
+		if (g.n)
+			qsort(g.groups, g.n, sizeof(*g.groups), by_count);
+		if (json)
+			rc = write_json(stdout, &g);
+		else
+			write_text(stdout, &g);
+		if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "pycore: group: cannot write to standard output: %s\n", strerror(errno));
+			exit_code = 5;
+		} else if (g.bad) {
+			fprintf(stderr, "pycore: group: %lu bad line%s skipped (not a report or an error record)\n",
+				g.bad, g.bad == 1 ? "" : "s");
+			exit_code = 1;
+		}
+	}
+	for (size_t i = 0; i < g.n; i++) {
+		free(g.groups[i].hash);
+		json_decref(g.groups[i].fingerprint);
+		seen_free(&g.groups[i].first);
+		seen_free(&g.groups[i].last);
+		seen_free(&g.groups[i].first_t);
+		seen_free(&g.groups[i].last_t);
+	}
+	free(g.groups);
+	free(g.slots);
+	json_decref(g.error_codes);
+	return exit_code;
+}
