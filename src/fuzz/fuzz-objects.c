@@ -3,8 +3,7 @@
  * tuple, set) over a memory image that is the input.
  *
  * The dump is a stand-in, as a parser's unit test may use: two segments,
- * the fixed type objects of the built-in types (each at TYPE_ADDR(i), named
- * by its tp_name) and the image, the input after its first byte, at
+ * the fixed type objects of the built-in types (each at TYPE_ADDR(i)) and the image, the input after its first byte, at
  * IMAGE_BASE.  The first byte chooses the layout table of versions/ (every
  * minor version, default and free-threaded builds).  The object at
  * IMAGE_BASE is read by every reader (repr, str, bytes, int, dict, set),
@@ -25,14 +24,6 @@
 #define TYPES_END    (SET_DUMMY + 64u)
 #define IMAGE_BASE   0x10000u
 
-static const char *const names[PYT_COUNT] = {
-	[PYT_INT] = "int", [PYT_BOOL] = "bool", [PYT_FLOAT] = "float", [PYT_STR] = "str",
-	[PYT_BYTES] = "bytes", [PYT_BYTEARRAY] = "bytearray", [PYT_LIST] = "list",
-	[PYT_TUPLE] = "tuple", [PYT_DICT] = "dict", [PYT_SET] = "set",
-	[PYT_FROZENSET] = "frozenset", [PYT_NONE] = "NoneType", [PYT_ELLIPSIS] = "ellipsis",
-	[PYT_CELL] = "cell", [PYT_COMPLEX] = "complex", [PYT_OBJECT] = "object",
-	[PYT_TYPE] = "type", [PYT_FUNCTION] = "function",
-};
 
 static const struct py_layout *layouts[16];
 static size_t nlayouts;
@@ -66,7 +57,9 @@ static void fill_types(const struct py_layout *L)
 	memset(types, 0, sizeof(types));
 	for (int i = 0; i < PYT_COUNT; i++) {
 		uint64_t name = NAMES_BASE + 32u * (unsigned)i;
-		memcpy(types + (name - TYPES_BASE), names[i], strlen(names[i]) + 1);
+		/* the readers match these types by address; a name is there
+		 * for what reads tp_name anyway (at most 31 bytes) */
+		snprintf((char *)types + (name - TYPES_BASE), 32, "%s", py_type_symbols[i] ? py_type_symbols[i] : "?");
 		put64(TYPE_ADDR(i) + (uint64_t)L->object_type, TYPE_ADDR(PYT_TYPE));
 		put64(TYPE_ADDR(i) + (uint64_t)L->type_name, name);
 	}
