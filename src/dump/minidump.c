@@ -368,6 +368,11 @@ static void linux_cmdline(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size == 0 || s->size > 1 << 20)
 		return;
+	if (d->argv) {
+		/* the format has one: the first stands (the second was leaked) */
+		dump_warn(d, "a second command line stream in the minidump, ignored");
+		return;
+	}
 	size_t n = 0;
 	for (uint32_t i = 0; i < s->size; i++)
 		n += p[i] == '\0';
