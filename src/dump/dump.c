@@ -130,15 +130,25 @@ void dump_signal_decode(struct dump_signal *s, uint64_t word)
  * ------------------------------------------------------------------------ */
 
 static enum pc_code open_any(struct dump *d, const char *path);
+static enum pc_code open_mapped(struct dump *d);
+
+struct dump *dump_new(void)
+{
+	struct dump *d = calloc(1, sizeof(*d));
+	if (d && !(d->p = calloc(1, sizeof(*d->p)))) {
+		free(d);
+		d = NULL;
+	}
+	if (d) {
+		d->pid = -1;
+		d->crashed_tid = -1;
+	}
+	return d;
+}
 
 struct pc_error *dump_open(const char *path, struct dump **out)
 {
-	struct dump *d = calloc(1, sizeof(*d));
-	*out = d;
-	if (d && !(d->p = calloc(1, sizeof(*d->p)))) {
-		free(d);
-		*out = d = NULL;
-	}
+	struct dump *d = *out = dump_new();
 	if (!d)
 		return pc_error_new(PC_ENOMEM, path, "out of memory");
 	enum pc_code st = open_any(d, path);
@@ -147,11 +157,29 @@ struct pc_error *dump_open(const char *path, struct dump **out)
 	return pc_error_new(st, path, "%s", d->p->error ? d->p->error : pc_code_str(st));
 }
 
+struct pc_error *dump_open_memory(const void *data, size_t size, const char *name, struct dump **out)
+{
+	struct dump *d = *out = dump_new();
+	if (!d || !(d->path = strdup(name)))
+		return pc_error_new(PC_ENOMEM, name, "out of memory");
+	d->file_size = size;
+	enum pc_code st = PC_EFORMAT;
+	if (size == 0) {
+		dump_set_error(d, "empty file");
+	} else {
+		d->p->map = data;
+		d->p->map_len = size;
+		d->p->map_borrowed = true;
+		st = open_mapped(d);
+	}
+	if (st == PC_OK)
+		return NULL;
+	return pc_error_new(st, name, "%s", d->p->error ? d->p->error : pc_code_str(st));
+}
+
 static enum pc_code open_any(struct dump *d, const char *path)
 {
 	d->path = strdup(path);
-	d->pid = -1;
-	d->crashed_tid = -1;
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -183,7 +211,12 @@ static enum pc_code open_any(struct dump *d, const char *path)
 	}
 	d->p->map = m;
 	d->p->map_len = (size_t)st.st_size;
+	return open_mapped(d);
+}
 
+/* The format of the bytes at d->p->map, and its reader. */
+static enum pc_code open_mapped(struct dump *d)
+{
 	if (dump_is_zstd(d->p->map, d->p->map_len)) {
 		enum pc_code zs = dump_zstd_inflate(d);
 		if (zs != PC_OK)
@@ -210,7 +243,7 @@ void dump_close(struct dump *d)
 	free(d->modules);
 	free(d->threads);
 	free(d->p->segs);
-	if (d->p->map)
+	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {
 		for (char **a = d->argv; *a; a++)

@@ -106,6 +106,10 @@ struct dump {
  * PC_EIO, PC_EFORMAT, PC_ECORRUPT or PC_ENOMEM; its message in one line);
  * free *out with dump_close either way. */
 struct pc_error *dump_open(const char *path, struct dump **out);
+/* The same for a dump already in memory (SIZE bytes at DATA, named NAME
+ * in messages), which the caller keeps alive until dump_close: for the
+ * fuzz targets, which open thousands of inputs a second. */
+struct pc_error *dump_open_memory(const void *data, size_t size, const char *name, struct dump **out);
 void dump_close(struct dump *d);
 
 /* Copy LEN bytes at ADDR.  PC_ENOTCAPTURED when any byte is missing. */

@@ -29,6 +29,7 @@ struct dump_priv {
 	size_t last_seg;             /* the segment the last read hit */
 	const uint8_t *map;          /* the mapped input (decompressed) */
 	size_t map_len;
+	bool map_borrowed;            /* the caller's buffer (dump_open_memory): not unmapped */
 	char *error;                 /* why dump_open failed */
 	char **warnings;
 	size_t nwarnings;
@@ -58,6 +59,14 @@ enum pc_code dump_add_file_segments(struct dump *d);
  * decompressed contents (an unlinked temporary file, mapped). */
 bool dump_is_zstd(const uint8_t *p, size_t n);
 enum pc_code dump_zstd_inflate(struct dump *d);
+/* The decoding itself: d->p->map's zstd stream, decompressed and handed
+ * to SINK piece by piece (non-zero from SINK: stop, an I/O error, errno
+ * set); *TOTAL is the number of bytes decompressed. */
+enum pc_code dump_zstd_decode(struct dump *d, int (*sink)(void *arg, const uint8_t *p, size_t n),
+			      void *arg, uint64_t *total);
+
+/* An empty dump (pid and crashed_tid unknown), NULL when out of memory. */
+struct dump *dump_new(void);
 
 /* Append an empty module (no mappings; start UINT64_MAX, end 0) that
  * takes ownership of PATH.  NULL when out of memory. */

@@ -82,6 +82,10 @@ static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size < 4)
 		return corrupt(d, "thread list outside the file", s->type);
+	/* the format has one: a second one's threads would be written past
+	 * the first one's array, and which of them is true is unknown */
+	if (d->threads)
+		return corrupt(d, "a second thread list", s->type);
 	uint32_t n = dump_le32(p);
 	if (n > DUMP_MAX_THREADS || (uint64_t)n * MD_THREAD_SIZE > s->size - 4)
 		return corrupt(d, "more threads than the stream holds", s->type);
@@ -364,6 +368,11 @@ static void linux_cmdline(struct dump *d, const struct md_stream *s)
 	const uint8_t *p = at(d, s->rva, s->size);
 	if (!p || s->size == 0 || s->size > 1 << 20)
 		return;
+	if (d->argv) {
+		/* the format has one: the first stands (the second was leaked) */
+		dump_warn(d, "a second command line stream in the minidump, ignored");
+		return;
+	}
 	size_t n = 0;
 	for (uint32_t i = 0; i < s->size; i++)
 		n += p[i] == '\0';

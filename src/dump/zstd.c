@@ -60,26 +60,25 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-enum pc_code dump_zstd_inflate(struct dump *d)
+static int fd_sink(void *arg, const uint8_t *p, size_t n)
+{
+	return write_all(*(int *)arg, p, n);
+}
+
+enum pc_code dump_zstd_decode(struct dump *d, int (*sink)(void *arg, const uint8_t *p, size_t n),
+			      void *arg, uint64_t *total_out)
 {
 	d->compression = "zstd";
 	ZSTD_DCtx *z = ZSTD_createDCtx();
 	size_t outcap = ZSTD_DStreamOutSize();
 	uint8_t *out = malloc(outcap);
-	int fd = temp_file(d);
 	enum pc_code st = PC_OK;
+	uint64_t total = 0;
 	if (!z || !out) {
 		st = PC_ENOMEM;
 		goto done;
 	}
-	if (fd < 0) {
-		if (!d->p->error)
-			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
-		st = PC_EIO;
-		goto done;
-	}
 	ZSTD_inBuffer in = { d->p->map, d->p->map_len, 0 };
-	uint64_t total = 0;
 	size_t ret = 1;
 	while (in.pos < in.size) {
 		ZSTD_outBuffer o = { out, outcap, 0 };
@@ -102,7 +101,7 @@ enum pc_code dump_zstd_inflate(struct dump *d)
 			st = PC_ECORRUPT;
 			goto done;
 		}
-		if (write_all(fd, out, o.pos) != 0) {
+		if (sink(arg, out, o.pos) != 0) {
 			dump_set_error(d, "cannot write the decompressed core: %s", strerror(errno));
 			st = PC_EIO;
 			goto done;
@@ -115,7 +114,7 @@ enum pc_code dump_zstd_inflate(struct dump *d)
 		if (ZSTD_isError(ret) || o.pos == 0)
 			break;
 		total += o.pos;
-		if (write_all(fd, out, o.pos) != 0) {
+		if (sink(arg, out, o.pos) != 0) {
 			dump_set_error(d, "cannot write the decompressed core: %s", strerror(errno));
 			st = PC_EIO;
 			goto done;
@@ -130,21 +129,39 @@ enum pc_code dump_zstd_inflate(struct dump *d)
 	if (total == 0) {
 		dump_set_error(d, "the zstd stream holds no data");
 		st = PC_EFORMAT;
-		goto done;
 	}
+done:
+	*total_out = total;
+	free(out);
+	ZSTD_freeDCtx(z);
+	return st;
+}
+
+enum pc_code dump_zstd_inflate(struct dump *d)
+{
+	d->compression = "zstd";
+	int fd = temp_file(d);
+	if (fd < 0) {
+		if (!d->p->error)
+			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
+		return PC_EIO;
+	}
+	uint64_t total;
+	enum pc_code st = dump_zstd_decode(d, fd_sink, &fd, &total);
+	if (st != PC_OK)
+		goto done;
 	void *m = mmap(NULL, (size_t)total, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED) {
 		dump_set_error(d, "cannot map the decompressed core: %s", strerror(errno));
 		st = PC_EIO;
 		goto done;
 	}
-	munmap((void *)d->p->map, d->p->map_len);
+	if (!d->p->map_borrowed)
+		munmap((void *)d->p->map, d->p->map_len);
+	d->p->map_borrowed = false;
 	d->p->map = m;
 	d->p->map_len = (size_t)total;
 done:
-	if (fd >= 0)
-		close(fd);
-	free(out);
-	ZSTD_freeDCtx(z);
+	close(fd);
 	return st;
 }

@@ -4,7 +4,11 @@
 # an exit status of 0-4 and one line on stderr when it fails, never a
 # signal, a sanitizer report or a hang (10 s each, against well under a
 # second once fixed; the hangs found ran for minutes); a report it writes
-# must match the schema.  TAP (src/tests/tap.sh): one line per input.
+# must match the schema.  The findings of the per-reader targets, kept in
+# testdata/fuzz-regressions/TARGET/, go through that target's replay
+# program (fuzz-replay-TARGET: the target's code with a main()), which must
+# exit 0 within 10 s: a crash, or under --enable-sanitizers any report,
+# fails it.  TAP (src/tests/tap.sh): one line per input.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$srcdir/src/tests/tap.sh"
 pycore=${PYCORE:-./pycore}
@@ -29,6 +33,27 @@ for f in "$dir"/*; do
 		continue
 	fi
 	tap_ok "$name: exit $rc"
+done
+builddir=$(dirname "$pycore")
+for sub in "$dir"/*/; do
+	[ -d "$sub" ] || continue
+	target=$(basename "$sub")
+	replay=$builddir/fuzz-replay-$target
+	for f in "$sub"*; do
+		[ -f "$f" ] || continue
+		name=$target/$(basename "$f")
+		if [ ! -x "$replay" ]; then
+			tap_skip "$name" "no $replay (make check builds it)"
+			continue
+		fi
+		timeout 10 "$replay" "$f" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		case $rc in
+		0) tap_ok "$name: replayed" ;;
+		124) tap_fail "$name" "still running after 10 s" ;;
+		*) tap_fail "$name" "exit $rc: $(head -c 300 "$tmp/err")" ;;
+		esac
+	done
 done
 [ "$tap_n" -gt 0 ] || tap_skip "fuzz regressions" "no inputs in $dir"
 tap_schema_done

@@ -1,0 +1,41 @@
+# Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
+# $top and $work set): the targets, their options, and their seeds.
+
+fuzz_targets="elfcore minidump zstd linetable objects dump walk"
+
+# fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
+# seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
+# readers; the sample core's head, the compressed sample, a minidump of it
+# and the regression inputs for fuzz-dump; no patch for fuzz-walk).
+fuzz_prepare() {
+	zstd -q -d -c "$top/testdata/sample-py3.13-threads.core.zst" >"$work/sample.core" || return 1
+	python3 "$top/scripts/fuzz-seeds" "$work/sample.core" "$work/seeds" || return 1
+	mkdir -p "$work/seeds/dump" "$work/seeds/walk"
+	cp "$top/testdata/sample-py3.13-threads.core.zst" "$work/seeds/dump/"
+	head -c 65536 "$work/sample.core" >"$work/seeds/dump/core-head"
+	python3 "$top/scripts/core2minidump" "$work/sample.core" "$work/sample.dmp" &&
+		head -c 65536 "$work/sample.dmp" >"$work/seeds/dump/minidump-head"
+	for f in "$top"/testdata/fuzz-regressions/*; do
+		[ -f "$f" ] && cp "$f" "$work/seeds/dump/"
+	done
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
+	# what earlier campaigns kept (testdata/fuzz-corpus/TARGET/)
+	for t in $fuzz_targets; do
+		[ -d "$top/testdata/fuzz-corpus/$t" ] && cp "$top/testdata/fuzz-corpus/$t"/* "$work/seeds/$t/" 2>/dev/null
+	done
+	return 0
+}
+
+# fuzz_options TARGET: libFuzzer options for it (input size, hang limit,
+# dictionary); the whole-pipeline targets take seconds on big inputs.
+fuzz_options() {
+	case $1 in
+	elfcore) echo "-max_len=131072 -timeout=10 -dict=$top/src/fuzz/elfcore.dict" ;;
+	minidump) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/minidump.dict" ;;
+	zstd) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/zstd.dict" ;;
+	linetable) echo "-max_len=4096 -timeout=10" ;;
+	objects) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/objects.dict" ;;
+	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
+	walk) echo "-max_len=4096 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
+	esac
+}
