@@ -1,7 +1,8 @@
 """--redact over a real core, and pycore group over a batch of real crashes.
 
-Redaction: the secrets scenario (src/tests/scenarios/secrets.py) on the
-newest pyenv interpreter, a gcore snapshot with --locals=deep.  Its values
+Redaction: the secrets scenario (src/tests/scenarios/redact_secrets.py; not
+secrets.py, which would shadow the standard library's module for every
+scenario, numpy's imports among them) on the newest pyenv interpreter, a gcore snapshot with --locals=deep.  Its values
 are random, made by the process, which records their repr() itself:
   * without --redact (analyze's default) every variable's repr is the
     process's own, "redacted" is [];
@@ -64,7 +65,7 @@ def frames_by_function(report, tid):
 
 def check_redact(tap, work):
     exe = pythons()[-1]
-    core, truth_path = cs.take_gcore(exe, "secrets", work)
+    core, truth_path = cs.take_gcore(exe, "redact_secrets", work)
     truth = json.load(open(truth_path))
     main = [t for t in truth["threads"] if t["main"]][0]
     recorded = dict((f["function"], f["locals"]) for f in main["frames"])
