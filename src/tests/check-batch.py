@@ -27,7 +27,7 @@ hostile cases below).  Then:
     normalized (and with --native one more, the same everywhere, ending in
     libc's strlen); abort, threads and exceptions each give another.
 
-Exit 0 pass, 1 fail, 77 skip.
+Output: TAP, one line per case; a case that cannot run here is a skip by name.
 """
 import glob
 import importlib.util

@@ -21,7 +21,7 @@ dump files' modification times (set here, distinct), the newest dump as
 the example with its summary; the error record and the bad line counted
 apart; with a dump removed, its group falls back to input order.
 
-Exit 0 pass, 1 fail, 77 skip.
+Output: TAP, one line per case; a case that cannot run here is a skip by name.
 """
 import ast
 import glob

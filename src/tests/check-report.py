@@ -19,8 +19,9 @@ argument holding a newline and one holding a byte that is not UTF-8:
     (text and JSON), and a core of CPython 2.7 (when pyenv has one) is
     refused as "CPython 2.7 is not supported".
 
-Exit 0 pass, 1 fail, 77 skip (no interpreter, no gcore, or a core_pattern
-the kernel cores of this test cannot be found with)."""
+Output: TAP, one line per case; a case that cannot run here (no
+interpreter, no gcore, a core_pattern the kernel cores of this test cannot
+be found with) is a skip by name."""
 import glob
 import importlib.util
 import json

@@ -1,6 +1,9 @@
 """A garbage collection in progress: the main thread's gc.collect() runs a
 finalizer that blocks in C while holding the GIL (libc's sleep called
-through ctypes.PyDLL, which keeps the GIL)."""
+through ctypes.PyDLL, which keeps the GIL).  Run by the name gc_nogil.py
+(a link to this file), the sleep goes through ctypes.CDLL, which releases
+the GIL: no thread holds it then, and only the native stacks tell which
+thread collects.  Truth: "crasher" is the collecting thread."""
 import _thread
 import ctypes
 import gc
@@ -14,7 +17,8 @@ from _truth import record  # noqa: E402
 
 parked = _thread.allocate_lock()
 parked.acquire()
-libc = ctypes.PyDLL(None)
+# gc_nogil.py: release the GIL while the finalizer sleeps
+libc = (ctypes.CDLL if os.path.basename(sys.argv[0]) == "gc_nogil.py" else ctypes.PyDLL)(None)
 
 
 class Finalized(object):

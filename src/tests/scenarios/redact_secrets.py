@@ -20,7 +20,7 @@ rng = random.SystemRandom()
 class Client(object):
     def __init__(self, token):
         self.api_token = token
-        self.endpoint = "https://api.example.invalid/v1"
+        self.endpoint = "billing-api/v1"  # an innocent attribute beside the token
 
 
 def connect(user, pw, hint, client):
