@@ -66,6 +66,7 @@
 	.code_nlocalsplus = 76,
 	.code_firsttraceable = 168,
 	.code_framesize = -1,
+	.code_stacksize = 68,
 	.code_code_adaptive = 184,
 	.code_tlbc = -1,
 	.object_type = 8,

@@ -66,6 +66,7 @@
 	.code_nlocalsplus = 72,
 	.code_firsttraceable = 176,
 	.code_framesize = 76,
+	.code_stacksize = 64,
 	.code_code_adaptive = 192,
 	.code_tlbc = -1,
 	.object_type = 8,

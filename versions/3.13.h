@@ -66,6 +66,7 @@
 	.code_nlocalsplus = 72,
 	.code_firsttraceable = 184,
 	.code_framesize = 76,
+	.code_stacksize = 64,
 	.code_code_adaptive = 200,
 	.code_tlbc = -1,
 	.object_type = 8,

@@ -66,6 +66,7 @@
 	.code_nlocalsplus = 88,
 	.code_firsttraceable = 200,
 	.code_framesize = 92,
+	.code_stacksize = 80,
 	.code_code_adaptive = 216,
 	.code_tlbc = -1,
 	.object_type = 24,

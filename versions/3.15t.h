@@ -66,6 +66,7 @@
 	.code_nlocalsplus = 88,
 	.code_firsttraceable = 208,
 	.code_framesize = 92,
+	.code_stacksize = 80,
 	.code_code_adaptive = 232,
 	.code_tlbc = 224,
 	.object_type = 24,

@@ -66,6 +66,7 @@
 	.code_nlocalsplus = -1,
 	.code_firsttraceable = -1,
 	.code_framesize = -1,
+	.code_stacksize = 32,
 	.code_code_adaptive = -1,
 	.code_tlbc = -1,
 	.object_type = 8,

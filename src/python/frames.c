@@ -281,30 +281,55 @@ static size_t stack_chunks(struct py_ctx *c, uint64_t ts, uint64_t *chunks, uint
 	return n;
 }
 
-/* 3.12+: the frames below END on the data stack, from its bottom up to
- * END's last frame: each frame's successor begins where its co_framesize
- * words end.  They are appended (innermost first, marked recovered) when
- * the walk reaches that frame exactly; else nothing is added.  Returns how
- * many were. */
+/* The words a frame of CODE takes on the data stack: co_framesize from
+ * 3.12; in 3.11, which has no such field, what _PyFrame_PushUnchecked
+ * bumps the stack by, co_nlocalsplus + co_stacksize + FRAME_SPECIALS_SIZE,
+ * the last being the words of _PyInterpreterFrame before localsplus
+ * (3.11's Include/internal/pycore_frame.h).  0 when it cannot be read. */
+static int32_t frame_words(struct py_ctx *c, uint64_t code)
+{
+	const struct py_layout *L = c->L;
+	int32_t words = 0, nlocalsplus, stacksize;
+	if (L->code_framesize >= 0) {
+		if (py_rd_i32(c, code + L->code_framesize, &words) != PC_OK)
+			return 0;
+	} else if (L->minor == 11 && L->code_nlocalsplus >= 0 && L->code_stacksize >= 0 &&
+		   L->iframe_localsplus >= 0) {
+		if (py_rd_i32(c, code + L->code_nlocalsplus, &nlocalsplus) != PC_OK ||
+		    py_rd_i32(c, code + L->code_stacksize, &stacksize) != PC_OK || nlocalsplus < 0 ||
+		    stacksize < 0 || nlocalsplus > (1 << 20) || stacksize > (1 << 20))
+			return 0;
+		words = (int32_t)(L->iframe_localsplus / 8) + nlocalsplus + stacksize;
+	}
+	return words > 0 && words <= (1 << 20) ? words : 0;
+}
+
+/* 3.11+: the frames below END on the data stack, from its bottom up to
+ * LAST, END's last frame (0: the chain gave none, so up to the top of the
+ * stack): each frame's successor begins where its frame_words() end.  They
+ * are appended (innermost first, marked recovered) when the walk reaches
+ * LAST, or the stack's recorded top, exactly; else nothing is added.
+ * Returns how many were. */
 static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t last)
 {
 	const struct py_layout *L = c->L;
 	uint64_t chunks[64], tops[64], found[MAX_RECOVERED];
-	size_t nchunks = L->code_framesize >= 0 ? stack_chunks(c, ts, chunks, tops, 64) : 0, n = 0;
+	size_t nchunks = stack_chunks(c, ts, chunks, tops, 64), n = 0;
 	bool joined = false;
 	for (size_t i = 0; i < nchunks && !joined; i++) {
 		uint64_t f = chunks[i] + STACK_CHUNK_DATA + (i == 0 ? 8 : 0);
 		uint64_t end = tops[i] ? tops[i] : chunks[i] + STACK_CHUNK_DATA + (1u << 20);
-		while (f < end && n < MAX_RECOVERED) {
-			if (f == last) {
+		if (!last && !tops[i])
+			break; /* where the stack ends is unknown: nothing to join */
+		while (f <= end && n < MAX_RECOVERED) {
+			if (last ? f == last : i + 1 == nchunks && f == end) {
 				joined = true;
 				break;
 			}
 			uint64_t code;
 			int32_t words;
-			if (py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
-			    py_rd_i32(c, py_stackref_obj(c, code) + L->code_framesize, &words) != PC_OK ||
-			    words <= 0 || words > (1 << 20))
+			if (f == end || py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
+			    !(words = frame_words(c, py_stackref_obj(c, code))))
 				break; /* not a frame: the rest of this chunk is not used */
 			found[n++] = f;
 			f += 8 * (uint64_t)words;
@@ -365,17 +390,44 @@ static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t t
 				   "(0x%llx, the bottom of its data stack)", (unsigned long long)end->last_data,
 				   (unsigned long long)first);
 	}
-	size_t got = first && end->last_data ? recover_outer(c, t, ts, end->last_data) : 0;
+	size_t got = first ? recover_outer(c, t, ts, end->last_data) : 0;
 	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
 						 "stack (marked recovered)", why, got)
 				  : arena_printf(c->a, "%s: outer frames are missing", why));
 }
 
-void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame)
+/* 3.11+: a thread whose current frame is NULL though its data stack holds
+ * frames (3.11 and 3.12 reach the current frame through a _PyCFrame on the
+ * C stack, at VIA: a dump that holds that stack as zeros reads NULL).
+ * Said, and the data stack's frames recovered where they join its top. */
+static void check_null_start(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t via)
+{
+	uint64_t chunks[64], tops[64];
+	size_t n = stack_chunks(c, ts, chunks, tops, 64);
+	if (!n || !tops[n - 1] || (n == 1 && tops[0] <= chunks[0] + STACK_CHUNK_DATA + 8))
+		return; /* an empty data stack: no Python frame runs, as the NULL says */
+	int64_t on = via ? dump_tid_of_stack_address(c->d, via) : -1;
+	const char *why = on >= 0 ? arena_printf(c->a, "the current frame, read through the _PyCFrame at 0x%llx "
+						 "on thread %lld's C stack, is NULL, yet the thread's data stack "
+						 "holds frames: the dump does not hold that stack as it was",
+						 (unsigned long long)via, (long long)on)
+				  : "the current frame is NULL, yet the thread's data stack holds frames";
+	size_t got = recover_outer(c, t, ts, 0);
+	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the data stack (marked "
+						 "recovered; frames that generators and coroutines run are kept "
+						 "outside it and cannot be)", why, got)
+				  : arena_printf(c->a, "%s: its frames are missing", why));
+}
+
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via)
 {
 	struct walk_end end;
 	if (c->L->minor <= 10) {
 		walk_frame_objects(c, t, frame, SIZE_MAX);
+		return;
+	}
+	if (!frame) {
+		check_null_start(c, t, ts, via);
 		return;
 	}
 	walk_interpreter_frames(c, t, frame, SIZE_MAX, &end);

@@ -60,14 +60,13 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
 	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
 
-	uint64_t frame = 0;
+	uint64_t frame = 0, cframe = 0;
 	enum pc_code rc;
 	if (L->tstate_frame >= 0) {
 		rc = py_rd_ptr(c, ts + L->tstate_frame, &frame);
 	} else if (L->tstate_current_frame >= 0) {
 		rc = py_rd_ptr(c, ts + L->tstate_current_frame, &frame);
 	} else {
-		uint64_t cframe = 0;
 		rc = py_rd_ptr(c, ts + L->tstate_cframe, &cframe);
 		if (rc == PC_OK && cframe)
 			rc = py_rd_ptr(c, cframe + L->cframe_current_frame, &frame);
@@ -76,7 +75,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		py_thread_error(c, t, "current frame not captured");
 		return;
 	}
-	py_walk_frames(c, t, ts, frame);
+	py_walk_frames(c, t, ts, frame, cframe);
 	check_tid(c, mi, t);
 	py_thread_exception(c, ts, t);
 }

@@ -104,7 +104,8 @@ struct py_layout {
 	int64_t code_localspluskinds;        /* 3.11+: bytes */
 	int64_t code_nlocalsplus;            /* 3.11+ */
 	int64_t code_firsttraceable;         /* ._co_firsttraceable (3.11+) */
-	int64_t code_framesize;              /* .co_framesize (3.11+): a frame's words on the data stack */
+	int64_t code_framesize;              /* .co_framesize (3.12+): a frame's words on the data stack */
+	int64_t code_stacksize;              /* .co_stacksize: with nlocalsplus, 3.11's frame size */
 	int64_t code_code_adaptive;          /* .co_code_adaptive[] (3.11+) */
 	int64_t code_tlbc;                   /* .co_tlbc (3.14+ free-threaded): _PyCodeArray *,
 					      * { Py_ssize_t size; char *entries[]; } */

@@ -171,8 +171,10 @@ void py_gc_after_native(struct py_ctx *c);
 /* ---- frames.c ---- */
 
 /* One thread's Python frames from FRAME (the newest) outwards, TS its
- * thread state (3.11+: where the chain must end is checked). */
-void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame);
+ * thread state (3.11+: where the chain must end is checked), VIA where
+ * FRAME was read from when that is not the thread state itself (3.11,
+ * 3.12: the _PyCFrame), else 0. */
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);

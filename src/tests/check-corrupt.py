@@ -6,8 +6,8 @@ A gcore of the locals scenario under CPython 3.12 is copied and patched
 versions/3.12.h): a thread list that loops, a frame chain that points to
 itself, a chain cut short by a NULL link (the thread's first frame is at
 the bottom of its data stack: pycore must say so and recover the outer
-frames from it, marked),
-a dict whose keys table claims 2**60 slots, a str whose length is
+frames from it, marked), a current frame that reads NULL while the data
+stack holds frames (all recovered, marked), a dict whose keys table claims 2**60 slots, a str whose length is
 2**50, a list whose items pointer is garbage.  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
@@ -87,6 +87,7 @@ def find_local(report, function, name):
 
 CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
          "a frame chain cut short: said, and the outer frames recovered from the data stack",
+         "a current frame that reads NULL: said, and every frame recovered from the data stack",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
          "a list that claims 2**40 items"]
 
@@ -187,6 +188,26 @@ def main():
             if got != want:
                 raise cs.Failure("frames %s; the intact core's, the outer ones recovered: %s" % (got, want))
         case(cut_chain, expect_recovered)
+
+        def null_current(c):
+            ts = first_tstate(c)
+            c.put64(c.u64(ts + L["tstate_cframe"]) + L["cframe_current_frame"], 0)
+
+        def expect_all_recovered(rc2, rep, err2):
+            # a current frame that reads NULL while the data stack holds
+            # frames: every frame comes back from the data stack, in order
+            ts_report = [t for i in (rep or {}).get("interpreters", []) for t in i["threads"]
+                         if t["error"] and "is NULL" in t["error"] and "recovered" in t["error"]]
+            if rc2 != 1 or len(ts_report) != 1:
+                raise cs.Failure("exit %d, threads saying NULL and recovered: %d; want 1 and 1"
+                                 % (rc2, len(ts_report)))
+            t = ts_report[0]
+            same = [u for i in report["interpreters"] for u in i["threads"] if u["tid"] == t["tid"]][0]
+            got = [(f["function"], f["line"], f["recovered"]) for f in t["frames"] if f["kind"] == "python"]
+            want = [(f["function"], f["line"], True) for f in same["frames"] if f["kind"] == "python"]
+            if got != want:
+                raise cs.Failure("frames %s; the intact core's, all recovered: %s" % (got, want))
+        case(null_current, expect_all_recovered)
 
         def expect_local_error(function, name):
             def check(rc2, rep, err2):
