@@ -15,19 +15,13 @@ trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 # a nested make, not the one running the tests
 unset MAKEFLAGS MFLAGS MAKELEVEL
-
-# make_value VAR: VAR as the build directory's Makefile expands it
-make_value() {
-	printf 'pycore-value:\n\t@echo $(%s)\n' "$1" |
-		make -s --no-print-directory -C "$build" -f Makefile -f - pycore-value
-}
-bindir=$(make_value bindir)
-man1dir=$(make_value man1dir)
-man5dir=$(make_value man5dir)
-pkgdatadir=$(make_value pkgdatadir)
-confdir=$(make_value pycoreconfdir)
-unitdir=$(make_value systemdsystemunitdir)
-sysusersdir=$(make_value sysusersdir)
+bindir=$(build_value bindir)
+man1dir=$(build_value man1dir)
+man5dir=$(build_value man5dir)
+pkgdatadir=$(build_value pkgdatadir)
+confdir=$(build_value pycoreconfdir)
+unitdir=$(build_value systemdsystemunitdir)
+sysusersdir=$(build_value sysusersdir)
 if [ -z "$bindir" ] || [ -z "$confdir" ]; then
 	tap_fail "the build directory's install directories" "make printed none (run from the build directory)"
 	tap_done
