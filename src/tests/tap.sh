@@ -60,3 +60,11 @@ tap_schema_done() {
 		tap_ok "every JSON report matches the schema: $tap_schema_n outputs"
 	fi
 }
+
+# build_value VAR: VAR as the Makefile of the build directory (the current
+# directory, under make check) expands it, e.g. bindir.  The tests that run
+# make there unset MAKEFLAGS first: theirs is a make of its own.
+build_value() {
+	printf 'pycore-value:\n\t@echo $(%s)\n' "$1" |
+		make -s --no-print-directory -f Makefile -f - pycore-value
+}
