@@ -38,6 +38,17 @@ static void fill_process(struct model_report *r, const struct dump *d)
 			r->argv = argv;
 		}
 	}
+	struct model_coredump *c = d->coredump ? arena_alloc(a, sizeof(*c)) : NULL;
+	if (c) {
+		c->comm = arena_strdup(a, d->coredump->comm);
+		c->exe = arena_strdup(a, d->coredump->exe);
+		c->hostname = arena_strdup(a, d->coredump->hostname);
+		c->uid = d->coredump->uid;
+		c->gid = d->coredump->gid;
+		c->signal = d->coredump->signal;
+		c->timestamp = d->coredump->timestamp;
+		r->coredump = c;
+	}
 	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
 	if (r->tids) {
 		for (size_t i = 0; i < d->nthreads; i++)
