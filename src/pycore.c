@@ -12,6 +12,7 @@
 #include "config.h"
 #include "analysis/analysis.h"
 #include "cli/batch.h"
+#include "cli/coredump.h"
 #include "cli/group.h"
 #include "report/report.h"
 
@@ -467,9 +468,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "group") == 0)
 		return group_main(argc - optind, argv + optind);
+	if (strcmp(argv[optind], "coredump") == 0)
+		return coredump_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0;
 	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		usage_error("unknown command '%s': the commands are 'analyze', 'batch' and 'group'", argv[optind]);
+		usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'group' and 'coredump'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse

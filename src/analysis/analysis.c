@@ -116,13 +116,15 @@ static void mismatch_warnings(struct analysis *a)
 	}
 }
 
-struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
+/* The dump opened from PATH, or from FD when FD >= 0 (PATH its name). */
+static struct pc_error *run(int fd, const char *path, const struct analysis_options *opt,
+			    struct analysis **out)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	*out = NULL;
 	if (!a)
 		return pc_error_new(PC_ENOMEM, path, "out of memory");
-	struct pc_error *e = dump_open(path, &a->dump);
+	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &a->dump) : dump_open(path, &a->dump);
 	if (!e)
 		a->loc = locate_modules(a->dump, &opt->files, &e);
 	if (!e && !(a->report = model_report_new()))
@@ -162,6 +164,17 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
 	}
 	*out = a;
 	return NULL;
+}
+
+struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
+{
+	return run(-1, path, opt, out);
+}
+
+struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
+				 struct analysis **out)
+{
+	return run(fd, name, opt, out);
 }
 
 const struct model_report *analysis_report(const struct analysis *a)

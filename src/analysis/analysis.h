@@ -24,6 +24,11 @@ struct analysis_options {
 struct analysis;
 
 struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out);
+/* The same for the regular file open at FD (it stays the caller's), NAME
+ * in messages and the report: a file opened before privileges were
+ * dropped (pycore coredump). */
+struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
+				 struct analysis **out);
 const struct model_report *analysis_report(const struct analysis *a);
 void analysis_free(struct analysis *a);
 
