@@ -18,7 +18,7 @@ struct analysis {
 };
 
 /* The process facts the dump holds, into the report. */
-static void fill_process(struct model_report *r, const struct dump *d)
+static void fill_process(struct model_report *r, const struct dump *d, const struct dump_coredump *cd)
 {
 	struct arena *a = r->arena;
 	r->input_path = arena_strdup(a, d->path);
@@ -38,15 +38,15 @@ static void fill_process(struct model_report *r, const struct dump *d)
 			r->argv = argv;
 		}
 	}
-	struct model_coredump *c = d->coredump ? arena_alloc(a, sizeof(*c)) : NULL;
+	struct model_coredump *c = cd ? arena_alloc(a, sizeof(*c)) : NULL;
 	if (c) {
-		c->comm = arena_strdup(a, d->coredump->comm);
-		c->exe = arena_strdup(a, d->coredump->exe);
-		c->hostname = arena_strdup(a, d->coredump->hostname);
-		c->uid = d->coredump->uid;
-		c->gid = d->coredump->gid;
-		c->signal = d->coredump->signal;
-		c->timestamp = d->coredump->timestamp;
+		c->comm = arena_strdup(a, cd->comm);
+		c->exe = arena_strdup(a, cd->exe);
+		c->hostname = arena_strdup(a, cd->hostname);
+		c->uid = cd->uid;
+		c->gid = cd->gid;
+		c->signal = cd->signal;
+		c->timestamp = cd->timestamp;
 		r->coredump = c;
 	}
 	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
@@ -136,7 +136,7 @@ static struct pc_error *run(int fd, const char *path, const struct analysis_opti
 		return e;
 	}
 	struct model_report *r = a->report;
-	fill_process(r, a->dump);
+	fill_process(r, a->dump, opt->coredump ? opt->coredump : a->dump->coredump);
 	e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
 	fill_modules(a);
 	size_t nw;

@@ -10,6 +10,7 @@
 #ifndef PYCORE_ANALYSIS_ANALYSIS_H
 #define PYCORE_ANALYSIS_ANALYSIS_H
 
+#include "dump/dump.h"
 #include "locate/locate.h"
 #include "model/model.h"
 #include "python/python.h"
@@ -19,6 +20,10 @@ struct analysis_options {
 	struct locate_policy files;
 	struct py_options py;
 	bool redact;                 /* replace secrets' values (model/redact.h) */
+	/* systemd-coredump's facts read beforehand (pycore coredump: before
+	 * dropping the privileges the attributes need), over the file's own;
+	 * NULL: the file's */
+	const struct dump_coredump *coredump;
 };
 
 struct analysis;

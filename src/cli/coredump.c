@@ -77,6 +77,9 @@ struct crash {
 	bool maps_python;            /* ... naming a python or libpython file */
 	int64_t pid;
 	char *exe, *comm, *uid, *boot_id, *timestamp;
+	/* process.coredump: the file's attributes, or the entry's fields for
+	 * a core in the journal; read as root */
+	struct dump_coredump *facts;
 };
 
 static void crash_free(struct crash *c)
@@ -88,6 +91,7 @@ static void crash_free(struct crash *c)
 	free(c->uid);
 	free(c->boot_id);
 	free(c->timestamp);
+	dump_coredump_free(c->facts);
 }
 
 static const char *basename_of(const char *p)
@@ -113,6 +117,48 @@ static char *field(sd_journal *j, const char *name)
 
 static bool name_is_python(const char *s);
 
+/* The field as a whole decimal number, else -1. */
+static int64_t number_field(sd_journal *j, const char *name)
+{
+	char *v = field(j, name), *end = NULL;
+	errno = 0;
+	long long n = v && *v >= '0' && *v <= '9' ? strtoll(v, &end, 10) : -1;
+	if (!end || *end || errno)
+		n = -1;
+	free(v);
+	return n;
+}
+
+/* The field when at most DUMP_XATTR_MAX bytes (the attributes' bound), else NULL. */
+static char *bounded_field(sd_journal *j, const char *name)
+{
+	char *v = field(j, name);
+	if (v && strlen(v) > DUMP_XATTR_MAX) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* process.coredump from the entry, for a core stored in the journal
+ * (the same facts systemd-coredump puts in a file's attributes). */
+static struct dump_coredump *entry_facts(sd_journal *j)
+{
+	struct dump_coredump *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->comm = bounded_field(j, "COREDUMP_COMM");
+	f->exe = bounded_field(j, "COREDUMP_EXE");
+	f->hostname = bounded_field(j, "COREDUMP_HOSTNAME");
+	f->pid = number_field(j, "COREDUMP_PID");
+	f->uid = number_field(j, "COREDUMP_UID");
+	f->gid = number_field(j, "COREDUMP_GID");
+	f->signal = number_field(j, "COREDUMP_SIGNAL");
+	f->timestamp = number_field(j, "COREDUMP_TIMESTAMP");
+	f->rlimit = UINT64_MAX;
+	return f;
+}
+
 static void fill_from_entry(sd_journal *j, struct crash *c)
 {
 	const void *d;
@@ -127,6 +173,8 @@ static void fill_from_entry(sd_journal *j, struct crash *c)
 	c->boot_id = field(j, "_BOOT_ID");
 	c->timestamp = field(j, "COREDUMP_TIMESTAMP");
 	c->in_journal = !c->path && sd_journal_get_data(j, "COREDUMP", &d, &n) >= 0;
+	if (c->in_journal)
+		c->facts = entry_facts(j);
 	if (sd_journal_get_cursor(j, &c->cursor) < 0)
 		c->cursor = NULL;
 	/* /proc/PID/maps as systemd read it: the path is the last column */
@@ -598,6 +646,7 @@ static int analyze_and_report(const struct coredump_config *cfg, const struct cr
 	struct analysis_options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
 						.timeout = 60, .locals = cfg->locals } };
 	opt.redact = cfg->redact;
+	opt.coredump = c->facts;
 	struct analysis *a;
 	struct pc_error *e = analysis_run_fd(core_fd, core_name, &opt, &a);
 	if (e) {
@@ -784,17 +833,25 @@ int coredump_main(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
+		/* user.* attributes need read permission: read them now */
+		dump_coredump_free(c.facts);
+		c.facts = dump_coredump_read(core_fd);
 		if (core_size(core_fd) > cfg.max_core_size) {
 			journal_note(&c, core_name, 6, "the core is larger than MaxCoreSize: skipped");
 			goto out;
 		}
 	}
+	/* the report's file, created as root: a second run finds it there */
+	sidecar_name = sidecar_path(&cfg, &c);
+	struct stat st;
+	if (sidecar_name && lstat(sidecar_name, &st) == 0) {
+		fprintf(stderr, "pycore: coredump: %s exists: this crash was analyzed already\n", sidecar_name);
+		goto out;
+	}
 	if (rate_limited(&cfg, c.exe)) {
 		journal_note(&c, core_name, 6, "over the rate limit for this executable (RateLimitBurst=): skipped");
 		goto out;
 	}
-	/* the report's file, created as root: a second run finds it there */
-	sidecar_name = sidecar_path(&cfg, &c);
 	int sfd = sidecar_name ? open(sidecar_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640) : -1;
 	if (sfd < 0 && errno == EEXIST) {
 		fprintf(stderr, "pycore: coredump: %s exists: this crash was analyzed already\n", sidecar_name);
