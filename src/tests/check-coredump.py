@@ -35,7 +35,7 @@ and the cases check:
     stored .zst overwritten with garbage: an error entry and an error
     record, exit 0);
   * a non-Python crash (sleep killed with SIGSEGV) skipped without reading
-    the core, and how long that takes;
+    the core, and how long that takes; pycore's own crash never analyzed;
   * Storage=journal: the core read from the journal entry's COREDUMP field.
 
 Output: TAP; what cannot run here is a skip by name.
@@ -84,6 +84,9 @@ def why_not():
     """Why this test cannot run here, or None."""
     if os.geteuid() != 0:
         return "needs root (unshare -m, mounts, systemd-coredump)"
+    p = subprocess.run([cs.PYCORE, "coredump", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if b"built without libsystemd" in p.stderr:
+        return "this pycore was built without libsystemd (configure --without-libsystemd)"
     root = extracted()
     binary = os.path.join(root, "lib/systemd/systemd-coredump")
     if not os.access(binary, os.X_OK):
@@ -292,8 +295,16 @@ def inner():
             if "systemd-coredump: comm python3.11, exe %s, uid 0, gid 0, signal 11, at %s on " \
                "pycore-test\\x1bhost" % (PYTHON, report["process"]["coredump"]["timestamp"]) not in out:
                 raise Failure("no escaped systemd-coredump line in the text report:\n%s" % out[:1500])
-            return "stacks as recorded, process.coredump as given"
-        tap.run("pycore analyze on the stored .zst: stacks, process.coredump, text line", analyze_zst)
+            with open(core, "rb") as f:  # standard input a regular file: mapped, attributes read
+                p = subprocess.run([cs.PYCORE, "analyze", "--format", "json", "-"], stdin=f,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+            report = cs.load_report(p.stdout)
+            cs.compare(truth, report, signal.SIGSEGV)
+            check_coredump_facts(report, truth, when)
+            if report["input"]["path"] != "-" or report["input"]["compression"] != "zstd":
+                raise Failure("pycore analyze - < core: input %r" % report["input"])
+            return "stacks as recorded, process.coredump as given, also from standard input"
+        tap.run("pycore analyze on the stored .zst (and - < it): stacks, process.coredump, text line", analyze_zst)
 
         def from_pipe():
             ctl = os.path.join(extracted(), "usr/bin/coredumpctl")
@@ -455,6 +466,31 @@ def inner():
                 raise Failure("skipping took %.0f ms" % (best * 1000))
             return "skipped in %.1f ms (best of 5, the whole pycore process)" % (best * 1000)
         tap.run("a non-Python crash (sleep, SIGSEGV) skipped fast", not_python)
+
+        def own_crash():
+            # pycore itself, waiting for its list on standard input, "crashed"
+            p = subprocess.Popen([cs.PYCORE, "batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(0.2)
+                p.send_signal(signal.SIGSTOP)
+                g = subprocess.run(["gcore", "-o", os.path.join(work, "own"), str(p.pid)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                if g.returncode != 0:
+                    raise Failure("gcore of pycore failed: %s" % g.stdout.decode()[-500:])
+                inst, entry = world.store(p.pid, os.path.join(work, "own.%d" % p.pid), signal.SIGSEGV,
+                                          int(time.time()))
+            finally:
+                p.kill()
+                p.wait()
+            stored = entry["COREDUMP_FILENAME"]
+            before = len(journal(pid_mine))
+            rc, out, err = hook(["--config", config(work, "own", "Executables=*\n"), inst], env)
+            if rc != 0 or "pycore itself" not in err or os.path.exists(sidecar_of(stored)) or \
+               new_entries(pid_mine, before):
+                raise Failure("exit %d, sidecar %s: %s" % (rc, os.path.exists(sidecar_of(stored)), err))
+            return err.strip()
+        tap.run("pycore's own crash is never analyzed (even with Executables=*)", own_crash)
 
         def storage_journal():
             os.makedirs("/run/systemd/coredump.conf.d", exist_ok=True)
