@@ -163,9 +163,7 @@ static void fill_from_entry(sd_journal *j, struct crash *c)
 {
 	const void *d;
 	size_t n;
-	char *pid = field(j, "COREDUMP_PID");
-	c->pid = pid ? strtoll(pid, NULL, 10) : -1;
-	free(pid);
+	c->pid = number_field(j, "COREDUMP_PID");
 	c->path = field(j, "COREDUMP_FILENAME");
 	c->exe = field(j, "COREDUMP_EXE");
 	c->comm = field(j, "COREDUMP_COMM");
