@@ -795,6 +795,17 @@ int coredump_main(int argc, char **argv)
 	if (!c.path && asprintf(&journal_name, "journal:%s", c.cursor ? c.cursor : "?") < 0)
 		journal_name = NULL;
 	const char *core_name = c.path ? c.path : journal_name ? journal_name : "journal";
+	/* systemd-coredump stores its files in one place, named core.*: an
+	 * entry naming another file is not its (anyone may log an entry) */
+	if (c.path && (strncmp(c.path, COREDUMP_DIR "/core.", sizeof(COREDUMP_DIR "/core.") - 1) != 0 ||
+		       strstr(c.path, "/../") || strchr(c.path + sizeof(COREDUMP_DIR), '/'))) {
+		char *name = escaped(c.path);
+		fprintf(stderr, "pycore: coredump: %s is not a core file of systemd-coredump's: not opened\n",
+			name ? name : "?");
+		free(name);
+		rc = 1;
+		goto out;
+	}
 	if (!c.path && !c.in_journal) {
 		journal_note(&c, "", 6, "systemd-coredump stored no core (Storage=none, or over its size limits)");
 		goto out;

@@ -36,7 +36,8 @@ and the cases check:
     record, exit 0);
   * a non-Python crash (sleep killed with SIGSEGV) skipped without reading
     the core, and how long that takes; pycore's own crash never analyzed;
-  * Storage=journal: the core read from the journal entry's COREDUMP field.
+  * Storage=journal: the core read from the journal entry's COREDUMP field;
+  * an entry forged with logger --journald, naming /etc/passwd, refused.
 
 Output: TAP; what cannot run here is a skip by name.
 """
@@ -358,6 +359,9 @@ def inner():
             report = cs.load_report(open(side, "rb").read(), "the sidecar")
             cs.compare(truth, report, signal.SIGSEGV)
             check_coredump_facts(report, truth, when)
+            if not any(f["locals"] is not None for i in report["interpreters"] for t in i["threads"]
+                       for f in t["frames"]):
+                raise Failure("Locals=yes (the default), yet no frame has locals")
             entries = new_entries(pid_mine, before)
             if len(entries) != 1:
                 raise Failure("%d new pycore journal entries, not 1" % len(entries))
@@ -406,6 +410,30 @@ def inner():
                 raise Failure("the second run's journal entries: %r" % [e.get("MESSAGE") for e in ent2])
             return ent2[0]["MESSAGE"]
         tap.run("RateLimitBurst=1: the second crash of the executable is skipped with a journal note", rate_limit)
+
+        def settings():
+            if os.path.exists(side):
+                os.unlink(side)
+            rc, out, err = hook(["--config", config(work, "nolocals", "Locals=no\nRedact=no\nRateLimitBurst=100\n"),
+                                 instance], env)
+            if rc != 0:
+                raise Failure("Locals=no: exit %d: %s" % (rc, err))
+            report = cs.load_report(open(side, "rb").read(), "the sidecar")
+            with_locals = [f for i in report["interpreters"] for t in i["threads"] for f in t["frames"]
+                           if f["locals"] is not None]
+            if with_locals:
+                raise Failure("Locals=no, yet %d frames have locals" % len(with_locals))
+            os.unlink(side)
+            rc, out, err = hook(["--config", config(work, "only", "Executables=/usr/bin/nothing* other\n"),
+                                 instance], env)
+            if rc != 0 or "not in Executables=" not in err or os.path.exists(side):
+                raise Failure("Executables=: exit %d, sidecar %s: %s" % (rc, os.path.exists(side), err))
+            rc, out, err = hook(["--config", config(work, "unknown", "NoSuchKey=1\nRateLimitBurst=100\n"),
+                                 instance], env)
+            if rc != 0 or "unknown setting NoSuchKey ignored" not in err or not os.path.exists(side):
+                raise Failure("an unknown key: exit %d, sidecar %s: %s" % (rc, os.path.exists(side), err))
+            return "Locals=no: no locals; Executables= not matching: skipped; an unknown key: named, ignored"
+        tap.run("coredump.conf: Locals=no, Executables=, an unknown key", settings)
 
         def too_big():
             if os.path.exists(side):
@@ -518,6 +546,23 @@ def inner():
             return os.path.basename(files[0])
         tap.run("Storage=journal: the core read from the journal entry, process.coredump from its fields",
                 storage_journal)
+
+        def forged():
+            if not shutil.which("logger"):
+                raise Skip("needs logger (Debian package bsdutils) to log a forged entry")
+            fields = "MESSAGE_ID=%s\nMESSAGE=forged\nCOREDUMP_PID=1\nCOREDUMP_COMM=python3\n" \
+                     "COREDUMP_EXE=%s\nCOREDUMP_FILENAME=/etc/passwd\n" % (COREDUMP_ID, PYTHON)
+            subprocess.run(["logger", "--journald"], input=fields.encode(), check=True, timeout=60)
+            for _ in range(100):
+                if any(e.get("COREDUMP_FILENAME") == "/etc/passwd" for e in journal(COREDUMP_ID)):
+                    break
+                time.sleep(0.05)
+            rc, out, err = hook(["--config", config(work, "forged", ""), "99-1-0"], env)
+            if rc != 1 or "not a core file of systemd-coredump's" not in err or \
+               glob.glob("/etc/pycore.*.json"):
+                raise Failure("exit %d: %s" % (rc, err))
+            return err.strip()
+        tap.run("a forged systemd-coredump entry naming /etc/passwd is not opened", forged)
     finally:
         if world:
             world.stop()
