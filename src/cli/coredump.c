@@ -779,7 +779,7 @@ int coredump_main(int argc, char **argv)
 	struct crash c = { .pid = -1 };
 	sd_journal *j = NULL;
 	int rc = 0, core_fd = -1, *slots = NULL;
-	char *sidecar_name = NULL;
+	char *sidecar_name = NULL, *journal_name = NULL;
 	FILE *sidecar = NULL;
 	if (find_in_journal(instance, &j, &c) != 0) {
 		crash_free(&c);
@@ -791,7 +791,6 @@ int coredump_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	char *journal_name = NULL;
 	if (!c.path && asprintf(&journal_name, "journal:%s", c.cursor ? c.cursor : "?") < 0)
 		journal_name = NULL;
 	const char *core_name = c.path ? c.path : journal_name ? journal_name : "journal";
