@@ -12,6 +12,7 @@
 #include "config.h"
 #include "analysis/analysis.h"
 #include "cli/batch.h"
+#include "cli/coredump.h"
 #include "cli/group.h"
 #include "report/report.h"
 
@@ -60,13 +61,15 @@ static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
 	"       pycore group [--format text|json] [FILE.jsonl...]\n"
+	"       pycore coredump [--config FILE] INSTANCE\n"
 	"       pycore --help | --version\n"
 	"\n"
 	"Reads dumps of crashed or snapshotted CPython processes (3.6 to 3.15, and the\n"
 	"free-threaded builds of 3.13 to 3.15; x86_64 Linux: ELF cores from the kernel\n"
 	"or gdb's gcore, plain or zstd-compressed, and minidumps) and reports every\n"
 	"Python thread's stack: function, file and line, innermost call last in text,\n"
-	"innermost first in JSON; with options, locals, native frames.  Files of the\n"
+	"innermost first in JSON; with options, locals, native frames.  DUMP - reads\n"
+	"standard input (coredumpctl dump | pycore analyze -).  Files of the\n"
 	"interpreter are used only when their build-ids match the dump's; without\n"
 	"them, 3.13+ is found by its debug offsets and older versions by a validated\n"
 	"scan.\n"
@@ -161,6 +164,15 @@ static const char usage_text[] =
 	"counted apart; a line that is neither is named on standard error and\n"
 	"counted (exit 1).  --format json: one object per group, {\"fingerprint\",\n"
 	"\"count\", \"seen_by\", \"first_seen\", \"last_seen\", \"example\"} (README).\n"
+	"\n"
+	"coredump: the systemd-coredump hook, run as root by\n"
+	"pycore-coredump@INSTANCE.service after systemd-coredump@INSTANCE.service\n"
+	"stored a crash: finds it (the journal, else /var/lib/systemd/coredump),\n"
+	"skips what is not Python in milliseconds, opens the core, drops to an\n"
+	"unprivileged user, and writes the report to the journal (MESSAGE_ID\n"
+	"" PYCORE_MESSAGE_ID ") and as pycore.NAME.json next to the core.\n"
+	"Settings: --config FILE, default " SYSCONFDIR "/pycore/coredump.conf\n"
+	"(man pycore, COREDUMP HOOK).  Exit 0 also when skipped.\n"
 	"\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
@@ -466,9 +478,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "group") == 0)
 		return group_main(argc - optind, argv + optind);
+	if (strcmp(argv[optind], "coredump") == 0)
+		return coredump_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0;
 	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		usage_error("unknown command '%s': the commands are 'analyze', 'batch' and 'group'", argv[optind]);
+		usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'group' and 'coredump'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse

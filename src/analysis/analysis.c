@@ -18,7 +18,7 @@ struct analysis {
 };
 
 /* The process facts the dump holds, into the report. */
-static void fill_process(struct model_report *r, const struct dump *d)
+static void fill_process(struct model_report *r, const struct dump *d, const struct dump_coredump *cd)
 {
 	struct arena *a = r->arena;
 	r->input_path = arena_strdup(a, d->path);
@@ -37,6 +37,17 @@ static void fill_process(struct model_report *r, const struct dump *d)
 				argv[i] = arena_strdup(a, d->argv[i]);
 			r->argv = argv;
 		}
+	}
+	struct model_coredump *c = cd ? arena_alloc(a, sizeof(*c)) : NULL;
+	if (c) {
+		c->comm = arena_strdup(a, cd->comm);
+		c->exe = arena_strdup(a, cd->exe);
+		c->hostname = arena_strdup(a, cd->hostname);
+		c->uid = cd->uid;
+		c->gid = cd->gid;
+		c->signal = cd->signal;
+		c->timestamp = cd->timestamp;
+		r->coredump = c;
 	}
 	r->tids = arena_alloc(a, (d->nthreads ? d->nthreads : 1) * sizeof(*r->tids));
 	if (r->tids) {
@@ -105,13 +116,15 @@ static void mismatch_warnings(struct analysis *a)
 	}
 }
 
-struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
+/* The dump opened from PATH, or from FD when FD >= 0 (PATH its name). */
+static struct pc_error *run(int fd, const char *path, const struct analysis_options *opt,
+			    struct analysis **out)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	*out = NULL;
 	if (!a)
 		return pc_error_new(PC_ENOMEM, path, "out of memory");
-	struct pc_error *e = dump_open(path, &a->dump);
+	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &a->dump) : dump_open(path, &a->dump);
 	if (!e)
 		a->loc = locate_modules(a->dump, &opt->files, &e);
 	if (!e && !(a->report = model_report_new()))
@@ -123,7 +136,7 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
 		return e;
 	}
 	struct model_report *r = a->report;
-	fill_process(r, a->dump);
+	fill_process(r, a->dump, opt->coredump ? opt->coredump : a->dump->coredump);
 	e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
 	fill_modules(a);
 	size_t nw;
@@ -151,6 +164,17 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
 	}
 	*out = a;
 	return NULL;
+}
+
+struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
+{
+	return run(-1, path, opt, out);
+}
+
+struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
+				 struct analysis **out)
+{
+	return run(fd, name, opt, out);
 }
 
 const struct model_report *analysis_report(const struct analysis *a)

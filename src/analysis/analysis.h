@@ -10,6 +10,7 @@
 #ifndef PYCORE_ANALYSIS_ANALYSIS_H
 #define PYCORE_ANALYSIS_ANALYSIS_H
 
+#include "dump/dump.h"
 #include "locate/locate.h"
 #include "model/model.h"
 #include "python/python.h"
@@ -19,11 +20,20 @@ struct analysis_options {
 	struct locate_policy files;
 	struct py_options py;
 	bool redact;                 /* replace secrets' values (model/redact.h) */
+	/* systemd-coredump's facts read beforehand (pycore coredump: before
+	 * dropping the privileges the attributes need), over the file's own;
+	 * NULL: the file's */
+	const struct dump_coredump *coredump;
 };
 
 struct analysis;
 
 struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out);
+/* The same for the regular file open at FD (it stays the caller's), NAME
+ * in messages and the report: a file opened before privileges were
+ * dropped (pycore coredump). */
+struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
+				 struct analysis **out);
 const struct model_report *analysis_report(const struct analysis *a);
 void analysis_free(struct analysis *a);
 

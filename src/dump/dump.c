@@ -177,34 +177,25 @@ struct pc_error *dump_open_memory(const void *data, size_t size, const char *nam
 	return pc_error_new(st, name, "%s", d->p->error ? d->p->error : pc_code_str(st));
 }
 
-static enum pc_code open_any(struct dump *d, const char *path)
+/* Map the regular file open at FD (which stays open) and read it. */
+static enum pc_code open_fd(struct dump *d, int fd)
 {
-	d->path = strdup(path);
-
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		dump_set_error(d, "cannot open: %s", strerror(errno));
-		return PC_EIO;
-	}
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		dump_set_error(d, "cannot stat: %s", strerror(errno));
-		close(fd);
 		return PC_EIO;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		dump_set_error(d, "not a regular file");
-		close(fd);
 		return PC_EIO;
 	}
 	d->file_size = (uint64_t)st.st_size;
 	if (st.st_size == 0) {
 		dump_set_error(d, "empty file");
-		close(fd);
 		return PC_EFORMAT;
 	}
+	d->coredump = dump_coredump_read(fd);
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED) {
 		dump_set_error(d, "cannot map: %s", strerror(errno));
 		return PC_EIO;
@@ -212,6 +203,101 @@ static enum pc_code open_any(struct dump *d, const char *path)
 	d->p->map = m;
 	d->p->map_len = (size_t)st.st_size;
 	return open_mapped(d);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Copy standard input (a pipe) into an unlinked temporary file, a block
+ * of zeros as a hole (a core is mostly zeros), and return that file, or
+ * -1 with d's error set. */
+static int spool_stdin(struct dump *d)
+{
+	enum { BLOCK = 1 << 16 };
+	int fd = dump_temp_file(d);
+	uint8_t *buf = fd >= 0 ? malloc(BLOCK) : NULL;
+	if (!buf) {
+		if (fd >= 0)
+			dump_set_error(d, "out of memory");
+		else if (!d->p->error)
+			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
+		goto fail;
+	}
+	uint64_t total = 0;
+	for (;;) {
+		size_t have = 0;
+		while (have < BLOCK) {  /* a whole block, so that zeros line up */
+			ssize_t r = read(STDIN_FILENO, buf + have, BLOCK - have);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				dump_set_error(d, "cannot read standard input: %s", strerror(errno));
+				goto fail;
+			}
+			if (r == 0)
+				break;
+			have += (size_t)r;
+		}
+		if (have == 0)
+			break;
+		int bad = all_zero(buf, have) ? lseek(fd, (off_t)have, SEEK_CUR) < 0
+			  : dump_write_all(fd, buf, have) != 0;
+		if (bad) {
+			dump_set_error(d, "cannot write standard input to a temporary file: %s", strerror(errno));
+			goto fail;
+		}
+		total += have;
+		if (have < BLOCK)
+			break;
+	}
+	if (ftruncate(fd, (off_t)total) != 0) {  /* the holes at the end */
+		dump_set_error(d, "cannot write standard input to a temporary file: %s", strerror(errno));
+		goto fail;
+	}
+	free(buf);
+	return fd;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static enum pc_code open_any(struct dump *d, const char *path)
+{
+	d->path = strdup(path);
+	if (strcmp(path, "-") == 0) {
+		struct stat st;
+		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+			return open_fd(d, STDIN_FILENO);
+		int fd = spool_stdin(d);
+		if (fd < 0)
+			return PC_EIO;
+		enum pc_code rc = open_fd(d, fd);
+		close(fd);
+		return rc;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		dump_set_error(d, "cannot open: %s", strerror(errno));
+		return PC_EIO;
+	}
+	enum pc_code rc = open_fd(d, fd);
+	close(fd);
+	return rc;
+}
+
+struct pc_error *dump_open_fd(int fd, const char *name, struct dump **out)
+{
+	struct dump *d = *out = dump_new();
+	if (!d || !(d->path = strdup(name)))
+		return pc_error_new(PC_ENOMEM, name, "out of memory");
+	enum pc_code st = open_fd(d, fd);
+	if (st == PC_OK)
+		return NULL;
+	return pc_error_new(st, name, "%s", d->p->error ? d->p->error : pc_code_str(st));
 }
 
 /* The format of the bytes at d->p->map, and its reader. */
@@ -256,6 +342,7 @@ void dump_close(struct dump *d)
 	free(d->fname);
 	free(d->psargs);
 	free(d->executable);
+	dump_coredump_free(d->coredump);
 	free(d->p->error);
 	free(d->p);
 	free(d->path);

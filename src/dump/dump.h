@@ -70,6 +70,18 @@ struct dump_signal {
  * number and code (has_code set). */
 void dump_signal_decode(struct dump_signal *s, uint64_t word);
 
+/* What systemd-coredump recorded about the crash in the extended
+ * attributes of the file it stored (user.coredump.*).  Untrusted: strings
+ * as stored (at most DUMP_XATTR_MAX bytes, never NUL inside), NULL when
+ * absent; numbers -1 when absent or not a number. */
+#define DUMP_XATTR_MAX 1024
+struct dump_coredump {
+	char *comm, *exe, *hostname;
+	int64_t pid, uid, gid, signal;
+	int64_t timestamp;            /* microseconds since the epoch */
+	uint64_t rlimit;              /* RLIMIT_CORE's soft limit; UINT64_MAX when absent */
+};
+
 struct dump_priv;
 
 /* What dump_open found.  Callers read these fields and never change them;
@@ -93,6 +105,9 @@ struct dump {
 	/* for a dump that lacks the process's data memory: which setting of
 	 * its producer would have captured it (one clause), or NULL */
 	const char *capture_hint;
+	/* systemd-coredump's extended attributes on the file; NULL when it
+	 * has none */
+	struct dump_coredump *coredump;
 
 	struct dump_thread *threads;
 	size_t nthreads;
@@ -102,10 +117,20 @@ struct dump {
 	struct dump_priv *p;          /* the readers' own state */
 };
 
-/* Open PATH, whatever its format.  Returns NULL, or the error (code
- * PC_EIO, PC_EFORMAT, PC_ECORRUPT or PC_ENOMEM; its message in one line);
- * free *out with dump_close either way. */
+/* Open PATH, whatever its format; "-" is standard input (a regular file
+ * is mapped; anything else, a pipe, is first copied to an unlinked
+ * temporary file under $TMPDIR, runs of zeros left as holes).  Returns
+ * NULL, or the error (code PC_EIO, PC_EFORMAT, PC_ECORRUPT or PC_ENOMEM;
+ * its message in one line); free *out with dump_close either way. */
 struct pc_error *dump_open(const char *path, struct dump **out);
+/* The same for the regular file open at FD (which stays the caller's),
+ * named NAME in messages and reports: for a file opened with privileges
+ * the reader no longer has. */
+struct pc_error *dump_open_fd(int fd, const char *name, struct dump **out);
+/* systemd-coredump's attributes of the file open at FD, or NULL when it
+ * has none of them (or out of memory); free with dump_coredump_free. */
+struct dump_coredump *dump_coredump_read(int fd);
+void dump_coredump_free(struct dump_coredump *c);
 /* The same for a dump already in memory (SIZE bytes at DATA, named NAME
  * in messages), which the caller keeps alive until dump_close: for the
  * fuzz targets, which open thousands of inputs a second. */

@@ -58,6 +58,11 @@ enum pc_code dump_add_file_segments(struct dump *d);
 /* zstd: is this the start of a zstd frame; replace d->p->map by its
  * decompressed contents (an unlinked temporary file, mapped). */
 bool dump_is_zstd(const uint8_t *p, size_t n);
+/* An unlinked temporary file under $TMPDIR (else /tmp), open read-write,
+ * or -1 with d's error set. */
+int dump_temp_file(struct dump *d);
+/* Write all N bytes at P to FD: 0, or -1 with errno set. */
+int dump_write_all(int fd, const void *p, size_t n);
 enum pc_code dump_zstd_inflate(struct dump *d);
 /* The decoding itself: d->p->map's zstd stream, decompressed and handed
  * to SINK piece by piece (non-zero from SINK: stop, an I/O error, errno

@@ -23,7 +23,7 @@ bool dump_is_zstd(const uint8_t *p, size_t n)
 	return n >= 4 && memcmp(p, magic, 4) == 0;
 }
 
-static int temp_file(struct dump *d)
+int dump_temp_file(struct dump *d)
 {
 	const char *dir = getenv("TMPDIR");
 	if (!dir || !*dir)
@@ -44,7 +44,7 @@ static int temp_file(struct dump *d)
 	return fd;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int dump_write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	while (n > 0) {
@@ -62,7 +62,7 @@ static int write_all(int fd, const void *p, size_t n)
 
 static int fd_sink(void *arg, const uint8_t *p, size_t n)
 {
-	return write_all(*(int *)arg, p, n);
+	return dump_write_all(*(int *)arg, p, n);
 }
 
 enum pc_code dump_zstd_decode(struct dump *d, int (*sink)(void *arg, const uint8_t *p, size_t n),
@@ -140,7 +140,7 @@ done:
 enum pc_code dump_zstd_inflate(struct dump *d)
 {
 	d->compression = "zstd";
-	int fd = temp_file(d);
+	int fd = dump_temp_file(d);
 	if (fd < 0) {
 		if (!d->p->error)
 			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));

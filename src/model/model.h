@@ -120,6 +120,14 @@ struct model_module {
 	const char *file;            /* the file pycore read for it, NULL if none */
 };
 
+/* What systemd-coredump recorded about the crash (dump.h's
+ * dump_coredump): strings NULL, numbers -1 when absent. */
+struct model_coredump {
+	const char *comm, *exe, *hostname;
+	int64_t uid, gid, signal;
+	int64_t timestamp;           /* microseconds since the epoch */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -140,6 +148,7 @@ struct model_report {
 	bool signal_has_sender;      /* sent with kill, tkill or sigqueue */
 	int64_t sender_pid, sender_uid;
 	int64_t crashed_tid;         /* -1: none */
+	const struct model_coredump *coredump;   /* NULL: not a systemd-coredump file */
 	struct ptrvec modules;       /* of struct model_module */
 	int64_t *tids;               /* every OS thread the dump holds */
 	size_t ntids;

@@ -197,6 +197,26 @@ static json_t *asyncio_json(const struct model_interp *mi)
 	return loops;
 }
 
+static json_t *int_or_null(int64_t v)
+{
+	return v >= 0 ? json_integer(v) : json_null();
+}
+
+/* process.coredump: systemd-coredump's attributes of the file */
+static json_t *coredump_json(const struct model_coredump *c)
+{
+	if (!c)
+		return json_null();
+	char when[32];
+	bool has_when = report_iso8601(c->timestamp, when, sizeof(when));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "comm", str_or_null(c->comm), "exe", str_or_null(c->exe),
+			 "uid", int_or_null(c->uid), "gid", int_or_null(c->gid),
+			 "signal", int_or_null(c->signal),
+			 "timestamp", has_when ? json_string(when) : json_null(),
+			 "hostname", str_or_null(c->hostname));
+}
+
 static json_t *fingerprint_json(const struct model_fingerprint *fp)
 {
 	if (!fp)
@@ -332,6 +352,7 @@ static json_t *report_json(const struct model_report *r)
 			 "native_threads", native_threads,
 			 "warnings", warnings);
 	if (j) {
+		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
 	}

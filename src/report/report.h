@@ -34,6 +34,11 @@ const char *report_signal_code_meaning(int signo, int code);
  * with kill".  R must have a signal. */
 void report_signal_line(const struct model_report *r, char *buf, size_t size);
 
+/* USEC microseconds since the epoch as ISO-8601 UTC to the second,
+ * "2026-11-23T17:49:26Z", into BUF (at least 32 bytes); false when it is
+ * out of range. */
+bool report_iso8601(int64_t usec, char *buf, size_t size);
+
 /* Write S (from a dump: any bytes) to OUT escaped as escape.c says, so
  * that no control character reaches a terminal.  0, or -1 on a write error. */
 int report_put_escaped(FILE *out, const char *s);

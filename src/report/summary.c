@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The thread the summary is about: the one that received the signal, or
  * in a snapshot the one holding the GIL (the one running Python code). */
@@ -128,4 +129,14 @@ void report_summary_free(struct report_summary *s)
 {
 	free(s->text);
 	s->text = NULL;
+}
+
+bool report_iso8601(int64_t usec, char *buf, size_t size)
+{
+	/* up to the year 9999: gmtime_r and %Y stay four digits */
+	if (usec < 0 || usec / 1000000 > 253402300799LL)
+		return false;
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+	return gmtime_r(&t, &tm) && strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0;
 }

@@ -180,6 +180,42 @@ static void write_threads(FILE *out, const struct model_report *r)
 	}
 }
 
+/* "systemd-coredump: comm python3, exe /usr/bin/python3.11, uid 1000,
+ * gid 1000, signal 11, at 2026-11-23T17:49:26Z on web-3": what it knows */
+static void write_coredump(FILE *out, const struct model_coredump *c)
+{
+	fputs("systemd-coredump:", out);
+	const char *sep = " ";
+	if (c->comm) {
+		fprintf(out, "%scomm ", sep);
+		put(out, c->comm);
+		sep = ", ";
+	}
+	if (c->exe) {
+		fprintf(out, "%sexe ", sep);
+		put(out, c->exe);
+		sep = ", ";
+	}
+	const char *names[] = { "uid", "gid", "signal" };
+	const int64_t values[] = { c->uid, c->gid, c->signal };
+	for (size_t i = 0; i < 3; i++) {
+		if (values[i] >= 0) {
+			fprintf(out, "%s%s %lld", sep, names[i], (long long)values[i]);
+			sep = ", ";
+		}
+	}
+	char when[32];
+	if (report_iso8601(c->timestamp, when, sizeof(when))) {
+		fprintf(out, "%sat %s", sep, when);
+		sep = ", ";
+	}
+	if (c->hostname) {
+		fputs(" on ", out);
+		put(out, c->hostname);
+	}
+	fputs("\n", out);
+}
+
 static void write_header(FILE *out, const struct model_report *r)
 {
 	put(out, r->input_path);
@@ -212,6 +248,8 @@ static void write_header(FILE *out, const struct model_report *r)
 		put(out, r->executable);
 	}
 	fprintf(out, "\n");
+	if (r->coredump)
+		write_coredump(out, r->coredump);
 	if (r->has_python) {
 		fprintf(out, "Python %s", r->version ? r->version : "(version unknown)");
 		if (r->free_threaded) {

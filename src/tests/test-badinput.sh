@@ -191,6 +191,21 @@ case $pattern in
 	fi ;;
 esac
 
+# standard input: a pipe of garbage, an empty pipe; the line names "-"
+for what in garbage empty; do
+	if [ $what = garbage ]; then
+		head -c 100000 /dev/urandom | "$PYCORE" analyze - >"$tmp/out" 2>"$tmp/err"
+	else
+		"$PYCORE" analyze - </dev/null >"$tmp/out" 2>"$tmp/err"
+	fi
+	rc=$?
+	if [ "$rc" -ne 4 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q '^pycore: -: ' "$tmp/err"; then
+		tap_fail "exit 4: $what on standard input (-)" "exit $rc: $(cat "$tmp/err")"
+	else
+		tap_ok "exit 4: $what on standard input (-): $(cat "$tmp/err")"
+	fi
+done
+
 usage
 usage analyze
 usage frobnicate core
@@ -200,6 +215,12 @@ usage analyze --max-repr 0 core
 usage analyze --timeout soon core
 usage analyze --layout guess core
 usage analyze --locals=shallow core
+usage coredump
+usage coredump not-an-instance
+usage coredump 1-2-3 4-5-6
+usage coredump --config "$tmp/does-not-exist.conf" 1-2-0
+printf '[Coredump]\nMaxConcurrent=0\n' >"$tmp/bad.conf"
+usage coredump --config "$tmp/bad.conf" 1-2-0
 
 tap_schema_done
 tap_done

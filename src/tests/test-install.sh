@@ -106,10 +106,11 @@ else
 		tap_fail "systemd-analyze verify pycore-coredump@.service"
 	fi
 
-	# systemd-coredump's own unit: the host's, or from its package in
-	# apt's cache (scripts/install-deps downloads it), unpacked here.
+	# systemd-coredump's own unit: the host's, the one scripts/install-deps
+	# unpacked (never installed), or from its package in apt's cache.
 	real= from=
-	for d in /lib/systemd/system /usr/lib/systemd/system; do
+	unpacked=${PYCORE_SYSTEMD_COREDUMP:-$HOME/.cache/pycore/systemd-coredump/root}
+	for d in /lib/systemd/system /usr/lib/systemd/system "$unpacked/lib/systemd/system"; do
 		[ -f "$d/systemd-coredump@.service" ] && { real=$d/systemd-coredump@.service from=$d/systemd-coredump@.service; break; }
 	done
 	deb=$(ls /var/cache/apt/archives/systemd-coredump_*.deb 2>/dev/null | tail -n 1)
@@ -121,7 +122,7 @@ else
 		tap_skip "systemd-analyze verify systemd-coredump@.service with the drop-in" "systemd-analyze not installed"
 	elif [ -z "$real" ]; then
 		tap_skip "systemd-analyze verify systemd-coredump@.service with the drop-in" \
-			"systemd-coredump@.service neither installed nor in apt's cache (scripts/install-deps)"
+			"systemd-coredump@.service neither installed nor unpacked by scripts/install-deps"
 	else
 		cp "$real" "$v/"
 		target=$(sed -n 's/^OnSuccess=//p' "$dest$dropin" | sed 's/%i/12-3456-0/')
