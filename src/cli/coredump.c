@@ -487,17 +487,51 @@ static uint64_t core_size(int fd)
 /* Become USER (else nobody) for good: no groups, its gid, its uid, and
  * proof that root cannot be had back.  0, or -1 with the reason on
  * standard error. */
-static int drop_privileges(const char *user)
+/* USER's entry, else nobody's (said on standard error); NULL if neither. */
+static struct passwd *hook_user(const char *user, bool say)
 {
 	struct passwd *pw = getpwnam(user);
 	if (!pw) {
-		fprintf(stderr, "pycore: coredump: no user '%s': using nobody\n", user);
+		if (say)
+			fprintf(stderr, "pycore: coredump: no user '%s': using nobody\n", user);
 		pw = getpwnam("nobody");
 	}
-	if (!pw) {
+	if (!pw && say)
 		fprintf(stderr, "pycore: coredump: neither the user '%s' nor nobody exists\n", user);
-		return -1;
+	return pw;
+}
+
+/* The debug cache (uncompressed copies of compressed debug files: the
+ * same for every crash, so kept between them) when the unit gives a cache
+ * directory (CacheDirectory=pycore sets $CACHE_DIRECTORY): its debug/,
+ * made as root and handed to USER before the drop.  NULL: no cache, every
+ * analysis inflates what it needs in memory. */
+static char *hook_debug_cache(const char *user)
+{
+	const char *env = getenv("CACHE_DIRECTORY");
+	struct passwd *pw = hook_user(user, false);
+	char *dir = NULL;
+	if (!env || *env != '/' || !pw ||
+	    asprintf(&dir, "%.*s/debug", (int)strcspn(env, ":"), env) < 0)
+		return NULL;
+	int fd = -1;
+	if ((mkdir(dir, 0755) != 0 && errno != EEXIST) ||
+	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fchown(fd, pw->pw_uid, pw->pw_gid) != 0) {
+		if (fd >= 0)
+			close(fd);
+		free(dir);
+		return NULL;
 	}
+	close(fd);
+	return dir;
+}
+
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw = hook_user(user, true);
+	if (!pw)
+		return -1;
 	uid_t uid = pw->pw_uid;
 	gid_t gid = pw->pw_gid;
 	if (uid == 0) {
@@ -639,10 +673,11 @@ static bool take_slot(const int *fds, unsigned n)
 /* The analysis, written: the JSON to the report's file, a journal entry.
  * Returns the exit code. */
 static int analyze_and_report(const struct coredump_config *cfg, const struct crash *c, int core_fd,
-			      const char *core_name, FILE *sidecar, const char *sidecar_name)
+			      const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache)
 {
 	struct analysis_options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
 						.timeout = 60, .locals = cfg->locals } };
+	opt.files.debug_cache = cache;
 	opt.redact = cfg->redact;
 	opt.coredump = c->facts;
 	struct analysis *a;
@@ -779,7 +814,7 @@ int coredump_main(int argc, char **argv)
 	struct crash c = { .pid = -1 };
 	sd_journal *j = NULL;
 	int rc = 0, core_fd = -1, *slots = NULL;
-	char *sidecar_name = NULL, *journal_name = NULL;
+	char *sidecar_name = NULL, *journal_name = NULL, *cache = NULL;
 	FILE *sidecar = NULL;
 	if (find_in_journal(instance, &j, &c) != 0) {
 		crash_free(&c);
@@ -885,6 +920,7 @@ int coredump_main(int argc, char **argv)
 	free(rundir);
 	sd_journal_close(j);
 	j = NULL;
+	cache = hook_debug_cache(cfg.user);
 	if (drop_privileges(cfg.user) != 0) {
 		report_json_error_write(sidecar, core_name, "not-analyzed", "privileges could not be dropped");
 		rc = 1;
@@ -896,7 +932,7 @@ int coredump_main(int argc, char **argv)
 					"skipped: MaxConcurrent= analyses were running for 60 s");
 		goto out;
 	}
-	rc = analyze_and_report(&cfg, &c, core_fd, core_name, sidecar, sidecar_name);
+	rc = analyze_and_report(&cfg, &c, core_fd, core_name, sidecar, sidecar_name, cache);
 	sidecar = NULL;
 out:
 	if (sidecar)
@@ -910,6 +946,7 @@ out:
 		close(core_fd);
 	free(sidecar_name);
 	free(journal_name);
+	free(cache);
 	if (j)
 		sd_journal_close(j);
 	crash_free(&c);

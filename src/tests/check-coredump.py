@@ -262,9 +262,11 @@ def inner():
     pid_mine = pycore_message_id()
     state = os.path.join(work, "state")
     run = os.path.join(work, "run")
+    cache = os.path.join(work, "cache")
     os.mkdir(state)
     os.mkdir(run)
-    env = {"STATE_DIRECTORY": state, "RUNTIME_DIRECTORY": run, "TMPDIR": "/tmp"}
+    os.mkdir(cache)
+    env = {"STATE_DIRECTORY": state, "RUNTIME_DIRECTORY": run, "CACHE_DIRECTORY": cache, "TMPDIR": "/tmp"}
     ctx = {}
     try:
         world = tap.run("journald and systemd-coredump's socket start in a private mount namespace",
@@ -378,8 +380,12 @@ def inner():
                 problems.append("PYCORE_TEXT lacks the crashed frame")
             if problems:
                 raise Failure("; ".join(problems))
+            debug = os.path.join(cache, "debug")
+            if not os.path.isdir(debug) or os.stat(debug).st_uid != 65534:
+                raise Failure("the debug cache %s is not a directory of uid 65534 (CacheDirectory=)" % debug)
             st = os.stat(side)
-            return "waited for the slot as uid 65534 without groups or capabilities; sidecar %o" % (st.st_mode & 0o777)
+            return ("waited for the slot as uid 65534 without groups or capabilities; sidecar %o; "
+                    "debug cache handed to it" % (st.st_mode & 0o777))
         tap.run("privilege drop to User=nobody and MaxConcurrent=1 (waits for the slot), journal entry "
                 "and sidecar", drop_and_slots)
 
