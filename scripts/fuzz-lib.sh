@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd linetable objects dump walk"
+fuzz_targets="elfcore minidump zstd linetable objects text dump walk"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -35,6 +35,7 @@ fuzz_options() {
 	zstd) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/zstd.dict" ;;
 	linetable) echo "-max_len=4096 -timeout=10" ;;
 	objects) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/objects.dict" ;;
+	text) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/text.dict" ;;
 	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	walk) echo "-max_len=4096 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	esac
