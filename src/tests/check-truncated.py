@@ -26,7 +26,6 @@ the interpreter is not installed or the kernel's cores cannot be had).
 """
 import importlib.util
 import os
-import resource
 import signal
 import struct
 import subprocess
@@ -38,72 +37,36 @@ cs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cs)
 Failure, Skip = cs.Failure, cs.Skip
 
-LIMITS = ["8192", "25%", "50%", "75%", "90%"]
+LIMITS = ["8192", "25%", "50%", "75%", "90%"]  # of the bytes the whole core holds
 
 
-def notes_end(path):
-    """Where the headers, program headers and notes of the core end (the
-    file's own program headers): a cut before it leaves nothing usable."""
+def layout(path):
+    """The core's program headers by its own header: where the headers and
+    notes end (a cut before leaves nothing usable) and where its last
+    segment ends (the size of the core written whole)."""
     with open(path, "rb") as f:
         head = f.read(64)
         phoff, = struct.unpack_from("<Q", head, 32)
         phentsize, phnum = struct.unpack_from("<HH", head, 54)
         f.seek(phoff)
         ph = f.read(phentsize * phnum)
-    end = phoff + phentsize * phnum
-    for i in range(phnum):
+    notes = whole = phoff + phentsize * phnum
+    for i in range(len(ph) // phentsize):
         t, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", ph, phentsize * i)
         if t == 4:  # PT_NOTE
-            end = max(end, off + filesz)
-    return end
-
-
-def declared_size(path):
-    """Where the core's last segment ends, by its program headers."""
-    with open(path, "rb") as f:
-        head = f.read(64)
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phentsize, phnum = struct.unpack_from("<HH", head, 54)
-        f.seek(phoff)
-        ph = f.read(phentsize * phnum)
-    return max([phoff + phentsize * phnum] + [struct.unpack_from("<Q", ph, phentsize * i + 8)[0] +
-                                              struct.unpack_from("<Q", ph, phentsize * i + 32)[0]
-                                              for i in range(len(ph) // phentsize)])
-
-
-def crash(target, work, workdir, limit):
-    """The kernel's core of the crash scenario (from WORK, the target's
-    scratch directory) run in WORKDIR with RLIMIT_CORE at LIMIT bytes
-    (None: unlimited): (core, truth path)."""
-    pattern, why = cs.kernel_core_usable()
-    if why:
-        raise Skip(why)
-    truth = os.path.join(workdir, "truth.json")
-
-    def set_limit():
-        lim = resource.RLIM_INFINITY if limit is None else limit
-        resource.setrlimit(resource.RLIMIT_CORE, (lim, resource.RLIM_INFINITY))
-
-    proc = target.popen([target.scenario(work, "crash.py"), target.inside(truth)], workdir,
-                        preexec=set_limit, stdout=subprocess.PIPE)
-    try:
-        proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise Failure("the scenario did not crash")
-    if proc.returncode != -signal.SIGSEGV:
-        raise Failure("the scenario ended with %s, not SIGSEGV" % proc.returncode)
-    core = cs.kernel_core_path(pattern, proc.pid, workdir)
-    if not os.path.exists(core):
-        raise Skip("the kernel wrote no core (%s; a hard limit on core files?)" % core)
-    return core, truth
+            notes = max(notes, off + filesz)
+        whole = max(whole, off + filesz)
+    return notes, whole
 
 
 def check_cut(target, core, truth_path):
     """pycore over CORE, a cut core: see the top."""
     size = os.path.getsize(core)
-    if size >= declared_size(core):
+    try:
+        notes, declared = layout(core)
+    except struct.error:
+        notes = declared = float("inf")  # the headers cut
+    if size >= declared:
         # a core of another run of the scenario may hold fewer bytes
         raise Skip("the kernel wrote this core whole (%d bytes) under the limit" % size)
     try:
@@ -116,11 +79,7 @@ def check_cut(target, core, truth_path):
         raise Failure("pycore died of %s: %s" % (signal.Signals(-p.returncode).name, err[-500:]))
     if len(err.splitlines()) != 1:
         raise Failure("exit %d with %d lines on stderr: %s" % (p.returncode, len(err.splitlines()), err[-500:]))
-    try:
-        usable = size >= notes_end(core)
-    except struct.error:
-        usable = False
-    if not usable:
+    if size < notes:
         if p.returncode != 4:
             raise Failure("cut at %d, before the end of the notes: exit %d, want 4: %s"
                           % (size, p.returncode, err.strip()))
@@ -195,7 +154,7 @@ def run_interpreter(tap, interp_file):
     work = target.workdir("pycore-trunc-%s-" % name)
     try:
         try:
-            core, truth = crash(target, work, work, None)
+            core, truth = cs.take_crash(target, work, ["crash.py"], signal.SIGSEGV)
         except (Failure, Skip) as e:
             for label in labels:
                 (tap.skip if isinstance(e, Skip) else tap.not_ok)(label, "the whole core: %s" % e)
@@ -209,15 +168,12 @@ def run_interpreter(tap, interp_file):
         core = os.path.join(work, "whole.core")
         for lim in LIMITS:
             limit = written * int(lim[:-1]) // 100 if lim.endswith("%") else int(lim)
-            sub = os.path.join(work, "limit-" + lim.rstrip("%"))
-            os.mkdir(sub)
 
-            def limited(sub=sub, limit=limit):
-                c, t = crash(target, work, sub, limit)
+            def limited(sub, limit=limit):
+                c, t = cs.take_crash(target, sub, ["crash.py"], signal.SIGSEGV, limit)
                 return check_cut(target, c, t)
-            tap.run("%s limit %s (%d bytes)" % (name, lim, limit), limited)
-            for f in os.listdir(sub):
-                os.unlink(os.path.join(sub, f))
+            sub = target.workdir("pycore-trunc-%s-" % name)
+            cs.run_in(tap, "%s limit %s (%d bytes)" % (name, lim, limit), sub, limited, sub)
         cut = os.path.join(work, "cut.core")
         for pct in range(5, 100, 5):
             n = whole * pct // 100
