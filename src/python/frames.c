@@ -281,30 +281,57 @@ static size_t stack_chunks(struct py_ctx *c, uint64_t ts, uint64_t *chunks, uint
 	return n;
 }
 
-/* 3.12+: the frames below END on the data stack, from its bottom up to
- * END's last frame: each frame's successor begins where its co_framesize
- * words end.  They are appended (innermost first, marked recovered) when
- * the walk reaches that frame exactly; else nothing is added.  Returns how
- * many were. */
+/* The words a frame of CODE takes on the data stack: co_framesize (3.12+);
+ * in 3.11, co_nlocalsplus + co_stacksize + FRAME_SPECIALS_SIZE, the
+ * specials being the words before localsplus (3.11's
+ * Include/internal/pycore_frame.h, _PyFrame_PushUnchecked), co_stacksize
+ * the int right before co_firstlineno (gdb: ptype /o PyCodeObject of
+ * Debian's 3.11-dbg).  -1 when unknown or not a frame's. */
+static int32_t frame_words(struct py_ctx *c, uint64_t code)
+{
+	const struct py_layout *L = c->L;
+	int32_t words, nlocalsplus, stacksize;
+	if (L->code_framesize >= 0) {
+		if (py_rd_i32(c, code + L->code_framesize, &words) != PC_OK)
+			return -1;
+	} else if (L->minor == 11 && L->code_nlocalsplus >= 0 && L->code_firstlineno >= 4 &&
+		   L->iframe_localsplus > 0) {
+		if (py_rd_i32(c, code + L->code_nlocalsplus, &nlocalsplus) != PC_OK ||
+		    py_rd_i32(c, code + L->code_firstlineno - 4, &stacksize) != PC_OK || nlocalsplus < 0 ||
+		    stacksize < 0 || nlocalsplus > (1 << 20) || stacksize > (1 << 20))
+			return -1;
+		words = L->iframe_localsplus / 8 + nlocalsplus + stacksize;
+	} else {
+		return -1;
+	}
+	return words > 0 && words <= (1 << 20) ? words : -1;
+}
+
+/* 3.11+: the frames below LAST on the data stack, from its bottom up to
+ * LAST (0: up to the current chunk's top, every frame): each frame's
+ * successor begins where its frame_words end.  They are appended
+ * (innermost first, marked recovered) when the walk reaches LAST (or the
+ * top) exactly; else nothing is added.  Returns how many were. */
 static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t last)
 {
 	const struct py_layout *L = c->L;
 	uint64_t chunks[64], tops[64], found[MAX_RECOVERED];
-	size_t nchunks = L->code_framesize >= 0 ? stack_chunks(c, ts, chunks, tops, 64) : 0, n = 0;
+	size_t nchunks = stack_chunks(c, ts, chunks, tops, 64), n = 0;
 	bool joined = false;
 	for (size_t i = 0; i < nchunks && !joined; i++) {
 		uint64_t f = chunks[i] + STACK_CHUNK_DATA + (i == 0 ? 8 : 0);
 		uint64_t end = tops[i] ? tops[i] : chunks[i] + STACK_CHUNK_DATA + (1u << 20);
-		while (f < end && n < MAX_RECOVERED) {
-			if (f == last) {
+		while (n < MAX_RECOVERED) {
+			if (f == last || (!last && i + 1 == nchunks && f == tops[i])) {
 				joined = true;
 				break;
 			}
+			if (f >= end)
+				break;
 			uint64_t code;
 			int32_t words;
 			if (py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
-			    py_rd_i32(c, py_stackref_obj(c, code) + L->code_framesize, &words) != PC_OK ||
-			    words <= 0 || words > (1 << 20))
+			    (words = frame_words(c, py_stackref_obj(c, code))) < 0)
 				break; /* not a frame: the rest of this chunk is not used */
 			found[n++] = f;
 			f += 8 * (uint64_t)words;
@@ -369,6 +396,11 @@ static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t t
 	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
 						 "stack (marked recovered)", why, got)
 				  : arena_printf(c->a, "%s: outer frames are missing", why));
+}
+
+size_t py_recover_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts)
+{
+	return c->L->minor >= 11 ? recover_outer(c, t, ts, 0) : 0;
 }
 
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame)

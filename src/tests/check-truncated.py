@@ -6,7 +6,10 @@ the notes or just past them) and at 25, 50, 75 and 90 % of the bytes the
 whole core holds: the kernel stops writing at the limit (it counts the
 bytes it writes, not the holes it leaves for pages of zeros, so the file
 may end past the limit).  The whole core is
-also cut at every 5 % (copies of its first bytes).
+also cut at every 5 % (copies of its first bytes), and where the segment of
+the crashing thread's C stack begins (its Python frame pointer, 3.11's
+_PyCFrame, is lost with it while its data stack survives: the frames are
+recovered from there, marked).
 
 Every cut must give, within 60 s and never by a signal:
 - exit 4 (nothing usable) with one line on stderr when the cut falls
@@ -57,6 +60,30 @@ def layout(path):
             notes = max(notes, off + filesz)
         whole = max(whole, off + filesz)
     return notes, whole
+
+
+def crashing_stack_offset(path):
+    """Where in the core the segment holding the crashing thread's stack
+    pointer begins (the kernel writes that thread's NT_PRSTATUS first; rsp
+    is user_regs_struct's 20th word, pr_reg at byte 112 of elf_prstatus on
+    x86_64): cut there, the core keeps every other thread's memory, the
+    thread's data stack among it, but not its C stack."""
+    data = open(path, "rb").read(1 << 20)
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    phs = [struct.unpack_from("<IIQQQQQQ", data, phoff + phentsize * i) for i in range(phnum)]
+    note = [p for p in phs if p[0] == 4][0]
+    at, rsp = note[2], None
+    while at < note[2] + note[5] and rsp is None:
+        namesz, descsz, ntype = struct.unpack_from("<III", data, at)
+        desc = at + 12 + (namesz + 3) // 4 * 4
+        if ntype == 1:  # NT_PRSTATUS
+            rsp, = struct.unpack_from("<Q", data, desc + 112 + 19 * 8)
+        at = desc + (descsz + 3) // 4 * 4
+    for t, _, off, vaddr, _, filesz, memsz, _ in phs:
+        if t == 1 and vaddr <= rsp < vaddr + memsz and filesz:
+            return off
+    raise Failure("the crashing thread's stack (rsp 0x%x) is not in the core" % rsp)
 
 
 def check_cut(target, core, truth_path):
@@ -124,11 +151,12 @@ def check_cut(target, core, truth_path):
                                                                          want[i] if i < len(want) else None))
             else:
                 at = i + 1
-        if len(pyframes) < len(want):
-            if not t["error"]:
-                raise Failure("%s: %d of its %d frames, and no error saying where the stack stopped"
-                              % (label, len(pyframes), len(want)))
-            stopped.append("%s: %s" % (known[ident].get("name") or ident, t["error"]))
+        if len(pyframes) < len(want) and not t["error"]:
+            raise Failure("%s: %d of its %d frames, and no error saying where the stack stopped"
+                          % (label, len(pyframes), len(want)))
+        if t["error"]:
+            stopped.append("%s: %d of %d frames: %s" % (known[ident].get("name") or ident, len(pyframes),
+                                                        len(want), t["error"]))
     missing = [tt.get("name") or str(ident) for ident, tt in known.items() if ident not in got]
     if missing and len(warnings) < 2:
         raise Failure("threads %s left out, and no warning but the truncation's says why" % missing)
@@ -144,7 +172,8 @@ def run_interpreter(tap, interp_file):
     name = os.path.basename(interp_file).rsplit(".", 1)[0]
     target, why = cs.interpreter(interp_file)
     labels = ["%s limit %s" % (name, lim) for lim in LIMITS] + ["%s cut at %d%%" % (name, pct)
-                                                               for pct in range(5, 100, 5)]
+                                                               for pct in range(5, 100, 5)] + \
+        ["%s cut where the crashing thread's C stack begins" % name]
     if why is None:
         why = cs.kernel_core_usable()[1]
     if why:
@@ -175,15 +204,17 @@ def run_interpreter(tap, interp_file):
             sub = target.workdir("pycore-trunc-%s-" % name)
             cs.run_in(tap, "%s limit %s (%d bytes)" % (name, lim, limit), sub, limited, sub)
         cut = os.path.join(work, "cut.core")
-        for pct in range(5, 100, 5):
-            n = whole * pct // 100
+        for pct in list(range(5, 100, 5)) + ["stack"]:
+            n = whole * pct // 100 if pct != "stack" else crashing_stack_offset(core)
             with open(core, "rb") as src, open(cut, "wb") as dst:
                 left = n
                 while left:
                     chunk = src.read(min(left, 1 << 20))
                     dst.write(chunk)
                     left -= len(chunk)
-            tap.run("%s cut at %d%%" % (name, pct), check_cut, target, cut, truth)
+            tap.run("%s cut at %d%%" % (name, pct) if pct != "stack" else
+                    "%s cut where the crashing thread's C stack begins (%d bytes)" % (name, n),
+                    check_cut, target, cut, truth)
     finally:
         if os.environ.get("KEEP_CORES") == "1":
             tap.diag("kept in %s" % work)
