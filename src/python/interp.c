@@ -73,7 +73,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 			rc = py_rd_ptr(c, at = cframe + L->cframe_current_frame, &frame);
 	}
 	if (rc != PC_OK) {
-		/* 3.11 keeps the pointer in a _PyCFrame on the C stack,
+		/* 3.11 and 3.12 keep the pointer in a _PyCFrame on the C stack,
 		 * where a truncated core ends first; its frames are still
 		 * on the thread's data stack */
 		size_t got = py_recover_frames(c, t, ts);
