@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd linetable objects dump walk"
+fuzz_targets="elfcore minidump zstd linetable objects text dump walk asyncio"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -19,11 +19,44 @@ fuzz_prepare() {
 		[ -f "$f" ] && cp "$f" "$work/seeds/dump/"
 	done
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
+	mkdir -p "$work/seeds/asyncio"
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/asyncio/none"
+	fuzz_asyncio_core
 	# what earlier campaigns kept (testdata/fuzz-corpus/TARGET/)
 	for t in $fuzz_targets; do
 		[ -d "$top/testdata/fuzz-corpus/$t" ] && cp "$top/testdata/fuzz-corpus/$t"/* "$work/seeds/$t/" 2>/dev/null
 	done
 	return 0
+}
+
+# fuzz_asyncio_core: $work/asyncio.core, gcore's core of the asyncio
+# scenario (src/tests/scenarios/aio_tasks.py: a loop, tasks awaiting tasks,
+# gathers, futures) run by the first of these interpreters present (asyncio
+# is read for 3.8-3.13); none (and fuzz-asyncio skipped) without one or gdb.
+fuzz_asyncio_core() {
+	command -v gcore >/dev/null || { echo "fuzz-asyncio: no gcore (gdb): skipped"; return 0; }
+	for py in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11 \
+		/root/.pyenv/versions/3.13.*/bin/python3.13 /root/.pyenv/versions/3.11.*/bin/python3.11; do
+		[ -x "$py" ] || continue
+		"$py" "$top/src/tests/scenarios/aio_tasks.py" "$work/aio-truth.json" >"$work/aio.out" 2>&1 &
+		pid=$!
+		i=0
+		while ! grep -q READY "$work/aio.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		sleep 0.5
+		gcore -o "$work/aio" "$pid" >/dev/null 2>&1
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		[ -f "$work/aio.$pid" ] && mv "$work/aio.$pid" "$work/asyncio.core" && return 0
+	done
+	echo "fuzz-asyncio: no interpreter made an asyncio core: skipped"
+}
+
+# fuzz_core TARGET: the core a target reads ($PYCORE_FUZZ_CORE), if any.
+fuzz_core() {
+	case $1 in
+	asyncio) echo "$work/asyncio.core" ;;
+	*) echo "$work/sample.core" ;;
+	esac
 }
 
 # fuzz_options TARGET: libFuzzer options for it (input size, hang limit,
@@ -35,7 +68,9 @@ fuzz_options() {
 	zstd) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/zstd.dict" ;;
 	linetable) echo "-max_len=4096 -timeout=10" ;;
 	objects) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/objects.dict" ;;
+	text) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/text.dict" ;;
 	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	walk) echo "-max_len=4096 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
+	asyncio) echo "-max_len=768 -timeout=20" ;;
 	esac
 }

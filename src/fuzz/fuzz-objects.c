@@ -1,6 +1,9 @@
 /* Fuzz target: the Python object readers (src/python/objects.c, repr.c,
  * repr_scalar.c: str, bytes, int, float, dict in every layout, list,
- * tuple, set) over a memory image that is the input.
+ * tuple, set) and code objects (src/python/code.c: name, file, first
+ * line and line table, then the line of every position the table covers
+ * through the decoder of that version) over a memory image that is the
+ * input.
  *
  * The dump is a stand-in, as a parser's unit test may use: two segments,
  * the fixed type objects of the built-in types (each at TYPE_ADDR(i)) and the image, the input after its first byte, at
@@ -111,6 +114,14 @@ static int fuzz_one(const uint8_t *data, size_t size)
 	uint64_t value;
 	py_dict_get_str(&c, IMAGE_BASE, "__module__", &value);
 	py_set_items(&c, IMAGE_BASE, 1000, count, &n);
+	/* the same bytes as a code object (the walk reads a frame's code
+	 * object this way, its type checked first: here it is not) */
+	c.codes = (struct addrtab)ADDRTAB_INIT(struct py_code);
+	const struct py_code *pc = py_code_get(&c, IMAGE_BASE);
+	for (int64_t pos = -1; pc && !pc->error && pos < 300; pos++)
+		if (py_code_line(&c, pc, pos) < 0)
+			abort();   /* the contract: a line, or 0 when unknown */
+	addrtab_free(&c.codes);
 	arena_free(c.a);
 	return 0;
 }

@@ -23,7 +23,7 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 	uint64_t type, name, filename, qualname = 0, table;
 	int32_t first = 0;
 	if (py_rd_ptr(c, addr + L->object_type, &type) != 0) {
-		pc->error = "code object not captured";
+		pc->error = arena_printf(c->a, "code object at 0x%llx not captured", (unsigned long long)addr);
 		return pc;
 	}
 	if (c->code_type && type != c->code_type) {
@@ -35,7 +35,7 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 	    py_rd_ptr(c, addr + L->code_filename, &filename) != 0 ||
 	    (L->code_qualname >= 0 && py_rd_ptr(c, addr + L->code_qualname, &qualname) != 0) ||
 	    py_rd_i32(c, addr + L->code_firstlineno, &first) != 0) {
-		pc->error = "code object not captured";
+		pc->error = arena_printf(c->a, "code object at 0x%llx not captured", (unsigned long long)addr);
 		return pc;
 	}
 	pc->firstlineno = first;

@@ -321,14 +321,16 @@ static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t t
 		uint64_t end = tops[i] ? tops[i] : chunks[i] + STACK_CHUNK_DATA + (1u << 20);
 		if (!last && !tops[i])
 			break; /* where the stack ends is unknown: nothing to join */
-		while (f <= end && n < MAX_RECOVERED) {
+		while (n < MAX_RECOVERED) {
 			if (last ? f == last : i + 1 == nchunks && f == end) {
 				joined = true;
 				break;
 			}
+			if (f >= end)
+				break;
 			uint64_t code;
 			int32_t words;
-			if (f == end || py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
+			if (py_rd_ptr(c, f + L->iframe_code, &code) != PC_OK ||
 			    !(words = frame_words(c, py_stackref_obj(c, code))))
 				break; /* not a frame: the rest of this chunk is not used */
 			found[n++] = f;
@@ -417,6 +419,11 @@ static void check_null_start(struct py_ctx *c, struct model_thread *t, uint64_t 
 						 "recovered; frames that generators and coroutines run are kept "
 						 "outside it and cannot be)", why, got)
 				  : arena_printf(c->a, "%s: its frames are missing", why));
+}
+
+size_t py_recover_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts)
+{
+	return c->L->minor >= 11 ? recover_outer(c, t, ts, 0) : 0;
 }
 
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via)

@@ -60,19 +60,27 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
 	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
 
-	uint64_t frame = 0, cframe = 0;
+	uint64_t frame = 0, cframe = 0, at;
 	enum pc_code rc;
 	if (L->tstate_frame >= 0) {
-		rc = py_rd_ptr(c, ts + L->tstate_frame, &frame);
+		rc = py_rd_ptr(c, at = ts + L->tstate_frame, &frame);
 	} else if (L->tstate_current_frame >= 0) {
-		rc = py_rd_ptr(c, ts + L->tstate_current_frame, &frame);
+		rc = py_rd_ptr(c, at = ts + L->tstate_current_frame, &frame);
 	} else {
-		rc = py_rd_ptr(c, ts + L->tstate_cframe, &cframe);
+		rc = py_rd_ptr(c, at = ts + L->tstate_cframe, &cframe);
 		if (rc == PC_OK && cframe)
-			rc = py_rd_ptr(c, cframe + L->cframe_current_frame, &frame);
+			rc = py_rd_ptr(c, at = cframe + L->cframe_current_frame, &frame);
 	}
 	if (rc != PC_OK) {
-		py_thread_error(c, t, "current frame not captured");
+		/* 3.11 and 3.12 keep the pointer in a _PyCFrame on the C stack,
+		 * where a truncated core ends first; its frames are still
+		 * on the thread's data stack */
+		size_t got = py_recover_frames(c, t, ts);
+		const char *why = arena_printf(c->a, "current frame not captured (its pointer, at 0x%llx, is not "
+					       "in the dump)", (unsigned long long)at);
+		py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the thread's data "
+							 "stack (marked recovered)", why, got)
+					  : why);
 		return;
 	}
 	py_walk_frames(c, t, ts, frame, cframe);
@@ -218,7 +226,8 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 			mi->gc_collecting = collecting != 0;
 		uint64_t ts = 0;
 		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
-			model_warn(c->r, "interpreter %lld: thread list not captured", (long long)mi->id);
+			model_warn(c->r, "interpreter %lld: thread list not captured (the interpreter state at "
+				   "0x%llx is not in the dump)", (long long)mi->id, (unsigned long long)interp);
 			c->r->incomplete = true;
 		}
 		for (int k = 0; ts; k++) {
@@ -232,8 +241,9 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 				break;
 			walk_thread(c, mi, ts, &gil);
 			if (py_rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
-				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads",
-					   (long long)mi->id, k + 1);
+				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads (the link after "
+					   "the thread state at 0x%llx is not captured)", (long long)mi->id, k + 1,
+					   (unsigned long long)ts);
 				c->r->incomplete = true;
 				break;
 			}

@@ -303,7 +303,9 @@ static json_t *report_json(const struct model_report *r)
 		json_t *binary = json_pack("{s:o, s:o}", "path", str_or_null(r->binary_path),
 					   "build_id", str_or_null(r->binary_build_id));
 		python = json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}",
-				   "version", str_or_null(r->version),
+				   /* only a full version: one told by its minor alone
+				    * ("3.7", the text's) is null here, a warning says it */
+				   "version", str_or_null(r->hexversion ? r->version : NULL),
 				   "hexversion", r->hexversion ? json_integer((json_int_t)r->hexversion) : json_null(),
 				   "free_threaded", r->free_threaded,
 				   "binary", binary,

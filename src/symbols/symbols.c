@@ -49,6 +49,14 @@ struct symbols {
 	Dwfl_Module **mods;          /* parallel to dump->modules */
 	char *debuginfo_path;        /* locate's, for libdwfl */
 	Dwfl_Callbacks cb;
+	struct symbol_memo *memo;    /* symbols_lookup's answers, found or not */
+	size_t nmemo, capmemo;
+};
+
+struct symbol_memo {
+	const struct dump_module *m;
+	char *name;
+	uint64_t addr, size;
 };
 
 /* The file locate/ chose for a module, or NULL. */
@@ -172,6 +180,9 @@ void symbols_close(struct symbols *s)
 		dwfl_end(s->dwfl);
 	free(s->mods);
 	free(s->refs);
+	for (size_t i = 0; i < s->nmemo; i++)
+		free(s->memo[i].name);
+	free(s->memo);
 	free(s->debuginfo_path);
 	free(s);
 }
@@ -189,8 +200,49 @@ struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m)
 	return dm ? dwfl_module_getdwarf(dm, &bias) : NULL;
 }
 
+/* WANT's answer for M from an earlier symbols_lookup: true when every
+ * name was asked before (the walk asks the same names again when a dump
+ * is analysed more than once, as the asyncio fuzz target does). */
+static bool memo_get(const struct symbols *s, const struct dump_module *m, struct symbol_want *want, size_t n,
+		     int *found)
+{
+	*found = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = 0;
+		while (i < s->nmemo && (s->memo[i].m != m || strcmp(s->memo[i].name, want[k].name) != 0))
+			i++;
+		if (i == s->nmemo)
+			return false;
+		want[k].addr = s->memo[i].addr;
+		want[k].size = s->memo[i].size;
+		*found += want[k].addr != 0;
+	}
+	return true;
+}
+
+static void memo_put(struct symbols *s, const struct dump_module *m, const struct symbol_want *want, size_t n)
+{
+	if (s->nmemo + n > s->capmemo) {
+		size_t cap = 2 * (s->nmemo + n);
+		struct symbol_memo *memo = realloc(s->memo, cap * sizeof(*memo));
+		if (!memo)
+			return; /* only the next lookup is slower */
+		s->memo = memo;
+		s->capmemo = cap;
+	}
+	for (size_t k = 0; k < n; k++) {
+		char *name = strdup(want[k].name);
+		if (!name)
+			return;
+		s->memo[s->nmemo++] = (struct symbol_memo){ m, name, want[k].addr, want[k].size };
+	}
+}
+
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
 {
+	int found;
+	if (memo_get(s, m, want, n, &found))
+		return found;
 	Dwfl_Module *dm = dwfl_mod(s, m);
 	if (!dm || !module_file(s, m))
 		return -1;
@@ -199,7 +251,7 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 		return -1;
 	for (size_t k = 0; k < n; k++)
 		want[k].addr = 0;
-	int found = 0;
+	found = 0;
 	for (int i = 1; i < nsym && (size_t)found < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -215,6 +267,7 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 			}
 		}
 	}
+	memo_put(s, m, want, n);
 	return found;
 }
 

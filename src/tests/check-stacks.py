@@ -575,9 +575,10 @@ def build_cxx(target, workdir):
     compile_into(workdir, "c++", "libcrashxx.so", "crashxx.cpp", [])
 
 
-def take_crash(target, workdir, argv, signo):
-    """The kernel's core of the scenario ARGV crashing with SIGNO: (core,
-    truth path).  Raises Skip when the kernel's cores cannot be had here."""
+def take_crash(target, workdir, argv, signo, limit=None):
+    """The kernel's core of the scenario ARGV crashing with SIGNO, with
+    RLIMIT_CORE at LIMIT bytes (None: unlimited): (core, truth path).
+    Raises Skip when the kernel's cores cannot be had here."""
     target = as_target(target)
     pattern, why = kernel_core_usable()
     if why:
@@ -585,7 +586,8 @@ def take_crash(target, workdir, argv, signo):
     truth_path = os.path.join(workdir, "truth.json")
 
     def unlimited():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY if limit is None else limit,
+                                                  resource.RLIM_INFINITY))
 
     proc = target.popen([target.scenario(workdir, argv[0]), target.inside(truth_path)] + argv[1:], workdir,
                         preexec=unlimited, stdout=subprocess.PIPE)
