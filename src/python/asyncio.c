@@ -513,37 +513,11 @@ static int add_weak_task(struct py_ctx *c, uint64_t ref, uint64_t unused, void *
 	return add_task(c, obj, 0, arg);
 }
 
-struct attr {
-	const char *name;
-	uint64_t value;
-};
-
-static int take_attr(struct py_ctx *c, const char *name, uint64_t value, void *arg)
-{
-	struct attr *a = arg;
-	(void)c;
-	if (strcmp(name, a->name) != 0)
-		return 0;
-	a->value = value;
-	return 1;
-}
-
-/* The instance attribute NAME of OBJ (an instance of a Python class, or of
- * a C type with a __dict__): its value, 0 when it has none. */
-static uint64_t attr_of(struct py_ctx *c, uint64_t obj, const char *name)
-{
-	struct attr a = { name, 0 };
-	uint64_t type;
-	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER || py_instance_attrs(c, obj, type, take_attr, &a) != 0)
-		return 0;
-	return a.value;
-}
-
 /* The tasks of weakref.WeakSet WS. */
 static void weakset_tasks(struct aio *w, uint64_t ws)
 {
 	struct py_ctx *c = w->c;
-	uint64_t data = attr_of(c, ws, "data");
+	uint64_t data = py_attr(c, ws, "data");
 	if (!data || py_type_of(c, data, NULL) != PYT_SET || py_set_items(c, data, MAX_TASKS, add_weak_task, w) != 0) {
 		model_warn(c->r, "interpreter %lld: asyncio's task registry is not captured whole",
 			   (long long)w->mi->id);
@@ -566,7 +540,7 @@ static int current_task(struct py_ctx *c, uint64_t loop, uint64_t task, void *ar
 static void loop_thread(struct aio *w, struct model_loop *l)
 {
 	struct py_ctx *c = w->c;
-	uint64_t id = attr_of(c, l->address, "_thread_id");
+	uint64_t id = py_attr(c, l->address, "_thread_id");
 	int64_t ident;
 	if (!id || py_type_of(c, id, NULL) != PYT_INT || py_long_i64(c, id, &ident) != 0 || !ident)
 		return;
@@ -605,7 +579,7 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 	}
 	if (!is_future(k) || depth >= MAX_GATHER_DEPTH)
 		return;
-	uint64_t list = attr_of(c, fut, "_children"), items;
+	uint64_t list = py_attr(c, fut, "_children"), items;
 	int64_t n;
 	if (!list || py_type_of(c, list, NULL) != PYT_LIST ||
 	    py_rd_i64(c, list + c->L->var_size, &n) != 0 || n < 0 ||
