@@ -182,6 +182,8 @@ void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
 /* The event loops and tasks of interpreter INTERP into MI (after its
  * threads were walked). */
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+/* waits.c: what each blocked thread of MI waits on (threads[].waiting_on). */
+void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 
 /* ---- budget.c ---- */
 
