@@ -34,7 +34,7 @@ cs = load("check_stacks", "check-stacks.py")
 cn = load("check_native", "check-native.py")
 
 FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
-FIRST_MINOR, LAST_MINOR = 8, 13
+FIRST_MINOR, LAST_MINOR = 8, 15
 
 
 def frames(stack):

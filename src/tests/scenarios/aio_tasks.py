@@ -33,7 +33,12 @@ def registry():
     t = asyncio.tasks
     if sys.version_info < (3, 12):
         return list(t._all_tasks)
-    return list(t._scheduled_tasks) + list(t._eager_tasks)
+    if sys.version_info < (3, 14):
+        return list(t._scheduled_tasks) + list(t._eager_tasks)
+    # 3.14+: C tasks are linked into their thread's list while pending,
+    # and unlinked once done (all_tasks() gives those); other tasks are
+    # still in the registry of tasks.py (all_tasks() leaves them out)
+    return list(set(list(asyncio.all_tasks()) + list(t._scheduled_tasks) + list(t._eager_tasks)))
 
 
 def frame_entry(f):
