@@ -26,7 +26,9 @@
  *   (_state 'PENDING' 'CANCELLED' 'FINISHED', _loop, _result, _exception,
  *   _fut_waiter, _coro, _name, _must_cancel, _num_cancels_requested);
  * - the future a task waits on is its _fut_waiter; gather's future keeps
- *   its children in the attribute _children; a C Future's __await__
+ *   its children in the attribute _children; a task whose coroutine waits
+ *   in TaskGroup.__aexit__ (or _aexit, 3.13+) awaits the group's children,
+ *   the set _tasks of that frame's self; a C Future's __await__
  *   iterator (_asyncio.FutureIter) holds the future right after its header;
  * - the loop's thread: BaseEventLoop.run_forever sets the loop's
  *   attribute _thread_id to threading.get_ident() while it runs, None after;
@@ -169,6 +171,7 @@ struct aio {
 
 struct task {
 	struct fut f;
+	uint64_t group;      /* the TaskGroup in whose __aexit__ its coroutine waits */
 	struct model_task *m;
 	struct model_loop *loop;
 	bool current;        /* its loop's entry of _current_tasks */
@@ -695,6 +698,41 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 	}
 }
 
+/* The TaskGroup whose __aexit__ (3.11, 3.12; _aexit from 3.13, called by
+ * it; Lib/asyncio/taskgroups.py) one of M's frames runs: that frame's self,
+ * a TaskGroup waiting for its children, the set _tasks.  0 none. */
+static uint64_t task_group(struct aio *w, const struct model_task *m)
+{
+	struct py_ctx *c = w->c;
+	for (size_t i = 0; c->L->minor >= 11 && i < m->stack.n; i++) {
+		const struct model_frame *f = m->stack.items[i];
+		uint64_t self, type;
+		if (!f->file || !f->function || !f->frame_address || strcmp(pc_basename(f->file), "taskgroups.py") != 0 ||
+		    (strcmp(f->function, "__aexit__") != 0 && strcmp(f->function, "_aexit") != 0))
+			continue;
+		self = py_frame_arg0(c, f->frame_address);
+		const char *tn = self && py_type_of(c, self, &type) == PYT_OTHER ? py_type_name(c, type) : NULL;
+		if (tn && strcmp(tn, "asyncio.taskgroups.TaskGroup") == 0)
+			return self;
+	}
+	return 0;
+}
+
+struct group_link {
+	struct aio *w;
+	struct task *parent;
+	struct addrtab *linked;
+};
+
+static int group_child(struct py_ctx *c, uint64_t child, uint64_t unused, void *arg)
+{
+	struct group_link *g = arg;
+	(void)c;
+	(void)unused;
+	link(g->w, g->parent, child, g->linked);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Each task
  * ------------------------------------------------------------------------ */
@@ -760,6 +798,7 @@ static void describe(struct aio *w, struct task *t)
 		bool running;
 		coroutine_stack(w, m, f->coro, &running);
 		m->running = running || t->current;
+		t->group = task_group(w, m);
 	}
 }
 
@@ -799,11 +838,15 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 	for (size_t i = 0; i < w.tasks.n && !py_out_of_time(c); i++) {
 		struct task *t = w.tasks.items[i];
 		describe(&w, t);
-		if (t->f.state == FUT_PENDING && t->f.fut_waiter) {
-			struct addrtab linked = ADDRTAB_INIT(uint64_t);
+		struct addrtab linked = ADDRTAB_INIT(uint64_t);
+		if (t->f.state == FUT_PENDING && t->f.fut_waiter)
 			awaits(&w, t, t->f.fut_waiter, 0, &budget, &linked);
-			addrtab_free(&linked);
+		uint64_t children = t->group ? py_attr(c, t->group, "_tasks") : 0;
+		if (children && py_type_of(c, children, NULL) == PYT_SET) {
+			struct group_link g = { &w, t, &linked };
+			py_set_items(c, children, MAX_CHILDREN, group_child, &g);
 		}
+		addrtab_free(&linked);
 	}
 	addrtab_free(&w.tasks_at);
 	addrtab_free(&w.loops_at);

@@ -176,6 +176,9 @@ void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint6
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+/* FRAME's first argument (fast local 0, through its cell; a method's
+ * self), 0 when unreadable. */
+uint64_t py_frame_arg0(struct py_ctx *c, uint64_t frame);
 
 /* ---- asyncio.c ---- */
 

@@ -112,20 +112,6 @@ static uint64_t frame_code(struct py_ctx *c, uint64_t frame)
 	return L->frame_code >= 0 ? code : py_stackref_obj(c, code);
 }
 
-/* The frame's first argument (fast local 0), through its cell. */
-static uint64_t first_arg(struct py_ctx *c, uint64_t frame)
-{
-	const struct py_layout *L = c->L;
-	uint64_t v;
-	int64_t off = L->frame_code >= 0 ? L->frame_localsplus : L->iframe_localsplus;
-	if (py_rd_ptr(c, frame + (uint64_t)off, &v) != 0)
-		return 0;
-	v = L->frame_code >= 0 ? v : py_stackref_obj(c, v);
-	if (v && py_type_of(c, v, NULL) == PYT_CELL && py_rd_ptr(c, v + L->cell_ref, &v) != 0)
-		return 0;
-	return v;
-}
-
 /* The object of a waiting method written in Python, run by the frames
  * from FIRST (an index into T's frames) outwards; 0 none. */
 static uint64_t python_wait(struct py_ctx *c, const struct model_thread *t, size_t first, uint64_t *type)
@@ -142,7 +128,7 @@ static uint64_t python_wait(struct py_ctx *c, const struct model_thread *t, size
 			const struct py_method *m = &py_methods[k];
 			if (strcmp(base, m->file) != 0 || strcmp(f->function, m->function) != 0)
 				continue;
-			if (!self && ((self = first_arg(c, f->frame_address)) == 0 ||
+			if (!self && ((self = py_frame_arg0(c, f->frame_address)) == 0 ||
 				      py_type_of(c, self, &st) == PYT_UNREADABLE))
 				break;
 			match = type_is(c, st, m->cls);

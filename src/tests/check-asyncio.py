@@ -9,7 +9,11 @@ or exception), then blocks inside the running task; gcore takes the core.
 pycore's JSON must name the loop, its thread and the same tasks with the
 same fields, stacks frame for frame (with --locals, each frame's variables
 with Python's own reprs), and the text report with --tasks must show each
-task.  The threads' stacks are checked as check-stacks.py does.
+task.  The threads' stacks are checked as check-stacks.py does.  The
+aio_groups scenario runs two loops in two threads: 50 pending tasks in three
+levels of gather, a TaskGroup with a failed child whose owner waits in its
+__aexit__ for a child that never ends, a task awaiting a future that never
+completes and two tasks awaiting each other, whose cycle the text must name.
 
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
@@ -82,6 +86,7 @@ def check_text(target, core, want):
         for f in t["stack"]:
             if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
                 raise cs.Failure("--tasks text: task %s lacks %s" % (t["name"], cs.frame_str(f)))
+    return out
 
 
 def compare_locals(want, report):
@@ -121,22 +126,47 @@ def check(target, work):
                                                                                     exact)
 
 
+def check_groups(target, work):
+    """Two loops in two threads: every loop's tasks as the process says,
+    and the text names the cycle of two tasks awaiting each other."""
+    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_groups", work)
+    truth = json.load(open(truth_path))
+    want = json.load(open(truth_path + ".asyncio"))
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
+    report = cs.load_report(out)
+    cs.compare(truth, report, None, snap_signal)
+    counts = [compare_tasks(loop, report) for loop in want["loops"]]
+    text = ""
+    for loop in want["loops"]:
+        text = check_text(target, core, loop)
+    cycle = [l for l in text.splitlines() if "cycle-" in l and "a cycle of awaits back to it" in l]
+    if not cycle:
+        raise cs.Failure("--tasks text: the cycle of cycle-a and cycle-b is not named")
+    groups = [t for l in want["loops"] for t in l["tasks"] if t["name"] == "grouper"]
+    return "tasks %s on loops in threads %s; %s" % (counts, [l["thread"] for l in want["loops"]],
+                                                  "the TaskGroup awaits %d children" % len(groups[0]["awaiting"])
+                                                  if groups else "no TaskGroup before 3.11")
+
+
 def main():
     tap = cs.TAP()
     for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
         name = os.path.basename(path)[:-7]
-        label = "%s aio_tasks" % name
-        target, why = cs.interpreter(path)
-        if why:
-            tap.skip(label, why)
-            continue
-        minor = target.minor()
-        if not FIRST_MINOR <= minor <= LAST_MINOR:
-            tap.skip(label, "pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
-                     % (FIRST_MINOR, LAST_MINOR, minor))
-            continue
-        work = target.workdir("pycore-asyncio-%s-" % name)
-        cs.run_in(tap, label, work, check, target, work)
+        for scenario, fn in (("aio_tasks", check), ("aio_groups", check_groups)):
+            label = "%s %s" % (name, scenario)
+            target, why = cs.interpreter(path)
+            if why:
+                tap.skip(label, why)
+                continue
+            minor = target.minor()
+            if not FIRST_MINOR <= minor <= LAST_MINOR:
+                tap.skip(label, "pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
+                         % (FIRST_MINOR, LAST_MINOR, minor))
+                continue
+            work = target.workdir("pycore-asyncio-%s-" % name)
+            cs.run_in(tap, label, work, fn, target, work)
     cs.schema_summary(tap)
     return tap.done()
 
