@@ -13,7 +13,9 @@ task.  The threads' stacks are checked as check-stacks.py does.  The
 aio_groups scenario runs two loops in two threads: 50 pending tasks in three
 levels of gather, a TaskGroup with a failed child whose owner waits in its
 __aexit__ for a child that never ends, a task awaiting a future that never
-completes and two tasks awaiting each other, whose cycle the text must name.
+completes and two tasks awaiting each other, whose cycle the text must name;
+a second run ends in os.abort() from a callback of loop a (the kernel's
+core).
 
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
@@ -21,7 +23,6 @@ import glob
 import importlib.util
 import json
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,17 +127,23 @@ def check(target, work):
                                                                                     exact)
 
 
-def check_groups(target, work):
+def check_groups(target, work, abort=False):
     """Two loops in two threads: every loop's tasks as the process says,
-    and the text names the cycle of two tasks awaiting each other."""
-    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_groups", work)
+    and the text names the cycle of two tasks awaiting each other.  ABORT:
+    the kernel's core after os.abort() in a callback of loop a."""
+    if abort:
+        core, truth_path = cs.take_crash(target, work, ["aio_groups.py", "abort"], cs.signal.SIGABRT)
+        crashed, snap_signal = cs.signal.SIGABRT, None
+    else:
+        core, truth_path, snap_signal = cs.take_snapshot(target, "aio_groups", work)
+        crashed = None
     truth = json.load(open(truth_path))
     want = json.load(open(truth_path + ".asyncio"))
     rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
     if rc != 0:
         raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
     report = cs.load_report(out)
-    cs.compare(truth, report, None, snap_signal)
+    cs.compare(truth, report, crashed, snap_signal)
     counts = [compare_tasks(loop, report) for loop in want["loops"]]
     text = ""
     for loop in want["loops"]:
@@ -154,7 +161,8 @@ def main():
     tap = cs.TAP()
     for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
         name = os.path.basename(path)[:-7]
-        for scenario, fn in (("aio_tasks", check), ("aio_groups", check_groups)):
+        for scenario, fn in (("aio_tasks", check), ("aio_groups", check_groups),
+                             ("aio_groups os.abort()", lambda t, w: check_groups(t, w, abort=True))):
             label = "%s %s" % (name, scenario)
             target, why = cs.interpreter(path)
             if why:

@@ -113,9 +113,11 @@ def describe(t, running_stack):
 
 def loop_truth(caller):
     """The running loop's thread, address and tasks, recorded from inside its
-    running task by the function CALLER (a frame) called."""
+    running task (or a callback the loop runs) by the function CALLER (a
+    frame) called."""
     loop = asyncio.get_running_loop()
-    stack = running_chain(caller, asyncio.current_task().get_coro())
+    current = asyncio.current_task()   # None in a callback
+    stack = running_chain(caller, current.get_coro()) if current is not None else []
     tasks = [describe(t, stack) for t in registry(loop)]
     for t in tasks:
         t["awaited_by"] = sorted(o["address"] for o in tasks if t["address"] in o["awaiting"])

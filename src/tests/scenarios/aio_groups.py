@@ -8,6 +8,9 @@ Loop "b" runs a sleeper and its own running task.  Each loop's running
 task records what the process itself says of its tasks (_aio_truth.py);
 loop b's first, then loop a's, which then records the threads' stacks.
 
+With argv[2] "abort", loop a's records from a callback instead, and calls
+os.abort() there (the kernel's core).
+
 Truth (argv[1]): _truth.record's threads, and argv[1] + ".asyncio":
 {"loops": [loop a's, loop b's]}, each as _aio_truth.loop_truth gives it.
 Runs on CPython 3.8+."""
@@ -23,6 +26,7 @@ from _truth import record  # noqa: E402
 from _aio_truth import loop_truth  # noqa: E402
 
 NEVER = 3600
+ABORT = sys.argv[2:] == ["abort"]
 parked = _thread.allocate_lock()
 parked.acquire()
 main_parked = _thread.allocate_lock()   # released by the main thread on its last line
@@ -84,7 +88,7 @@ def snapshot_b():
     b_recorded.set()
 
 
-def snapshot_a(truth_path):
+def snapshot_a(truth_path, crasher=None):
     b_recorded.wait()
     main_parked.acquire()  # the main thread's stack stands still from now on
     caller = sys._getframe(1)
@@ -93,7 +97,11 @@ def snapshot_a(truth_path):
         json.dump(truth, f)
     frames = sys._current_frames()
     frames[threading.get_ident()] = caller
-    record(truth_path, frames)
+    record(truth_path, frames, crasher=crasher)
+
+
+def abort_callback(truth_path):
+    snapshot_a(truth_path, threading.get_ident()); os.abort()  # noqa: E702
 
 
 async def blocker_b():
@@ -115,6 +123,9 @@ async def main_a(truth_path):
     box["b"] = asyncio.create_task(cyclic("a"), name="cycle-b")
     for _ in range(10):
         await asyncio.sleep(0)
+    if ABORT:
+        loop.call_soon(abort_callback, truth_path)
+        await never
     await blocker_a(truth_path)
 
 
