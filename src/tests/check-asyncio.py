@@ -21,7 +21,6 @@ Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
 import glob
 import importlib.util
-import json
 import os
 import sys
 
@@ -109,14 +108,7 @@ def compare_locals(want, report):
 
 
 def check(target, work):
-    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_tasks", work)
-    truth = json.load(open(truth_path))
-    want = json.load(open(truth_path + ".asyncio"))
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
-    if rc != 0:
-        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
-    report = cs.load_report(out)
-    cs.compare(truth, report, None, snap_signal)
+    core, report, want = cs.take_and_read(target, "aio_tasks", work, suffix=".asyncio")
     n = compare_tasks(want, report)
     check_text(target, core, want)
     rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--locals"] + target.pycore_args() + [core])
@@ -131,19 +123,7 @@ def check_groups(target, work, abort=False):
     """Two loops in two threads: every loop's tasks as the process says,
     and the text names the cycle of two tasks awaiting each other.  ABORT:
     the kernel's core after os.abort() in a callback of loop a."""
-    if abort:
-        core, truth_path = cs.take_crash(target, work, ["aio_groups.py", "abort"], cs.signal.SIGABRT)
-        crashed, snap_signal = cs.signal.SIGABRT, None
-    else:
-        core, truth_path, snap_signal = cs.take_snapshot(target, "aio_groups", work)
-        crashed = None
-    truth = json.load(open(truth_path))
-    want = json.load(open(truth_path + ".asyncio"))
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
-    if rc != 0:
-        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
-    report = cs.load_report(out)
-    cs.compare(truth, report, crashed, snap_signal)
+    core, report, want = cs.take_and_read(target, "aio_groups", work, abort, ".asyncio")
     counts = [compare_tasks(loop, report) for loop in want["loops"]]
     text = ""
     for loop in want["loops"]:

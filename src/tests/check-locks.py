@@ -17,8 +17,7 @@ and summary.deadlock the two threads of the cycle; the text must show a
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
 import glob
-import importlib.util
-import json
+import importlib
 import os
 import sys
 
@@ -26,14 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIRST_MINOR = 8
 
 
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cs = load("check_stacks", "check-stacks.py")
+sys.path.insert(0, HERE)
+cs = importlib.import_module("check-stacks")
 
 
 def compare_waits(want, report):
@@ -81,19 +74,7 @@ def check_text(target, core, want, report):
 
 
 def check(target, work, abort):
-    if abort:
-        core, truth_path = cs.take_crash(target, work, ["lock_waits.py", "abort"], cs.signal.SIGABRT)
-        crashed, snap_signal = cs.signal.SIGABRT, None
-    else:
-        core, truth_path, snap_signal = cs.take_snapshot(target, "lock_waits", work)
-        crashed = None
-    truth = json.load(open(truth_path))
-    want = json.load(open(truth_path + ".waits"))
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
-    if rc != 0:
-        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
-    report = cs.load_report(out)
-    cs.compare(truth, report, crashed, snap_signal)
+    core, report, want = cs.take_and_read(target, "lock_waits", work, abort, ".waits")
     n = compare_waits(want, report)
     check_text(target, core, want, report)
     return "%d threads' waits, deadlock of threads %s" % (n, want["deadlock"])
