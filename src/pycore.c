@@ -99,7 +99,7 @@ static const char usage_text[] =
 	"                       every OS thread without Python; frames inside the\n"
 	"                       interpreter's own module are left out\n"
 	"      --native-all     the same, keeping the interpreter's own frames\n"
-	"      --tasks          text: also every asyncio event loop's tasks (3.8 to 3.13),\n"
+	"      --tasks          text: also every asyncio event loop's tasks (3.8 to 3.15),\n"
 	"                       each with its state, its coroutine stack and the tasks it\n"
 	"                       awaits nested under it; JSON always has them\n"
 	"      --redact         replace secrets' values by their type and length: variables\n"

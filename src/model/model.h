@@ -64,6 +64,18 @@ struct model_exception {
 	struct ptrvec traceback;     /* of struct model_frame, innermost first */
 };
 
+/* The object a blocked thread waits on (python/waits.c). */
+struct model_wait {
+	const char *type;            /* "_thread.RLock", "queue.Queue" */
+	uint64_t address;
+	const char *repr;            /* Python's repr of it, NULL when pycore cannot form it */
+	int64_t owner;               /* the OS thread holding it (an RLock's owner, a
+					Thread being joined); -1 none or unknown */
+	const char *owner_name;      /* that thread's name, NULL unknown */
+	int64_t count;               /* an RLock's recursion level; -1 not one */
+	bool joins;                  /* it is a threading.Thread: owner is the thread joined */
+};
+
 struct model_thread {
 	int64_t tid;                 /* -1: unknown */
 	uint64_t ident;
@@ -73,6 +85,7 @@ struct model_thread {
 	const char *error;
 	struct ptrvec frames;        /* of struct model_frame, innermost first */
 	struct model_exception *exception;   /* NULL: none being handled */
+	struct model_wait *waiting_on; /* NULL: not known to wait on anything */
 	size_t gc_native;            /* 1 + the index in frames where its native stack runs the
 					garbage collector; 0: it does not (or not known) */
 };

@@ -1,7 +1,7 @@
 /* asyncio: every event loop's tasks, each one's coroutine stack, and who
  * awaits whom, read without running anything.
  *
- * Facts used, by version (CPython 3.8 to 3.13; Lib/asyncio/ and
+ * Facts used, by version (CPython 3.8 to 3.15; Lib/asyncio/ and
  * Modules/_asynciomodule.c, Include/cpython/genobject.h,
  * Include/internal/pycore_frame.h, Include/opcode.h of each version):
  * - the tasks: asyncio.tasks._all_tasks (3.8-3.11) or _scheduled_tasks
@@ -11,7 +11,10 @@
  *   asyncio.tasks._eager_tasks (3.12, 3.13), a set of tasks;
  *   asyncio.tasks._current_tasks maps each loop to the task it runs now.
  *   The C module shares these very objects (tasks.py imports them from
- *   _asyncio), so C and pure-Python tasks are found alike;
+ *   _asyncio), so C and pure-Python tasks are found alike up to 3.13;
+ *   from 3.14 the C tasks are in per-thread lists instead (task_lists
+ *   below), linked while pending (a done task is unlinked: the registry is
+ *   what all_tasks() gives), and _scheduled_tasks holds the others;
  * - a C Task or Future (FutureObj_HEAD, then TaskObj's own fields) is the
  *   table `fut_layouts` below: offsets after the object header, from the
  *   field order of each version's _asynciomodule.c and checked against the
@@ -23,7 +26,9 @@
  *   (_state 'PENDING' 'CANCELLED' 'FINISHED', _loop, _result, _exception,
  *   _fut_waiter, _coro, _name, _must_cancel, _num_cancels_requested);
  * - the future a task waits on is its _fut_waiter; gather's future keeps
- *   its children in the attribute _children; a C Future's __await__
+ *   its children in the attribute _children; a task whose coroutine waits
+ *   in TaskGroup.__aexit__ (or _aexit, 3.13+) awaits the group's children,
+ *   the set _tasks of that frame's self; a C Future's __await__
  *   iterator (_asyncio.FutureIter) holds the future right after its header;
  * - the loop's thread: BaseEventLoop.run_forever sets the loop's
  *   attribute _thread_id to threading.get_ident() while it runs, None after;
@@ -39,8 +44,9 @@
  *   f_valuestack[f_stackdepth - 1] (3.10); in 3.11 and 3.12 when the next
  *   instruction is RESUME (3.11: 151, or its quickened form 150; 3.12: 151,
  *   or INSTRUMENTED_RESUME 240) with an oparg of 2 or more; in 3.13 when
- *   gi_frame_state is FRAME_SUSPENDED_YIELD_FROM (-1); the top is then
- *   localsplus[stacktop - 1].
+ *   gi_frame_state is FRAME_SUSPENDED_YIELD_FROM (frame_states below); the
+ *   top is then localsplus[stacktop - 1], from 3.14 stackpointer[-1], and
+ *   in 3.15 stackpointer[-2] (a NULL is pushed above the awaitable).
  * A running task's coroutine is executing: its stack is the frames of the
  * loop's thread from the innermost out to the coroutine's own frame.
  */
@@ -74,6 +80,8 @@ static const struct fut_layout fut_layouts[] = {
 	[11] = { 0, 32, 48, 72, 112, 120, 128, 144, -1, 152 },
 	[12] = { 0, 32, 48, 72, 112, 120, 128, 144, -1, 152 },
 	[13] = { 0, 32, 48, 80, 96, 104, 112, 84, 2, 88 },
+	[14] = { 0, 32, 48, 88, 104, 112, 120, 94, 2, 96 },
+	[15] = { 0, 32, 48, 88, 104, 112, 120, 94, 2, 96 },
 };
 
 /* Offsets after the object header of PyGenObject (and PyCoroObject). */
@@ -86,6 +94,42 @@ struct gen_layout {
 static const struct gen_layout gen_layouts[] = {
 	[8] = { 0, 40, -1 }, [9] = { 0, 40, -1 }, [10] = { 0, 32, -1 },
 	[11] = { 64, 24, 59 }, [12] = { 56, 16, 51 }, [13] = { 56, 16, 51 },
+	[14] = { 56, 16, 51 }, [15] = { 56, 16, 51 },
+};
+
+/* A generator frame's states (3.11+: gi_frame_state; Include/internal/
+ * pycore_frame.h): up to 3.12 no state of its own for a yield from (the
+ * next instruction tells); 3.15 renumbered them and added one for a yield
+ * from whose generator another thread holds (free-threaded builds). */
+struct frame_states {
+	int8_t suspended, yield_from, yield_from_locked, executing, finished;  /* finished: >= */
+	int8_t awaited_depth;  /* the awaited object's slot below the stack top: 3.15
+				  pushes a NULL above it (dis: GET_AWAITABLE, PUSH_NULL) */
+};
+
+static const struct frame_states frame_states[] = {
+	[11] = { -1, -1, -1, 0, 1, 1 }, [12] = { -1, -1, -1, 0, 1, 1 },
+	[13] = { -2, -1, -1, 0, 1, 1 }, [14] = { -2, -1, -1, 0, 1, 1 },
+	[15] = { 1, 2, 3, 4, 5, 2 },
+};
+
+/* 3.14+ (Modules/_asynciomodule.c, Include/internal/pycore_tstate.h): every
+ * C task is linked, from its creation until it is freed, into the list of
+ * the thread that made it (_PyThreadStateImpl.asyncio_tasks_head), or of
+ * the interpreter once that thread is gone (PyInterpreterState.
+ * asyncio_tasks_head); TaskObj.task_node links it (struct llist_node:
+ * next, prev), and asyncio_running_task is the task the thread runs now.
+ * Offsets from the DWARF of Debian's builds (gdb: print
+ * &((_PyThreadStateImpl *)0)->asyncio_tasks_head), the same facts as the
+ * module's _AsyncioDebug section; free-threaded builds differ. */
+struct task_lists {
+	int task_node;         /* after the object header */
+	int tstate_head, tstate_running_task, interp_head;
+};
+
+static const struct task_lists task_lists[] = {
+	[14] = { 136, 0x370, 0x368, 0x2a80 },
+	[15] = { 136, 0x418, 0x408, 0x2a68 },
 };
 
 /* PyFrameObject (3.8-3.10): f_valuestack, and f_stacktop (3.8, 3.9) or
@@ -127,6 +171,7 @@ struct aio {
 
 struct task {
 	struct fut f;
+	uint64_t group;      /* the TaskGroup in whose __aexit__ its coroutine waits */
 	struct model_task *m;
 	struct model_loop *loop;
 	bool current;        /* its loop's entry of _current_tasks */
@@ -311,11 +356,10 @@ static uint64_t gen_frame(struct aio *w, uint64_t gen, bool *suspended, int8_t *
 	}
 	if (dump_read(c->d, b + (uint64_t)w->gl->frame_state, state, 1) != PC_OK)
 		return 0;
-	/* 3.11, 3.12: CREATED -2, SUSPENDED -1; 3.13: CREATED -3, SUSPENDED -2,
-	 * SUSPENDED_YIELD_FROM -1; EXECUTING 0, COMPLETED 1, CLEARED 4 */
-	if (*state >= 1)
+	const struct frame_states *fs = &frame_states[c->L->minor];
+	if (*state >= fs->finished)
 		return 0;
-	*suspended = c->L->minor >= 13 ? (*state == -2 || *state == -1) : *state == -1;
+	*suspended = *state == fs->suspended || *state == fs->yield_from || *state == fs->yield_from_locked;
 	return b + (uint64_t)w->gl->frame;
 }
 
@@ -361,8 +405,17 @@ static uint64_t awaited(struct aio *w, uint64_t frame, int8_t state)
 		bool resume = L->minor == 11 ? next[0] == 151 || next[0] == 150 : next[0] == 151 || next[0] == 240;
 		if (!resume || next[1] < 2)
 			return 0;
-	} else if (state != -1) {
+	} else if (state != frame_states[L->minor].yield_from && state != frame_states[L->minor].yield_from_locked) {
 		return 0;
+	}
+	if (L->minor >= 14) {
+		/* a suspended frame keeps its stack pointer */
+		uint64_t sp;
+		uint64_t depth = (uint64_t)frame_states[L->minor].awaited_depth;
+		if (L->iframe_stackpointer < 0 || py_rd_ptr(c, frame + L->iframe_stackpointer, &sp) != 0 ||
+		    sp < frame + (uint64_t)L->iframe_localsplus + 8 * depth || py_rd_ptr(c, sp - 8 * depth, &top) != 0)
+			return 0;
+		return py_stackref_obj(c, top);
 	}
 	int32_t stacktop;
 	if (L->iframe_stacktop < 0 || py_rd_i32(c, frame + L->iframe_stacktop, &stacktop) != 0 ||
@@ -425,7 +478,8 @@ static void coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, 
 			/* executing (3.8, 3.9: no f_stacktop; later: state 0): the
 			 * thread running it holds the rest of the stack; else just
 			 * created, awaiting nothing yet */
-			bool executing = c->L->minor <= 9 || state == 0;
+			bool executing = c->L->minor <= 9 ||
+					 (c->L->minor <= 10 ? state == 0 : state == frame_states[c->L->minor].executing);
 			if (n == 0 && executing && running_stack(w, m, frame))
 				*running = true;
 			else
@@ -513,37 +567,11 @@ static int add_weak_task(struct py_ctx *c, uint64_t ref, uint64_t unused, void *
 	return add_task(c, obj, 0, arg);
 }
 
-struct attr {
-	const char *name;
-	uint64_t value;
-};
-
-static int take_attr(struct py_ctx *c, const char *name, uint64_t value, void *arg)
-{
-	struct attr *a = arg;
-	(void)c;
-	if (strcmp(name, a->name) != 0)
-		return 0;
-	a->value = value;
-	return 1;
-}
-
-/* The instance attribute NAME of OBJ (an instance of a Python class, or of
- * a C type with a __dict__): its value, 0 when it has none. */
-static uint64_t attr_of(struct py_ctx *c, uint64_t obj, const char *name)
-{
-	struct attr a = { name, 0 };
-	uint64_t type;
-	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER || py_instance_attrs(c, obj, type, take_attr, &a) != 0)
-		return 0;
-	return a.value;
-}
-
 /* The tasks of weakref.WeakSet WS. */
 static void weakset_tasks(struct aio *w, uint64_t ws)
 {
 	struct py_ctx *c = w->c;
-	uint64_t data = attr_of(c, ws, "data");
+	uint64_t data = py_attr(c, ws, "data");
 	if (!data || py_type_of(c, data, NULL) != PYT_SET || py_set_items(c, data, MAX_TASKS, add_weak_task, w) != 0) {
 		model_warn(c->r, "interpreter %lld: asyncio's task registry is not captured whole",
 			   (long long)w->mi->id);
@@ -562,11 +590,62 @@ static int current_task(struct py_ctx *c, uint64_t loop, uint64_t task, void *ar
 	return 0;
 }
 
+/* 3.14+: the C tasks linked into the list whose head node is at HEAD. */
+static void linked_tasks(struct aio *w, uint64_t head, const char *whose)
+{
+	struct py_ctx *c = w->c;
+	uint64_t node_at = w->hdr + (uint64_t)task_lists[c->L->minor].task_node, node, prev = head;
+	if (py_rd_ptr(c, head, &node) != 0)
+		goto broken;
+	for (size_t n = 0; node != head; n++) {
+		uint64_t back, task = node - node_at;
+		/* each node's prev is the one before: the list is whole */
+		if (n >= MAX_TASKS || !node || py_rd_ptr(c, node + 8, &back) != 0 || back != prev ||
+		    !is_task(kind_of(w, task)))
+			goto broken;
+		if (add_task(c, task, 0, w) != 0)
+			return;
+		prev = node;
+		if (py_rd_ptr(c, node, &node) != 0)
+			goto broken;
+	}
+	return;
+broken:
+	model_warn(c->r, "interpreter %lld: the asyncio task list of %s is not captured whole",
+		   (long long)w->mi->id, whose);
+	c->r->incomplete = true;
+}
+
+/* 3.14+: every thread's C tasks, and those of threads gone. */
+static void thread_task_lists(struct aio *w, uint64_t interp)
+{
+	struct py_ctx *c = w->c;
+	const struct py_layout *L = c->L;
+	const struct task_lists *tl = &task_lists[L->minor];
+	uint64_t ts;
+	struct addrtab seen = ADDRTAB_INIT(uint64_t);
+	if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0)
+		ts = 0;
+	for (int k = 0; ts && k < PY_MAX_THREADS && addrtab_add(&seen, ts) == 0; k++) {
+		uint64_t running;
+		linked_tasks(w, ts + (uint64_t)tl->tstate_head, "a thread");
+		if (py_rd_ptr(c, ts + (uint64_t)tl->tstate_running_task, &running) == 0 && running) {
+			struct task *t = task_at(w, running);
+			if (t)
+				t->current = true;
+		}
+		if (py_rd_ptr(c, ts + L->tstate_next, &ts) != 0)
+			break;
+	}
+	addrtab_free(&seen);
+	linked_tasks(w, interp + (uint64_t)tl->interp_head, "the interpreter");
+}
+
 /* Which thread runs loop L: its _thread_id, an ident. */
 static void loop_thread(struct aio *w, struct model_loop *l)
 {
 	struct py_ctx *c = w->c;
-	uint64_t id = attr_of(c, l->address, "_thread_id");
+	uint64_t id = py_attr(c, l->address, "_thread_id");
 	int64_t ident;
 	if (!id || py_type_of(c, id, NULL) != PYT_INT || py_long_i64(c, id, &ident) != 0 || !ident)
 		return;
@@ -605,7 +684,7 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 	}
 	if (!is_future(k) || depth >= MAX_GATHER_DEPTH)
 		return;
-	uint64_t list = attr_of(c, fut, "_children"), items;
+	uint64_t list = py_attr(c, fut, "_children"), items;
 	int64_t n;
 	if (!list || py_type_of(c, list, NULL) != PYT_LIST ||
 	    py_rd_i64(c, list + c->L->var_size, &n) != 0 || n < 0 ||
@@ -617,6 +696,41 @@ static void awaits(struct aio *w, struct task *waiter, uint64_t fut, int depth, 
 			return;
 		awaits(w, waiter, child, depth + 1, budget, linked);
 	}
+}
+
+/* The TaskGroup whose __aexit__ (3.11, 3.12; _aexit from 3.13, called by
+ * it; Lib/asyncio/taskgroups.py) one of M's frames runs: that frame's self,
+ * a TaskGroup waiting for its children, the set _tasks.  0 none. */
+static uint64_t task_group(struct aio *w, const struct model_task *m)
+{
+	struct py_ctx *c = w->c;
+	for (size_t i = 0; c->L->minor >= 11 && i < m->stack.n; i++) {
+		const struct model_frame *f = m->stack.items[i];
+		uint64_t self, type;
+		if (!f->file || !f->function || !f->frame_address || strcmp(pc_basename(f->file), "taskgroups.py") != 0 ||
+		    (strcmp(f->function, "__aexit__") != 0 && strcmp(f->function, "_aexit") != 0))
+			continue;
+		self = py_frame_arg0(c, f->frame_address);
+		const char *tn = self && py_type_of(c, self, &type) == PYT_OTHER ? py_type_name(c, type) : NULL;
+		if (tn && strcmp(tn, "asyncio.taskgroups.TaskGroup") == 0)
+			return self;
+	}
+	return 0;
+}
+
+struct group_link {
+	struct aio *w;
+	struct task *parent;
+	struct addrtab *linked;
+};
+
+static int group_child(struct py_ctx *c, uint64_t child, uint64_t unused, void *arg)
+{
+	struct group_link *g = arg;
+	(void)c;
+	(void)unused;
+	link(g->w, g->parent, child, g->linked);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -684,6 +798,7 @@ static void describe(struct aio *w, struct task *t)
 		bool running;
 		coroutine_stack(w, m, f->coro, &running);
 		m->running = running || t->current;
+		t->group = task_group(w, m);
 	}
 }
 
@@ -695,9 +810,9 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		mi->asyncio_read = true; /* asyncio not imported: no loops */
 		return;
 	}
-	if (L->minor < 8 || L->minor > 13) {
-		model_warn(c->r, "interpreter %lld: asyncio tasks are not read for Python 3.%u", (long long)mi->id,
-			   L->minor);
+	if (L->minor < 8 || L->minor > 15 || (L->minor >= 14 && py_layout_free_threaded(L))) {
+		model_warn(c->r, "interpreter %lld: asyncio tasks are not read for Python 3.%u%s", (long long)mi->id,
+			   L->minor, py_layout_free_threaded(L) ? " free-threaded" : "");
 		return;
 	}
 	struct aio w = { .c = c, .mi = mi, .hdr = (uint64_t)L->object_type + 8, .fl = &fut_layouts[L->minor],
@@ -710,6 +825,8 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 	if (L->minor >= 12 && py_dict_get_str(c, dict, "_eager_tasks", &set) == 0 &&
 	    py_type_of(c, set, NULL) == PYT_SET)
 		py_set_items(c, set, MAX_TASKS, add_task, &w);
+	if (L->minor >= 14)
+		thread_task_lists(&w, interp);
 	if (py_dict_get_str(c, dict, "_current_tasks", &current) == 0 && py_type_of(c, current, NULL) == PYT_DICT)
 		py_dict_items(c, current, current_task, &w);
 	if (w.capped)
@@ -721,11 +838,15 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 	for (size_t i = 0; i < w.tasks.n && !py_out_of_time(c); i++) {
 		struct task *t = w.tasks.items[i];
 		describe(&w, t);
-		if (t->f.state == FUT_PENDING && t->f.fut_waiter) {
-			struct addrtab linked = ADDRTAB_INIT(uint64_t);
+		struct addrtab linked = ADDRTAB_INIT(uint64_t);
+		if (t->f.state == FUT_PENDING && t->f.fut_waiter)
 			awaits(&w, t, t->f.fut_waiter, 0, &budget, &linked);
-			addrtab_free(&linked);
+		uint64_t children = t->group ? py_attr(c, t->group, "_tasks") : 0;
+		if (children && py_type_of(c, children, NULL) == PYT_SET) {
+			struct group_link g = { &w, t, &linked };
+			py_set_items(c, children, MAX_CHILDREN, group_child, &g);
 		}
+		addrtab_free(&linked);
 	}
 	addrtab_free(&w.tasks_at);
 	addrtab_free(&w.loops_at);

@@ -137,3 +137,29 @@ int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn 
 		return -1;
 	return slot_attrs(c, obj, type, &b);
 }
+
+struct attr {
+	const char *name;
+	uint64_t value;
+};
+
+static int take_attr(struct py_ctx *c, const char *name, uint64_t value, void *arg)
+{
+	struct attr *a = arg;
+	(void)c;
+	if (strcmp(name, a->name) != 0)
+		return 0;
+	a->value = value;
+	return 1;
+}
+
+/* The instance attribute NAME of OBJ (an instance of a Python class, or of
+ * a C type with a __dict__): its value, 0 when it has none. */
+uint64_t py_attr(struct py_ctx *c, uint64_t obj, const char *name)
+{
+	struct attr a = { name, 0 };
+	uint64_t type;
+	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER || py_instance_attrs(c, obj, type, take_attr, &a) != 0)
+		return 0;
+	return a.value;
+}

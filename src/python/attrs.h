@@ -10,4 +10,8 @@ typedef int (*py_attr_fn)(struct py_ctx *c, const char *name, uint64_t value, vo
  * non-zero.  Returns 0, or -1 when they could not be read. */
 int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg);
 
+/* The instance attribute NAME of OBJ (an instance of a Python class, or of
+ * a C type with a __dict__): its value, 0 when it has none. */
+uint64_t py_attr(struct py_ctx *c, uint64_t obj, const char *name);
+
 #endif

@@ -449,3 +449,17 @@ void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 	else
 		walk_interpreter_frames(c, t, frame, max, &(struct walk_end){ 0, false, 0 });
 }
+
+/* The frame's first argument (fast local 0), through its cell. */
+uint64_t py_frame_arg0(struct py_ctx *c, uint64_t frame)
+{
+	const struct py_layout *L = c->L;
+	uint64_t v;
+	int64_t off = L->frame_code >= 0 ? L->frame_localsplus : L->iframe_localsplus;
+	if (py_rd_ptr(c, frame + (uint64_t)off, &v) != 0)
+		return 0;
+	v = L->frame_code >= 0 ? v : py_stackref_obj(c, v);
+	if (v && py_type_of(c, v, NULL) == PYT_CELL && py_rd_ptr(c, v + L->cell_ref, &v) != 0)
+		return 0;
+	return v;
+}

@@ -249,6 +249,7 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 			}
 		}
 		py_thread_names(c, interp, mi);
+		py_lock_waits(c, mi);
 		mark_gc(c, mi, false);
 		if (!py_out_of_time(c))
 			py_asyncio(c, interp, mi);

@@ -183,12 +183,17 @@ size_t py_recover_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+/* FRAME's first argument (fast local 0, through its cell; a method's
+ * self), 0 when unreadable. */
+uint64_t py_frame_arg0(struct py_ctx *c, uint64_t frame);
 
 /* ---- asyncio.c ---- */
 
 /* The event loops and tasks of interpreter INTERP into MI (after its
  * threads were walked). */
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+/* waits.c: what each blocked thread of MI waits on (threads[].waiting_on). */
+void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 
 /* ---- budget.c ---- */
 

@@ -139,10 +139,20 @@ static json_t *exception_json(const struct model_exception *e)
 
 /* A Python thread, or (PYTHON false) an OS thread without a Python thread
  * state: ident null. */
+static json_t *wait_json(const struct model_wait *w)
+{
+	if (!w)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(w->type),
+			 "address", addr_or_null(w->address, true), "repr", str_or_null(w->repr),
+			 "owner", w->owner >= 0 ? json_integer(w->owner) : json_null(),
+			 "count", w->count >= 0 ? json_integer(w->count) : json_null());
+}
+
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
@@ -151,7 +161,8 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "crashed", t->crashed,
 			 "error", str_or_null(t->error),
 			 "frames", frames,
-			 "exception", exception_json(t->exception));
+			 "exception", exception_json(t->exception),
+			 "waiting_on", wait_json(t->waiting_on));
 }
 
 static json_t *task_refs(const struct ptrvec *v)
@@ -257,14 +268,20 @@ static json_t *summary_json(const struct model_report *r)
 	if (s.exception)
 		exc = json_pack("{s:o, s:o}", "type", str_or_null(s.exception->type),
 				"message", str_or_null(s.exception->message));
-	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:n}",
+	json_t *deadlock = json_null();
+	if (s.deadlock) {
+		deadlock = json_array();
+		for (size_t i = 0; i < s.ndeadlock; i++)
+			json_array_append_new(deadlock, json_integer(s.deadlock[i]->tid)); /* owners: tid known */
+	}
+	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
 			      "kind", s.kind,
 			      "text", str_or_null(s.text),
 			      "thread", s.tid >= 0 ? json_integer(s.tid) : json_null(),
 			      "python_frame", s.python_frame ? frame_json(s.python_frame, false) : json_null(),
 			      "native_frame", s.native_frame ? frame_json(s.native_frame, false) : json_null(),
 			      "exception", exc,
-			      "deadlock");
+			      "deadlock", deadlock);
 	report_summary_free(&s);
 	return j;
 }

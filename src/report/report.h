@@ -52,6 +52,9 @@ struct report_summary {
 	const struct model_frame *native_frame;  /* innermost native frame (--native) */
 	const struct model_exception *exception; /* the exception it handles */
 	char *text;                            /* one line (malloc'd; NULL when out of memory) */
+	const struct model_thread **deadlock;  /* the threads of each wait cycle, each cycle in wait
+						  order (malloc'd); NULL: none */
+	size_t ndeadlock;
 };
 void report_summary(const struct model_report *r, struct report_summary *s);
 void report_summary_free(struct report_summary *s);

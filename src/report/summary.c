@@ -50,6 +50,88 @@ static void put_cut(FILE *m, const char *s, size_t max)
 	fputs("...", m);
 }
 
+static const struct model_thread *by_tid(const struct model_report *r, int64_t tid)
+{
+	for (size_t i = 0; tid >= 0 && i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (t->tid == tid)
+				return t;
+		}
+	}
+	return NULL;
+}
+
+/* The thread T waits for: the owner of what it waits on. */
+static const struct model_thread *waits_for(const struct model_report *r, const struct model_thread *t)
+{
+	if (!t->waiting_on || t->waiting_on->owner < 0 || t->waiting_on->owner == t->tid)
+		return NULL;
+	return by_tid(r, t->waiting_on->owner);
+}
+
+/* Cycles of waits: each thread waits for at most one other, so following
+ * the waits from every thread either ends or enters a cycle; each cycle is
+ * taken once, from its thread seen first. */
+static void find_deadlocks(const struct model_report *r, struct report_summary *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->interps.n; i++)
+		n += ((const struct model_interp *)r->interps.items[i])->threads.n;
+	const struct model_thread **all = calloc(n ? n : 1, sizeof(*all));
+	int *mark = calloc(n ? n : 1, sizeof(*mark));   /* 0 new, walk number, -1 done */
+	s->deadlock = calloc(n ? n : 1, sizeof(*s->deadlock));
+	if (!all || !mark || !s->deadlock) {
+		free(s->deadlock);
+		s->deadlock = NULL;
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++)
+			all[n++] = mi->threads.items[k];
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t at = i;
+		int walk = (int)i + 1;
+		/* follow the waits, marking this walk, until a thread seen before */
+		while (mark[at] == 0) {
+			mark[at] = walk;
+			const struct model_thread *next = waits_for(r, all[at]);
+			size_t j = n;
+			for (size_t q = 0; next && q < n; q++)
+				if (all[q] == next)
+					j = q;
+			if (j == n)
+				break;
+			at = j;
+		}
+		if (mark[at] == walk && waits_for(r, all[at])) {
+			/* a cycle of this walk, entered at AT */
+			size_t start = at;
+			do {
+				s->deadlock[s->ndeadlock++] = all[at];
+				const struct model_thread *next = waits_for(r, all[at]);
+				for (size_t q = 0; q < n; q++)
+					if (all[q] == next)
+						at = q;
+			} while (at != start && s->ndeadlock < n);
+		}
+		for (size_t q = 0; q < n; q++)
+			if (mark[q] == walk)
+				mark[q] = -1;
+	}
+	if (!s->ndeadlock) {
+		free(s->deadlock);
+		s->deadlock = NULL;
+	}
+out:
+	free(all);
+	free(mark);
+}
+
 void report_summary(const struct model_report *r, struct report_summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -60,6 +142,7 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 	s->python_frame = innermost(s->thread, FRAME_PYTHON);
 	s->native_frame = innermost(s->thread, FRAME_NATIVE);
 	s->exception = s->thread ? s->thread->exception : NULL;
+	find_deadlocks(r, s);
 
 	size_t size = 0;
 	FILE *m = open_memstream(&s->text, &size);
@@ -129,6 +212,9 @@ void report_summary_free(struct report_summary *s)
 {
 	free(s->text);
 	s->text = NULL;
+	free(s->deadlock);
+	s->deadlock = NULL;
+	s->ndeadlock = 0;
 }
 
 bool report_iso8601(int64_t usec, char *buf, size_t size)

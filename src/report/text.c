@@ -125,6 +125,52 @@ static void write_exception(FILE *out, const struct model_exception *e)
 	}
 }
 
+/* 'thread 123 "writer"' */
+static void thread_ref(FILE *out, int64_t tid, const char *name)
+{
+	fprintf(out, "thread %lld", (long long)tid);
+	if (name) {
+		fputs(" \"", out);
+		put(out, name);
+		fputs("\"", out);
+	}
+}
+
+static void write_wait(FILE *out, const struct model_wait *w)
+{
+	fputs("  waiting for <", out);
+	put(out, w->type);
+	fprintf(out, " object at 0x%llx", (unsigned long long)w->address);
+	if (w->owner >= 0) {
+		fputs(w->joins ? " to end: " : " owned by ", out);
+		thread_ref(out, w->owner, w->owner_name);
+	}
+	if (w->count > 0)
+		fprintf(out, " (%lld level%s)", (long long)w->count, w->count == 1 ? "" : "s");
+	fputs(">\n", out);
+}
+
+/* "Deadlock: thread 1 "a" waits for thread 2 "b", which waits for thread 1 "a"" */
+static void write_deadlock(FILE *out, const struct report_summary *s)
+{
+	for (size_t i = 0; i < s->ndeadlock;) {
+		size_t start = i;
+		fputs("Deadlock: ", out);
+		thread_ref(out, s->deadlock[i]->tid, s->deadlock[i]->name);
+		for (;;) {
+			const struct model_thread *t = s->deadlock[i];
+			bool more = i + 1 < s->ndeadlock && s->deadlock[i + 1]->tid == t->waiting_on->owner;
+			const struct model_thread *next = more ? s->deadlock[i + 1] : s->deadlock[start];
+			fputs(i == start ? " waits for " : ", which waits for ", out);
+			thread_ref(out, next->tid, next->name);
+			i++;
+			if (!more)
+				break;
+		}
+		fputs("\n", out);
+	}
+}
+
 static void write_thread(FILE *out, const struct model_report *r, const struct model_interp *mi,
 			 const struct model_thread *t)
 {
@@ -142,6 +188,8 @@ static void write_thread(FILE *out, const struct model_report *r, const struct m
 		write_frame(out, t->frames.items[j]);
 	if (t->frames.n == 0)
 		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
+	if (t->waiting_on)
+		write_wait(out, t->waiting_on);
 	if (t->error) {
 		fputs("  [incomplete: ", out);
 		put(out, t->error);
@@ -230,6 +278,7 @@ static void write_header(FILE *out, const struct model_report *r)
 	fputs("Summary: ", out);
 	put(out, s.text ? s.text : "(out of memory)");
 	fputs("\n", out);
+	write_deadlock(out, &s);
 	report_summary_free(&s);
 
 	fprintf(out, "Process ");

@@ -9,15 +9,19 @@ or exception), then blocks inside the running task; gcore takes the core.
 pycore's JSON must name the loop, its thread and the same tasks with the
 same fields, stacks frame for frame (with --locals, each frame's variables
 with Python's own reprs), and the text report with --tasks must show each
-task.  The threads' stacks are checked as check-stacks.py does.
+task.  The threads' stacks are checked as check-stacks.py does.  The
+aio_groups scenario runs two loops in two threads: 50 pending tasks in three
+levels of gather, a TaskGroup with a failed child whose owner waits in its
+__aexit__ for a child that never ends, a task awaiting a future that never
+completes and two tasks awaiting each other, whose cycle the text must name;
+a second run ends in os.abort() from a callback of loop a (the kernel's
+core).
 
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
 import glob
 import importlib.util
-import json
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,7 +38,7 @@ cs = load("check_stacks", "check-stacks.py")
 cn = load("check_native", "check-native.py")
 
 FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
-FIRST_MINOR, LAST_MINOR = 8, 13
+FIRST_MINOR, LAST_MINOR = 8, 15
 
 
 def frames(stack):
@@ -82,6 +86,7 @@ def check_text(target, core, want):
         for f in t["stack"]:
             if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
                 raise cs.Failure("--tasks text: task %s lacks %s" % (t["name"], cs.frame_str(f)))
+    return out
 
 
 def compare_locals(want, report):
@@ -103,14 +108,7 @@ def compare_locals(want, report):
 
 
 def check(target, work):
-    core, truth_path, snap_signal = cs.take_snapshot(target, "aio_tasks", work)
-    truth = json.load(open(truth_path))
-    want = json.load(open(truth_path + ".asyncio"))
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
-    if rc != 0:
-        raise cs.Failure("pycore exit %d: %s" % (rc, err.strip()))
-    report = cs.load_report(out)
-    cs.compare(truth, report, None, snap_signal)
+    core, report, want = cs.take_and_read(target, "aio_tasks", work, suffix=".asyncio")
     n = compare_tasks(want, report)
     check_text(target, core, want)
     rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--locals"] + target.pycore_args() + [core])
@@ -121,22 +119,42 @@ def check(target, work):
                                                                                     exact)
 
 
+def check_groups(target, work, abort=False):
+    """Two loops in two threads: every loop's tasks as the process says,
+    and the text names the cycle of two tasks awaiting each other.  ABORT:
+    the kernel's core after os.abort() in a callback of loop a."""
+    core, report, want = cs.take_and_read(target, "aio_groups", work, abort, ".asyncio")
+    counts = [compare_tasks(loop, report) for loop in want["loops"]]
+    text = ""
+    for loop in want["loops"]:
+        text = check_text(target, core, loop)
+    cycle = [l for l in text.splitlines() if "cycle-" in l and "a cycle of awaits back to it" in l]
+    if not cycle:
+        raise cs.Failure("--tasks text: the cycle of cycle-a and cycle-b is not named")
+    groups = [t for l in want["loops"] for t in l["tasks"] if t["name"] == "grouper"]
+    return "tasks %s on loops in threads %s; %s" % (counts, [l["thread"] for l in want["loops"]],
+                                                  "the TaskGroup awaits %d children" % len(groups[0]["awaiting"])
+                                                  if groups else "no TaskGroup before 3.11")
+
+
 def main():
     tap = cs.TAP()
     for path in sorted(glob.glob(os.path.join(HERE, "interpreters", "*.interp"))):
         name = os.path.basename(path)[:-7]
-        label = "%s aio_tasks" % name
-        target, why = cs.interpreter(path)
-        if why:
-            tap.skip(label, why)
-            continue
-        minor = target.minor()
-        if not FIRST_MINOR <= minor <= LAST_MINOR:
-            tap.skip(label, "pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
-                     % (FIRST_MINOR, LAST_MINOR, minor))
-            continue
-        work = target.workdir("pycore-asyncio-%s-" % name)
-        cs.run_in(tap, label, work, check, target, work)
+        for scenario, fn in (("aio_tasks", check), ("aio_groups", check_groups),
+                             ("aio_groups os.abort()", lambda t, w: check_groups(t, w, abort=True))):
+            label = "%s %s" % (name, scenario)
+            target, why = cs.interpreter(path)
+            if why:
+                tap.skip(label, why)
+                continue
+            minor = target.minor()
+            if not FIRST_MINOR <= minor <= LAST_MINOR:
+                tap.skip(label, "pycore reads asyncio tasks of 3.%d to 3.%d, this is 3.%d"
+                         % (FIRST_MINOR, LAST_MINOR, minor))
+                continue
+            work = target.workdir("pycore-asyncio-%s-" % name)
+            cs.run_in(tap, label, work, fn, target, work)
     cs.schema_summary(tap)
     return tap.done()
 

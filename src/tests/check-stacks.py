@@ -508,6 +508,27 @@ def take_snapshot(target, scenario, workdir):
         proc.wait()
 
 
+def take_and_read(target, scenario, workdir, abort=False, suffix=None):
+    """A core of SCENARIO: gcore's snapshot once it is READY, or with ABORT
+    the kernel's core after it calls os.abort() (argv[2] "abort"); its
+    threads compared with the truth.  Returns (core, pycore's JSON report,
+    the scenario's truth file with SUFFIX loaded, or None)."""
+    if abort:
+        core, truth_path = take_crash(target, workdir, [scenario + ".py", "abort"], signal.SIGABRT)
+        crashed, snap_signal = signal.SIGABRT, None
+    else:
+        core, truth_path, snap_signal = take_snapshot(target, scenario, workdir)
+        crashed = None
+    truth = json.load(open(truth_path))
+    more = json.load(open(truth_path + suffix)) if suffix else None
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
+    if rc != 0:
+        raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+    report = load_report(out)
+    compare(truth, report, crashed, snap_signal)
+    return core, report, more
+
+
 def kernel_core_path(pattern, pid, workdir):
     uses_pid = open("/proc/sys/kernel/core_uses_pid").read().strip() == "1"
     name = pattern.replace("%p", str(pid))

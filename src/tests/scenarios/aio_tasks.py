@@ -16,99 +16,16 @@ import json
 import os
 import sys
 import threading
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _truth import record, type_name  # noqa: E402
+from _truth import record  # noqa: E402
+from _aio_truth import loop_truth  # noqa: E402
 
 parked = _thread.allocate_lock()
 parked.acquire()
 main_parked = _thread.allocate_lock()   # released by the main thread on its last line
 main_parked.acquire()
 NEVER = 3600
-
-
-def registry():
-    """Every task asyncio's registry holds, as the process sees it."""
-    t = asyncio.tasks
-    if sys.version_info < (3, 12):
-        return list(t._all_tasks)
-    return list(t._scheduled_tasks) + list(t._eager_tasks)
-
-
-def frame_entry(f):
-    return {"function": f.f_code.co_name, "file": f.f_code.co_filename, "line": f.f_lineno,
-            "locals": dict((k, [type_name(v), repr(v)]) for k, v in f.f_locals.items())}
-
-
-def await_chain(coro):
-    """The coroutine and what it awaits, innermost first (cr_await and
-    gi_yieldfrom, through coroutines and generators)."""
-    out = []
-    seen = set()
-    while isinstance(coro, (types.CoroutineType, types.GeneratorType)) and id(coro) not in seen:
-        seen.add(id(coro))
-        if isinstance(coro, types.CoroutineType):
-            f, nxt = coro.cr_frame, coro.cr_await
-        else:
-            f, nxt = coro.gi_frame, coro.gi_yieldfrom
-        if f is None:
-            break
-        out.append(frame_entry(f))
-        coro = nxt
-    out.reverse()
-    return out
-
-
-def running_chain(frame, coro):
-    """The running task's stack: FRAME and its callers out to its coroutine's."""
-    out = []
-    f = frame
-    while f is not None:
-        out.append(frame_entry(f))
-        if f is coro.cr_frame:
-            return out
-        f = f.f_back
-    raise RuntimeError("the running coroutine's frame is not on this thread")
-
-
-def tasks_of(fut, depth=0):
-    if isinstance(fut, asyncio.Task):
-        return [fut]
-    out = []
-    for child in getattr(fut, "_children", None) or []:
-        if depth < 32:
-            out += [t for t in tasks_of(child, depth + 1) if t not in out]
-    return out
-
-
-def state_of(t):
-    if t.done():
-        return "cancelled" if t.cancelled() else "done"
-    if sys.version_info >= (3, 11):
-        return "cancelling" if t.cancelling() > 0 else "pending"
-    w = t._fut_waiter
-    return "cancelling" if t._must_cancel or (w is not None and w.cancelled()) else "pending"
-
-
-def describe(t, running_stack):
-    running = t is asyncio.current_task()
-    done = t.done() and not t.cancelled()
-    exc = t.exception() if done else None
-    w = t._fut_waiter
-    awaiting = tasks_of(w) if w is not None and not t.done() else []
-    return {
-        "name": t.get_name(),
-        "address": hex(id(t)),
-        "state": state_of(t),
-        "running": running,
-        "coroutine": t.get_coro().__qualname__,
-        "stack": running_stack if running else ([] if t.done() else await_chain(t.get_coro())),
-        "awaiting": sorted(hex(id(a)) for a in awaiting),
-        "waiting_on": None if w is None else {"type": type_name(w), "address": hex(id(w))},
-        "result": repr(t.result()) if done and exc is None else None,
-        "exception": None if exc is None else {"type": type_name(exc), "message": str(exc)},
-    }
 
 
 async def leaf(fut):
@@ -148,13 +65,8 @@ def snapshot(truth_path):
     same line."""
     main_parked.acquire()  # the main thread's stack stands still from now on
     caller = sys._getframe(1)
-    loop = asyncio.get_running_loop()
-    stack = running_chain(caller, asyncio.current_task().get_coro())
-    tasks = [describe(t, stack) for t in registry()]
-    for t in tasks:
-        t["awaited_by"] = sorted(o["address"] for o in tasks if t["address"] in o["awaiting"])
     with open(truth_path + ".asyncio", "w") as f:
-        json.dump({"thread": threading.get_native_id(), "loop": hex(id(loop)), "tasks": tasks}, f)
+        json.dump(loop_truth(caller), f)
     frames = sys._current_frames()
     frames[threading.get_ident()] = caller
     record(truth_path, frames)
