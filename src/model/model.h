@@ -131,6 +131,8 @@ struct model_report {
 	int64_t pid;                 /* -1: unknown */
 	const char *executable;
 	const char **argv;           /* NULL-terminated or NULL */
+	int64_t ppid, uid, gid;      /* -1: unknown */
+	char state;                  /* the kernel's state letter; 0 unknown */
 	bool has_signal;
 	int signal_number, signal_code;
 	bool signal_has_code;        /* si_code is known */

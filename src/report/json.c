@@ -334,6 +334,10 @@ static json_t *report_json(const struct model_report *r)
 	if (j) {
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
+		json_t *process = json_object_get(j, "process");
+		json_object_set_new(process, "ppid", r->ppid >= 0 ? json_integer(r->ppid) : json_null());
+		json_object_set_new(process, "uid", r->uid >= 0 ? json_integer(r->uid) : json_null());
+		json_object_set_new(process, "gid", r->gid >= 0 ? json_integer(r->gid) : json_null());
 	}
 	return j;
 }

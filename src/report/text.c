@@ -180,6 +180,51 @@ static void write_threads(FILE *out, const struct model_report *r)
 	}
 }
 
+/* The letters of /proc/PID/stat's state (proc(5)). */
+static const char *state_name(char c)
+{
+	switch (c) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk sleep";
+	case 'T': return "stopped";
+	case 't': return "tracing stop";
+	case 'Z': return "zombie";
+	case 'X': return "dead";
+	case 'I': return "idle";
+	case 'W': return "paging";
+	default: return NULL;
+	}
+}
+
+/* "Parent 1, uid 1000, gid 1000, state S (sleeping)": what the dump
+ * says of them; nothing when it says nothing. */
+static void write_owner(FILE *out, const struct model_report *r)
+{
+	const char *sep = "";
+	if (r->ppid >= 0) {
+		fprintf(out, "Parent pid %lld", (long long)r->ppid);
+		sep = ", ";
+	}
+	if (r->uid >= 0) {
+		fprintf(out, "%s%s %lld", sep, *sep ? "uid" : "Uid", (long long)r->uid);
+		sep = ", ";
+	}
+	if (r->gid >= 0) {
+		fprintf(out, "%s%s %lld", sep, *sep ? "gid" : "Gid", (long long)r->gid);
+		sep = ", ";
+	}
+	if (r->state) {
+		const char *name = state_name(r->state);
+		fprintf(out, "%s%s %c", sep, *sep ? "state" : "State", r->state);
+		if (name)
+			fprintf(out, " (%s)", name);
+		sep = ", ";
+	}
+	if (*sep)
+		fputs("\n", out);
+}
+
 static void write_header(FILE *out, const struct model_report *r)
 {
 	put(out, r->input_path);
@@ -212,6 +257,7 @@ static void write_header(FILE *out, const struct model_report *r)
 		put(out, r->executable);
 	}
 	fprintf(out, "\n");
+	write_owner(out, r);
 	if (r->has_python) {
 		fprintf(out, "Python %s", r->version ? r->version : "(version unknown)");
 		if (r->free_threaded) {

@@ -1,0 +1,105 @@
+"""The presentation scenario (check-presentation.py): what the text report
+shows around the stacks.
+
+  * WORKERS threads blocked at the same line of the same function (one
+    stack, to be grouped);
+  * a thread recursing DEPTH calls deep in spiral() (to be collapsed as
+    Python's tracebacks collapse it), then blocking (wait) or reading an
+    unmapped address through ctypes (fault: a real SIGSEGV);
+  * run as root, the process first takes another uid and gid (and stays
+    dumpable), so that the ids the dump records are not root's.
+
+usage: presenting.py TRUTH wait|fault.  TRUTH holds the stacks as
+_truth.record writes them; TRUTH.presenting the process's own facts: pid,
+ppid, uid, gid, the recursion depth, and for each thread but the recording
+one, traceback.extract_stack of its frame (innermost first): file, line,
+end line, column and end column (the last three from 3.11 on; None
+before), the source line as traceback reads it."""
+import _thread
+import ctypes
+import json
+import os
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _truth import record  # noqa: E402
+
+WORKERS = 5
+DEPTH = 60
+ADDRESS = 0x1000  # below vm.mmap_min_addr: never mapped
+IDS = 4242        # the uid and gid taken when running as root
+
+sysconfig.get_config_var("Py_GIL_DISABLED")  # loaded now: record() asks after the ids change
+parked = _thread.allocate_lock()
+parked.acquire()
+deep = _thread.allocate_lock()
+deep.acquire()
+recorded = _thread.allocate_lock()
+recorded.acquire()
+
+
+def worker():
+    parked.acquire()
+
+
+def crash():
+    recorded.acquire(); time.sleep(0.3); ctypes._string_at(ADDRESS, -1)  # noqa: E702
+
+
+def spiral(n):
+    if n > 1:
+        return spiral(n - 1)
+    deep.release()
+    if sys.argv[2] == "fault":
+        crash()
+    else:
+        parked.acquire()
+
+
+def positions(frame):
+    out = []
+    for fs in reversed(traceback.extract_stack(frame)):
+        out.append({"file": fs.filename, "line": fs.lineno, "function": fs.name,
+                    "end_line": getattr(fs, "end_lineno", None), "column": getattr(fs, "colno", None),
+                    "end_column": getattr(fs, "end_colno", None), "source": fs.line})
+    return out
+
+
+def take_ids():
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(IDS, IDS, IDS)
+        os.setresuid(IDS, IDS, IDS)
+        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: a core after the change
+
+
+def release():
+    if sys.argv[2] == "fault":
+        recorded.release()
+
+
+def main():
+    for i in range(WORKERS):
+        threading.Thread(target=worker, name="worker-%d" % i, daemon=True).start()
+    threading.Thread(target=spiral, args=(DEPTH,), name="spiral", daemon=True).start()
+    deep.acquire()
+    time.sleep(0.3)  # every thread is blocked by then
+    frames = sys._current_frames()
+    me = threading.get_ident()
+    # read while the sources are readable: the other ids may not reach them
+    stacks = dict((str(ident), positions(f)) for ident, f in frames.items() if ident != me)
+    spiral_ident = [t.ident for t in threading.enumerate() if t.name == "spiral"][0]
+    take_ids()
+    facts = {"pid": os.getpid(), "ppid": os.getppid(), "uid": os.getuid(), "gid": os.getgid(),
+             "depth": DEPTH, "workers": WORKERS, "spiral": spiral_ident, "threads": stacks}
+    with open(sys.argv[1] + ".presenting", "w") as f:
+        json.dump(facts, f)
+    crasher = spiral_ident if sys.argv[2] == "fault" else None
+    record(sys.argv[1], frames, crasher=crasher); print("READY", flush=True); release(); parked.acquire()  # noqa: E702
+
+
+main()
