@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -81,7 +82,7 @@ static const char usage_text[] =
 	"                       dump, one per line (JSON Lines), schema pycore-report/1\n"
 	"                       (man 5 pycore-report); bytes that are not UTF-8 as\n"
 	"                       \\udcNN (os.fsdecode's form)\n"
-	"      --pretty         indent the JSON (one object spans several lines)\n"
+	"      --pretty         indent the JSON (one object spans several lines; JSON only)\n"
 	"      --locals[=deep]  also report every frame's arguments and variables, with\n"
 	"                       the repr() Python itself would print for built-in types;\n"
 	"                       =deep also lists the attributes of instances among them\n"
@@ -114,6 +115,7 @@ static const char usage_text[] =
 	"only when its build-id matches the one the core recorded:\n"
 	"  1. the path the core records (for the main program: --executable, if given)\n"
 	"  2. --sysroot DIR     DIR + that path: the crashed machine's root filesystem\n"
+	"                       (a directory, else a usage error)\n"
 	"  3. --search-path DIR[:DIR...]\n"
 	"                       directories of loose binaries, matched by build-id\n"
 	"                       whatever their file names\n"
@@ -304,9 +306,19 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		case 'P':
 			opt->pretty = true;
 			break;
-		case 'S':
+		case 'S': {
+			struct stat st;
+			if (stat(optarg, &st) != 0) {
+				usage_error("--sysroot '%s': %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				usage_error("--sysroot '%s' is not a directory", optarg);
+				return EXIT_USAGE;
+			}
 			opt->analysis.files.sysroot = optarg;
 			break;
+		}
 		case 's':
 			opt->analysis.files.search = split_append(opt->analysis.files.search, optarg);
 			break;
@@ -360,6 +372,11 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'L':
 			opt->analysis.py.locals = true;
+			if (!optarg && optind < argc && strcmp(argv[optind], "deep") == 0) {
+				/* getopt took "deep" for a dump: say what was meant */
+				usage_error("%s", "--locals takes its value after '=': --locals=deep");
+				return EXIT_USAGE;
+			}
 			if (optarg && strcmp(optarg, "deep") == 0) {
 				opt->analysis.py.deep = true;
 			} else if (optarg) {
@@ -502,6 +519,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.batch_only) {
 		usage_error("%s is an option of batch, not of analyze", opt.batch_only);
+		return EXIT_USAGE;
+	}
+	if (opt.pretty && !opt.json) {
+		usage_error("%s", "--pretty indents JSON: it needs --format json");
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {

@@ -200,6 +200,20 @@ usage analyze --max-repr 0 core
 usage analyze --timeout soon core
 usage analyze --layout guess core
 usage analyze --locals=shallow core
+# option errors that must name what is wrong (not a missing dump)
+usage_says() { # WORD ARGS...: a usage error whose line holds WORD
+	word=$1
+	shift
+	usage "$@"
+	if ! grep -q -e "$word" "$tmp/err"; then
+		tap_fail "usage error: pycore $* names $word" "$(cat "$tmp/err")"
+	fi
+}
+usage_says "--pretty" analyze --pretty core
+usage_says "--pretty" analyze --format text --pretty core
+usage_says "--locals=deep" analyze --locals deep core
+usage_says "--sysroot" analyze --sysroot "$tmp/does-not-exist" core
+usage_says "not a directory" analyze --sysroot "$tmp/text" core
 
 tap_schema_done
 tap_done
