@@ -8,7 +8,11 @@ kernel core of a real SIGSEGV (fault):
     what the process's os.getppid(), os.getuid() and os.getgid() said (the
     process takes uid and gid 4242 first when run as root); also in a
     minidump lldb saves of the waiting process (its /proc/PID/status
-    stream), when lldb-19 or lldb-16 is installed.
+    stream), when lldb-19 or lldb-16 is installed;
+  * every Python frame's column, end_line and end_column in JSON are what
+    the process found for it as traceback does for a traceback's frames
+    (code.co_positions() at f_lasti; 3.11+), null before 3.11 (the crashing frame of the fault,
+    which moved on after the record, is left out);
 
 Output: TAP, one line per case; a case that cannot run here (no gcore, a
 core_pattern the kernel cores of this test cannot be found with) is a skip
@@ -98,13 +102,41 @@ def check_ids(report, text, facts):
         raise Failure("the text report has no line starting %r" % line)
 
 
+def python_thread(report, ident):
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            if t["ident"] == ident:
+                return t
+    raise Failure("no thread with ident %d in the report" % ident)
+
+
+def check_positions(report, facts, mode):
+    """Columns and end lines as the process found them."""
+    n = 0
+    for ident, want in facts["threads"].items():
+        frames = [f for f in python_thread(report, int(ident))["frames"] if f["kind"] == "python"]
+        if len(frames) != len(want):
+            raise Failure("thread %s: %d Python frames, the process saw %d" % (ident, len(frames), len(want)))
+        for k, (f, w) in enumerate(zip(frames, want)):
+            if k == 0 and mode == "fault" and int(ident) == facts["spiral"]:
+                continue
+            got = (f["line"], f["end_line"], f["column"], f["end_column"])
+            exp = (w["line"], w["end_line"], w["column"], w["end_column"])
+            if got != exp:
+                raise Failure("thread %s frame %d (%s): line, end_line, column, end_column %s; the process "
+                              "said %s" % (ident, k, w["function"], got, exp))
+            n += 1
+    return n
+
+
 def scenario(target, workdir, mode):
     core, truth, facts, dmp = take(target, workdir, mode)
     report = pycore_json([], core)
     cs.compare(truth, report, signal.SIGSEGV if mode == "fault" else None)
     text = text_report(core)
     check_ids(report, text, facts)
-    said = ["pid %d: ppid %d, uid %d, gid %d" % (facts["pid"], facts["ppid"], facts["uid"], facts["gid"])]
+    npos = check_positions(report, facts, mode)
+    said = ["%d frames' positions" % npos,"pid %d: ppid %d, uid %d, gid %d" % (facts["pid"], facts["ppid"], facts["uid"], facts["gid"])]
     if dmp:
         # a stack-style minidump lacks the heap: an incomplete report (1)
         rc, out, err = cs.run_pycore(["analyze", dmp])

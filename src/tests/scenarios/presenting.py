@@ -12,18 +12,20 @@ shows around the stacks.
 usage: presenting.py TRUTH wait|fault.  TRUTH holds the stacks as
 _truth.record writes them; TRUTH.presenting the process's own facts: pid,
 ppid, uid, gid, the recursion depth, and for each thread but the recording
-one, traceback.extract_stack of its frame (innermost first): file, line,
-end line, column and end column (the last three from 3.11 on; None
-before), the source line as traceback reads it."""
+one, its frames innermost first: file, line, end line, column and end
+column (co_positions() at f_lasti, as traceback finds a traceback's; the
+last three from 3.11 on, None before), and the source line as linecache
+reads it."""
 import _thread
 import ctypes
+import itertools
 import json
+import linecache
 import os
 import sys
 import sysconfig
 import threading
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _truth import record  # noqa: E402
@@ -61,11 +63,18 @@ def spiral(n):
 
 
 def positions(frame):
+    """Innermost first: where each frame is, as traceback tells the frames
+    of a traceback (their f_lasti through code.co_positions(), 3.11+)."""
     out = []
-    for fs in reversed(traceback.extract_stack(frame)):
-        out.append({"file": fs.filename, "line": fs.lineno, "function": fs.name,
-                    "end_line": getattr(fs, "end_lineno", None), "column": getattr(fs, "colno", None),
-                    "end_column": getattr(fs, "end_colno", None), "source": fs.line})
+    while frame is not None:
+        code = frame.f_code
+        line, end_line, col, end_col = frame.f_lineno, None, None, None
+        if hasattr(code, "co_positions") and frame.f_lasti >= 0:
+            line, end_line, col, end_col = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None))
+        out.append({"file": code.co_filename, "line": line, "function": code.co_name, "end_line": end_line,
+                    "column": col, "end_column": end_col,
+                    "source": linecache.getline(code.co_filename, line, frame.f_globals) if line else ""})
+        frame = frame.f_back
     return out
 
 
