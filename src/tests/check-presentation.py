@@ -13,6 +13,19 @@ kernel core of a real SIGSEGV (fault):
     the process found for it as traceback does for a traceback's frames
     (code.co_positions() at f_lasti; 3.11+), null before 3.11 (the crashing frame of the fault,
     which moved on after the record, is left out);
+  * with --all-threads, each thread's traceback in the text is, line for
+    line, the one Python's own traceback module writes of the stack the
+    process saw (source lines, the 3.11+ carets, the recursion of DEPTH
+    calls collapsed into "[Previous line repeated N more times]"), but for
+    Python's ~ under parts of a range, which pycore draws as ^;
+  * by default the WORKERS threads with one stack share one section
+    naming them all; --no-source leaves the source lines out;
+  * --color: always colours, never does not, auto colours on a terminal
+    (a pseudo-terminal here) unless NO_COLOR is set;
+  * two dumps give two text reports with a blank line between them;
+  * --format collapsed: strictly the folded-stack format, a line per
+    distinct stack of the process's threads (outermost first, "function
+    (file:line)"), its count the number of threads with it.
 
 Output: TAP, one line per case; a case that cannot run here (no gcore, a
 core_pattern the kernel cores of this test cannot be found with) is a skip
@@ -20,6 +33,7 @@ by name."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -129,6 +143,191 @@ def check_positions(report, facts, mode):
     return n
 
 
+def section(text, ident):
+    """The lines of the traceback of the thread with IDENT in TEXT."""
+    lines = text.splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith("Thread ") and "(ident 0x%x" % ident in l]
+    if len(head) != 1:
+        raise Failure("%d sections for thread ident 0x%x" % (len(head), ident))
+    out = []
+    for l in lines[head[0] + 2:]:
+        if not l:
+            break
+        out.append(l)
+    return out
+
+
+def is_caret(line):
+    return bool(line.strip()) and set(line.strip()) <= set("^~")
+
+
+def python_lines(chunks, carets=True):
+    """Python's traceback lines, ~ drawn as ^ (pycore draws a range in ^);
+    without the caret lines unless CARETS."""
+    out = []
+    for line in "".join(chunks).splitlines():
+        if is_caret(line):
+            if not carets:
+                continue
+            line = line.replace("~", "^")
+        out.append(line)
+    return out
+
+
+def check_carets(lines, frames):
+    """Each caret line of LINES (a thread's traceback) under the frame's
+    range as the process found it: FRAMES innermost first, each with its
+    source line and columns (byte offsets)."""
+    n = 0
+    outer_first = list(reversed(frames))
+    k = -1
+    for i, line in enumerate(lines):
+        if line.startswith("  File "):
+            k += 1
+        elif line.startswith("  [Previous line repeated "):
+            k += int(line.split()[3])
+        elif is_caret(line):
+            f = outer_first[k]
+            raw = f["source"].rstrip("\n")
+            b = raw.encode()
+            start = len(b[:f["column"]].decode())
+            end = len(b[:f["end_column"]].decode()) if f["end_line"] == f["line"] else len(raw.rstrip())
+            lead = len(raw) - len(raw.lstrip())
+            want = "    " + " " * (start - lead) + "^" * (end - start)
+            if line != want:
+                raise Failure("caret line %r under %r; the range %d-%d of the process is %r"
+                              % (line, lines[i - 1], f["column"], f["end_column"], want))
+            n += 1
+    return n
+
+
+def cut_innermost(lines):
+    """LINES without the innermost frame's (the last File line on)."""
+    last = max(i for i, l in enumerate(lines) if l.startswith("  File "))
+    return lines[:last]
+
+
+def check_tracebacks(core, facts, mode, minor):
+    """3.13 draws carets by a rule of its own that reads the statement's
+    syntax; pycore keeps 3.11's: for 3.13+ the lines but the carets must
+    be Python's, and the carets must be under the frame's range."""
+    text = text_report(core, ["--all-threads"])
+    carets = 0
+    for ident, chunks in facts["tracebacks"].items():
+        got = section(text, int(ident))
+        if mode == "fault" and int(ident) == facts["spiral"]:
+            got = cut_innermost(got)
+            carets += check_carets(got, facts["threads"][ident][1:])
+        else:
+            carets += check_carets(got, facts["threads"][ident])
+        want = python_lines(chunks, carets=minor < 13)
+        if minor >= 13:
+            got = [l for l in got if not is_caret(l)]
+        if mode == "fault" and int(ident) == facts["spiral"]:
+            want = cut_innermost(want)
+        if got != want:
+            raise Failure("thread %s: pycore's traceback\n%s\nPython's\n%s" % (ident, "\n".join(got), "\n".join(want)))
+    repeated = "  [Previous line repeated %d more times]" % (facts["depth"] - 1 - 3)
+    if repeated not in text:
+        raise Failure("no %r in the text" % repeated)
+    if minor >= 11 and not carets:
+        raise Failure("no caret line in the text")
+    return len(facts["tracebacks"])
+
+
+def check_groups(core, report, truth, facts):
+    text = text_report(core)
+    workers = [t for t in truth["threads"] if (t["name"] or "").startswith("worker-")]
+    if len(workers) != facts["workers"]:
+        raise Failure("the process recorded %d workers of %d" % (len(workers), facts["workers"]))
+    lines = text.splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith("%d threads with this stack: " % len(workers))]
+    if len(head) != 1:
+        raise Failure("no one section for the %d workers" % len(workers))
+    for w in workers:
+        tid = python_thread(report, w["ident"])["tid"]
+        if '%d "%s"' % (tid, w["name"]) not in lines[head[0]]:
+            raise Failure("the group's line %r does not name %d %s" % (lines[head[0]], tid, w["name"]))
+        if "(ident 0x%x" % w["ident"] in text:
+            raise Failure("worker %s has a section of its own too" % w["name"])
+    block = []
+    for l in lines[head[0] + 2:]:
+        if not l:
+            break
+        block.append(l)
+    if block != section(text_report(core, ["--all-threads"]), workers[0]["ident"]):
+        raise Failure("the group's traceback is not the workers' one:\n%s" % "\n".join(block))
+    bare = text_report(core, ["--no-source"])
+    sources = [l for l in bare.splitlines() if l.startswith("    ") and not l.startswith("    File ")]
+    if sources:
+        raise Failure("--no-source: the text still has %r" % sources[0])
+
+
+def check_color(core):
+    esc = "\x1b["
+    if esc not in text_report(core, ["--color=always"]):
+        raise Failure("--color=always: no colour")
+    for args, env, want in (([], {}, True), ([], {"NO_COLOR": "1"}, False), (["--color=never"], {}, False)):
+        import pty
+        master, slave = pty.openpty()
+        e = dict(os.environ)
+        e.pop("NO_COLOR", None)
+        e.update(env)
+        p = subprocess.Popen([cs.PYCORE, "analyze"] + args + [core], stdout=slave, stderr=subprocess.DEVNULL, env=e)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        p.wait()
+        if (esc.encode() in out) != want:
+            raise Failure("on a terminal with %s %s: colour %s, want %s" % (args, env, not want, want))
+    if esc in text_report(core, ["--color=always", "--format", "json"]):
+        raise Failure("JSON with --color=always has colour codes")
+
+
+def check_two(core):
+    one = text_report(core)
+    two = text_report(core, [core])
+    if two != one + "\n" + one:
+        raise Failure("two dumps: not the two reports with a blank line between them")
+
+
+FOLDED = re.compile(r"^(?P<stack>[^;\n]+(;[^;\n]+)*) (?P<count>[1-9][0-9]*)$")
+FRAME = re.compile(r"^(?P<function>[^;()\n]+) \((?P<file>[^;\n]+):(?P<line>[1-9][0-9]*)\)$")
+
+
+def check_collapsed(core, truth):
+    rc, out, err = cs.run_pycore(["analyze", "--format", "collapsed", core])
+    if rc != 0:
+        raise Failure("--format collapsed: exit %d: %s" % (rc, err.strip()))
+    got = {}
+    for line in out.splitlines():
+        m = FOLDED.match(line)
+        if not m:
+            raise Failure("--format collapsed: %r is not a folded-stack line" % line)
+        frames = m.group("stack").split(";")
+        for f in frames:
+            if not FRAME.match(f):
+                raise Failure("--format collapsed: frame %r is not 'function (file:line)'" % f)
+        if m.group("stack") in got:
+            raise Failure("--format collapsed: stack %r on two lines" % m.group("stack")[:80])
+        got[m.group("stack")] = int(m.group("count"))
+    want = {}
+    for t in truth["threads"]:
+        stack = ";".join("%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in reversed(t["frames"]))
+        want[stack] = want.get(stack, 0) + 1
+    if got != want:
+        raise Failure("--format collapsed: %s; the process's threads: %s" % (got, want))
+    return sum(got.values())
+
+
 def scenario(target, workdir, mode):
     core, truth, facts, dmp = take(target, workdir, mode)
     report = pycore_json([], core)
@@ -136,7 +335,12 @@ def scenario(target, workdir, mode):
     text = text_report(core)
     check_ids(report, text, facts)
     npos = check_positions(report, facts, mode)
-    said = ["%d frames' positions" % npos,"pid %d: ppid %d, uid %d, gid %d" % (facts["pid"], facts["ppid"], facts["uid"], facts["gid"])]
+    ntb = check_tracebacks(core, facts, mode, truth["version"][1])
+    check_groups(core, report, truth, facts)
+    check_color(core)
+    check_two(core)
+    nfolded = check_collapsed(core, truth)
+    said = ["%d frames' positions, %d tracebacks as Python's, %d threads folded" % (npos, ntb, nfolded),"pid %d: ppid %d, uid %d, gid %d" % (facts["pid"], facts["ppid"], facts["uid"], facts["gid"])]
     if dmp:
         # a stack-style minidump lacks the heap: an incomplete report (1)
         rc, out, err = cs.run_pycore(["analyze", dmp])

@@ -214,6 +214,9 @@ usage_says "--pretty" analyze --format text --pretty core
 usage_says "--locals=deep" analyze --locals deep core
 usage_says "--sysroot" analyze --sysroot "$tmp/does-not-exist" core
 usage_says "not a directory" analyze --sysroot "$tmp/text" core
+usage_says "--color" analyze --color=sometimes core
+usage_says "collapsed" analyze --format flame core
+usage_says "--pretty" analyze --format collapsed --pretty core
 
 tap_schema_done
 tap_done

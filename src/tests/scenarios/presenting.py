@@ -15,7 +15,8 @@ ppid, uid, gid, the recursion depth, and for each thread but the recording
 one, its frames innermost first: file, line, end line, column and end
 column (co_positions() at f_lasti, as traceback finds a traceback's; the
 last three from 3.11 on, None before), and the source line as linecache
-reads it."""
+reads it; and the traceback Python itself writes of each such stack
+(traceback.StackSummary.format())."""
 import _thread
 import ctypes
 import itertools
@@ -26,6 +27,7 @@ import sys
 import sysconfig
 import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _truth import record  # noqa: E402
@@ -78,6 +80,19 @@ def positions(frame):
     return out
 
 
+def formatted(stack):
+    """Python's own traceback of STACK (positions(), innermost first): a
+    list of strings, outermost frame first, as StackSummary.format() makes
+    them (source lines, carets, repeated lines collapsed)."""
+    summaries = []
+    for f in reversed(stack):
+        extra = {}
+        if f["column"] is not None:
+            extra = {"end_lineno": f["end_line"], "colno": f["column"], "end_colno": f["end_column"]}
+        summaries.append(traceback.FrameSummary(f["file"], f["line"], f["function"], **extra))
+    return traceback.StackSummary.from_list(summaries).format()
+
+
 def take_ids():
     if os.getuid() == 0:
         os.setgroups([])
@@ -101,10 +116,12 @@ def main():
     me = threading.get_ident()
     # read while the sources are readable: the other ids may not reach them
     stacks = dict((str(ident), positions(f)) for ident, f in frames.items() if ident != me)
+    tracebacks = dict((ident, formatted(stack)) for ident, stack in stacks.items())
     spiral_ident = [t.ident for t in threading.enumerate() if t.name == "spiral"][0]
     take_ids()
     facts = {"pid": os.getpid(), "ppid": os.getppid(), "uid": os.getuid(), "gid": os.getgid(),
-             "depth": DEPTH, "workers": WORKERS, "spiral": spiral_ident, "threads": stacks}
+             "depth": DEPTH, "workers": WORKERS, "spiral": spiral_ident, "threads": stacks,
+             "tracebacks": tracebacks}
     with open(sys.argv[1] + ".presenting", "w") as f:
         json.dump(facts, f)
     crasher = spiral_ident if sys.argv[2] == "fault" else None
