@@ -27,9 +27,14 @@ kernel core of a real SIGSEGV (fault):
     distinct stack of the process's threads (outermost first, "function
     (file:line)"), its count the number of threads with it.
 
+The interpreters of the Debian unstable root (src/tests/interpreters/
+sid*.interp) run there, and their kernel cores of the fault are read with
+--sysroot (source lines from the root).
+
 Output: TAP, one line per case; a case that cannot run here (no gcore, a
 core_pattern the kernel cores of this test cannot be found with) is a skip
 by name."""
+import glob
 import importlib.util
 import json
 import os
@@ -89,8 +94,11 @@ def take(target, workdir, mode):
     return core, truth, facts, dmp
 
 
+SYSROOT = []  # --sysroot ROOT for the interpreter under test, when it runs in one
+
+
 def text_report(core, args=()):
-    p = subprocess.run([cs.PYCORE, "analyze"] + list(args) + [core], stdout=subprocess.PIPE,
+    p = subprocess.run([cs.PYCORE, "analyze"] + SYSROOT + list(args) + [core], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120)
     if p.returncode != 0:
         raise Failure("text report %s: exit %d: %s" % (" ".join(args), p.returncode,
@@ -99,7 +107,7 @@ def text_report(core, args=()):
 
 
 def pycore_json(args, core, codes=(0,)):
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + args + [core])
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + SYSROOT + args + [core])
     if rc not in codes:
         raise Failure("pycore %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
     return cs.load_report(out)
@@ -273,7 +281,7 @@ def check_color(core):
         e = dict(os.environ)
         e.pop("NO_COLOR", None)
         e.update(env)
-        p = subprocess.Popen([cs.PYCORE, "analyze"] + args + [core], stdout=slave, stderr=subprocess.DEVNULL, env=e)
+        p = subprocess.Popen([cs.PYCORE, "analyze"] + SYSROOT + args + [core], stdout=slave, stderr=subprocess.DEVNULL, env=e)
         os.close(slave)
         out = b""
         while True:
@@ -304,7 +312,7 @@ FRAME = re.compile(r"^(?P<function>[^;()\n]+) \((?P<file>[^;\n]+):(?P<line>[1-9]
 
 
 def check_collapsed(core, truth):
-    rc, out, err = cs.run_pycore(["analyze", "--format", "collapsed", core])
+    rc, out, err = cs.run_pycore(["analyze", "--format", "collapsed"] + SYSROOT + [core])
     if rc != 0:
         raise Failure("--format collapsed: exit %d: %s" % (rc, err.strip()))
     got = {}
@@ -329,6 +337,7 @@ def check_collapsed(core, truth):
 
 
 def scenario(target, workdir, mode):
+    SYSROOT[:] = target.pycore_args()
     core, truth, facts, dmp = take(target, workdir, mode)
     report = pycore_json([], core)
     cs.compare(truth, report, signal.SIGSEGV if mode == "fault" else None)
@@ -362,6 +371,16 @@ def main():
         for mode in ("wait", "fault"):
             workdir = tempfile.mkdtemp(prefix="pycore-presenting-")
             cs.run_in(tap, "%s %s" % (exe, mode), workdir, scenario, target, workdir, mode)
+    # Debian unstable's interpreters run in their root: kernel cores only
+    # (gcore of a chrooted process loses its stacks), read with --sysroot
+    for interp in sorted(glob.glob(os.path.join(HERE, "interpreters", "sid*.interp"))):
+        label = os.path.basename(interp)[:-len(".interp")] + " fault"
+        target, why = cs.interpreter(interp)
+        if why:
+            tap.skip(label, why)
+            continue
+        workdir = target.workdir("pycore-presenting-")
+        cs.run_in(tap, label, workdir, scenario, target, workdir, "fault")
     cs.schema_summary(tap)
     return tap.done()
 
