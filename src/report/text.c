@@ -44,15 +44,27 @@ static void put_colored(const struct tx *x, const char *code, const char *s)
 	color(x, C_RESET);
 }
 
+/* T's tid, then SEP and its name quoted, when it has one (SEP NULL: not
+ * its name). */
+static void put_thread(FILE *out, const struct model_thread *t, const char *sep)
+{
+	if (t->tid >= 0)
+		fprintf(out, "%lld", (long long)t->tid);
+	else
+		fprintf(out, "(tid unknown)");
+	if (t->name && sep) {
+		fprintf(out, "%s\"", sep);
+		put(out, t->name);
+		fputs("\"", out);
+	}
+}
+
 static void thread_header(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
 {
 	FILE *out = x->out;
 	color(x, C_BOLD);
 	fprintf(out, "Thread ");
-	if (t->tid >= 0)
-		fprintf(out, "%lld", (long long)t->tid);
-	else
-		fprintf(out, "(tid unknown)");
+	put_thread(out, t, NULL);
 	fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
 	if (t->name) {
 		fputs(", \"", out);
@@ -356,15 +368,7 @@ static void write_thread_or_group(const struct tx *x, const struct model_interp 
 		done[i] = true;
 		fputs(sep, out);
 		sep = ", ";
-		if (u->tid >= 0)
-			fprintf(out, "%lld", (long long)u->tid);
-		else
-			fprintf(out, "(tid unknown)");
-		if (u->name) {
-			fputs(" \"", out);
-			put(out, u->name);
-			fputs("\"", out);
-		}
+		put_thread(out, u, " ");
 	}
 	if (x->r->interps.n > 1)
 		fprintf(out, " (interpreter %lld)", (long long)mi->id);
