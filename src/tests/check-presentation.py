@@ -18,6 +18,10 @@ kernel core of a real SIGSEGV (fault):
     process saw (source lines, the 3.11+ carets, the recursion of DEPTH
     calls collapsed into "[Previous line repeated N more times]"), but for
     Python's ~ under parts of a range, which pycore draws as ^;
+  * a frame whose file is a FIFO gets no source line (and pycore does not
+    block reading it); a line holding control characters is shown escaped
+    as repr() escapes them, with its carets (3.11+); no control character
+    but line ends is in the text;
   * by default the WORKERS threads with one stack share one section
     naming them all; --no-source leaves the source lines out;
   * --color: always colours, never does not, auto colours on a terminal
@@ -243,6 +247,39 @@ def check_tracebacks(core, facts, mode, minor):
     return len(facts["tracebacks"])
 
 
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+
+
+def frame_lines(text, path):
+    """The lines after the File line of PATH in TEXT, up to the next File
+    line or the end of the section."""
+    lines = text.splitlines()
+    at = [i for i, l in enumerate(lines) if l.startswith('  File "%s", line ' % path)]
+    if len(at) != 1:
+        raise Failure("%d frames of %s in the text" % (len(at), path))
+    out = []
+    for l in lines[at[0] + 1:]:
+        if not l or l.startswith("  File "):
+            break
+        out.append(l)
+    return out
+
+
+def check_hostile(core, facts, minor):
+    text = text_report(core)
+    bad = CONTROL.search(text)
+    if bad:
+        raise Failure("the text holds control character %r" % bad.group())
+    h = facts["hostile"]
+    if frame_lines(text, h["fifo"]):
+        raise Failure("the FIFO's frame has lines under it: %r" % frame_lines(text, h["fifo"]))
+    want = ["    " + repr(h["esc_line"])[1:-1]]
+    if minor >= 11:
+        want.append("    " + "^" * len("parked.acquire()"))
+    if frame_lines(text, h["esc"]) != want:
+        raise Failure("under the frame of %s: %r, want %r" % (h["esc"], frame_lines(text, h["esc"]), want))
+
+
 def check_groups(core, report, truth, facts):
     text = text_report(core)
     workers = [t for t in truth["threads"] if (t["name"] or "").startswith("worker-")]
@@ -346,6 +383,7 @@ def scenario(target, workdir, mode):
     npos = check_positions(report, facts, mode)
     ntb = check_tracebacks(core, facts, mode, truth["version"][1])
     check_groups(core, report, truth, facts)
+    check_hostile(core, facts, truth["version"][1])
     check_color(core)
     check_two(core)
     nfolded = check_collapsed(core, truth)

@@ -6,6 +6,9 @@ shows around the stacks.
   * a thread recursing DEPTH calls deep in spiral() (to be collapsed as
     Python's tracebacks collapse it), then blocking (wait) or reading an
     unmapped address through ctypes (fault: a real SIGSEGV);
+  * two threads run code named after a FIFO and after a file whose line
+    holds terminal control characters (hostile-fifo.py, hostile-esc.py in
+    the working directory);
   * run as root, the process first takes another uid and gid (and stays
     dumpable), so that the ids the dump records are not root's.
 
@@ -64,6 +67,21 @@ def spiral(n):
         parked.acquire()
 
 
+# Two threads run code whose file pycore must read warily: a FIFO (reading
+# it would block) and a file whose line holds terminal control characters.
+HOSTILE_FIFO = os.path.abspath("hostile-fifo.py")
+HOSTILE_ESC = os.path.abspath("hostile-esc.py")
+ESC_LINE = "parked.acquire()  # \x1b[31mRED\x07 end"
+
+
+def hostile(path, source):
+    exec(compile(source, path, "exec"), {"parked": parked})
+
+
+def is_hostile(filename):
+    return filename in (HOSTILE_FIFO, HOSTILE_ESC)
+
+
 def positions(frame):
     """Innermost first: where each frame is, as traceback tells the frames
     of a traceback (their f_lasti through code.co_positions(), 3.11+)."""
@@ -75,7 +93,8 @@ def positions(frame):
             line, end_line, col, end_col = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None))
         out.append({"file": code.co_filename, "line": line, "function": code.co_name, "end_line": end_line,
                     "column": col, "end_column": end_col,
-                    "source": linecache.getline(code.co_filename, line, frame.f_globals) if line else ""})
+                    "source": linecache.getline(code.co_filename, line, frame.f_globals)
+                    if line and not is_hostile(code.co_filename) else ""})
         frame = frame.f_back
     return out
 
@@ -107,6 +126,13 @@ def release():
 
 
 def main():
+    os.mkfifo(HOSTILE_FIFO)
+    with open(HOSTILE_ESC, "w") as f:
+        f.write(ESC_LINE + "\n")
+    threading.Thread(target=hostile, args=(HOSTILE_FIFO, "parked.acquire()\n"), name="hostile-fifo",
+                     daemon=True).start()
+    threading.Thread(target=hostile, args=(HOSTILE_ESC, ESC_LINE + "\n"), name="hostile-esc",
+                     daemon=True).start()
     for i in range(WORKERS):
         threading.Thread(target=worker, name="worker-%d" % i, daemon=True).start()
     threading.Thread(target=spiral, args=(DEPTH,), name="spiral", daemon=True).start()
@@ -116,12 +142,13 @@ def main():
     me = threading.get_ident()
     # read while the sources are readable: the other ids may not reach them
     stacks = dict((str(ident), positions(f)) for ident, f in frames.items() if ident != me)
-    tracebacks = dict((ident, formatted(stack)) for ident, stack in stacks.items())
+    tracebacks = dict((ident, formatted(stack)) for ident, stack in stacks.items()
+                      if not any(is_hostile(f["file"]) for f in stack))
     spiral_ident = [t.ident for t in threading.enumerate() if t.name == "spiral"][0]
     take_ids()
     facts = {"pid": os.getpid(), "ppid": os.getppid(), "uid": os.getuid(), "gid": os.getgid(),
              "depth": DEPTH, "workers": WORKERS, "spiral": spiral_ident, "threads": stacks,
-             "tracebacks": tracebacks}
+             "tracebacks": tracebacks, "hostile": {"fifo": HOSTILE_FIFO, "esc": HOSTILE_ESC, "esc_line": ESC_LINE}}
     with open(sys.argv[1] + ".presenting", "w") as f:
         json.dump(facts, f)
     crasher = spiral_ident if sys.argv[2] == "fault" else None
