@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -25,9 +26,15 @@ enum exit_code {
 	EXIT_WRITE = 5,
 };
 
+enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
 struct options {
 	bool json;
+	bool collapsed;              /* --format collapsed */
 	bool pretty;
+	bool no_source;
+	bool all_threads;
+	enum color_when color;
 	bool tasks;                  /* text: a section of asyncio tasks */
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
@@ -78,13 +85,26 @@ static const char usage_text[] =
 	"  -f, --format FORMAT  text (default): a summary line (the signal and its code,\n"
 	"                       the fault address or the sender, the thread, its Python\n"
 	"                       line), then each thread's traceback, the crashed thread\n"
-	"                       first, then the GIL holder; strings from the dump are\n"
+	"                       first, then the GIL holder, recursion collapsed as\n"
+	"                       Python does; strings from the dump are\n"
 	"                       escaped as repr() escapes control characters, bytes\n"
 	"                       that are not UTF-8 as \\xNN.  json: one JSON object per\n"
 	"                       dump, one per line (JSON Lines), schema pycore-report/1\n"
 	"                       (man 5 pycore-report); bytes that are not UTF-8 as\n"
 	"                       \\udcNN (os.fsdecode's form)\n"
-	"      --pretty         indent the JSON (one object spans several lines)\n"
+	"                       collapsed: the folded stacks flame-graph tools read\n"
+	"                       (flamegraph.pl, inferno, speedscope): a line per distinct\n"
+	"                       stack, \"frame;frame;... COUNT\", outermost first, COUNT\n"
+	"                       the threads with it; a frame is \"function (file:line)\"\n"
+	"      --no-source      text: no source lines under Python frames (by default\n"
+	"                       read, as Python's tracebacks show them with 3.11+ carets,\n"
+	"                       from regular files named by absolute paths ending in .py,\n"
+	"                       under --sysroot first; at most 16 MiB)\n"
+	"      --all-threads    text: a section per thread (by default threads with one\n"
+	"                       stack share one: \"N threads with this stack\")\n"
+	"      --color WHEN     text colours: auto (default: on a terminal, unless\n"
+	"                       NO_COLOR is set), always, never\n"
+	"      --pretty         indent the JSON (one object spans several lines; JSON only)\n"
 	"      --locals[=deep]  also report every frame's arguments and variables, with\n"
 	"                       the repr() Python itself would print for built-in types;\n"
 	"                       =deep also lists the attributes of instances among them\n"
@@ -117,6 +137,7 @@ static const char usage_text[] =
 	"only when its build-id matches the one the core recorded:\n"
 	"  1. the path the core records (for the main program: --executable, if given)\n"
 	"  2. --sysroot DIR     DIR + that path: the crashed machine's root filesystem\n"
+	"                       (a directory, else a usage error)\n"
 	"  3. --search-path DIR[:DIR...]\n"
 	"                       directories of loose binaries, matched by build-id\n"
 	"                       whatever their file names\n"
@@ -223,7 +244,19 @@ static enum exit_code flush_stdout(void)
 	return EXIT_WRITE;
 }
 
-static enum exit_code analyze_one(const char *path, const struct options *opt)
+/* --color: auto is a terminal on standard output and no NO_COLOR (set
+ * and not empty) in the environment. */
+static bool use_color(enum color_when when)
+{
+	if (when != COLOR_AUTO)
+		return when == COLOR_ALWAYS;
+	const char *no = getenv("NO_COLOR");
+	return isatty(STDOUT_FILENO) && !(no && *no);
+}
+
+/* *WRITTEN: a report was written (by an earlier call); set once this
+ * call writes one. */
+static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written)
 {
 	struct analysis *a;
 	struct pc_error *e = analysis_run(path, &opt->analysis, &a);
@@ -237,7 +270,16 @@ static enum exit_code analyze_one(const char *path, const struct options *opt)
 	}
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
-	if (opt->json ? report_json_write(stdout, r, opt->pretty) : report_text_write_tasks(stdout, r, opt->tasks))
+	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
+					    .sysroot = opt->analysis.files.sysroot,
+					    .all_threads = opt->all_threads, .color = use_color(opt->color) };
+	/* text reports of several dumps: a blank line between two */
+	if (!opt->json && !opt->collapsed && *written)
+		putchar('\n');
+	*written = true;
+	if (opt->json ? report_json_write(stdout, r, opt->pretty)
+	    : opt->collapsed ? report_collapsed_write(stdout, r)
+	    : report_text_write_options(stdout, r, &text))
 		rc = EXIT_WRITE;
 	int err = errno;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -278,6 +320,9 @@ static const struct option longopts[] = {
 	{ "native", no_argument, NULL, 'N' },
 	{ "native-all", no_argument, NULL, 'A' },
 	{ "tasks", no_argument, NULL, 'W' },
+	{ "no-source", no_argument, NULL, 'n' },
+	{ "all-threads", no_argument, NULL, 'a' },
+	{ "color", required_argument, NULL, 'c' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
 	{ "max-depth", required_argument, NULL, 'D' },
@@ -304,21 +349,29 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		switch (c) {
 		case 'f':
 			opt->format_given = true;
-			if (strcmp(optarg, "json") == 0) {
-				opt->json = true;
-			} else if (strcmp(optarg, "text") == 0) {
-				opt->json = false;
-			} else {
-				usage_error("unknown format '%s': use text or json", optarg);
+			opt->json = strcmp(optarg, "json") == 0;
+			opt->collapsed = strcmp(optarg, "collapsed") == 0;
+			if (!opt->json && !opt->collapsed && strcmp(optarg, "text") != 0) {
+				usage_error("unknown format '%s': use text, json or collapsed", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'P':
 			opt->pretty = true;
 			break;
-		case 'S':
+		case 'S': {
+			struct stat st;
+			if (stat(optarg, &st) != 0) {
+				usage_error("--sysroot '%s': %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				usage_error("--sysroot '%s' is not a directory", optarg);
+				return EXIT_USAGE;
+			}
 			opt->analysis.files.sysroot = optarg;
 			break;
+		}
 		case 's':
 			opt->analysis.files.search = split_append(opt->analysis.files.search, optarg);
 			break;
@@ -343,6 +396,24 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'W':
 			opt->tasks = true;
+			break;
+		case 'n':
+			opt->no_source = true;
+			break;
+		case 'a':
+			opt->all_threads = true;
+			break;
+		case 'c':
+			if (strcmp(optarg, "auto") == 0) {
+				opt->color = COLOR_AUTO;
+			} else if (strcmp(optarg, "always") == 0) {
+				opt->color = COLOR_ALWAYS;
+			} else if (strcmp(optarg, "never") == 0) {
+				opt->color = COLOR_NEVER;
+			} else {
+				usage_error("--color takes auto, always or never, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'X':
 		case 'x':
@@ -372,6 +443,11 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'L':
 			opt->analysis.py.locals = true;
+			if (!optarg && optind < argc && strcmp(argv[optind], "deep") == 0) {
+				/* getopt took "deep" for a dump: say what was meant */
+				usage_error("%s", "--locals takes its value after '=': --locals=deep");
+				return EXIT_USAGE;
+			}
 			if (optarg && strcmp(optarg, "deep") == 0) {
 				opt->analysis.py.deep = true;
 			} else if (optarg) {
@@ -518,15 +594,20 @@ int main(int argc, char **argv)
 		usage_error("%s is an option of batch, not of analyze", opt.batch_only);
 		return EXIT_USAGE;
 	}
+	if (opt.pretty && !opt.json) {
+		usage_error("%s", "--pretty indents JSON: it needs --format json");
+		return EXIT_USAGE;
+	}
 	if (optind >= argc) {
 		usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;
 	}
 	opt.analysis.files.debug_cache = cache = opt.no_debug_cache ? NULL : debug_cache_dir();
 	enum exit_code worst = EXIT_COMPLETE;
+	bool written = false;
 	for (int i = optind; i < argc; i++) {
 		errno = 0;
-		enum exit_code one = analyze_one(argv[i], &opt);
+		enum exit_code one = analyze_one(argv[i], &opt, &written);
 		if (one > worst)
 			worst = one;
 		if (one == EXIT_WRITE)

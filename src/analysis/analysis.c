@@ -26,6 +26,10 @@ static void fill_process(struct model_report *r, const struct dump *d, const str
 	r->input_compression = d->compression;
 	r->input_size = d->file_size;
 	r->pid = d->pid;
+	r->ppid = d->ppid;
+	r->uid = d->uid;
+	r->gid = d->gid;
+	r->state = d->state;
 	r->executable = arena_strdup(a, d->executable);
 	if (d->argv) {
 		size_t n = 0;

@@ -141,6 +141,7 @@ struct dump *dump_new(void)
 	}
 	if (d) {
 		d->pid = -1;
+		d->ppid = d->uid = d->gid = -1;
 		d->crashed_tid = -1;
 	}
 	return d;

@@ -98,6 +98,8 @@ struct dump {
 	char *psargs;                /* the kernel's truncated command line */
 	char *executable;            /* path of the main program, NULL if unknown */
 	char **argv;                 /* NULL-terminated, NULL if unknown */
+	int64_t ppid, uid, gid;      /* parent pid, real uid and gid; -1 when unknown */
+	char state;                  /* the kernel's state letter ('R', 'S', 'D', ...); 0 unknown */
 	bool has_signal;
 	struct dump_signal signal;
 	int64_t crashed_tid;         /* -1 when no thread received a signal */

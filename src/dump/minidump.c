@@ -27,6 +27,7 @@
 #define MD_SYSTEM_INFO      7
 #define MD_MEMORY64_LIST    9
 #define MD_MISC_INFO        15
+#define MD_LINUX_STATUS     0x47670004u   /* /proc/PID/status as text (Breakpad: MD_LINUX_PROC_STATUS) */
 #define MD_LINUX_CMDLINE    0x47670006u
 #define MD_LINUX_AUXV       0x47670008u
 #define MD_LINUX_MAPS       0x47670009u
@@ -390,6 +391,47 @@ static void linux_cmdline(struct dump *d, const struct md_stream *s)
 	d->argv = argv;
 }
 
+/* The number after "NAME:" at the start of a line of TEXT (LEN bytes,
+ * /proc/PID/status: "PPid:\t1", "Uid:\t1000\t1000\t1000\t1000" whose
+ * first is the real id), or -1.  For State, the letter ("State:\tS
+ * (sleeping)") in *LETTER instead. */
+static int64_t status_field(const char *text, size_t len, const char *name, char *letter)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < len; i++) {
+		if ((i == 0 || text[i - 1] == '\n') && len - i > n && memcmp(text + i, name, n) == 0 &&
+		    text[i + n] == ':') {
+			size_t k = i + n + 1;
+			while (k < len && (text[k] == '\t' || text[k] == ' '))
+				k++;
+			if (letter) {
+				*letter = k < len && ((text[k] >= 'A' && text[k] <= 'Z') ||
+						      (text[k] >= 'a' && text[k] <= 'z')) ? text[k] : 0;
+				return 0;
+			}
+			int64_t v = 0;
+			size_t digits = 0;
+			for (; k < len && text[k] >= '0' && text[k] <= '9' && digits < 10; k++, digits++)
+				v = v * 10 + (text[k] - '0');
+			return digits && v <= UINT32_MAX ? v : -1;
+		}
+	}
+	return -1;
+}
+
+/* Breakpad's and lldb's copy of /proc/PID/status: the parent, the real
+ * uid and gid and the state. */
+static void linux_status(struct dump *d, const struct md_stream *s)
+{
+	const char *text = (const char *)at(d, s->rva, s->size);
+	if (!text || s->size > 1 << 20)
+		return;
+	d->ppid = status_field(text, s->size, "PPid", NULL);
+	d->uid = status_field(text, s->size, "Uid", NULL);
+	d->gid = status_field(text, s->size, "Gid", NULL);
+	status_field(text, s->size, "State", &d->state);
+}
+
 /* ------------------------------------------------------------------------
  * The reader
  * ------------------------------------------------------------------------ */
@@ -441,6 +483,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_LINUX_PROC_STAT: proc_stat = true; break;
 		case MD_CRASHPAD_INFO: crashpad = true; break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
+		case MD_LINUX_STATUS: linux_status(d, &s); break;
 		case MD_SYSTEM_INFO:
 			if (s.size >= 2 && dump_le32(d->p->map + s.rva) % 65536 != MD_ARCH_AMD64)
 				amd64 = false;

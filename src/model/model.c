@@ -114,6 +114,7 @@ struct model_report *model_report_new(void)
 	}
 	r->arena = a;
 	r->pid = -1;
+	r->ppid = r->uid = r->gid = -1;
 	r->crashed_tid = -1;
 	return r;
 }

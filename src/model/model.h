@@ -43,6 +43,11 @@ struct model_frame {
 	const char *qualname;        /* NULL when unknown */
 	const char *file;
 	int line;                    /* <= 0: unknown */
+	/* python frames, 3.11+: the rest of the instruction's position
+	 * (co_positions(); columns are 0-based UTF-8 byte offsets), with
+	 * has_position; each -1 when the table does not say */
+	bool has_position;
+	int end_line, column, end_column;
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
@@ -152,6 +157,8 @@ struct model_report {
 	int64_t pid;                 /* -1: unknown */
 	const char *executable;
 	const char **argv;           /* NULL-terminated or NULL */
+	int64_t ppid, uid, gid;      /* -1: unknown */
+	char state;                  /* the kernel's state letter; 0 unknown */
 	bool has_signal;
 	int signal_number, signal_code;
 	bool signal_has_code;        /* si_code is known */

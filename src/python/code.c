@@ -4,6 +4,7 @@
 #include "python/linetable.h"
 #include "python/python_int.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* Read what the report needs of a code object.  The result stays valid until
@@ -77,4 +78,22 @@ int py_code_line(const struct py_ctx *c, const struct py_code *pc, int64_t pos)
 	else
 		line = py_line_locations(pc->table, pc->table_len, pc->firstlineno, (int)pos);
 	return line > 0 ? line : 0;
+}
+
+void py_code_locate(const struct py_ctx *c, const struct py_code *pc, int64_t pos, struct model_frame *f)
+{
+	f->end_line = f->column = f->end_column = -1;
+	struct py_positions p;
+	if (c->L->minor < 11 || !pc->table || pos > INT_MAX ||
+	    py_positions_locations(pc->table, pc->table_len, pc->firstlineno, (int)pos, &p) != 0) {
+		f->line = py_code_line(c, pc, pos);
+		return;
+	}
+	f->line = p.line > 0 ? p.line : 0;
+	if (f->line) {
+		f->has_position = true;
+		f->end_line = p.end_line;
+		f->column = p.column;
+		f->end_column = p.end_column;
+	}
 }

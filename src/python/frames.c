@@ -36,7 +36,7 @@ static unsigned max_owner(unsigned minor)
 }
 
 static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame,
-				     const struct py_code *pc, int line)
+				     const struct py_code *pc, int64_t pos)
 {
 	struct model_frame *f = arena_alloc(c->a, sizeof(*f));
 	if (!f || ptrvec_push(c->a, &t->frames, f) != 0)
@@ -45,7 +45,7 @@ static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t, u
 	f->function = pc->name;
 	f->qualname = pc->qualname;
 	f->file = pc->filename;
-	f->line = line;
+	py_code_locate(c, pc, pos, f);
 	f->frame_address = frame;
 	return f;
 }
@@ -109,7 +109,7 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 							   pc ? pc->error : "out of memory"));
 			break;
 		}
-		struct model_frame *f = add_frame(c, t, frame, pc, py_code_line(c, pc, lasti));
+		struct model_frame *f = add_frame(c, t, frame, pc, lasti);
 		if (!f)
 			break;
 		f->eval_entry = true; /* up to 3.10, one eval loop call per frame */
@@ -213,7 +213,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			frame = prev;
 			continue;
 		}
-		struct model_frame *f = add_frame(c, t, frame, pc, py_code_line(c, pc, unit));
+		struct model_frame *f = add_frame(c, t, frame, pc, unit);
 		if (!f)
 			break;
 		if (L->iframe_is_entry >= 0) {
@@ -353,7 +353,7 @@ static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t t
 		int64_t unit = instr >= start ? (int64_t)((instr - start) / 2) : -1;
 		if (unit < pc->firsttraceable)
 			continue; /* still setting up: not on the stack as Python sees it */
-		struct model_frame *f = add_frame(c, t, found[k], pc, py_code_line(c, pc, unit));
+		struct model_frame *f = add_frame(c, t, found[k], pc, unit);
 		if (!f)
 			break;
 		f->recovered = true;

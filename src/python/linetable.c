@@ -162,12 +162,22 @@ static bool skip_bytes(struct cursor *c, size_t n)
 	return true;
 }
 
-int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit)
+/* A varint standing for a column + 1 (0: none): the column, or -1. */
+static int column_of(uint64_t v)
 {
+	return v >= 1 && v - 1 <= INT_MAX ? (int)(v - 1) : -1;
+}
+
+int py_positions_locations(const uint8_t *tab, size_t len, int firstlineno, int unit,
+			   struct py_positions *out)
+{
+	*out = (struct py_positions){ -1, -1, -1, -1 };
 	if (len && !tab)
 		return -1;
-	if (unit < 0)
-		return line_result(firstlineno);
+	if (unit < 0) {
+		out->line = line_result(firstlineno);
+		return out->line < 0 ? -1 : 0;
+	}
 	struct cursor c = { tab, len, 0 };
 	int64_t line = firstlineno;
 	uint64_t end = 0;
@@ -177,19 +187,34 @@ int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit)
 			return -1;              /* not the start of an entry */
 		unsigned kind = (head >> 3) & 15;
 		unsigned units = (head & 7) + 1u;
-		int64_t delta = 0;
-		uint64_t ignored;
+		int64_t delta = 0, end_delta = 0;
+		int column = -1, end_column = -1;
+		uint64_t v1 = 0, v2 = 0, v3 = 0;
 		bool ok;
 		if (kind <= 9) {
+			/* column = kind * 8 + the byte's bits 4-6, end = column +
+			 * its bits 0-3 */
 			ok = skip_bytes(&c, 1);
+			if (ok) {
+				uint8_t b = tab[c.pos - 1];
+				column = (int)kind * 8 + ((b >> 4) & 7);
+				end_column = column + (b & 15);
+			}
 		} else if (kind <= 12) {
 			delta = (int64_t)kind - 10;
 			ok = skip_bytes(&c, 2);
+			if (ok) {
+				column = tab[c.pos - 2];
+				end_column = tab[c.pos - 1];
+			}
 		} else if (kind == 13) {
 			ok = read_svarint(&c, &delta);
 		} else if (kind == 14) {
-			ok = read_svarint(&c, &delta) && read_varint(&c, &ignored) &&
-			     read_varint(&c, &ignored) && read_varint(&c, &ignored);
+			ok = read_svarint(&c, &delta) && read_varint(&c, &v1) &&
+			     read_varint(&c, &v2) && read_varint(&c, &v3);
+			end_delta = (int64_t)v1;  /* < 2^36 */
+			column = column_of(v2);
+			end_column = column_of(v3);
 		} else {
 			ok = true;              /* 15: nothing follows */
 		}
@@ -200,8 +225,21 @@ int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit)
 		if (!line_sane(line))
 			return -1;
 		end += units;
-		if ((uint64_t)unit < end)
-			return kind == 15 ? -1 : line_result(line);
+		if ((uint64_t)unit < end) {
+			if (kind == 15 || line_result(line) < 0)
+				return -1;
+			out->line = line_result(line);
+			out->end_line = line_sane(line + end_delta) ? line_result(line + end_delta) : -1;
+			out->column = column;
+			out->end_column = end_column;
+			return 0;
+		}
 	}
 	return -1;
+}
+
+int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit)
+{
+	struct py_positions p;
+	return py_positions_locations(tab, len, firstlineno, unit, &p) == 0 ? p.line : -1;
 }

@@ -30,4 +30,16 @@ int py_line_linetable310(const uint8_t *tab, size_t len, int firstlineno, int of
  * -1 for "no location" entries and past the last entry. */
 int py_line_locations(const uint8_t *tab, size_t len, int firstlineno, int unit);
 
+/* The whole position of code unit UNIT, as code.co_positions() gives it:
+ * start and end line, start and end column (0-based UTF-8 byte offsets in
+ * the line, as CPython stores them); -1 for what the entry does not say
+ * (columns of a "no columns" entry, all four before the first
+ * instruction but LINE, which is FIRSTLINENO there).  Returns 0, or -1
+ * where py_line_locations() does (then *OUT is all -1). */
+struct py_positions {
+	int line, end_line, column, end_column;
+};
+int py_positions_locations(const uint8_t *tab, size_t len, int firstlineno, int unit,
+			   struct py_positions *out);
+
 #endif

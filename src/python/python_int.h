@@ -225,6 +225,8 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr);
 /* The line at POS in the bytecode (bytes up to 3.9, code units after);
  * 0 when unknown. */
 int py_code_line(const struct py_ctx *c, const struct py_code *pc, int64_t pos);
+/* F's line, and from 3.11 on its end line and columns, at POS as above. */
+void py_code_locate(const struct py_ctx *c, const struct py_code *pc, int64_t pos, struct model_frame *f);
 
 /* ---- objects.c ---- */
 

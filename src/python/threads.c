@@ -190,6 +190,16 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 		f->qualname = pc->qualname;
 		f->file = pc->filename;
 		f->line = lineno > 0 ? lineno : tb_line(c, pc, lasti);
+		if (c->L->minor >= 11 && lasti >= 0) {
+			/* the columns of the instruction, where its line is the one
+			 * the traceback says */
+			int line = f->line;
+			py_code_locate(c, pc, lasti / 2, f);
+			if (f->line != line) {
+				f->line = line;
+				f->has_position = false;
+			}
+		}
 		tb = next;
 	}
 	for (size_t i = outer_first.n; i-- > 0;)

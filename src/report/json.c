@@ -107,7 +107,7 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
 	json_t *locals = f->has_locals && with_locals ? locals_json(&f->locals) : json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
+	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
 			 "kind", kinds[f->kind],
 			 "source_file", str_or_null(f->source_file),
 			 "function", str_or_null(f->function),
@@ -118,6 +118,11 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 			 "inlined", f->inlined,
 			 "recovered", f->recovered,
 			 "locals", locals);
+	bool p = f->has_position;
+	json_object_set_new(j, "column", p && f->column >= 0 ? json_integer(f->column) : json_null());
+	json_object_set_new(j, "end_line", p && f->end_line > 0 ? json_integer(f->end_line) : json_null());
+	json_object_set_new(j, "end_column", p && f->end_column >= 0 ? json_integer(f->end_column) : json_null());
+	return j;
 }
 
 static json_t *frames_json(const struct ptrvec *v)
@@ -374,6 +379,10 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
+		json_t *process = json_object_get(j, "process");
+		json_object_set_new(process, "ppid", r->ppid >= 0 ? json_integer(r->ppid) : json_null());
+		json_object_set_new(process, "uid", r->uid >= 0 ? json_integer(r->uid) : json_null());
+		json_object_set_new(process, "gid", r->gid >= 0 ? json_integer(r->gid) : json_null());
 	}
 	return j;
 }

@@ -11,12 +11,29 @@
 
 #define REPORT_SCHEMA "pycore-report/1"
 
-/* Both return 0, or -1 when writing failed. */
+/* How the text report is written. */
+struct report_text_options {
+	bool tasks;                  /* a section per event loop: its tasks as a tree,
+					each awaited task under the tasks awaiting it */
+	bool source;                 /* the source line (and the 3.11+ caret range)
+					under each Python frame, when its file is readable */
+	const char *sysroot;         /* where source files are looked for first */
+	bool all_threads;            /* every thread on its own: identical stacks
+					are not grouped */
+	bool color;                  /* ANSI colours (for a terminal) */
+};
+
+/* All return 0, or -1 when writing failed. */
 int report_json_write(FILE *out, const struct model_report *r, bool pretty);
+int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o);
+/* The text with source lines, no colours and identical stacks grouped;
+ * with TASKS, the asyncio section too. */
 int report_text_write(FILE *out, const struct model_report *r);
-/* The same, with (TASKS) a section per event loop: its tasks as a tree,
- * each awaited task under the tasks awaiting it. */
 int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks);
+/* The folded-stack format of flame-graph tools: a line per distinct
+ * stack, "frame;frame;...;frame COUNT", outermost frame first, COUNT the
+ * threads with that stack. */
+int report_collapsed_write(FILE *out, const struct model_report *r);
 
 /* An error record: the line batch mode writes for a dump that has no
  * report, {"schema", "tool", "input": {"path"}, "error": {"code",

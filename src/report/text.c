@@ -4,6 +4,7 @@
  * the GIL, then the others in the dump's order.  Every string that comes
  * from the dump goes through report_put_escaped. */
 #include "report/report.h"
+#include "report/source.h"
 #include "model/redact.h"
 
 #include <stdlib.h>
@@ -15,27 +16,75 @@ static void put(FILE *out, const char *s)
 	report_put_escaped(out, s ? s : "?");
 }
 
-static void thread_header(FILE *out, const struct model_report *r, const struct model_interp *mi,
-			  const struct model_thread *t)
+/* What the thread sections are written with. */
+struct tx {
+	FILE *out;
+	const struct model_report *r;
+	const struct report_text_options *o;
+	struct source_cache *src;    /* NULL: no source lines */
+};
+
+/* ANSI colours, only with --color (a terminal) */
+#define C_BOLD    "\033[1m"
+#define C_RED     "\033[1;31m"
+#define C_MAGENTA "\033[35m"
+#define C_RESET   "\033[0m"
+
+static void color(const struct tx *x, const char *code)
 {
-	fprintf(out, "Thread ");
+	if (x->o->color)
+		fputs(code, x->out);
+}
+
+/* S escaped, in colour CODE. */
+static void put_colored(const struct tx *x, const char *code, const char *s)
+{
+	color(x, code);
+	put(x->out, s);
+	color(x, C_RESET);
+}
+
+/* T's tid, then SEP and its name quoted, when it has one (SEP NULL: not
+ * its name). */
+static void put_thread(FILE *out, const struct model_thread *t, const char *sep)
+{
 	if (t->tid >= 0)
 		fprintf(out, "%lld", (long long)t->tid);
 	else
 		fprintf(out, "(tid unknown)");
+	if (t->name && sep) {
+		fprintf(out, "%s\"", sep);
+		put(out, t->name);
+		fputs("\"", out);
+	}
+}
+
+static void thread_header(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	color(x, C_BOLD);
+	fprintf(out, "Thread ");
+	put_thread(out, t, NULL);
 	fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
 	if (t->name) {
 		fputs(", \"", out);
 		put(out, t->name);
 		fputs("\"", out);
 	}
-	if (r->interps.n > 1)
+	if (x->r->interps.n > 1)
 		fprintf(out, ", interpreter %lld", (long long)mi->id);
 	if (t->holds_gil)
 		fprintf(out, ", holds the GIL");
-	if (t->crashed)
-		fprintf(out, ", crashed");
-	fprintf(out, ")\n");
+	if (t->crashed) {
+		fputs(", ", out);
+		color(x, C_RED);
+		fputs("crashed", out);
+		color(x, C_RESET);
+		color(x, C_BOLD);
+	}
+	fprintf(out, ")");
+	color(x, C_RESET);
+	fprintf(out, "\n");
 }
 
 /* "    name = repr", and an instance's attributes below it as ".name". */
@@ -64,25 +113,86 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 	}
 }
 
-/* A Python frame's line of a traceback, INDENT before it. */
-static void write_python_frame(FILE *out, const char *indent, const struct model_frame *f)
+/* Characters (code points) in the first N bytes of S (UTF-8). */
+static size_t chars(const char *s, size_t n)
 {
+	size_t c = 0;
+	for (size_t i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\f' || c == '\v';
+}
+
+/* Under a Python frame, as Python's tracebacks show it: its source line
+ * without the indentation, and from 3.11 on a line of carets under the
+ * instruction's range (to the end of the line when the range goes on to
+ * other lines) unless the range is the whole line.  Columns are byte
+ * offsets; carets count characters.  Python draws the operator of a
+ * binary operation or a subscript with ^ and the rest with ~: here all of
+ * the range is ^. */
+static void write_source(const struct tx *x, const char *indent, const struct model_frame *f)
+{
+	const char *line = x->src ? source_line(x->src, f->file, f->line) : NULL;
+	if (!line)
+		return;
+	size_t len = strlen(line), lead = 0;
+	while (lead < len && blank(line[lead]))
+		lead++;
+	while (len > lead && blank(line[len - 1]))
+		len--;
+	if (len == lead)
+		return;
+	char *text = strndup(line + lead, len - lead);
+	if (!text)
+		return;
+	fprintf(x->out, "%s  ", indent);
+	put(x->out, text);
+	fputs("\n", x->out);
+	free(text);
+	if (!f->has_position || f->column < 0 || f->end_column < 0 || f->end_line < f->line ||
+	    (size_t)f->column < lead || (size_t)f->column >= len)
+		return;
+	size_t start = chars(line, (size_t)f->column);
+	size_t end = chars(line, f->end_line == f->line && (size_t)f->end_column < len ? (size_t)f->end_column : len);
+	size_t shown = chars(line + lead, len - lead), skip = chars(line, lead);
+	if (end <= start || end - start >= shown)
+		return;
+	fprintf(x->out, "%s  %*s", indent, (int)(start - skip), "");
+	color(x, C_RED);
+	for (size_t k = start; k < end; k++)
+		fputc('^', x->out);
+	color(x, C_RESET);
+	fputs("\n", x->out);
+}
+
+/* A Python frame's line of a traceback, INDENT before it, and its source. */
+static void write_python_frame(const struct tx *x, const char *indent, const struct model_frame *f)
+{
+	FILE *out = x->out;
 	fprintf(out, "%sFile \"", indent);
-	put(out, f->file);
+	put_colored(x, C_MAGENTA, f->file);
 	fputs("\", line ", out);
+	color(x, C_MAGENTA);
 	if (f->line > 0)
 		fprintf(out, "%d", f->line);
 	else
 		fprintf(out, "?");
+	color(x, C_RESET);
 	fputs(", in ", out);
-	put(out, f->function);
+	put_colored(x, C_MAGENTA, f->function);
 	fputs(f->recovered ? "  [recovered from the data stack]\n" : "\n", out);
+	write_source(x, indent, f);
 }
 
-static void write_frame(FILE *out, const struct model_frame *f)
+static void write_frame(const struct tx *x, const struct model_frame *f)
 {
+	FILE *out = x->out;
 	if (f->kind == FRAME_PYTHON) {
-		write_python_frame(out, "  ", f);
+		write_python_frame(x, "  ", f);
 	} else if (f->kind == FRAME_GC) {
 		fprintf(out, "  <garbage collection>\n");
 	} else {
@@ -101,8 +211,52 @@ static void write_frame(FILE *out, const struct model_frame *f)
 		write_locals(out, &f->locals, "    ", "");
 }
 
-static void write_exception(FILE *out, const struct model_exception *e)
+static bool same_str(const char *a, const char *b)
 {
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Python's test for a repeated line of a traceback: the same file, line
+ * and function. */
+static bool same_line(const struct model_frame *a, const struct model_frame *b)
+{
+	return a->kind == FRAME_PYTHON && b->kind == FRAME_PYTHON && a->line == b->line &&
+	       same_str(a->file, b->file) && same_str(a->function, b->function);
+}
+
+/* Python's tracebacks show a line repeated this many times, then say how
+ * many more times it was (traceback.py's _RECURSIVE_CUTOFF). */
+#define RECURSIVE_CUTOFF 3
+
+static void write_repeated(const struct tx *x, size_t count)
+{
+	if (count > RECURSIVE_CUTOFF)
+		fprintf(x->out, "  [Previous line repeated %zu more time%s]\n", count - RECURSIVE_CUTOFF,
+			count - RECURSIVE_CUTOFF > 1 ? "s" : "");
+}
+
+/* FRAMES (innermost first) outermost first, a recursion collapsed as
+ * Python collapses it. */
+static void write_frames(const struct tx *x, const struct ptrvec *frames)
+{
+	const struct model_frame *last = NULL;
+	size_t count = 0;
+	for (size_t j = frames->n; j-- > 0;) {
+		const struct model_frame *f = frames->items[j];
+		if (!last || !same_line(last, f)) {
+			write_repeated(x, count);
+			last = f;
+			count = 0;
+		}
+		if (++count <= RECURSIVE_CUTOFF)
+			write_frame(x, f);
+	}
+	write_repeated(x, count);
+}
+
+static void write_exception(const struct tx *x, const struct model_exception *e)
+{
+	FILE *out = x->out;
 	fputs("  while handling ", out);
 	put(out, e->type ? e->type : "an exception");
 	if (e->message && *e->message) {
@@ -110,14 +264,8 @@ static void write_exception(FILE *out, const struct model_exception *e)
 		put(out, e->message);
 	}
 	fputs("\n", out);
-	for (size_t j = e->traceback.n; j-- > 0;) {
-		const struct model_frame *f = e->traceback.items[j];
-		fputs("    File \"", out);
-		put(out, f->file);
-		fprintf(out, "\", line %d, in ", f->line);
-		put(out, f->function);
-		fputs("\n", out);
-	}
+	for (size_t j = e->traceback.n; j-- > 0;)
+		write_python_frame(x, "    ", e->traceback.items[j]);
 	if (e->error) {
 		fputs("    [incomplete: ", out);
 		put(out, e->error);
@@ -171,21 +319,11 @@ static void write_deadlock(FILE *out, const struct report_summary *s)
 	}
 }
 
-static void write_thread(FILE *out, const struct model_report *r, const struct model_interp *mi,
-			 const struct model_thread *t)
+/* T's stack and what goes with it, under its header. */
+static void write_stack(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
 {
-	fprintf(out, "\n");
-	if (mi) {
-		thread_header(out, r, mi, t);
-		fprintf(out, "Traceback (most recent call last):\n");
-	} else {
-		fprintf(out, "Thread %lld (%s%s)\n", (long long)t->tid,
-			r->state_missing ? "Python state not in the dump" : "no Python thread state",
-			t->crashed ? ", crashed" : "");
-		fprintf(out, "Native stack (most recent call last):\n");
-	}
-	for (size_t j = t->frames.n; j-- > 0;)
-		write_frame(out, t->frames.items[j]);
+	FILE *out = x->out;
+	write_frames(x, &t->frames);
 	if (t->frames.n == 0)
 		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
 	if (t->waiting_on)
@@ -196,35 +334,133 @@ static void write_thread(FILE *out, const struct model_report *r, const struct m
 		fputs("]\n", out);
 	}
 	if (t->exception)
-		write_exception(out, t->exception);
+		write_exception(x, t->exception);
+}
+
+static void write_thread(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	fprintf(out, "\n");
+	if (mi) {
+		thread_header(x, mi, t);
+		fprintf(out, "Traceback (most recent call last):\n");
+	} else {
+		color(x, C_BOLD);
+		fprintf(out, "Thread %lld (%s%s)", (long long)t->tid,
+			x->r->state_missing ? "Python state not in the dump" : "no Python thread state",
+			t->crashed ? ", crashed" : "");
+		color(x, C_RESET);
+		fprintf(out, "\nNative stack (most recent call last):\n");
+	}
+	write_stack(x, mi, t);
+}
+
+/* ------------------------------------------------------------------------
+ * Identical stacks, shown once for all the threads that have them
+ * ------------------------------------------------------------------------ */
+
+/* A thread that may share its section: one whose section would hold
+ * nothing but its stack (and a wait other threads share, same_stack). */
+static bool groupable(const struct model_thread *t)
+{
+	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0)
+		return false;
+	for (size_t i = 0; i < t->frames.n; i++)
+		if (((const struct model_frame *)t->frames.items[i])->has_locals)
+			return false;
+	return true;
+}
+
+static bool same_frame(const struct model_frame *a, const struct model_frame *b)
+{
+	return a->kind == b->kind && a->line == b->line && a->address == b->address &&
+	       a->recovered == b->recovered && a->inlined == b->inlined &&
+	       a->has_position == b->has_position && a->column == b->column &&
+	       a->end_line == b->end_line && a->end_column == b->end_column &&
+	       same_str(a->file, b->file) && same_str(a->function, b->function) &&
+	       same_str(a->source_file, b->source_file);
+}
+
+/* The same frames, and waiting for the same object (or neither waits). */
+static bool same_stack(const struct model_thread *a, const struct model_thread *b)
+{
+	const struct model_wait *wa = a->waiting_on, *wb = b->waiting_on;
+	if (a->frames.n != b->frames.n || !wa != !wb ||
+	    (wa && (wa->address != wb->address || wa->owner != wb->owner || wa->count != wb->count ||
+		    wa->joins != wb->joins)))
+		return false;
+	for (size_t i = 0; i < a->frames.n; i++)
+		if (!same_frame(a->frames.items[i], b->frames.items[i]))
+			return false;
+	return true;
+}
+
+/* Thread K of MI, and (unless --all-threads) the later threads of MI with
+ * its stack, which DONE then marks: one section for them all. */
+static void write_thread_or_group(const struct tx *x, const struct model_interp *mi, size_t k, bool *done)
+{
+	const struct model_thread *t = mi->threads.items[k];
+	size_t n = 1;
+	for (size_t i = k + 1; !x->o->all_threads && groupable(t) && i < mi->threads.n; i++)
+		n += !done[i] && groupable(mi->threads.items[i]) && same_stack(t, mi->threads.items[i]);
+	if (n == 1) {
+		write_thread(x, mi, t);
+		return;
+	}
+	FILE *out = x->out;
+	fprintf(out, "\n");
+	color(x, C_BOLD);
+	fprintf(out, "%zu threads with this stack:", n);
+	color(x, C_RESET);
+	const char *sep = " ";
+	for (size_t i = k; i < mi->threads.n; i++) {
+		const struct model_thread *u = mi->threads.items[i];
+		if (i > k && (done[i] || !groupable(u) || !same_stack(t, u)))
+			continue;
+		done[i] = true;
+		fputs(sep, out);
+		sep = ", ";
+		put_thread(out, u, " ");
+	}
+	if (x->r->interps.n > 1)
+		fprintf(out, " (interpreter %lld)", (long long)mi->id);
+	fprintf(out, "\nTraceback (most recent call last):\n");
+	write_stack(x, mi, t);
 }
 
 /* The threads in the order the text shows them: the one that received
- * the signal, the one holding the GIL, then the rest as the dump has them,
- * then (--native) the OS threads that run no Python; a crashed one of
- * those first of all. */
-static void write_threads(FILE *out, const struct model_report *r)
+ * the signal, the one holding the GIL, then the rest as the dump has them
+ * (those with one stack in one section), then (--native) the OS threads
+ * that run no Python; a crashed one of those first of all. */
+static void write_threads(const struct tx *x)
 {
+	const struct model_report *r = x->r;
 	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; rank == 0 && i < r->native_threads.n; i++) {
 			const struct model_thread *t = r->native_threads.items[i];
 			if (t->crashed)
-				write_thread(out, r, NULL, t);
+				write_thread(x, NULL, t);
 		}
 		for (size_t i = 0; i < r->interps.n; i++) {
 			const struct model_interp *mi = r->interps.items[i];
+			bool *done = calloc(mi->threads.n ? mi->threads.n : 1, sizeof(*done));
 			for (size_t k = 0; k < mi->threads.n; k++) {
 				const struct model_thread *t = mi->threads.items[k];
 				int mine = t->crashed ? 0 : t->holds_gil ? 1 : 2;
-				if (mine == rank)
-					write_thread(out, r, mi, t);
+				if (mine != rank || (done && done[k]))
+					continue;
+				if (rank == 2 && done)
+					write_thread_or_group(x, mi, k, done);
+				else
+					write_thread(x, mi, t);
 			}
+			free(done);
 		}
 	}
 	for (size_t i = 0; i < r->native_threads.n; i++) {
 		const struct model_thread *t = r->native_threads.items[i];
 		if (!t->crashed)
-			write_thread(out, r, NULL, t);
+			write_thread(x, NULL, t);
 	}
 }
 
@@ -264,8 +500,55 @@ static void write_coredump(FILE *out, const struct model_coredump *c)
 	fputs("\n", out);
 }
 
-static void write_header(FILE *out, const struct model_report *r)
+/* The letters of /proc/PID/stat's state (proc(5)). */
+static const char *state_name(char c)
 {
+	switch (c) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk sleep";
+	case 'T': return "stopped";
+	case 't': return "tracing stop";
+	case 'Z': return "zombie";
+	case 'X': return "dead";
+	case 'I': return "idle";
+	case 'W': return "paging";
+	default: return NULL;
+	}
+}
+
+/* "Parent 1, uid 1000, gid 1000, state S (sleeping)": what the dump
+ * says of them; nothing when it says nothing. */
+static void write_owner(FILE *out, const struct model_report *r)
+{
+	const char *sep = "";
+	if (r->ppid >= 0) {
+		fprintf(out, "Parent pid %lld", (long long)r->ppid);
+		sep = ", ";
+	}
+	if (r->uid >= 0) {
+		fprintf(out, "%s%s %lld", sep, *sep ? "uid" : "Uid", (long long)r->uid);
+		sep = ", ";
+	}
+	if (r->gid >= 0) {
+		fprintf(out, "%s%s %lld", sep, *sep ? "gid" : "Gid", (long long)r->gid);
+		sep = ", ";
+	}
+	if (r->state) {
+		const char *name = state_name(r->state);
+		fprintf(out, "%s%s %c", sep, *sep ? "state" : "State", r->state);
+		if (name)
+			fprintf(out, " (%s)", name);
+		sep = ", ";
+	}
+	if (*sep)
+		fputs("\n", out);
+}
+
+static void write_header(const struct tx *x)
+{
+	FILE *out = x->out;
+	const struct model_report *r = x->r;
 	put(out, r->input_path);
 	fprintf(out, ": %s", r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
 		: r->input_format ? r->input_format : "dump");
@@ -275,8 +558,10 @@ static void write_header(FILE *out, const struct model_report *r)
 
 	struct report_summary s;
 	report_summary(r, &s);
+	color(x, C_BOLD);
 	fputs("Summary: ", out);
 	put(out, s.text ? s.text : "(out of memory)");
+	color(x, C_RESET);
 	fputs("\n", out);
 	write_deadlock(out, &s);
 	report_summary_free(&s);
@@ -299,6 +584,7 @@ static void write_header(FILE *out, const struct model_report *r)
 	fprintf(out, "\n");
 	if (r->coredump)
 		write_coredump(out, r->coredump);
+	write_owner(out, r);
 	if (r->has_python) {
 		fprintf(out, "Python %s", r->version ? r->version : "(version unknown)");
 		if (r->free_threaded) {
@@ -351,6 +637,7 @@ static void write_header(FILE *out, const struct model_report *r)
 
 struct tree {
 	FILE *out;
+	const struct tx *x;
 	const struct model_task *path[MAX_TREE_DEPTH];
 	const struct model_task **shown;     /* printed with their subtrees */
 	size_t nshown, cap;
@@ -422,7 +709,7 @@ static void write_task(struct tree *w, const struct model_task *t, int depth)
 	char indent[4 * MAX_TREE_DEPTH + 8];
 	snprintf(indent, sizeof(indent), "%*s", ind + 2, "");
 	for (size_t j = t->stack.n; j-- > 0;)
-		write_python_frame(out, indent, t->stack.items[j]);
+		write_python_frame(w->x, indent, t->stack.items[j]);
 	if (t->error) {
 		fprintf(out, "%s[incomplete: ", indent);
 		put(out, t->error);
@@ -438,8 +725,10 @@ static void write_task(struct tree *w, const struct model_task *t, int depth)
 		write_task(w, t->awaiting.items[k], depth + 1);
 }
 
-static void write_tasks(FILE *out, const struct model_report *r)
+static void write_tasks(const struct tx *x)
 {
+	FILE *out = x->out;
+	const struct model_report *r = x->r;
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		if (!mi->asyncio_read) {
@@ -465,7 +754,7 @@ static void write_tasks(FILE *out, const struct model_report *r)
 			else
 				fprintf(out, ", not running");
 			fprintf(out, " (%zu tasks; each awaited task under the tasks awaiting it):\n", l->tasks.n);
-			struct tree w = { .out = out };
+			struct tree w = { .out = out, .x = x };
 			/* the tasks no task awaits first, then what is left (cycles) */
 			for (int pass = 0; pass < 2; pass++) {
 				for (size_t j = 0; j < l->tasks.n; j++) {
@@ -553,10 +842,17 @@ int report_text_write(FILE *out, const struct model_report *r)
 
 int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks)
 {
-	write_header(out, r);
-	write_threads(out, r);
-	if (tasks)
-		write_tasks(out, r);
+	struct report_text_options o = { .tasks = tasks, .source = true };
+	return report_text_write_options(out, r, &o);
+}
+
+int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o)
+{
+	struct tx x = { out, r, o, o->source ? source_cache_new(o->sysroot) : NULL };
+	write_header(&x);
+	write_threads(&x);
+	if (o->tasks)
+		write_tasks(&x);
 	write_redacted(out, r);
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");
@@ -566,5 +862,6 @@ int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks)
 			fputs("\n", out);
 		}
 	}
+	source_cache_free(x.src);
 	return ferror(out) ? -1 : 0;
 }

@@ -22,6 +22,9 @@ POS         what the decoder is given: the byte offset (3.6-3.10) or the
             not started yet (f_lasti -1) and, for 3.10+, last the position
             just past the end, which no table entry covers (LINE -1).
 LINE        the interpreter's own answer, -1 for "no line" (None).
+            3.11+: LINE:END_LINE:COLUMN:END_COLUMN for each instruction of
+            the bytecode, the last three from code.co_positions() (-1 for
+            None), for src/python/linetable.c's py_positions_locations().
 LABEL       where the code object came from, for messages only.
 
 The truth is PyCode_Addr2Line(), called through ctypes: the function the
@@ -266,6 +269,7 @@ def vector(co, label):
     scale = 2 if per_unit else 1
     pos_of_unit = (lambda u: u) if per_unit else (lambda u: 2 * u)
     py = python_level(co)
+    positions = list(co.co_positions()) if per_unit else []
     pairs = []
     truth = {}
     for u in range(nunits):
@@ -280,7 +284,11 @@ def vector(co, label):
                      % (label, co.co_name, pos, c, want, c))
                 want = c
         truth[pos] = want
-        pairs.append((pos, want))
+        if per_unit:
+            _, end_line, col, end_col = positions[u]
+            pairs.append((pos, want) + tuple(-1 if v is None else v for v in (end_line, col, end_col)))
+        else:
+            pairs.append((pos, want))
 
     # Instructions: EXTENDED_ARG* OPCODE CACHE*.  The decoder is given the
     # position of whichever unit f_lasti / prev_instr points at, so every
@@ -321,7 +329,7 @@ def vector(co, label):
     STATS["positions"] += len(pairs)
     name = co.co_name.replace(" ", "_") or "?"
     return "%s %s %d %s %s %s:%s" % (TAG, fmt, co.co_firstlineno, table.hex() or "-",
-                                     ",".join("%d:%d" % p for p in pairs) or "-", label, name)
+                                     ",".join(":".join("%d" % v for v in p) for p in pairs) or "-", label, name)
 
 
 def check_group(co, label, group, truth, pos_of_unit):

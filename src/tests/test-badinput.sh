@@ -221,6 +221,23 @@ usage coredump 1-2-3 4-5-6
 usage coredump --config "$tmp/does-not-exist.conf" 1-2-0
 printf '[Coredump]\nMaxConcurrent=0\n' >"$tmp/bad.conf"
 usage coredump --config "$tmp/bad.conf" 1-2-0
+# option errors that must name what is wrong (not a missing dump)
+usage_says() { # WORD ARGS...: a usage error whose line holds WORD
+	word=$1
+	shift
+	usage "$@"
+	if ! grep -q -e "$word" "$tmp/err"; then
+		tap_fail "usage error: pycore $* names $word" "$(cat "$tmp/err")"
+	fi
+}
+usage_says "--pretty" analyze --pretty core
+usage_says "--pretty" analyze --format text --pretty core
+usage_says "--locals=deep" analyze --locals deep core
+usage_says "--sysroot" analyze --sysroot "$tmp/does-not-exist" core
+usage_says "not a directory" analyze --sysroot "$tmp/text" core
+usage_says "--color" analyze --color=sometimes core
+usage_says "collapsed" analyze --format flame core
+usage_says "--pretty" analyze --format collapsed --pretty core
 
 tap_schema_done
 tap_done

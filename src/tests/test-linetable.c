@@ -317,12 +317,37 @@ static void check_record(char *line, const char *file, long lineno)
 	for (char *p = strtok_r(pairs, ",", &psave); p; p = strtok_r(NULL, ",", &psave)) {
 		if (strcmp(p, "-") == 0)
 			continue;
-		int pos, want;
+		int pos, want, more[3];
 		char *colon;
+		bool whole = false;   /* LINE:END_LINE:COLUMN:END_COLUMN (3.11+) */
 		if (!parse_int(p, &colon, &pos) || *colon != ':' ||
-		    !parse_int(colon + 1, &colon, &want) || *colon) {
+		    !parse_int(colon + 1, &colon, &want)) {
 			fail("%s:%ld: bad position %s", file, lineno, p);
 			continue;
+		}
+		if (*colon == ':' && f == F_LOCATIONS) {
+			whole = true;
+			for (int k = 0; k < 3 && whole; k++)
+				whole = *colon == ':' && parse_int(colon + 1, &colon, &more[k]);
+		}
+		if (*colon || (f == F_LOCATIONS && strchr(p, ':') != strrchr(p, ':') && !whole)) {
+			fail("%s:%ld: bad position %s", file, lineno, p);
+			continue;
+		}
+		if (whole) {
+			struct py_positions pp;
+			int rc = py_positions_locations(t, (size_t)n, first, pos, &pp);
+			checks++;
+			tg->positions++;
+			if ((rc == 0 ? pp.line : -1) != want || (rc == 0 && (pp.end_line != more[0] ||
+			    pp.column != more[1] || pp.end_column != more[2]))) {
+				tg->mismatches++;
+				failures++;
+				if (failures <= MAX_SHOWN)
+					printf("FAIL %s:%ld: %s (%s) table %.160s: unit %d: positions %d %d %d %d, "
+					       "want %d %d %d %d\n", file, lineno, tagname, label, hex, pos, pp.line,
+					       pp.end_line, pp.column, pp.end_column, want, more[0], more[1], more[2]);
+			}
 		}
 		int got = decode(f, t, (size_t)n, first, pos);
 		checks++;
