@@ -32,6 +32,8 @@ struct model_local {
 	uint64_t address;
 	const char *repr;            /* NULL when it could not be formed */
 	const char *error;
+	int64_t length;              /* len() when a limit cut repr (str, bytes, containers) */
+	bool has_length;
 	bool has_attributes;         /* --locals=deep, for instances */
 	bool redacted;               /* repr is redact.c's placeholder */
 	struct ptrvec attributes;    /* of struct model_local (kind "attribute") */

@@ -38,6 +38,16 @@ static void thread_header(FILE *out, const struct model_report *r, const struct 
 	fprintf(out, ")\n");
 }
 
+/* What len() counts of a value of TYPE: characters, bytes or items. */
+static const char *length_unit(const char *type, int64_t n)
+{
+	if (type && strcmp(type, "str") == 0)
+		return n == 1 ? "character" : "characters";
+	if (type && (strcmp(type, "bytes") == 0 || strcmp(type, "bytearray") == 0))
+		return n == 1 ? "byte" : "bytes";
+	return n == 1 ? "item" : "items";
+}
+
 /* "    name = repr", and an instance's attributes below it as ".name". */
 static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, const char *dot)
 {
@@ -48,6 +58,8 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 		if (l->repr) {
 			fputs(" = ", out);
 			put(out, l->repr);
+			if (l->has_length)
+				fprintf(out, " (%lld %s)", (long long)l->length, length_unit(l->type, l->length));
 			if (l->error) {
 				fputs("  [", out);
 				put(out, l->error);

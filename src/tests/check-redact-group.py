@@ -126,7 +126,7 @@ def check_redact(tap, work):
                                                          sorted(want.items(), key=str)))
         for (fn, name, attr), _ in want.items():
             local = [l for l in frames[fn][1]["locals"] if l["name"] == name][0]
-            t, r, attrs = recorded[fn][name]
+            t, r, attrs = recorded[fn][name][:3]
             if attr:
                 local = [a for a in local["attributes"] if a["name"] == attr][0]
                 t, r = attrs[attr]

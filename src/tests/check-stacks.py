@@ -44,6 +44,20 @@ GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc"
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
+# The standard library's types pycore forms from memory (the versions where
+# it does, first and last minor): exactly Python's repr too.
+STDLIB_EXACT = {
+    "complex": (6, 99), "range": (6, 99), "slice": (6, 99), "module": (6, 99),
+    "ZeroDivisionError": (6, 99), "KeyError": (6, 99), "ValueError": (6, 99), "__main__.AppError": (6, 99),
+    "collections.deque": (6, 99), "collections.OrderedDict": (6, 99), "collections.defaultdict": (6, 99),
+    "collections.Counter": (6, 99), "__main__.Point": (7, 99), "__main__.Sub": (7, 99),
+    "datetime.date": (6, 99), "datetime.time": (6, 99), "datetime.datetime": (6, 99),
+    "datetime.timedelta": (6, 99), "datetime.timezone": (6, 99), "__main__.Color": (6, 99),
+    "uuid.UUID": (6, 99), "fractions.Fraction": (6, 99), "functools.partial": (6, 99),
+    "sys.version_info": (6, 99), "generator": (6, 99), "coroutine": (6, 99),
+}
+# Locals that may keep the fallback.
+FALLBACK_NAMES = set()
 
 
 class Target:
@@ -315,8 +329,10 @@ def compare_locals(truth, report):
             got = dict((l["name"], l) for l in f["locals"])
             if sorted(got) != sorted(tf["locals"]):
                 raise Failure("%s: variables %s, the process has %s" % (where, sorted(got), sorted(tf["locals"])))
-            for name, (tname, want, attrs) in tf["locals"].items():
-                exact += compare_value("%s: %s (%s)" % (where, name, tname), tname, want, got[name])
+            for name, (tname, want, attrs, length) in tf["locals"].items():
+                exact += compare_value("%s: %s (%s)" % (where, name, tname), tname, want, got[name],
+                                       minor=truth["version"][1], fallback=name in FALLBACK_NAMES)
+                compare_length("%s: %s (%s)" % (where, name, tname), want, length, got[name])
                 if attrs is None:
                     continue
                 mine = dict((a["name"], a) for a in got[name]["attributes"] or [])
@@ -329,14 +345,27 @@ def compare_locals(truth, report):
     return exact
 
 
-def compare_value(label, tname, want, l):
+def compare_length(label, want, length, l):
+    """A cut repr of a str, bytes or container says its real length."""
+    r = l["repr"]
+    cut = r is not None and r != want and r.endswith("...") and l["error"] and "cut" in l["error"]
+    if l["length"] is not None and (not cut or l["length"] != length):
+        raise Failure("%s: length %s, the process has len() %s (repr cut: %s)" % (label, l["length"], length, cut))
+    if cut and length is not None and l["length"] is None and l["type"] in (
+            "str", "bytes", "list", "tuple", "dict", "set", "collections.deque"):
+        raise Failure("%s: a cut repr without its length %d" % (label, length))
+
+
+def compare_value(label, tname, want, l, minor=None, fallback=False):
     """1 if pycore's repr is exactly Python's; 0 if it is honestly not."""
     r, err = l["repr"], l["error"]
     if r == want:
         return 1
     if r is not None and r.endswith("...") and err and "cut" in err and want.startswith(r[:-3]):
         return 0
-    if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy."):
+    lo, hi = STDLIB_EXACT.get(tname, (99, 0))
+    strict = minor is not None and lo <= minor <= hi and not fallback
+    if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy.") or strict:
         raise Failure("%s: repr %r (error %r), Python says %r" % (label, r, err, want))
     if err is None:
         raise Failure("%s: repr %r stated as exact, Python says %r" % (label, r, want))

@@ -38,6 +38,16 @@ def attributes(v):
     return out
 
 
+def length(v):
+    """len(v) of a str, bytes or container, else None."""
+    if isinstance(v, type) or not hasattr(type(v), "__len__"):
+        return None
+    try:
+        return len(v)
+    except Exception:
+        return None
+
+
 def frames_of(frame, with_locals):
     out = []
     while frame is not None:
@@ -47,7 +57,7 @@ def frames_of(frame, with_locals):
             "line": frame.f_lineno,
         }
         if with_locals:
-            entry["locals"] = dict((k, [type_name(v), repr(v), attributes(v)])
+            entry["locals"] = dict((k, [type_name(v), repr(v), attributes(v), length(v)])
                                    for k, v in frame.f_locals.items())
         out.append(entry)
         frame = frame.f_back

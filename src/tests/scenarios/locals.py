@@ -1,12 +1,20 @@
 """Frames holding locals of every built-in type (and some that are not),
-for --locals: the process records repr() of each, pycore must print the
-same.  Runs unchanged on CPython 3.6 to 3.13; numpy scalars when numpy
+and of the standard library's types services hold (stdlib_values), for
+--locals: the process records repr() of each, pycore must print the same.
+Runs unchanged on CPython 3.6 to 3.15; numpy scalars when numpy
 imports."""
 import _thread
+import collections
+import datetime
+import decimal
+import enum
+import fractions
+import functools
 import os
 import sys
 import threading
 import time
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _truth import record  # noqa: E402
@@ -45,6 +53,22 @@ class Many(object):
         for i in range(12):
             setattr(self, "attr%d" % i, i * 1.5)
         del self.attr3
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = "green"
+
+
+class AppError(Exception):
+    pass
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Sub(Point):
+    pass
 
 
 def numbers(ready):
@@ -100,6 +124,49 @@ def closures(ready):
     inner()
 
 
+def stdlib_values(ready):
+    cplx, imag, cneg, cinf = complex(1, 2), 3j, complex(-1.5, -0.0), complex(float("inf"), float("nan"))
+    cbig = complex(1e16, 1e-5)
+    rng, rng_step, rng_neg = range(10), range(1, 20, 3), range(5, -5, -2)
+    sl, sl_none = slice(1, 10, 2), slice(None, 5)
+    mod_os, mod_sys, mod_main = os, sys, sys.modules[__name__]
+    zde, kerr, verr, custom = ZeroDivisionError("division by zero"), KeyError("k", 2), ValueError(), AppError("x")
+    dq, dq_max, dq_empty = collections.deque(range(100)), collections.deque([1, "a"], maxlen=5), collections.deque()
+    od, od_empty = collections.OrderedDict([("a", 1), ("b", [2])]), collections.OrderedDict()
+    od_moved = collections.OrderedDict([("a", 1), ("b", 2)])
+    od_moved.move_to_end("a")
+    dd, dd_none = collections.defaultdict(list, {"k": [1]}), collections.defaultdict()
+    cnt, cnt_empty = collections.Counter("abracadabra"), collections.Counter()
+    pt, sub = Point(1, "y"), Sub(2, [3])
+    day, clock = datetime.date(2024, 1, 2), datetime.time(3, 4, 5, 6)
+    clock_min, clock_fold = datetime.time(23, 59), datetime.time(1, 2, fold=1)
+    moment = datetime.datetime(2024, 1, 2, 3, 4)
+    moment_s = datetime.datetime(1999, 12, 31, 23, 59, 58)
+    moment_tz = datetime.datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=datetime.timezone.utc)
+    delta, delta0, delta_neg = datetime.timedelta(days=1, seconds=2, microseconds=3), datetime.timedelta(0), \
+        datetime.timedelta(seconds=-1)
+    est = datetime.timezone(datetime.timedelta(hours=-5), "EST")
+    plus1 = datetime.timezone(datetime.timedelta(hours=1))
+    color, green = Color.RED, Color.GREEN
+    uid = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    frac, frac_neg = fractions.Fraction(1, 3), fractions.Fraction(-10 ** 30, 7)
+    part = functools.partial(int, "10", base=2)
+    vinfo = sys.version_info
+    dec = decimal.Decimal("3.14")
+    genexp = (x for x in ())
+
+    def numbers_gen():
+        yield 1
+    gen = numbers_gen()
+
+    async def waiting():
+        pass
+    coro = waiting()
+    big, big_str, big_dict = list(range(100000)), "y" * 5000, dict.fromkeys(range(1000))
+    ready.release(); parked.acquire()  # noqa: E702
+    coro.close()
+
+
 def numpy_scalars(ready):
     i64, f64, bl = numpy.int64(5), numpy.float64(0.1), numpy.bool_(True)
     u8, i8, f32 = numpy.uint8(255), numpy.int8(-3), numpy.float32(0.1)
@@ -111,7 +178,7 @@ def main_frame(arg, *args, **kwargs):
     record(sys.argv[1], sys._current_frames(), True); print("READY", flush=True); parked.acquire()  # noqa: E702
 
 
-targets = [numbers, strings, containers, closures]
+targets = [numbers, strings, containers, closures, stdlib_values]
 if numpy is not None:
     targets.append(numpy_scalars)
 readies = []
