@@ -86,7 +86,7 @@ static const char usage_text[] =
 	"                       the repr() Python itself would print for built-in types\n"
 	"                       and common standard library ones (datetime, deque, ...);\n"
 	"                       =deep also lists the attributes of instances among them\n"
-	"                       (their __dict__ and __slots__)\n"
+	"                       (their __dict__ and __slots__), each object's once\n"
 	"      --max-repr N     a repr is at most N characters, the ... ending a cut one\n"
 	"                       included (default 256); a cut one says its value's length\n"
 	"      --max-items N    show at most N items of a container (default 1000)\n"

@@ -73,6 +73,14 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 		fputs("\n", out);
 		if (l->has_attributes)
 			write_locals(out, &l->attributes, "        ", ".");
+		if (l->attributes_elsewhere && l->attributes_at) {
+			const struct model_frame *f = l->attributes_at;
+			fprintf(out, "        (attributes listed with thread %lld, \"", (long long)l->attributes_thread);
+			put(out, f->file ? f->file : "?");
+			fprintf(out, "\", line %d, in ", f->line);
+			put(out, f->function ? f->function : "?");
+			fputs(")\n", out);
+		}
 	}
 }
 

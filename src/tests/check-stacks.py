@@ -335,7 +335,14 @@ def compare_locals(truth, report):
                 compare_length("%s: %s (%s)" % (where, name, tname), want, length, got[name])
                 if attrs is None:
                     continue
-                mine = dict((a["name"], a) for a in got[name]["attributes"] or [])
+                listed = got[name]["attributes"]
+                ref = got[name].get("attributes_shown_in")
+                if ref is not None:
+                    # listed once per report: at the variable it points to
+                    if listed is not None:
+                        raise Failure("%s: %s: attributes both listed and shown elsewhere" % (where, name))
+                    listed = attributes_at(report, ref, got[name]["address"])
+                mine = dict((a["name"], a) for a in listed or [])
                 if sorted(mine) != sorted(attrs):
                     raise Failure("%s: %s: attributes %s, the process has %s"
                                   % (where, name, sorted(mine), sorted(attrs)))
@@ -343,6 +350,32 @@ def compare_locals(truth, report):
                     exact += compare_value("%s: %s.%s (%s)" % (where, name, aname, atype), atype,
                                            awant, mine[aname])
     return exact
+
+
+def attributes_at(report, ref, address):
+    """The attributes listed for the object at ADDRESS by a variable of the
+    frame REF ({"thread": tid, "frame": index}) points to."""
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            if t["tid"] == ref["thread"] and ref["frame"] < len(t["frames"]):
+                for l in t["frames"][ref["frame"]]["locals"] or []:
+                    if l["address"] == address and l["attributes"] is not None:
+                        return l["attributes"]
+    raise Failure("attributes_shown_in %s: no variable there lists %s's attributes" % (ref, address))
+
+
+def listed_once(report):
+    """--locals=deep lists one object's attributes once per report."""
+    seen = set()
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            for f in t["frames"]:
+                for l in f["locals"] or []:
+                    if l["attributes"] is not None:
+                        if l["address"] in seen:
+                            raise Failure("the attributes of %s are listed twice" % l["address"])
+                        seen.add(l["address"])
+    return len(seen)
 
 
 def compare_length(label, want, length, l):
@@ -771,6 +804,7 @@ def check(target, scenario, workdir, name, subs):
     subs.append(("a zstd-compressed copy", check_zstd, (core, report, args)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     if scenario == "locals":
+        listed_once(report)
         exact = compare_locals(truth, report)
         return "%d threads, %d frames, %d reprs exactly Python's" % (len(truth["threads"]), nframes, exact)
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)

@@ -48,6 +48,9 @@ class Derived(WithSlots):
         self.y = [3]
 
 
+SHARED = WithDict()  # held by two frames: its attributes listed once
+
+
 class Many(object):
     def __init__(self):
         for i in range(12):
@@ -107,6 +110,7 @@ def containers(ready):
     selfdict["me"] = selfdict
     many = list(range(300))
     inst, slotted, derived, many_attrs = WithDict(), WithSlots(), Derived(), Many()
+    shared = SHARED
     inst.later = {"added": "after __init__"}
     split_dict = many_attrs.__dict__
     ready.release(); parked.acquire()  # noqa: E702
@@ -163,6 +167,7 @@ def stdlib_values(ready):
         pass
     coro = waiting()
     big, big_str, big_dict = list(range(100000)), "y" * 5000, dict.fromkeys(range(1000))
+    shared = SHARED
     ready.release(); parked.acquire()  # noqa: E702
     coro.close()
 
