@@ -70,6 +70,11 @@ struct model_exception {
 	const char *message;         /* str(exception), NULL when unreadable */
 	const char *error;           /* why something is missing */
 	struct ptrvec traceback;     /* of struct model_frame, innermost first */
+	const char *repr;            /* repr(exception), NULL when it cannot be formed */
+	const char *relation;        /* in chain: "cause" (raise ... from) or "context" */
+	struct ptrvec chain;         /* of struct model_exception: the handled one's
+					__cause__ (or unsuppressed __context__), then
+					that one's, ... nearest first */
 };
 
 struct model_thread {

@@ -104,6 +104,10 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type);
 void repr_complex(struct rctx *r, uint64_t addr);
 /* len() of the stdlib containers (deque, defaultdict, ...), else -1. */
 int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type);
+/* How str() of an exception of TYPE is formed: 0 BaseException's (the
+ * args), 1 KeyError's (repr of its only argument), -1 its own, -2 unknown
+ * (BaseException's not found). */
+int py_exception_str_kind(struct py_ctx *c, uint64_t type);
 /* dict.__repr__ of the dict (or dict subclass instance) at ADDR. */
 void repr_dict(struct rctx *r, uint64_t addr);
 void repr_range(struct rctx *r, uint64_t addr);

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #define TPFLAGS_HEAPTYPE (1ul << 9)
+#define TP_STR_FROM_REPR 48   /* tp_str is six words after tp_repr in PyTypeObject */
 #define DEQUE_BLOCKLEN   64
 #define MAX_SORTED       100000   /* a Counter or OrderedDict larger keeps the fallback */
 #define STRUCTSEQ_OLD_MAX 400     /* bytes: up to 3.8 a struct sequence's repr this short
@@ -67,6 +68,7 @@ struct py_stdlib {
 	uint64_t date, time, datetime, timedelta, timezone, utc;
 	uint64_t uuid, fraction;
 	uint64_t exc_repr, structseq_repr;   /* tp_repr of BaseException, of sys.version_info's type */
+	uint64_t exc_str, keyerror_str;      /* tp_str of BaseException, of KeyError */
 };
 
 static uint64_t hdr(struct py_ctx *c)
@@ -134,8 +136,12 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	s->fraction = dict_get(c, s->fractions_mod = module(c, "fractions"), "Fraction");
 	uint64_t builtins = 0, sysdict = 0, t;
 	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 &&
-	    (t = dict_get(c, builtins, "BaseException")))
+	    (t = dict_get(c, builtins, "BaseException"))) {
 		py_rd_ptr(c, t + L->type_repr, &s->exc_repr);
+		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->exc_str);
+	}
+	if (builtins && (t = dict_get(c, builtins, "KeyError")))
+		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
 	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
 	    (t = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t + L->object_type, &t) == 0)
 		py_rd_ptr(c, t + L->type_repr, &s->structseq_repr);
@@ -1090,4 +1096,15 @@ int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type)
 	    py_rd_i64(c, addr + c->L->dict_used, &n) == 0 && n >= 0)
 		return n;
 	return -1;
+}
+
+int py_exception_str_kind(struct py_ctx *c, uint64_t type)
+{
+	const struct py_stdlib *s = stdlib(c);
+	uint64_t tp_str;
+	if (!s || !s->exc_str || !rd_ptr(c, type + c->L->type_repr + TP_STR_FROM_REPR, &tp_str))
+		return -2;
+	if (tp_str == s->exc_str)
+		return 0;
+	return tp_str == s->keyerror_str ? 1 : -1;
 }

@@ -138,9 +138,18 @@ static json_t *exception_json(const struct model_exception *e)
 {
 	if (!e)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
-			 "message", str_or_null(e->message), "error", str_or_null(e->error),
-			 "traceback", frames_json(&e->traceback));
+	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
+			      "message", str_or_null(e->message), "error", str_or_null(e->error),
+			      "traceback", frames_json(&e->traceback), "repr", str_or_null(e->repr));
+	if (e->relation) {
+		json_object_set_new(o, "relation", json_string(e->relation));
+	} else {
+		json_t *chain = json_array();
+		for (size_t i = 0; i < e->chain.n; i++)
+			json_array_append_new(chain, exception_json(e->chain.items[i]));
+		json_object_set_new(o, "chain", chain);
+	}
+	return o;
 }
 
 /* A Python thread, or (PYTHON false) an OS thread without a Python thread

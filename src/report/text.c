@@ -123,7 +123,12 @@ static void write_frame(FILE *out, const struct model_frame *f)
 
 static void write_exception(FILE *out, const struct model_exception *e)
 {
-	fputs("  while handling ", out);
+	if (!e->relation)
+		fputs("  while handling ", out);
+	else if (strcmp(e->relation, "cause") == 0)
+		fputs("  raised from ", out);
+	else
+		fputs("  raised while handling ", out);
 	put(out, e->type ? e->type : "an exception");
 	if (e->message && *e->message) {
 		fputs(": ", out);
@@ -143,6 +148,8 @@ static void write_exception(FILE *out, const struct model_exception *e)
 		put(out, e->error);
 		fputs("]\n", out);
 	}
+	for (size_t i = 0; i < e->chain.n; i++)
+		write_exception(out, e->chain.items[i]);
 }
 
 static void write_thread(FILE *out, const struct model_report *r, const struct model_interp *mi,

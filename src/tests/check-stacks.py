@@ -234,10 +234,15 @@ def compare(truth, report, crashed, snap_signal=None):
             if (want_e is None) != (got_e is None):
                 raise Failure("%s: exception %s, the process says %s" % (label, got_e, want_e))
             if want_e:
-                got_tb = [dict((k, f[k]) for k in ("function", "file", "line")) for f in got_e["traceback"]]
-                if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"],
-                                                                 want_e["traceback"]):
-                    raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
+                compare_exception(label, want_e, got_e)
+                if len(got_e["chain"]) != len(want_e["chain"]):
+                    raise Failure("%s: a chain of %d exceptions, the process has %d: %s"
+                                  % (label, len(got_e["chain"]), len(want_e["chain"]), got_e["chain"]))
+                for w, g in zip(want_e["chain"], got_e["chain"]):
+                    if g["relation"] != w["relation"]:
+                        raise Failure("%s: chained by %s, the process says %s" % (label, g["relation"],
+                                                                                 w["relation"]))
+                    compare_exception(label + " (chained)", w, g)
         if not gil_used:
             # a free-threaded build running without its GIL: nobody holds it
             if t["holds_gil"]:
@@ -308,6 +313,17 @@ def compare(truth, report, crashed, snap_signal=None):
                           % (signal.Signals(snap_signal).name, sig))
     elif report["process"]["signal"] is not None:
         raise Failure("a gcore snapshot reported with signal %s" % report["process"]["signal"])
+
+
+def compare_exception(label, want_e, got_e):
+    """Type, str(), traceback, and the repr when pycore gives one."""
+    got_tb = [dict((k, f[k]) for k in ("function", "file", "line")) for f in got_e["traceback"]]
+    if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"], want_e["traceback"]):
+        raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
+    if got_e["repr"] is not None and got_e["repr"] != want_e["repr"]:
+        raise Failure("%s: exception repr %r, the process says %r" % (label, got_e["repr"], want_e["repr"]))
+    if got_e["repr"] is None:
+        raise Failure("%s: no repr for %s, the process says %r" % (label, want_e["type"], want_e["repr"]))
 
 
 def compare_locals(truth, report):

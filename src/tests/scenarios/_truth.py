@@ -69,16 +69,39 @@ def frames_of(frame, with_locals):
 EXCEPTIONS = {}
 
 
-def note_exception():
-    """Call inside an except block: remember what this thread handles."""
-    t, e, tb = sys.exc_info()
+def exception_facts(e):
     frames = []
+    tb = e.__traceback__
     while tb is not None:
         frames.append({"function": tb.tb_frame.f_code.co_name,
                        "file": tb.tb_frame.f_code.co_filename, "line": tb.tb_lineno})
         tb = tb.tb_next
     frames.reverse()  # innermost first, like the stacks
-    EXCEPTIONS[threading.get_ident()] = {"type": type_name(e), "message": str(e), "traceback": frames}
+    return {"type": type_name(e), "message": str(e), "traceback": frames, "repr": repr(e)}
+
+
+def note_exception():
+    """Call inside an except block: remember what this thread handles, and
+    the chain Python's traceback would print (__cause__, else __context__
+    unless __suppress_context__)."""
+    t, e, tb = sys.exc_info()
+    facts = exception_facts(e)
+    facts["chain"] = []
+    seen = {id(e)}
+    while True:
+        if e.__cause__ is not None:
+            e, relation = e.__cause__, "cause"
+        elif e.__context__ is not None and not e.__suppress_context__:
+            e, relation = e.__context__, "context"
+        else:
+            break
+        if id(e) in seen:
+            break
+        seen.add(id(e))
+        link = exception_facts(e)
+        link["relation"] = relation
+        facts["chain"].append(link)
+    EXCEPTIONS[threading.get_ident()] = facts
 
 
 def record(path, current_frames, with_locals=False, crasher=None):
