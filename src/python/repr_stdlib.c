@@ -40,6 +40,7 @@
  * - Modules/_datetimemodule.c and Include/datetime.h: the objects and
  *   date_repr, time_repr, datetime_repr, delta_repr (3.6: positional),
  *   timezone_repr.
+ * - Modules/_decimal/_decimal.c dec_repr (see repr_decimal).
  * - Lib/enum.py Enum.__repr__: "<%s.%s: %r>" (3.12+: the class's
  *   _value_repr_ or repr); Lib/uuid.py, Lib/fractions.py __repr__.
  * - Objects/structseq.c structseq_repr: tp_name, then "name=%R" per
@@ -51,6 +52,7 @@
 #include "python/attrs.h"
 #include "python/repr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +68,7 @@ struct py_stdlib {
 	uint64_t collections, enum_mod, uuid_mod, fractions_mod;   /* module dicts */
 	uint64_t deque, defaultdict, odict, counter, partial;
 	uint64_t date, time, datetime, timedelta, timezone, utc;
-	uint64_t uuid, fraction;
+	uint64_t uuid, fraction, decimal;
 	uint64_t exc_repr, structseq_repr;   /* tp_repr of BaseException, of sys.version_info's type */
 	uint64_t exc_str, keyerror_str;      /* tp_str of BaseException, of KeyError */
 };
@@ -131,6 +133,7 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	 * NULL): datetime.UTC (3.11+) is the same object */
 	if (!s->utc)
 		s->utc = dict_get(c, m, "UTC");
+	s->decimal = c_type(c, module(c, "decimal"), "Decimal", "decimal.Decimal");
 	s->enum_mod = module(c, "enum");
 	s->uuid = dict_get(c, s->uuid_mod = module(c, "uuid"), "UUID");
 	s->fraction = dict_get(c, s->fractions_mod = module(c, "fractions"), "Fraction");
@@ -1031,6 +1034,80 @@ static bool repr_fraction(struct rctx *r, uint64_t addr, uint64_t type)
 	return true;
 }
 
+/* decimal.Decimal (the C _decimal): PyDecObject {HEAD, hash, mpd_t} with
+ * mpd_t {uint8_t flags, exp, digits, len, alloc, data} (Modules/_decimal/
+ * libmpdec/mpdecimal.h; 64-bit words of 19 decimal digits, least
+ * significant first).  dec_repr prints "Decimal('%s')" of mpd_to_sci with
+ * the thread's context's capitals, which only an exponent shows: values
+ * that need one keep the fallback. */
+#define MPD_NEG   1
+#define MPD_INF   2
+#define MPD_NAN   4
+#define MPD_SNAN  8
+#define MPD_RDIGITS 19
+#define MAX_DECIMAL_WORDS 64
+
+static bool repr_decimal(struct rctx *r, uint64_t addr)
+{
+	struct py_ctx *c = r->c;
+	uint8_t flags;
+	int64_t f[4];   /* exp, digits, len, alloc */
+	uint64_t data;
+	uint64_t words[MAX_DECIMAL_WORDS];
+	uint64_t m = addr + hdr(c) + 8;
+	if (dump_read(c->d, m, &flags, 1) != PC_OK || dump_read(c->d, m + 8, f, sizeof(f)) != PC_OK ||
+	    !rd_ptr(c, m + 40, &data) || f[2] < 0 || f[2] > MAX_DECIMAL_WORDS || f[1] < 0 ||
+	    f[1] > f[2] * MPD_RDIGITS || (f[2] && dump_read(c->d, data, words, 8 * (size_t)f[2]) != PC_OK))
+		return false;
+	bool special = flags & (MPD_INF | MPD_NAN | MPD_SNAN);
+	if (!special && f[2] < 1)
+		return false;
+	/* a special value without a payload has no words (mpd_setspecial) */
+	char digits[MAX_DECIMAL_WORDS * MPD_RDIGITS + 2] = "0";
+	size_t n = 0;
+	for (int64_t i = f[2]; i-- > 0;) {
+		if (words[i] >= 10000000000000000000ull)
+			return false;
+		n += (size_t)snprintf(digits + n, sizeof(digits) - n, i == f[2] - 1 ? "%llu" : "%019llu",
+				      (unsigned long long)words[i]);
+	}
+	int64_t exp = f[0];
+	if (!special && (int64_t)n != f[1])
+		return false;
+	sb_puts(&r->b, "Decimal('");
+	if (flags & MPD_NEG)
+		sb_puts(&r->b, "-");
+	if (flags & MPD_INF) {
+		sb_puts(&r->b, "Infinity");
+	} else if (flags & (MPD_NAN | MPD_SNAN)) {
+		sb_puts(&r->b, flags & MPD_SNAN ? "sNaN" : "NaN");
+		if (strcmp(digits, "0") != 0)
+			sb_puts(&r->b, digits);   /* the payload */
+	} else {
+		int64_t nd = (int64_t)n, adjusted = exp + nd - 1;
+		if (exp > 0 || adjusted < -6)
+			return false;   /* scientific notation: E or e, by the context */
+		if (exp == 0) {
+			sb_puts(&r->b, digits);
+		} else if (nd > -exp) {
+			char *point = digits + nd + exp;
+			char keep = *point;
+			*point = '\0';
+			sb_puts(&r->b, digits);
+			sb_puts(&r->b, ".");
+			*point = keep;
+			sb_puts(&r->b, point);
+		} else {
+			sb_puts(&r->b, "0.");
+			for (int64_t i = 0; i < -exp - nd; i++)
+				sb_puts(&r->b, "0");
+			sb_puts(&r->b, digits);
+		}
+	}
+	sb_puts(&r->b, "')");
+	return true;
+}
+
 /* ------------------------------------------------------------------------
  * The driver
  * ------------------------------------------------------------------------ */
@@ -1055,6 +1132,8 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 		done = repr_odict(r, addr);
 	else if (type == s->partial)
 		done = repr_partial(r, addr);
+	else if (type == s->decimal)
+		done = repr_decimal(r, addr);
 	else if (type && (type == s->date || type == s->time || type == s->datetime || type == s->timedelta ||
 			  type == s->timezone))
 		done = repr_datetime(r, addr, type, s);

@@ -54,10 +54,11 @@ STDLIB_EXACT = {
     "datetime.date": (6, 99), "datetime.time": (6, 99), "datetime.datetime": (6, 99),
     "datetime.timedelta": (6, 99), "datetime.timezone": (6, 99), "__main__.Color": (6, 99),
     "uuid.UUID": (6, 99), "fractions.Fraction": (6, 99), "functools.partial": (6, 99),
-    "sys.version_info": (6, 99), "generator": (6, 99), "coroutine": (6, 99),
+    "sys.version_info": (6, 99), "decimal.Decimal": (6, 99), "generator": (6, 99), "coroutine": (6, 99),
 }
-# Locals that may keep the fallback.
-FALLBACK_NAMES = set()
+# Locals that may keep the fallback: a Decimal that needs an exponent (its
+# "E" or "e" is the thread's context's choice).
+FALLBACK_NAMES = {"dec_small"}
 
 
 class Target:

@@ -156,7 +156,10 @@ def stdlib_values(ready):
     frac, frac_neg = fractions.Fraction(1, 3), fractions.Fraction(-10 ** 30, 7)
     part = functools.partial(int, "10", base=2)
     vinfo = sys.version_info
-    dec = decimal.Decimal("3.14")
+    dec, dec_neg, dec_small, dec_big = decimal.Decimal("3.14"), decimal.Decimal("-0.000123"), \
+        decimal.Decimal("1E-9"), decimal.Decimal("-1267650600228229401496703205376.123")
+    dec_int, dec_inf, dec_nan, dec_zero = decimal.Decimal("12345678901234567890"), decimal.Decimal("-Infinity"), \
+        decimal.Decimal("NaN123"), decimal.Decimal("0.00")
     genexp = (x for x in ())
 
     def numbers_gen():
