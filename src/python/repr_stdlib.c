@@ -1153,7 +1153,7 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 		 repr_function_is(c, type, s->collections, ".__repr__", &owner) && owner)
 		done = repr_namedtuple(r, addr, type, owner);
 	else if (!(flags & TPFLAGS_HEAPTYPE))
-		done = repr_generator(r, addr, type);
+		done = repr_generator(r, addr, type) || repr_numpy_array(r, addr, type);
 	if (!done) {
 		/* take back anything a partial attempt printed */
 		r->b.n = n;

@@ -178,6 +178,9 @@ def stdlib_values(ready):
 def numpy_scalars(ready):
     i64, f64, bl = numpy.int64(5), numpy.float64(0.1), numpy.bool_(True)
     u8, i8, f32 = numpy.uint8(255), numpy.int8(-3), numpy.float32(0.1)
+    arr, arr_neg, arr_bool = numpy.array([1, 2, 3]), numpy.array([-1, 10, 100]), numpy.array([True, False])
+    arr_strided = numpy.arange(10)[::3]
+    arr_float, arr_2d = numpy.array([0.5, 1.0]), numpy.zeros((2, 3), dtype=numpy.int32)
     ready.release(); parked.acquire()  # noqa: E702
 
 
