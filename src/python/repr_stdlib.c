@@ -41,6 +41,7 @@
  *   date_repr, time_repr, datetime_repr, delta_repr (3.6: positional),
  *   timezone_repr.
  * - Modules/_decimal/_decimal.c dec_repr (see repr_decimal).
+ * - Lib/dataclasses.py: the generated __repr__ (see dataclass_repr_fn).
  * - Lib/enum.py Enum.__repr__: "<%s.%s: %r>" (3.12+: the class's
  *   _value_repr_ or repr); Lib/uuid.py, Lib/fractions.py __repr__.
  * - Objects/structseq.c structseq_repr: tp_name, then "name=%R" per
@@ -66,6 +67,7 @@
 struct py_stdlib {
 	uint64_t interp;
 	uint64_t collections, enum_mod, uuid_mod, fractions_mod;   /* module dicts */
+	uint64_t dataclasses, reprlib, field_marker;   /* and dataclasses._FIELD */
 	uint64_t deque, defaultdict, odict, counter, partial;
 	uint64_t date, time, datetime, timedelta, timezone, utc;
 	uint64_t uuid, fraction, decimal;
@@ -135,6 +137,9 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 		s->utc = dict_get(c, m, "UTC");
 	s->decimal = c_type(c, module(c, "decimal"), "Decimal", "decimal.Decimal");
 	s->enum_mod = module(c, "enum");
+	s->dataclasses = module(c, "dataclasses");
+	s->reprlib = module(c, "reprlib");
+	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
 	s->uuid = dict_get(c, s->uuid_mod = module(c, "uuid"), "UUID");
 	s->fraction = dict_get(c, s->fractions_mod = module(c, "fractions"), "Fraction");
 	uint64_t builtins = 0, sysdict = 0, t;
@@ -1108,6 +1113,94 @@ static bool repr_decimal(struct rctx *r, uint64_t addr)
 	return true;
 }
 
+/* A dataclass's generated __repr__ (Lib/dataclasses.py _process_class):
+ * "self.__class__.__qualname__(name=repr, ...)" over the fields of the
+ * class that made it (its __dataclass_fields__ whose _field_type is
+ * _FIELD and repr true, in order), wrapped against recursion ("..."): by
+ * dataclasses._recursive_repr (3.7-3.12; the wrapper's __globals__ are
+ * dataclasses') or reprlib.recursive_repr (3.13+).  Generated, not
+ * written: the function it wraps (__wrapped__) was compiled from
+ * "<string>" by exec. */
+static bool dataclass_repr_fn(struct py_ctx *c, const struct py_stdlib *s, uint64_t type, uint64_t *owner)
+{
+	uint64_t fn = mro_lookup(c, type, "__repr__", owner), wrapped, code;
+	uint64_t globals = c->L->minor <= 12 ? s->dataclasses : s->reprlib;
+	if (!fn || !*owner || !s->field_marker || !function_is(c, fn, globals, ".__repr__") ||
+	    !(wrapped = attr(c, fn, c->type_addr[PYT_FUNCTION], "__wrapped__")) ||
+	    py_type_of(c, wrapped, NULL) != PYT_FUNCTION ||
+	    !rd_ptr(c, wrapped + hdr(c) + (c->L->minor <= 9 ? 0 : 32), &code))
+		return false;
+	const struct py_code *pc = py_code_get(c, code);
+	return pc && !pc->error && pc->filename && strcmp(pc->filename, "<string>") == 0 &&
+	       pc->name && strcmp(pc->name, "__repr__") == 0;
+}
+
+struct dc_walk {
+	struct rctx *r;
+	const struct py_stdlib *s;
+	uint64_t obj, type;
+	size_t n;
+	bool ok;
+};
+
+static int dc_field(struct py_ctx *c, uint64_t key, uint64_t field, void *arg)
+{
+	struct dc_walk *w = arg;
+	uint64_t ftype;
+	int64_t on;
+	const char *why, *name;
+	if (sb_full(&w->r->b))
+		return 1;
+	if (py_type_of(c, field, &ftype) != PYT_OTHER || py_type_of(c, key, NULL) != PYT_STR ||
+	    !(name = py_str_utf8(c, key, PY_MAX_NAME, &why))) {
+		w->ok = false;
+		return 1;
+	}
+	uint64_t kind = attr(c, field, ftype, "_field_type"), repr = attr(c, field, ftype, "repr");
+	if (!kind || !repr || py_type_of(c, repr, NULL) != PYT_BOOL || py_long_i64(c, repr, &on) != 0) {
+		w->ok = false;
+		return 1;
+	}
+	if (kind != w->s->field_marker || !on)
+		return 0;
+	uint64_t value = attr(c, w->obj, w->type, name);
+	if (!value) {
+		w->ok = false;   /* Python would raise AttributeError */
+		return 1;
+	}
+	if (w->n++)
+		sb_puts(&w->r->b, ", ");
+	sb_utf8(&w->r->b, name);
+	sb_puts(&w->r->b, "=");
+	repr_item(w->r, value);
+	return 0;
+}
+
+static bool repr_dataclass(struct rctx *r, uint64_t addr, uint64_t type, uint64_t owner,
+			   const struct py_stdlib *s)
+{
+	struct py_ctx *c = r->c;
+	uint64_t dict, fields;
+	const char *mod, *qual;
+	py_type_qualname(c, type, &mod, &qual);
+	if (!qual || !rd_ptr(c, owner + c->L->type_dict, &dict) ||
+	    !(fields = dict_get(c, dict, "__dataclass_fields__")) || py_type_of(c, fields, NULL) != PYT_DICT)
+		return false;
+	if (repr_reentered(r, addr)) {
+		sb_puts(&r->b, "...");
+		return true;
+	}
+	if (!repr_enter(r, addr))
+		return true;
+	sb_utf8(&r->b, qual);
+	sb_puts(&r->b, "(");
+	struct dc_walk w = { r, s, addr, type, 0, true };
+	bool ok = py_dict_items(c, fields, dc_field, &w) == 0 && w.ok;
+	sb_puts(&r->b, ")");
+	r->depth--;
+	return ok;
+}
+
 /* ------------------------------------------------------------------------
  * The driver
  * ------------------------------------------------------------------------ */
@@ -1152,6 +1245,8 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 &&
 		 repr_function_is(c, type, s->collections, ".__repr__", &owner) && owner)
 		done = repr_namedtuple(r, addr, type, owner);
+	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 && dataclass_repr_fn(c, s, type, &owner))
+		done = repr_dataclass(r, addr, type, owner, s);
 	else if (!(flags & TPFLAGS_HEAPTYPE))
 		done = repr_generator(r, addr, type) || repr_numpy_array(r, addr, type);
 	if (!done) {

@@ -54,7 +54,8 @@ STDLIB_EXACT = {
     "datetime.date": (6, 99), "datetime.time": (6, 99), "datetime.datetime": (6, 99),
     "datetime.timedelta": (6, 99), "datetime.timezone": (6, 99), "__main__.Color": (6, 99),
     "uuid.UUID": (6, 99), "fractions.Fraction": (6, 99), "functools.partial": (6, 99),
-    "sys.version_info": (6, 99), "decimal.Decimal": (6, 99), "generator": (6, 99), "coroutine": (6, 99),
+    "sys.version_info": (6, 99), "decimal.Decimal": (6, 99), "asyncgen_hooks": (6, 99),
+    "os.stat_result": (9, 99), "__main__.Order": (7, 99), "__main__.Derived2": (7, 99), "generator": (6, 99), "coroutine": (6, 99),
 }
 # Locals that may keep the fallback: a Decimal that needs an exponent (its
 # "E" or "e" is the thread's context's choice).

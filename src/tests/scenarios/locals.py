@@ -69,6 +69,27 @@ class AppError(Exception):
 
 Point = collections.namedtuple("Point", "x y")
 
+try:
+    import dataclasses
+except ImportError:  # 3.6
+    dataclasses = None
+if dataclasses is not None:
+    @dataclasses.dataclass
+    class Order:
+        id: int
+        items: list = dataclasses.field(default_factory=list)
+        secret: str = dataclasses.field(default="s", repr=False)
+
+    @dataclasses.dataclass
+    class Written:
+        a: int = 1
+
+        def __repr__(self):
+            return "written by hand"
+
+    class Derived2(Order):
+        pass
+
 
 class Sub(Point):
     pass
@@ -155,7 +176,9 @@ def stdlib_values(ready):
     uid = uuid.UUID("12345678-1234-5678-1234-567812345678")
     frac, frac_neg = fractions.Fraction(1, 3), fractions.Fraction(-10 ** 30, 7)
     part = functools.partial(int, "10", base=2)
-    vinfo = sys.version_info
+    vinfo, hooks, stat = sys.version_info, sys.get_asyncgen_hooks(), os.stat(os.sep)
+    if dataclasses is not None:
+        order, written, derived_order = Order(7, ["tea"]), Written(), Derived2(8)
     dec, dec_neg, dec_small, dec_big = decimal.Decimal("3.14"), decimal.Decimal("-0.000123"), \
         decimal.Decimal("1E-9"), decimal.Decimal("-1267650600228229401496703205376.123")
     dec_int, dec_inf, dec_nan, dec_zero = decimal.Decimal("12345678901234567890"), decimal.Decimal("-Infinity"), \
