@@ -42,6 +42,7 @@
  *   timezone_repr.
  * - Modules/_decimal/_decimal.c dec_repr (see repr_decimal).
  * - Lib/dataclasses.py: the generated __repr__ (see dataclass_repr_fn).
+ * - Lib/pathlib.py PurePath.__repr__ (see repr_path).
  * - Lib/enum.py Enum.__repr__: "<%s.%s: %r>" (3.12+: the class's
  *   _value_repr_ or repr); Lib/uuid.py, Lib/fractions.py __repr__.
  * - Objects/structseq.c structseq_repr: tp_name, then "name=%R" per
@@ -68,6 +69,7 @@ struct py_stdlib {
 	uint64_t interp;
 	uint64_t collections, enum_mod, uuid_mod, fractions_mod;   /* module dicts */
 	uint64_t dataclasses, reprlib, field_marker;   /* and dataclasses._FIELD */
+	uint64_t pathlib;                              /* pathlib._local (3.13+) or pathlib */
 	uint64_t deque, defaultdict, odict, counter, partial;
 	uint64_t date, time, datetime, timedelta, timezone, utc;
 	uint64_t uuid, fraction, decimal;
@@ -138,6 +140,8 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	s->decimal = c_type(c, module(c, "decimal"), "Decimal", "decimal.Decimal");
 	s->enum_mod = module(c, "enum");
 	s->dataclasses = module(c, "dataclasses");
+	if (!(s->pathlib = module(c, "pathlib._local")))
+		s->pathlib = module(c, "pathlib");
 	s->reprlib = module(c, "reprlib");
 	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
 	s->uuid = dict_get(c, s->uuid_mod = module(c, "uuid"), "UUID");
@@ -1201,6 +1205,47 @@ static bool repr_dataclass(struct rctx *r, uint64_t addr, uint64_t type, uint64_
 	return ok;
 }
 
+/* pathlib (Lib/pathlib.py, 3.13+ Lib/pathlib/_local.py): PurePath.__repr__
+ * is "{}({!r})" of the class's __name__ and as_posix(), which on a POSIX
+ * path is str(self): the _str slot, once str() ran (open(), os.fspath(),
+ * printing it, ...).  A path never turned into a str, or a Windows one,
+ * keeps the fallback. */
+static bool mro_has(struct py_ctx *c, uint64_t type, const char *qualname)
+{
+	const struct py_layout *L = c->L;
+	uint64_t mro, t;
+	int64_t n;
+	if (!rd_ptr(c, type + L->type_dict + 80, &mro) || py_type_of(c, mro, NULL) != PYT_TUPLE ||
+	    py_rd_i64(c, mro + L->var_size, &n) != 0 || n < 1 || n > 256)
+		return false;
+	for (int64_t i = 0; i < n; i++) {
+		const char *mod, *qual;
+		if (!rd_ptr(c, mro + L->tuple_item + 8 * (uint64_t)i, &t))
+			return false;
+		py_type_qualname(c, t, &mod, &qual);
+		if (qual && strcmp(qual, qualname) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool repr_path(struct rctx *r, uint64_t addr, uint64_t type)
+{
+	struct py_ctx *c = r->c;
+	const char *name = short_name(c, type);
+	if (!name || !mro_has(c, type, "PurePosixPath") || mro_has(c, type, "PureWindowsPath"))
+		return false;
+	uint64_t str = attr(c, addr, type, "_str");
+	if (str && py_type_of(c, str, NULL) == PYT_STR) {
+		sb_utf8(&r->b, name);
+		sb_puts(&r->b, "(");
+		repr_item(r, str);
+		sb_puts(&r->b, ")");
+		return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------------------
  * The driver
  * ------------------------------------------------------------------------ */
@@ -1245,6 +1290,8 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 &&
 		 repr_function_is(c, type, s->collections, ".__repr__", &owner) && owner)
 		done = repr_namedtuple(r, addr, type, owner);
+	else if ((flags & TPFLAGS_HEAPTYPE) && repr_function_is(c, type, s->pathlib, "PurePath.__repr__", NULL))
+		done = repr_path(r, addr, type);
 	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 && dataclass_repr_fn(c, s, type, &owner))
 		done = repr_dataclass(r, addr, type, owner, s);
 	else if (!(flags & TPFLAGS_HEAPTYPE))

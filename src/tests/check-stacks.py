@@ -55,7 +55,8 @@ STDLIB_EXACT = {
     "datetime.timedelta": (6, 99), "datetime.timezone": (6, 99), "__main__.Color": (6, 99),
     "uuid.UUID": (6, 99), "fractions.Fraction": (6, 99), "functools.partial": (6, 99),
     "sys.version_info": (6, 99), "decimal.Decimal": (6, 99), "asyncgen_hooks": (6, 99),
-    "os.stat_result": (9, 99), "__main__.Order": (7, 99), "__main__.Derived2": (7, 99), "generator": (6, 99), "coroutine": (6, 99),
+    "os.stat_result": (9, 99), "pathlib.PosixPath": (6, 12), "pathlib.PurePosixPath": (6, 12),
+    "pathlib._local.PosixPath": (13, 99), "pathlib._local.PurePosixPath": (13, 99), "__main__.Order": (7, 99), "__main__.Derived2": (7, 99), "generator": (6, 99), "coroutine": (6, 99),
 }
 # Locals that may keep the fallback: a Decimal that needs an exponent (its
 # "E" or "e" is the thread's context's choice).

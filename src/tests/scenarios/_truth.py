@@ -30,8 +30,11 @@ def attributes(v):
         for name in cls.__dict__.get("__slots__", ()):
             if name in ("__dict__", "__weakref__"):
                 continue
+            # the slot itself, as the class declares it (a property of
+            # the same name further down the MRO may shadow it)
+            slot = cls.__dict__.get(name)
             try:
-                a = getattr(v, name)
+                a = slot.__get__(v, cls) if hasattr(slot, "__get__") else getattr(v, name)
             except AttributeError:
                 continue
             out[name] = [type_name(a), repr(a)]

@@ -11,6 +11,7 @@ import enum
 import fractions
 import functools
 import os
+import pathlib
 import sys
 import threading
 import time
@@ -177,6 +178,10 @@ def stdlib_values(ready):
     frac, frac_neg = fractions.Fraction(1, 3), fractions.Fraction(-10 ** 30, 7)
     part = functools.partial(int, "10", base=2)
     vinfo, hooks, stat = sys.version_info, sys.get_asyncgen_hooks(), os.stat(os.sep)
+    path, pure, rel, here = pathlib.Path("/usr/lib/../lib/x.py"), pathlib.PurePosixPath("a//b/./c"), \
+        pathlib.Path(), pathlib.Path("it's")
+    # (the process's own repr() before the core turns each into a str
+    # once: pycore reads that)
     if dataclasses is not None:
         order, written, derived_order = Order(7, ["tea"]), Written(), Derived2(8)
     dec, dec_neg, dec_small, dec_big = decimal.Decimal("3.14"), decimal.Decimal("-0.000123"), \
