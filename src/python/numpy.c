@@ -120,7 +120,7 @@ static const char *array_dtype(struct py_ctx *c, uint64_t descr, char *kind, cha
 	return arena_strdup(c->a, strncmp(name, "numpy.", 6) == 0 ? name + 6 : name);
 }
 
-bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type)
+bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char **note)
 {
 	struct py_ctx *c = r->c;
 	uint64_t h = (uint64_t)c->L->object_type + 8, p, data, dims, strides, descr;
@@ -177,9 +177,8 @@ bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type)
 		at += (size_t)snprintf(dims_text + at, sizeof(dims_text) - at, "%s%lld", i ? ", " : "",
 				       (long long)shape[i]);
 	dims_text[at] = '\0';
-	if (!r->approx)
-		r->approx = arena_printf(c->a, "numpy.ndarray of shape (%s%s) and dtype %s: its repr is "
-					 "numpy's code, not run: shown as object.__repr__",
-					 dims_text, nd == 1 ? "," : "", dtype ? dtype : "unknown");
+	*note = arena_printf(c->a, "numpy.ndarray of shape (%s%s) and dtype %s: its repr is "
+			      "numpy's code, not run: shown as object.__repr__",
+			      dims_text, nd == 1 ? "," : "", dtype ? dtype : "unknown");
 	return false;
 }

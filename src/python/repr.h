@@ -102,9 +102,9 @@ void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, cons
  * from memory; false (nothing appended) when TYPE is none of them. */
 bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type);
 void repr_complex(struct rctx *r, uint64_t addr);
-/* numpy.ndarray: a short 1-d array of ints or bools; false otherwise
- * (its shape and dtype then go in the fallback's note). */
-bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type);
+/* numpy.ndarray: a short 1-d array of ints or bools; false otherwise,
+ * and for another array *NOTE says its shape and dtype. */
+bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char **note);
 /* len() of the stdlib containers (deque, defaultdict, ...), else -1. */
 int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type);
 /* How str() of an exception of TYPE is formed: 0 BaseException's (the

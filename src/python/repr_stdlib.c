@@ -261,6 +261,18 @@ static bool is_none(struct py_ctx *c, uint64_t v)
 	return py_type_of(c, v, NULL) == PYT_NONE;
 }
 
+/* Py_ReprEnter for a container's repr: true when the caller prints it
+ * (and leaves with r->depth--); false when AGAIN was printed (it is being
+ * printed further out) or the depth limit was reached. */
+static bool guard(struct rctx *r, uint64_t addr, const char *again)
+{
+	if (repr_reentered(r, addr)) {
+		sb_puts(&r->b, again);
+		return false;
+	}
+	return repr_enter(r, addr);
+}
+
 /* ------------------------------------------------------------------------
  * Built-in types
  * ------------------------------------------------------------------------ */
@@ -583,11 +595,7 @@ static bool repr_deque(struct rctx *r, uint64_t addr)
 	int64_t n, maxlen;
 	if (!deque_items(r->c, addr, &n, &maxlen, NULL, r))
 		return false;
-	if (repr_reentered(r, addr)) {
-		sb_puts(&r->b, "[...]");
-		return true;
-	}
-	if (!repr_enter(r, addr))
+	if (!guard(r, addr, "[...]"))
 		return true;
 	sb_puts(&r->b, "deque([");
 	if (!deque_items(r->c, addr, &n, &maxlen, list_item, r))
@@ -653,17 +661,13 @@ static bool repr_odict(struct rctx *r, uint64_t addr)
 		sb_puts(&r->b, "OrderedDict()");
 		return true;
 	}
-	if (repr_reentered(r, addr)) {
-		sb_puts(&r->b, "...");
-		return true;
-	}
 	struct addrtab values = ADDRTAB_INIT(struct kv);
 	if (py_dict_items(c, addr, collect_pair, &values) != 0 || values.n != (size_t)used) {
 		addrtab_free(&values);
 		return false;
 	}
 	bool old = c->L->minor <= 11;
-	if (repr_enter(r, addr)) {
+	if (guard(r, addr, "...")) {
 		sb_puts(&r->b, old ? "OrderedDict([" : "OrderedDict({");
 		for (int64_t i = 0; i < used && !sb_full(&r->b); i++) {
 			uint64_t key;
@@ -852,11 +856,7 @@ static bool repr_partial(struct rctx *r, uint64_t addr)
 	    py_rd_i64(c, f[1] + c->L->var_size, &n) != 0 || n < 0 ||
 	    (f[2] && py_type_of(c, f[2], NULL) != PYT_DICT))
 		return false;
-	if (repr_reentered(r, addr)) {
-		sb_puts(&r->b, "...");
-		return true;
-	}
-	if (!repr_enter(r, addr))
+	if (!guard(r, addr, "..."))
 		return true;
 	sb_puts(&r->b, "functools.partial(");
 	repr_item(r, f[0]);
@@ -1190,11 +1190,7 @@ static bool repr_dataclass(struct rctx *r, uint64_t addr, uint64_t type, uint64_
 	if (!qual || !rd_ptr(c, owner + c->L->type_dict, &dict) ||
 	    !(fields = dict_get(c, dict, "__dataclass_fields__")) || py_type_of(c, fields, NULL) != PYT_DICT)
 		return false;
-	if (repr_reentered(r, addr)) {
-		sb_puts(&r->b, "...");
-		return true;
-	}
-	if (!repr_enter(r, addr))
+	if (!guard(r, addr, "..."))
 		return true;
 	sb_utf8(&r->b, qual);
 	sb_puts(&r->b, "(");
@@ -1255,8 +1251,8 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 	struct py_ctx *c = r->c;
 	const struct py_stdlib *s = stdlib(c);
 	uint64_t tp_repr = 0, owner = 0, flags = 0;
-	size_t n = r->b.n, chars = r->b.chars;
-	const char *error = r->error;
+	struct rctx saved = *r;   /* what an attempt that fails must leave as it was */
+	const char *note = NULL;  /* what the fallback is, when the attempt knows */
 	bool done = false;
 	if (!s)
 		return false;
@@ -1295,14 +1291,19 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 && dataclass_repr_fn(c, s, type, &owner))
 		done = repr_dataclass(r, addr, type, owner, s);
 	else if (!(flags & TPFLAGS_HEAPTYPE))
-		done = repr_generator(r, addr, type) || repr_numpy_array(r, addr, type);
-	if (!done) {
-		/* take back anything a partial attempt printed */
-		r->b.n = n;
-		r->b.chars = chars;
+		done = repr_generator(r, addr, type) || repr_numpy_array(r, addr, type, &note);
+	if (!done && !r->b.oom) {
+		/* take back anything a partial attempt printed or noted (the
+		 * buffer itself may have moved) */
+		r->b.n = saved.b.n;
+		r->b.chars = saved.b.chars;
+		r->b.cut = saved.b.cut;
 		if (r->b.p)
-			r->b.p[n] = '\0';
-		r->error = error;
+			r->b.p[r->b.n] = '\0';
+		r->error = saved.error;
+		r->limit_why = saved.limit_why;
+		r->damaged = saved.damaged;
+		r->approx = saved.approx ? saved.approx : note;
 	}
 	return done;
 }
