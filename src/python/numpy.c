@@ -140,7 +140,8 @@ bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char *
 	const char *dtype = array_dtype(c, descr, &kind, &code);
 	bool plain = dtype && nd == 1 && shape[0] > 0 && shape[0] <= NPY_MAX_FORMED &&
 		     ((kind == 'i' && code == 'l') || (kind == 'b' && code == '?')) &&
-		     dump_read(c->d, strides, &stride, 8) == PC_OK;
+		     dump_read(c->d, strides, &stride, 8) == PC_OK && stride > -(1ll << 40) &&
+		     stride < (1ll << 40);
 	char *text = NULL;
 	if (plain) {
 		/* the items' text, then their common width */

@@ -556,7 +556,7 @@ static bool deque_items(struct py_ctx *c, uint64_t addr, int64_t *len, int64_t *
 {
 	uint64_t v = (uint64_t)c->L->var_size + 8, block;
 	int64_t n, index;
-	if (py_rd_i64(c, addr + c->L->var_size, &n) != 0 || n < 0 ||
+	if (py_rd_i64(c, addr + c->L->var_size, &n) != 0 || n < 0 || n > (1ll << 48) ||
 	    !rd_ptr(c, addr + v, &block) || py_rd_i64(c, addr + v + 16, &index) != 0 ||
 	    py_rd_i64(c, addr + v + 40, maxlen) != 0 || index < 0 || index >= DEQUE_BLOCKLEN)
 		return false;

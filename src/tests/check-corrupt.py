@@ -10,7 +10,8 @@ frames from it, marked),
 a dict whose keys table claims 2**60 slots, a str whose length is
 2**50, a list whose items pointer is garbage; a list item that points
 nowhere and a NULL tuple item, which cost only themselves: the container
-keeps the rest of its repr (as the process printed it).  Every report must match the
+keeps the rest of its repr (as the process printed it); a deque whose
+block pointer is garbage.  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
 """
@@ -93,7 +94,8 @@ CASES = ["the intact core", "a thread list that loops", "a frame chain that poin
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
          "a list that claims 2**40 items",
          "a list item that points nowhere: [1, <invalid object at 0xbad>, 3.0]",
-         "a NULL tuple item: (1, <NULL>)"]
+         "a NULL tuple item: (1, <NULL>)",
+         "a deque whose first block points nowhere"]
 
 
 def main():
@@ -241,6 +243,9 @@ def main():
         tup = int(find_local(report, "containers", "tup")["address"], 16)
         case(lambda c: c.put64(tup + L["tuple_item"] + 8, 0),
              expect_repr("containers", "tup", recorded("containers", "tup")[:-len("2)")] + "<NULL>)"))
+        # dequeobject: leftblock is the first word after the var header
+        dq = int(find_local(report, "stdlib_values", "dq")["address"], 16)
+        case(lambda c: c.put64(dq + L["var_size"] + 8, 0x10), expect_local_error("stdlib_values", "dq"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cs.schema_summary(tap)
