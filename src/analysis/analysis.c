@@ -162,6 +162,9 @@ static struct pc_error *run(int fd, const char *path, const struct analysis_opti
 	}
 	mismatch_warnings(a);
 	r->fingerprint = model_fingerprint(r);
+	/* before redaction: what it lists is what the report shows */
+	if (opt->py.deep && model_share_attributes(r) != 0)
+		model_warn(r, "out of memory while listing attributes once: some are listed more than once");
 	if (opt->redact && model_redact(r) != 0) {
 		model_warn(r, "out of memory while redacting: the list of what was redacted is incomplete");
 		r->incomplete = true;

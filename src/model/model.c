@@ -1,5 +1,6 @@
 /* The model's arena and containers. */
 #include "model/model.h"
+#include "util/addrtab.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,4 +151,50 @@ bool model_report_incomplete(const struct model_report *r)
 		}
 	}
 	return false;
+}
+
+/* Where an object's attributes were first listed. */
+struct first_listed {
+	uint64_t address;
+	int64_t tid;
+	size_t frame;
+	const struct model_frame *f;
+};
+
+int model_share_attributes(struct model_report *r)
+{
+	struct addrtab seen = ADDRTAB_INIT(struct first_listed);
+	int rc = 0;
+	for (size_t i = 0; i < r->interps.n && !rc; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n && !rc; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			for (size_t n = 0; n < t->frames.n && !rc; n++) {
+				const struct model_frame *f = t->frames.items[n];
+				for (size_t v = 0; v < f->locals.n; v++) {
+					struct model_local *l = f->locals.items[v];
+					bool found;
+					if (!l->has_attributes || !l->address)
+						continue;
+					struct first_listed *e = addrtab_get(&seen, l->address, &found);
+					if (!e) {
+						rc = -1;
+						break;
+					}
+					if (!found) {
+						*e = (struct first_listed){ l->address, t->tid, n, f };
+						continue;
+					}
+					l->has_attributes = false;
+					l->attributes = (struct ptrvec){ 0 };
+					l->attributes_elsewhere = true;
+					l->attributes_thread = e->tid;
+					l->attributes_frame = e->frame;
+					l->attributes_at = e->f;
+				}
+			}
+		}
+	}
+	addrtab_free(&seen);
+	return rc;
 }

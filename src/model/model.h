@@ -32,7 +32,15 @@ struct model_local {
 	uint64_t address;
 	const char *repr;            /* NULL when it could not be formed */
 	const char *error;
+	int64_t length;              /* len() when a limit cut repr (str, bytes, containers) */
+	bool has_length;
 	bool has_attributes;         /* --locals=deep, for instances */
+	bool attributes_elsewhere;   /* --locals=deep: the same object's attributes are
+					listed at an earlier variable, in this thread's
+					frame (by index) below */
+	int64_t attributes_thread;   /* tid */
+	size_t attributes_frame;
+	const struct model_frame *attributes_at;
 	bool redacted;               /* repr is redact.c's placeholder */
 	struct ptrvec attributes;    /* of struct model_local (kind "attribute") */
 };
@@ -67,6 +75,11 @@ struct model_exception {
 	const char *message;         /* str(exception), NULL when unreadable */
 	const char *error;           /* why something is missing */
 	struct ptrvec traceback;     /* of struct model_frame, innermost first */
+	const char *repr;            /* repr(exception), NULL when it cannot be formed */
+	const char *relation;        /* in chain: "cause" (raise ... from) or "context" */
+	struct ptrvec chain;         /* of struct model_exception: the handled one's
+					__cause__ (or unsuppressed __context__), then
+					that one's, ... nearest first */
 };
 
 /* The object a blocked thread waits on (python/waits.c). */
@@ -200,5 +213,10 @@ void model_warn(struct model_report *r, const char *fmt, ...) __attribute__((for
 /* Whether the report lacks something: ->incomplete, or a thread's stack
  * or its exception (the type, the traceback) that could not be read. */
 bool model_report_incomplete(const struct model_report *r);
+/* --locals=deep: list one object's attributes once per report, at its
+ * first variable (threads and frames in report order); every later
+ * variable holding the same object refers to it instead.  0, or -1 when
+ * out of memory (nothing is lost: later variables keep their lists). */
+int model_share_attributes(struct model_report *r);
 
 #endif

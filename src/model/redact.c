@@ -318,6 +318,7 @@ static void visit_locals(struct redactor *w, const struct ptrvec *v, const char 
 			char *p = placeholder(a, l);
 			l->repr = p ? p : "<redacted>";
 			l->redacted = true;
+			l->has_length = false;   /* the placeholder says what it may */
 			record(w, name ? name : l->name, attr, reason);
 		}
 		if (l->has_attributes)

@@ -12,7 +12,8 @@
  * while their `valid` byte (the fourth) is set.  Values arrays share the
  * keys of the class (ht_cached_keys).
  * __slots__ are PyMemberDef entries (40 bytes: name, type, offset, flags,
- * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16).
+ * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16),
+ * for every class along the MRO.
  */
 #include "python/attrs.h"
 
@@ -87,13 +88,21 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_name *b)
 {
 	const struct py_layout *L = c->L;
-	for (int depth = 0; type && depth < MAX_BASES; depth++) {
+	/* every class of the MRO (tp_mro, ten words after tp_dict): with
+	 * several bases, __slots__ of a base that is not tp_base count too */
+	uint64_t mro;
+	int64_t nmro;
+	if (py_rd_ptr(c, type + L->type_dict + 80, &mro) != 0 || !mro ||
+	    py_rd_i64(c, mro + L->var_size, &nmro) != 0 || nmro < 1 || nmro > MAX_BASES)
+		return -1;
+	for (int64_t depth = 0; depth < nmro; depth++) {
 		uint64_t flags, meta;
 		int64_t nmembers, meta_size;
-		if (dump_read(c->d, type + L->type_flags, &flags, 8) != PC_OK)
+		if (py_rd_ptr(c, mro + L->tuple_item + 8 * (uint64_t)depth, &type) != 0 ||
+		    dump_read(c->d, type + L->type_flags, &flags, 8) != PC_OK)
 			return -1;
 		if (!(flags & TPFLAGS_HEAPTYPE))
-			return 0; /* static types keep no __slots__ of Python code */
+			continue; /* static types keep no __slots__ of Python code */
 		if (py_rd_ptr(c, type + L->object_type, &meta) != 0 ||
 		    dump_read(c->d, meta + L->type_basicsize, &meta_size, 8) != PC_OK ||
 		    dump_read(c->d, type + L->var_size, &nmembers, 8) != PC_OK)
@@ -121,8 +130,6 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 			if (value && b->fn(c, arena_strdup(c->a, name), value, b->arg))
 				return 0;
 		}
-		if (py_rd_ptr(c, type + L->type_base, &type) != 0)
-			return -1;
 	}
 	return 0;
 }

@@ -82,7 +82,12 @@ static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, cons
 		return l;
 	}
 	l->type = py_type_name(c, type);
-	l->repr = py_repr(c, value, lim, &l->error);
+	int64_t length;
+	l->repr = py_repr_len(c, value, lim, &l->error, &length);
+	if (l->repr && length >= 0) {
+		l->length = length;
+		l->has_length = true;
+	}
 	return l;
 }
 

@@ -93,3 +93,93 @@ const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type)
 		return arena_printf(c->a, "np.%s(%s)", t, val);
 	return arena_strdup(c->a, val);
 }
+
+/* numpy arrays (numpy/core/include/numpy/ndarraytypes.h, the same in
+ * numpy 1 and 2): PyArrayObject_fields {HEAD, char *data, int nd,
+ * npy_intp *dimensions, *strides, PyObject *base, PyArray_Descr *descr};
+ * PyArray_Descr {HEAD, typeobj, char kind, char type, ...}.
+ * array_repr prints a 1-d array of the default int ('l') or of bool, up to
+ * its summarising threshold (1000), as "array([" the items, each
+ * right-aligned to the widest (bools as " True"/"False"), ", "-joined,
+ * "])", wrapped at 75 columns: only such arrays short enough for one line
+ * are formed here.  Any other array keeps the fallback, its shape and
+ * dtype said in the error. */
+#define NPY_ONE_LINE     72      /* under numpy's 75 columns, "])" and all */
+#define NPY_MAX_FORMED   1000
+
+static const char *array_dtype(struct py_ctx *c, uint64_t descr, char *kind, char *code)
+{
+	uint64_t typeobj, p;
+	char name[64];
+	uint64_t h = (uint64_t)c->L->object_type + 8;
+	if (dump_read_u64(c->d, descr + h, &typeobj) != PC_OK ||
+	    dump_read(c->d, descr + h + 8, kind, 1) != PC_OK || dump_read(c->d, descr + h + 9, code, 1) != PC_OK ||
+	    dump_read_u64(c->d, typeobj + c->L->type_name, &p) != PC_OK ||
+	    dump_read_cstr(c->d, p, name, sizeof(name)) != PC_OK)
+		return NULL;
+	return arena_strdup(c->a, strncmp(name, "numpy.", 6) == 0 ? name + 6 : name);
+}
+
+bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char **note)
+{
+	struct py_ctx *c = r->c;
+	uint64_t h = (uint64_t)c->L->object_type + 8, p, data, dims, strides, descr;
+	char name[32], kind = 0, code = 0;
+	int32_t nd;
+	if (dump_read_u64(c->d, type + c->L->type_name, &p) != PC_OK ||
+	    dump_read_cstr(c->d, p, name, sizeof(name)) != PC_OK || strcmp(name, "numpy.ndarray") != 0 ||
+	    dump_read_u64(c->d, addr + h, &data) != PC_OK || dump_read(c->d, addr + h + 8, &nd, 4) != PC_OK ||
+	    dump_read_u64(c->d, addr + h + 16, &dims) != PC_OK ||
+	    dump_read_u64(c->d, addr + h + 24, &strides) != PC_OK ||
+	    dump_read_u64(c->d, addr + h + 40, &descr) != PC_OK || nd < 0 || nd > 32)
+		return false;
+	int64_t shape[32], stride = 0;
+	for (int i = 0; i < nd; i++)
+		if (dump_read(c->d, dims + 8 * (uint64_t)i, &shape[i], 8) != PC_OK)
+			return false;
+	const char *dtype = array_dtype(c, descr, &kind, &code);
+	bool plain = dtype && nd == 1 && shape[0] > 0 && shape[0] <= NPY_MAX_FORMED &&
+		     ((kind == 'i' && code == 'l') || (kind == 'b' && code == '?')) &&
+		     dump_read(c->d, strides, &stride, 8) == PC_OK && stride > -(1ll << 40) &&
+		     stride < (1ll << 40);
+	char *text = NULL;
+	if (plain) {
+		/* the items' text, then their common width */
+		size_t size = kind == 'b' ? 1 : 8, width = 0, n = (size_t)shape[0];
+		char (*items)[24] = arena_alloc(c->a, 24 * n);
+		for (size_t i = 0; items && i < n && plain; i++) {
+			int64_t v = 0;
+			if (dump_read(c->d, data + (uint64_t)((int64_t)i * stride), &v, size) != PC_OK)
+				plain = false;
+			else if (kind == 'b')
+				snprintf(items[i], 24, "%s", (v & 0xff) ? " True" : "False");
+			else
+				snprintf(items[i], 24, "%lld", (long long)v);
+			if (items && strlen(items[i]) > width)
+				width = strlen(items[i]);
+		}
+		size_t len = strlen("array([])") + n * width + (n - 1) * 2;
+		if (items && plain && len <= NPY_ONE_LINE && (text = arena_alloc(c->a, len + 1))) {
+			size_t at = (size_t)snprintf(text, len + 1, "array([");
+			for (size_t i = 0; i < n; i++)
+				at += (size_t)snprintf(text + at, len + 1 - at, "%s%*s", i ? ", " : "", (int)width,
+						       items[i]);
+			snprintf(text + at, len + 1 - at, "])");
+		}
+	}
+	if (text) {
+		sb_puts(&r->b, text);
+		return true;
+	}
+	/* the fallback, with what the array is */
+	char dims_text[256];
+	size_t at = 0;
+	for (int i = 0; i < nd && at < sizeof(dims_text) - 32; i++)
+		at += (size_t)snprintf(dims_text + at, sizeof(dims_text) - at, "%s%lld", i ? ", " : "",
+				       (long long)shape[i]);
+	dims_text[at] = '\0';
+	*note = arena_printf(c->a, "numpy.ndarray of shape (%s%s) and dtype %s: its repr is "
+			      "numpy's code, not run: shown as object.__repr__",
+			      dims_text, nd == 1 ? "," : "", dtype ? dtype : "unknown");
+	return false;
+}

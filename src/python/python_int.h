@@ -26,7 +26,7 @@
 enum py_type {
 	PYT_INT, PYT_BOOL, PYT_FLOAT, PYT_STR, PYT_BYTES, PYT_BYTEARRAY, PYT_LIST,
 	PYT_TUPLE, PYT_DICT, PYT_SET, PYT_FROZENSET, PYT_NONE, PYT_ELLIPSIS, PYT_CELL,
-	PYT_COMPLEX, PYT_OBJECT, PYT_TYPE, PYT_FUNCTION,
+	PYT_COMPLEX, PYT_OBJECT, PYT_TYPE, PYT_FUNCTION, PYT_RANGE, PYT_SLICE, PYT_MODULE,
 	PYT_COUNT,
 	PYT_OTHER = PYT_COUNT,
 	PYT_UNREADABLE,
@@ -57,6 +57,7 @@ struct py_ctx {
 	uint64_t interp;             /* the PyInterpreterState being walked */
 	bool layout_from_dwarf;      /* L was read from the interpreter's DWARF */
 	int numpy_major;             /* 0 not looked up yet, -1 unknown */
+	struct py_stdlib *stdlib;    /* repr_stdlib.c's types, looked up once */
 	uint64_t deadline_ns;        /* CLOCK_MONOTONIC; 0: no time budget */
 	bool timed_out;
 	/* the dump lacks the interpreter's state (a stack-only minidump): what

@@ -56,7 +56,7 @@ void sb_puts(struct sbuf *b, const char *s)
 }
 
 /* Append a UTF-8 string (names read from the dump, already valid). */
-static void sb_utf8(struct sbuf *b, const char *s)
+void sb_utf8(struct sbuf *b, const char *s)
 {
 	while (*s && !b->cut) {
 		size_t n = 1;
@@ -101,7 +101,6 @@ void repr_limit(struct rctx *r, const char *why)
 		r->limit_why = why;
 }
 
-static void repr_obj(struct rctx *r, uint64_t addr);
 
 /* ------------------------------------------------------------------------
  * Types
@@ -113,7 +112,8 @@ static const char *const type_names[PYT_COUNT] = {
 	[PYT_TUPLE] = "tuple", [PYT_DICT] = "dict", [PYT_SET] = "set",
 	[PYT_FROZENSET] = "frozenset", [PYT_NONE] = "NoneType", [PYT_ELLIPSIS] = "ellipsis",
 	[PYT_CELL] = "cell", [PYT_COMPLEX] = "complex", [PYT_OBJECT] = "object",
-	[PYT_TYPE] = "type", [PYT_FUNCTION] = "function",
+	[PYT_TYPE] = "type", [PYT_FUNCTION] = "function", [PYT_RANGE] = "range",
+	[PYT_SLICE] = "slice", [PYT_MODULE] = "module",
 };
 
 const char *const py_type_symbols[PYT_COUNT] = {
@@ -125,6 +125,7 @@ const char *const py_type_symbols[PYT_COUNT] = {
 	[PYT_ELLIPSIS] = "PyEllipsis_Type", [PYT_CELL] = "PyCell_Type",
 	[PYT_COMPLEX] = "PyComplex_Type", [PYT_OBJECT] = "PyBaseObject_Type",
 	[PYT_TYPE] = "PyType_Type", [PYT_FUNCTION] = "PyFunction_Type",
+	[PYT_RANGE] = "PyRange_Type", [PYT_SLICE] = "PySlice_Type", [PYT_MODULE] = "PyModule_Type",
 };
 
 /* The type's tp_name, read once per type would be nicer; types are few. */
@@ -163,7 +164,7 @@ enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 }
 
 /* Module and qualified name of a type, as object.__repr__ shows them. */
-static void type_qualname(struct py_ctx *c, uint64_t type, const char **module, const char **qualname)
+void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, const char **qualname)
 {
 	const struct py_layout *L = c->L;
 	*module = NULL;
@@ -196,7 +197,7 @@ static void type_qualname(struct py_ctx *c, uint64_t type, const char **module, 
 const char *py_type_name(struct py_ctx *c, uint64_t type)
 {
 	const char *mod, *qual;
-	type_qualname(c, type, &mod, &qual);
+	py_type_qualname(c, type, &mod, &qual);
 	if (!qual)
 		return NULL;
 	if (!mod || strcmp(mod, "builtins") == 0)
@@ -209,7 +210,7 @@ const char *py_type_name(struct py_ctx *c, uint64_t type)
  * ------------------------------------------------------------------------ */
 
 /* Py_ReprEnter: is ADDR already being printed further out? */
-static bool reentered(struct rctx *r, uint64_t addr)
+bool repr_reentered(struct rctx *r, uint64_t addr)
 {
 	for (int i = 0; i < r->depth; i++)
 		if (r->stack[i] == addr)
@@ -217,7 +218,7 @@ static bool reentered(struct rctx *r, uint64_t addr)
 	return false;
 }
 
-static bool enter(struct rctx *r, uint64_t addr)
+bool repr_enter(struct rctx *r, uint64_t addr)
 {
 	if (r->depth >= r->lim->max_depth || r->depth >= REPR_MAX_DEPTH_HARD) {
 		repr_limit(r, "nesting deeper than the depth limit");
@@ -244,11 +245,11 @@ static void repr_sequence(struct rctx *r, uint64_t addr, bool tuple)
 		sb_puts(&r->b, tuple ? "()" : "[]");
 		return;
 	}
-	if (reentered(r, addr)) {
+	if (repr_reentered(r, addr)) {
 		sb_puts(&r->b, tuple ? "(...)" : "[...]");
 		return;
 	}
-	if (!enter(r, addr))
+	if (!repr_enter(r, addr))
 		return;
 	sb_puts(&r->b, open);
 	for (int64_t i = 0; i < size && !sb_full(&r->b); i++) {
@@ -263,7 +264,7 @@ static void repr_sequence(struct rctx *r, uint64_t addr, bool tuple)
 			repr_fail(r, "item not captured");
 			break;
 		}
-		repr_obj(r, item);
+		repr_item(r, item);
 	}
 	if (tuple && size == 1)
 		sb_puts(&r->b, ",");
@@ -289,13 +290,13 @@ static int dict_item(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 	}
 	if (w->n++)
 		sb_puts(&r->b, ", ");
-	repr_obj(r, key);
+	repr_item(r, key);
 	sb_puts(&r->b, ": ");
-	repr_obj(r, value);
+	repr_item(r, value);
 	return 0;
 }
 
-static void repr_dict(struct rctx *r, uint64_t addr)
+void repr_dict(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
 	int64_t used;
@@ -305,11 +306,11 @@ static void repr_dict(struct rctx *r, uint64_t addr)
 		sb_puts(&r->b, "{}");
 		return;
 	}
-	if (reentered(r, addr)) {
+	if (repr_reentered(r, addr)) {
 		sb_puts(&r->b, "{...}");
 		return;
 	}
-	if (!enter(r, addr))
+	if (!repr_enter(r, addr))
 		return;
 	sb_puts(&r->b, "{");
 	struct dict_walk w = { r, 0 };
@@ -338,7 +339,7 @@ static int set_item(struct py_ctx *c, uint64_t key, uint64_t unused, void *arg)
 	}
 	if (s->n++)
 		sb_puts(&r->b, ", ");
-	repr_obj(r, key);
+	repr_item(r, key);
 	return 0;
 }
 
@@ -353,11 +354,11 @@ static void repr_set(struct rctx *r, uint64_t addr, bool frozen)
 		sb_printf(&r->b, "%s()", name);
 		return;
 	}
-	if (reentered(r, addr)) {
+	if (repr_reentered(r, addr)) {
 		sb_printf(&r->b, "%s(...)", name);
 		return;
 	}
-	if (!enter(r, addr))
+	if (!repr_enter(r, addr))
 		return;
 	if (frozen)
 		sb_puts(&r->b, "frozenset(");
@@ -397,7 +398,7 @@ static void put_name(struct sbuf *b, const char *mod, const char *qual)
 static void repr_class(struct rctx *r, uint64_t addr)
 {
 	const char *mod, *qual;
-	type_qualname(r->c, addr, &mod, &qual);
+	py_type_qualname(r->c, addr, &mod, &qual);
 	if (!qual)
 		return repr_fail(r, "class name not captured");
 	sb_puts(&r->b, "<class '");
@@ -427,8 +428,10 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 		sb_puts(&r->b, numpy);
 		return;
 	}
+	if (repr_stdlib(r, addr, type))
+		return;
 	const char *mod, *qual;
-	type_qualname(c, type, &mod, &qual);
+	py_type_qualname(c, type, &mod, &qual);
 	if (!qual)
 		return repr_fail(r, "type name not captured");
 	/* Only object.__repr__ can be formed without running Python code;
@@ -445,7 +448,7 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	sb_printf(&r->b, " object at 0x%llx>", (unsigned long long)addr);
 }
 
-static void repr_obj(struct rctx *r, uint64_t addr)
+void repr_obj(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
 	if (sb_full(&r->b))
@@ -483,21 +486,79 @@ static void repr_obj(struct rctx *r, uint64_t addr)
 	case PYT_FROZENSET: repr_set(r, addr, true); return;
 	case PYT_TYPE: repr_class(r, addr); return;
 	case PYT_FUNCTION: repr_function(r, addr); return;
+	case PYT_COMPLEX: repr_complex(r, addr); return;
+	case PYT_RANGE: repr_range(r, addr); return;
+	case PYT_SLICE: repr_slice(r, addr); return;
+	case PYT_MODULE: repr_module(r, addr); return;
 	default: repr_other(r, addr, type); return;
 	}
 }
 
-const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
-		    const char **error)
+void repr_item(struct rctx *r, uint64_t addr)
+{
+	const char *outer = r->error;
+	size_t n = r->b.n, chars = r->b.chars;
+	r->error = NULL;
+	repr_obj(r, addr);
+	const char *why = r->error;
+	r->error = outer;
+	if (!why || r->b.oom)
+		return;
+	/* take back what the item printed and show it as Python's own
+	 * PyObject_Repr shows NULL ("<NULL>"), or as an invalid object */
+	r->b.n = n;
+	r->b.chars = chars;
+	if (r->b.p)
+		r->b.p[n] = '\0';
+	if (addr)
+		sb_printf(&r->b, "<invalid object at 0x%llx>", (unsigned long long)addr);
+	else
+		sb_puts(&r->b, "<NULL>");
+	if (!r->damaged)
+		r->damaged = arena_printf(r->c->a, "an item could not be read (%s): shown as %s", why,
+					  addr ? "<invalid object at 0x...>" : "<NULL>");
+}
+
+int64_t py_len(struct py_ctx *c, uint64_t addr)
+{
+	const struct py_layout *L = c->L;
+	int64_t n = -1;
+	uint64_t type, v;
+	int64_t off = -1;
+	switch (py_type_of(c, addr, &type)) {
+	case PYT_STR: off = L->unicode_length; break;
+	case PYT_BYTES: case PYT_BYTEARRAY: case PYT_LIST: case PYT_TUPLE: off = L->var_size; break;
+	case PYT_DICT: off = L->dict_used; break;
+	case PYT_SET: case PYT_FROZENSET: off = L->set_used; break;
+	case PYT_RANGE:
+		/* rangeobject: start, stop, step, length (an int) */
+		if (py_rd_ptr(c, addr + (uint64_t)L->object_type + 8 + 24, &v) != 0 ||
+		    py_long_i64(c, v, &n) != 0)
+			return -1;
+		return n;
+	case PYT_OTHER:
+		return py_stdlib_len(c, addr, type);
+	default: return -1;
+	}
+	if (off < 0 || py_rd_i64(c, addr + (uint64_t)off, &n) != 0 || n < 0)
+		return -1;
+	return n;
+}
+
+const char *py_repr_len(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
+			const char **error, int64_t *length)
 {
 	struct rctx r = { .c = c, .lim = lim };
 	r.b.limit = lim->max_repr;
+	if (length)
+		*length = -1;
 	repr_obj(&r, addr);
 	if (r.b.oom || r.error) {
 		free(r.b.p);
 		*error = r.b.oom ? "out of memory" : r.error;
 		return NULL;
 	}
+	const char *why = NULL;
 	if (r.b.cut) {
 		/* the whole repr, "..." included, is at most max_repr
 		 * characters: drop whole characters to make room */
@@ -511,14 +572,23 @@ const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *l
 		if (r.b.p)
 			r.b.p[r.b.n] = '\0';
 		sb_raw(&r.b, "...", lim->max_repr < 3 ? lim->max_repr : 3);
-		*error = r.limit_why ? arena_printf(c->a, "repr cut: %s", r.limit_why)
-			 : arena_printf(c->a, "repr cut at %zu characters", lim->max_repr);
-		if (r.approx)
-			*error = arena_printf(c->a, "%s; %s", *error, r.approx);
-	} else {
-		*error = r.approx;
+		why = r.limit_why ? arena_printf(c->a, "repr cut: %s", r.limit_why)
+		      : arena_printf(c->a, "repr cut at %zu characters", lim->max_repr);
+		if (length)
+			*length = py_len(c, addr);
 	}
+	const char *notes[] = { r.damaged, r.approx };
+	for (size_t i = 0; i < 2; i++)
+		if (notes[i])
+			why = why ? arena_printf(c->a, "%s; %s", why, notes[i]) : notes[i];
+	*error = why;
 	const char *out = arena_strdup(c->a, r.b.p ? r.b.p : "");
 	free(r.b.p);
 	return out;
+}
+
+const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
+		    const char **error)
+{
+	return py_repr_len(c, addr, lim, error, NULL);
 }

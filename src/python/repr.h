@@ -15,6 +15,13 @@ struct repr_limits {
  * result is a true prefix followed by "..." and *error says which limit. */
 const char *py_repr(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
 		    const char **error);
+/* The same; *LENGTH (when not NULL) is len() of the object when a limit
+ * cut its repr and its length is known (str, bytes, containers), else -1. */
+const char *py_repr_len(struct py_ctx *c, uint64_t addr, const struct repr_limits *lim,
+			const char **error, int64_t *length);
+/* len() of a str, bytes, bytearray, list, tuple, dict, set, frozenset,
+ * range or collections.deque at ADDR; -1 when not one or unreadable. */
+int64_t py_len(struct py_ctx *c, uint64_t addr);
 
 /* The type of the object at ADDR (and its type object's address). */
 enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type);
@@ -68,12 +75,47 @@ struct rctx {
 	const char *error;       /* first failure met inside */
 	const char *limit_why;   /* which limit cut the repr */
 	const char *approx;      /* a type whose own __repr__ could not be run */
+	const char *damaged;     /* an item shown as <NULL> or <invalid object at 0x...> */
 };
 
 /* A hard failure: the object cannot be printed truthfully. */
 void repr_fail(struct rctx *r, const char *why);
 /* A limit reached: stop here; what was printed is a true prefix. */
 void repr_limit(struct rctx *r, const char *why);
+
+/* Append the repr of the object at ADDR. */
+void repr_obj(struct rctx *r, uint64_t addr);
+/* The same for an item inside a container: an item that cannot be read
+ * is shown as <NULL> or <invalid object at 0x...> (the container keeps its
+ * repr, which then says it is not exact). */
+void repr_item(struct rctx *r, uint64_t addr);
+/* Append UTF-8 text read from the dump. */
+void sb_utf8(struct sbuf *b, const char *s);
+/* Py_ReprEnter: false (and "..." is due) when ADDR is being printed further
+ * out; enter() then pushes it (false at the depth limit). */
+bool repr_reentered(struct rctx *r, uint64_t addr);
+bool repr_enter(struct rctx *r, uint64_t addr);
+/* Module and qualified name of a type, as object.__repr__ shows them. */
+void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, const char **qualname);
+
+/* repr_stdlib.c: the standard library's types whose repr can be formed
+ * from memory; false (nothing appended) when TYPE is none of them. */
+bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type);
+void repr_complex(struct rctx *r, uint64_t addr);
+/* numpy.ndarray: a short 1-d array of ints or bools; false otherwise,
+ * and for another array *NOTE says its shape and dtype. */
+bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char **note);
+/* len() of the stdlib containers (deque, defaultdict, ...), else -1. */
+int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type);
+/* How str() of an exception of TYPE is formed: 0 BaseException's (the
+ * args), 1 KeyError's (repr of its only argument), -1 its own, -2 unknown
+ * (BaseException's not found). */
+int py_exception_str_kind(struct py_ctx *c, uint64_t type);
+/* dict.__repr__ of the dict (or dict subclass instance) at ADDR. */
+void repr_dict(struct rctx *r, uint64_t addr);
+void repr_range(struct rctx *r, uint64_t addr);
+void repr_slice(struct rctx *r, uint64_t addr);
+void repr_module(struct rctx *r, uint64_t addr);
 
 /* repr_scalar.c: each appends the repr of the object at ADDR. */
 void repr_long(struct rctx *r, uint64_t addr);

@@ -293,6 +293,7 @@ static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
 		{ PYT_TUPLE, "tuple", false }, { PYT_DICT, "dict", false }, { PYT_SET, "set", false },
 		{ PYT_FROZENSET, "frozenset", false }, { PYT_COMPLEX, "complex", false },
 		{ PYT_OBJECT, "object", false }, { PYT_TYPE, "type", false },
+		{ PYT_RANGE, "range", false }, { PYT_SLICE, "slice", false },
 		{ PYT_NONE, "None", true }, { PYT_ELLIPSIS, "Ellipsis", true },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -302,6 +303,13 @@ static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
 			continue;
 		c->type_addr[names[i].t] = v;
 	}
+	/* the module type: the type of sys.modules['builtins'] */
+	uint64_t modules = 0;
+	if (!c->type_addr[PYT_MODULE] && c->L->interp_modules >= 0 &&
+	    py_rd_ptr(c, interp + c->L->interp_modules, &modules) == 0 && modules &&
+	    py_dict_get_str(c, modules, "builtins", &v) == 0 &&
+	    py_rd_ptr(c, v + c->L->object_type, &v) == 0)
+		c->type_addr[PYT_MODULE] = v;
 }
 
 /* The built-in type objects, for repr(), and the set's dummy key. */

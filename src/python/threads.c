@@ -18,6 +18,7 @@
 #include "python/linetable.h"
 
 #define MAX_TRACEBACK 1000
+#define MAX_CHAIN     32       /* exceptions followed by __cause__ / __context__ */
 
 /* ------------------------------------------------------------------------
  * Names
@@ -69,13 +70,20 @@ void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
  * Exceptions
  * ------------------------------------------------------------------------ */
 
-/* str(exc): '' for no args, str(arg) for one (the text itself for a str),
- * str(args) for more. */
+/* str(exc) as BaseException_str forms it: '' for no args, str(arg) for
+ * one (the text itself for a str), str(args) for more; KeyError_str
+ * gives repr(arg) for one.  Types with a __str__ of their own (OSError's
+ * "[Errno 2] ...") get none: an error says so. */
 const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **error)
 {
-	uint64_t args, arg;
+	uint64_t args, arg, type;
 	int64_t n;
 	static const struct repr_limits lim = { 1024, 100, 8 };
+	int kind = py_type_of(c, exc, &type) == PYT_UNREADABLE ? -2 : py_exception_str_kind(c, type);
+	if (kind == -1) {
+		*error = "its type's __str__ is its own: not run";
+		return NULL;
+	}
 	if (py_rd_ptr(c, exc + c->L->exc_args, &args) != 0 || !args ||
 	    dump_read(c->d, args + c->L->var_size, &n, 8) != PC_OK || n < 0) {
 		*error = "the exception's args are not captured";
@@ -89,6 +97,8 @@ const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **er
 		*error = "the exception's args are not captured";
 		return NULL;
 	}
+	if (kind == 1)
+		return py_repr(c, arg, &lim, error);
 	if (py_type_of(c, arg, NULL) == PYT_STR) {
 		const char *why;
 		const char *s = py_str_utf8(c, arg, 4096, &why);
@@ -137,32 +147,18 @@ static int tb_line(struct py_ctx *c, const struct py_code *pc, int lasti)
 	return py_line_locations(pc->table, pc->table_len, pc->firstlineno, lasti < 0 ? -1 : lasti / 2);
 }
 
-void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
+/* The type, str(), repr() and traceback of the exception object EXC
+ * (readable: its type is known) into E. */
+static void read_exception(struct py_ctx *c, uint64_t exc, uint64_t type, struct model_exception *e)
 {
 	const struct py_layout *L = c->L;
-	uint64_t exc = 0;
-	if (L->tstate_exc_info >= 0) {
-		uint64_t info;
-		if (py_rd_ptr(c, ts + L->tstate_exc_info, &info) != 0 || !info ||
-		    py_rd_ptr(c, info + L->stackitem_exc_value, &exc) != 0)
-			return;
-	} else if (L->tstate_exc_value < 0 || py_rd_ptr(c, ts + L->tstate_exc_value, &exc) != 0) {
-		return;
-	}
-	uint64_t type;
-	enum py_type pt = exc ? py_type_of(c, exc, &type) : PYT_NONE;
-	if (pt == PYT_NONE || !exc)
-		return;
-	struct model_exception *e = arena_alloc(c->a, sizeof(*e));
-	if (!e)
-		return;
-	t->exception = e;
-	if (pt == PYT_UNREADABLE) {
-		e->error = "the exception object is not captured";
-		return;
-	}
+	static const struct repr_limits lim = { 1024, 100, 8 };
+	const char *why;
 	e->type = py_type_name(c, type);
 	e->message = py_exception_message(c, exc, &e->error);
+	e->repr = py_repr(c, exc, &lim, &why);
+	if (why)
+		e->repr = NULL;   /* only Python's own repr, never an approximation */
 	uint64_t tb;
 	if (py_rd_ptr(c, exc + L->exc_traceback, &tb) != 0)
 		return;
@@ -204,4 +200,76 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 	}
 	for (size_t i = outer_first.n; i-- > 0;)
 		ptrvec_push(c->a, &e->traceback, outer_first.items[i]);
+}
+
+/* The exception EXC came from, as Python's traceback module follows it:
+ * __cause__ when set ("cause"), else __context__ unless
+ * __suppress_context__ ("context").  PyBaseExceptionObject keeps context,
+ * cause and suppress_context (a char) right after traceback in every
+ * version (Include/cpython/pyerrors.h).  0 when none or unreadable. */
+static uint64_t exception_from(struct py_ctx *c, uint64_t exc, const char **relation)
+{
+	uint64_t at = exc + (uint64_t)c->L->exc_traceback, context, cause;
+	uint8_t suppress;
+	if (py_rd_ptr(c, at + 8, &context) != 0 || py_rd_ptr(c, at + 16, &cause) != 0 ||
+	    dump_read(c->d, at + 24, &suppress, 1) != PC_OK)
+		return 0;
+	if (cause && py_type_of(c, cause, NULL) != PYT_NONE) {
+		*relation = "cause";
+		return cause;
+	}
+	if (context && !suppress && py_type_of(c, context, NULL) != PYT_NONE) {
+		*relation = "context";
+		return context;
+	}
+	return 0;
+}
+
+void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
+{
+	const struct py_layout *L = c->L;
+	uint64_t exc = 0;
+	if (L->tstate_exc_info >= 0) {
+		uint64_t info;
+		if (py_rd_ptr(c, ts + L->tstate_exc_info, &info) != 0 || !info ||
+		    py_rd_ptr(c, info + L->stackitem_exc_value, &exc) != 0)
+			return;
+	} else if (L->tstate_exc_value < 0 || py_rd_ptr(c, ts + L->tstate_exc_value, &exc) != 0) {
+		return;
+	}
+	uint64_t type;
+	enum py_type pt = exc ? py_type_of(c, exc, &type) : PYT_NONE;
+	if (pt == PYT_NONE || !exc)
+		return;
+	struct model_exception *e = arena_alloc(c->a, sizeof(*e));
+	if (!e)
+		return;
+	t->exception = e;
+	if (pt == PYT_UNREADABLE) {
+		e->error = "the exception object is not captured";
+		return;
+	}
+	read_exception(c, exc, type, e);
+	uint64_t seen[MAX_CHAIN + 1] = { exc };
+	const char *relation;
+	for (int n = 1; (exc = exception_from(c, exc, &relation)) != 0; n++) {
+		bool again = false;
+		for (int i = 0; i < n; i++)
+			again |= seen[i] == exc;
+		if (again)
+			break; /* a cycle: Python's traceback stops there too */
+		struct model_exception *link = n <= MAX_CHAIN ? arena_alloc(c->a, sizeof(*link)) : NULL;
+		if (!link || ptrvec_push(c->a, &e->chain, link) != 0) {
+			if (!e->error)
+				e->error = "its chain of causes is longer than pycore follows";
+			break;
+		}
+		seen[n] = exc;
+		link->relation = relation;
+		if (py_type_of(c, exc, &type) == PYT_UNREADABLE) {
+			link->error = "the exception object is not captured";
+			break;
+		}
+		read_exception(c, exc, type, link);
+	}
 }

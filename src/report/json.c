@@ -94,11 +94,17 @@ static json_t *locals_json(const struct ptrvec *v)
 	json_t *a = json_array();
 	for (size_t i = 0; i < v->n; i++) {
 		const struct model_local *l = v->items[i];
-		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			"name", str_or_null(l->name), "kind", str_or_null(l->kind),
 			"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
 			"repr", str_or_null(l->repr), "error", str_or_null(l->error),
-			"attributes", l->has_attributes ? locals_json(&l->attributes) : json_null()));
+			"length", l->has_length ? json_integer(l->length) : json_null(),
+			"attributes", l->has_attributes ? locals_json(&l->attributes) : json_null(),
+			"attributes_shown_in", l->attributes_elsewhere
+				? json_pack("{s:o, s:I}", "thread", l->attributes_thread >= 0
+					    ? json_integer(l->attributes_thread) : json_null(),
+					    "frame", (json_int_t)l->attributes_frame)
+				: json_null()));
 	}
 	return a;
 }
@@ -137,9 +143,18 @@ static json_t *exception_json(const struct model_exception *e)
 {
 	if (!e)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
-			 "message", str_or_null(e->message), "error", str_or_null(e->error),
-			 "traceback", frames_json(&e->traceback));
+	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
+			      "message", str_or_null(e->message), "error", str_or_null(e->error),
+			      "traceback", frames_json(&e->traceback), "repr", str_or_null(e->repr));
+	if (e->relation) {
+		json_object_set_new(o, "relation", json_string(e->relation));
+	} else {
+		json_t *chain = json_array();
+		for (size_t i = 0; i < e->chain.n; i++)
+			json_array_append_new(chain, exception_json(e->chain.items[i]));
+		json_object_set_new(o, "chain", chain);
+	}
+	return o;
 }
 
 /* A Python thread, or (PYTHON false) an OS thread without a Python thread

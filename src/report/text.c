@@ -87,6 +87,16 @@ static void thread_header(const struct tx *x, const struct model_interp *mi, con
 	fprintf(out, "\n");
 }
 
+/* What len() counts of a value of TYPE: characters, bytes or items. */
+static const char *length_unit(const char *type, int64_t n)
+{
+	if (type && strcmp(type, "str") == 0)
+		return n == 1 ? "character" : "characters";
+	if (type && (strcmp(type, "bytes") == 0 || strcmp(type, "bytearray") == 0))
+		return n == 1 ? "byte" : "bytes";
+	return n == 1 ? "item" : "items";
+}
+
 /* "    name = repr", and an instance's attributes below it as ".name". */
 static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, const char *dot)
 {
@@ -97,6 +107,8 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 		if (l->repr) {
 			fputs(" = ", out);
 			put(out, l->repr);
+			if (l->has_length)
+				fprintf(out, " (%lld %s)", (long long)l->length, length_unit(l->type, l->length));
 			if (l->error) {
 				fputs("  [", out);
 				put(out, l->error);
@@ -110,6 +122,14 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 		fputs("\n", out);
 		if (l->has_attributes)
 			write_locals(out, &l->attributes, "        ", ".");
+		if (l->attributes_elsewhere && l->attributes_at) {
+			const struct model_frame *f = l->attributes_at;
+			fprintf(out, "        (attributes listed with thread %lld, \"", (long long)l->attributes_thread);
+			put(out, f->file ? f->file : "?");
+			fprintf(out, "\", line %d, in ", f->line);
+			put(out, f->function ? f->function : "?");
+			fputs(")\n", out);
+		}
 	}
 }
 
@@ -257,7 +277,12 @@ static void write_frames(const struct tx *x, const struct ptrvec *frames)
 static void write_exception(const struct tx *x, const struct model_exception *e)
 {
 	FILE *out = x->out;
-	fputs("  while handling ", out);
+	if (!e->relation)
+		fputs("  while handling ", out);
+	else if (strcmp(e->relation, "cause") == 0)
+		fputs("  raised from ", out);
+	else
+		fputs("  raised while handling ", out);
 	put(out, e->type ? e->type : "an exception");
 	if (e->message && *e->message) {
 		fputs(": ", out);
@@ -271,6 +296,8 @@ static void write_exception(const struct tx *x, const struct model_exception *e)
 		put(out, e->error);
 		fputs("]\n", out);
 	}
+	for (size_t i = 0; i < e->chain.n; i++)
+		write_exception(x, e->chain.items[i]);
 }
 
 /* 'thread 123 "writer"' */

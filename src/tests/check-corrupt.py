@@ -7,13 +7,18 @@ versions/3.12.h): a thread list that loops, a frame chain that points to
 itself, a chain cut short by a NULL link (the thread's first frame is at
 the bottom of its data stack: pycore must say so and recover the outer
 frames from it, marked), a current frame that reads NULL while the data
-stack holds frames (all recovered, marked), a dict whose keys table claims 2**60 slots, a str whose length is
-2**50, a list whose items pointer is garbage.  Every report must match the
+stack holds frames (all recovered, marked),
+a dict whose keys table claims 2**60 slots, a str whose length is
+2**50, a list whose items pointer is garbage; a list item that points
+nowhere and a NULL tuple item, which cost only themselves: the container
+keeps the rest of its repr (as the process printed it); a deque whose
+block pointer is garbage.  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
 """
 import glob
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -89,7 +94,10 @@ CASES = ["the intact core", "a thread list that loops", "a frame chain that poin
          "a frame chain cut short: said, and the outer frames recovered from the data stack",
          "a current frame that reads NULL: said, and every frame recovered from the data stack",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
-         "a list that claims 2**40 items"]
+         "a list that claims 2**40 items",
+         "a list item that points nowhere: [1, <invalid object at 0xbad>, 3.0]",
+         "a NULL tuple item: (1, <NULL>)",
+         "a deque whose first block points nowhere"]
 
 
 def main():
@@ -111,11 +119,13 @@ def main():
         got = {}
 
         def intact():
-            core, _ = cs.take_gcore(pythons[-1], "locals", work)
+            core, truth_path = cs.take_gcore(pythons[-1], "locals", work)
             rc, report, err = run(core)
             if rc != 0:
                 raise cs.Failure("exit %d: %s" % (rc, err))
-            got.update(core=core, report=report)
+            with open(truth_path) as f:
+                truth = json.load(f)
+            got.update(core=core, report=report, truth=truth)
         tap.run(CASES[0], intact)
         if "core" not in got:
             for label in CASES[1:]:
@@ -231,6 +241,33 @@ def main():
             if rc2 not in (0, 1) or not rep or not find_local(rep, "containers", "lst")["error"]:
                 raise cs.Failure("exit %d, no error on lst" % rc2)
         case(lambda c: c.put64(lst + L["var_size"], 1 << 40), expect_some_error)
+
+        def recorded(function, name):
+            for t in got["truth"]["threads"]:
+                for f in t["frames"]:
+                    if f["function"] == function:
+                        return f["locals"][name][1]
+            raise cs.Failure("the process recorded no %s in %s" % (name, function))
+
+        def expect_repr(function, name, want):
+            def check(rc2, rep, err2):
+                if rc2 not in (0, 1) or not rep:
+                    raise cs.Failure("exit %d: %s" % (rc2, err2))
+                l = find_local(rep, function, name)
+                if l["repr"] != want or not l["error"] or "could not be read" not in l["error"]:
+                    raise cs.Failure("%s: repr %r, error %r; want %r and an error saying so"
+                                     % (name, l["repr"], l["error"], want))
+            return check
+        # lst = [1, "two", 3.0], tup = (1, 2) in the scenario
+        case(lambda c: c.put64(c.u64(lst + L["list_item"]) + 8, 0xbad),
+             expect_repr("containers", "lst", recorded("containers", "lst").replace(
+                 repr("two"), "<invalid object at 0xbad>")))
+        tup = int(find_local(report, "containers", "tup")["address"], 16)
+        case(lambda c: c.put64(tup + L["tuple_item"] + 8, 0),
+             expect_repr("containers", "tup", recorded("containers", "tup")[:-len("2)")] + "<NULL>)"))
+        # dequeobject: leftblock is the first word after the var header
+        dq = int(find_local(report, "stdlib_values", "dq")["address"], 16)
+        case(lambda c: c.put64(dq + L["var_size"] + 8, 0x10), expect_local_error("stdlib_values", "dq"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cs.schema_summary(tap)

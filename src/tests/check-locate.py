@@ -137,7 +137,9 @@ def check_no_files(python, minor, how, scenario):
             raise cs.Failure("located_by is %s, not %s" % (report["python"]["located_by"], how))
         cs.compare(truth, report, None)
         if scenario == "locals":
-            return "%d reprs exactly Python's" % cs.compare_locals(truth, report)
+            # the types' names live in the hidden files: the standard
+            # library's reprs need not be formed, only never wrong
+            return "%d reprs exactly Python's" % cs.compare_locals(truth, report, stdlib=False)
         return None
     finally:
         shutil.rmtree(work, ignore_errors=True)

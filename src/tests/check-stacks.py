@@ -44,6 +44,23 @@ GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc"
 # Types whose repr pycore forms itself: it must be exactly Python's.
 SCALARS = {"int", "bool", "float", "str", "bytes", "bytearray", "NoneType"}
 DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-f]+>$")
+# The standard library's types pycore forms from memory (the versions where
+# it does, first and last minor): exactly Python's repr too.
+STDLIB_EXACT = {
+    "complex": (6, 99), "range": (6, 99), "slice": (6, 99), "module": (6, 99),
+    "ZeroDivisionError": (6, 99), "KeyError": (6, 99), "ValueError": (6, 99), "__main__.AppError": (6, 99),
+    "collections.deque": (6, 99), "collections.OrderedDict": (6, 99), "collections.defaultdict": (6, 99),
+    "collections.Counter": (6, 99), "__main__.Point": (7, 99), "__main__.Sub": (7, 99),
+    "datetime.date": (6, 99), "datetime.time": (6, 99), "datetime.datetime": (6, 99),
+    "datetime.timedelta": (6, 99), "datetime.timezone": (6, 99), "__main__.Color": (6, 99),
+    "uuid.UUID": (6, 99), "fractions.Fraction": (6, 99), "functools.partial": (6, 99),
+    "sys.version_info": (6, 99), "decimal.Decimal": (6, 99), "asyncgen_hooks": (6, 99),
+    "os.stat_result": (9, 99), "pathlib.PosixPath": (6, 12), "pathlib.PurePosixPath": (6, 12),
+    "pathlib._local.PosixPath": (13, 99), "pathlib._local.PurePosixPath": (13, 99), "__main__.Order": (7, 99), "__main__.Derived2": (7, 99), "generator": (6, 99), "coroutine": (6, 99),
+}
+# Locals that may keep the fallback: a Decimal that needs an exponent (its
+# "E" or "e" is the thread's context's choice).
+FALLBACK_NAMES = {"dec_small"}
 
 
 class Target:
@@ -220,10 +237,15 @@ def compare(truth, report, crashed, snap_signal=None):
             if (want_e is None) != (got_e is None):
                 raise Failure("%s: exception %s, the process says %s" % (label, got_e, want_e))
             if want_e:
-                got_tb = [dict((k, f[k]) for k in ("function", "file", "line")) for f in got_e["traceback"]]
-                if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"],
-                                                                 want_e["traceback"]):
-                    raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
+                compare_exception(label, want_e, got_e)
+                if len(got_e["chain"]) != len(want_e["chain"]):
+                    raise Failure("%s: a chain of %d exceptions, the process has %d: %s"
+                                  % (label, len(got_e["chain"]), len(want_e["chain"]), got_e["chain"]))
+                for w, g in zip(want_e["chain"], got_e["chain"]):
+                    if g["relation"] != w["relation"]:
+                        raise Failure("%s: chained by %s, the process says %s" % (label, g["relation"],
+                                                                                 w["relation"]))
+                    compare_exception(label + " (chained)", w, g)
         if not gil_used:
             # a free-threaded build running without its GIL: nobody holds it
             if t["holds_gil"]:
@@ -296,11 +318,25 @@ def compare(truth, report, crashed, snap_signal=None):
         raise Failure("a gcore snapshot reported with signal %s" % report["process"]["signal"])
 
 
-def compare_locals(truth, report):
+def compare_exception(label, want_e, got_e):
+    """Type, str(), traceback, and the repr when pycore gives one."""
+    got_tb = [dict((k, f[k]) for k in ("function", "file", "line")) for f in got_e["traceback"]]
+    if (got_e["type"], got_e["message"], got_tb) != (want_e["type"], want_e["message"], want_e["traceback"]):
+        raise Failure("%s: handling %s, the process says %s" % (label, got_e, want_e))
+    if got_e["repr"] is not None and got_e["repr"] != want_e["repr"]:
+        raise Failure("%s: exception repr %r, the process says %r" % (label, got_e["repr"], want_e["repr"]))
+    if got_e["repr"] is None:
+        raise Failure("%s: no repr for %s, the process says %r" % (label, want_e["type"], want_e["repr"]))
+
+
+def compare_locals(truth, report, stdlib=True):
     """Every variable of every frame: pycore's repr is Python's, or a true
     prefix ending in ... with the error saying it was cut, or (for types
     with their own __repr__) comes with an error saying so.  Never a
-    different repr stated as fact.  Returns how many reprs were exact."""
+    different repr stated as fact.  STDLIB: the standard library's types of
+    STDLIB_EXACT must be exact too (not where the interpreter's files are
+    hidden: then even static types' names are not in the core).  Returns
+    how many reprs were exact."""
     threads = {}
     for interp in report["interpreters"]:
         for t in interp["threads"]:
@@ -315,11 +351,21 @@ def compare_locals(truth, report):
             got = dict((l["name"], l) for l in f["locals"])
             if sorted(got) != sorted(tf["locals"]):
                 raise Failure("%s: variables %s, the process has %s" % (where, sorted(got), sorted(tf["locals"])))
-            for name, (tname, want, attrs) in tf["locals"].items():
-                exact += compare_value("%s: %s (%s)" % (where, name, tname), tname, want, got[name])
+            for name, (tname, want, attrs, length) in tf["locals"].items():
+                exact += compare_value("%s: %s (%s)" % (where, name, tname), tname, want, got[name],
+                                       minor=truth["version"][1] if stdlib else None,
+                                       fallback=name in FALLBACK_NAMES)
+                compare_length("%s: %s (%s)" % (where, name, tname), want, length, got[name])
                 if attrs is None:
                     continue
-                mine = dict((a["name"], a) for a in got[name]["attributes"] or [])
+                listed = got[name]["attributes"]
+                ref = got[name].get("attributes_shown_in")
+                if ref is not None:
+                    # listed once per report: at the variable it points to
+                    if listed is not None:
+                        raise Failure("%s: %s: attributes both listed and shown elsewhere" % (where, name))
+                    listed = attributes_at(report, ref, got[name]["address"])
+                mine = dict((a["name"], a) for a in listed or [])
                 if sorted(mine) != sorted(attrs):
                     raise Failure("%s: %s: attributes %s, the process has %s"
                                   % (where, name, sorted(mine), sorted(attrs)))
@@ -329,14 +375,60 @@ def compare_locals(truth, report):
     return exact
 
 
-def compare_value(label, tname, want, l):
+def attributes_at(report, ref, address):
+    """The attributes listed for the object at ADDRESS by a variable of the
+    frame REF ({"thread": tid, "frame": index}) points to."""
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            if t["tid"] == ref["thread"] and ref["frame"] < len(t["frames"]):
+                for l in t["frames"][ref["frame"]]["locals"] or []:
+                    if l["address"] == address and l["attributes"] is not None:
+                        return l["attributes"]
+    raise Failure("attributes_shown_in %s: no variable there lists %s's attributes" % (ref, address))
+
+
+def listed_once(report):
+    """--locals=deep lists one object's attributes once per report."""
+    seen = set()
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            for f in t["frames"]:
+                for l in f["locals"] or []:
+                    if l["attributes"] is not None:
+                        if l["address"] in seen:
+                            raise Failure("the attributes of %s are listed twice" % l["address"])
+                        seen.add(l["address"])
+    return len(seen)
+
+
+def compare_length(label, want, length, l):
+    """A cut repr of a str, bytes or container says its real length."""
+    r = l["repr"]
+    cut = r is not None and r != want and r.endswith("...") and l["error"] and "cut" in l["error"]
+    if l["length"] is not None and (not cut or l["length"] != length):
+        raise Failure("%s: length %s, the process has len() %s (repr cut: %s)" % (label, l["length"], length, cut))
+    if cut and length is not None and l["length"] is None and l["type"] in (
+            "str", "bytes", "list", "tuple", "dict", "set", "collections.deque"):
+        raise Failure("%s: a cut repr without its length %d" % (label, length))
+
+
+def compare_value(label, tname, want, l, minor=None, fallback=False):
     """1 if pycore's repr is exactly Python's; 0 if it is honestly not."""
     r, err = l["repr"], l["error"]
     if r == want:
         return 1
     if r is not None and r.endswith("...") and err and "cut" in err and want.startswith(r[:-3]):
         return 0
-    if tname in SCALARS or DEFAULT_REPR.match(want) or tname.startswith("numpy."):
+    lo, hi = STDLIB_EXACT.get(tname, (99, 0))
+    strict = minor is not None and lo <= minor <= hi and not fallback
+    if tname == "numpy.ndarray":
+        # pycore forms short 1-d int and bool arrays: exact, or a fallback
+        # that names the shape and dtype
+        strict = strict or (r is not None and not r.startswith("<") and err is None)
+        if r is not None and r.startswith("<") and not (err and "shape" in err):
+            raise Failure("%s: fallback %r without the shape and dtype: %r" % (label, r, err))
+    if tname in SCALARS or DEFAULT_REPR.match(want) or (tname.startswith("numpy.") and
+                                                        tname != "numpy.ndarray") or strict:
         raise Failure("%s: repr %r (error %r), Python says %r" % (label, r, err, want))
     if err is None:
         raise Failure("%s: repr %r stated as exact, Python says %r" % (label, r, want))
@@ -765,6 +857,7 @@ def check(target, scenario, workdir, name, subs):
     subs.append(("a zstd-compressed copy", check_zstd, (core, report, args)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     if scenario == "locals":
+        listed_once(report)
         exact = compare_locals(truth, report)
         return "%d threads, %d frames, %d reprs exactly Python's" % (len(truth["threads"]), nframes, exact)
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)

@@ -30,12 +30,25 @@ def attributes(v):
         for name in cls.__dict__.get("__slots__", ()):
             if name in ("__dict__", "__weakref__"):
                 continue
+            # the slot itself, as the class declares it (a property of
+            # the same name further down the MRO may shadow it)
+            slot = cls.__dict__.get(name)
             try:
-                a = getattr(v, name)
+                a = slot.__get__(v, cls) if hasattr(slot, "__get__") else getattr(v, name)
             except AttributeError:
                 continue
             out[name] = [type_name(a), repr(a)]
     return out
+
+
+def length(v):
+    """len(v) of a str, bytes or container, else None."""
+    if isinstance(v, type) or not hasattr(type(v), "__len__"):
+        return None
+    try:
+        return len(v)
+    except Exception:
+        return None
 
 
 def frames_of(frame, with_locals):
@@ -47,7 +60,7 @@ def frames_of(frame, with_locals):
             "line": frame.f_lineno,
         }
         if with_locals:
-            entry["locals"] = dict((k, [type_name(v), repr(v), attributes(v)])
+            entry["locals"] = dict((k, [type_name(v), repr(v), attributes(v), length(v)])
                                    for k, v in frame.f_locals.items())
         out.append(entry)
         frame = frame.f_back
@@ -59,16 +72,39 @@ def frames_of(frame, with_locals):
 EXCEPTIONS = {}
 
 
-def note_exception():
-    """Call inside an except block: remember what this thread handles."""
-    t, e, tb = sys.exc_info()
+def exception_facts(e):
     frames = []
+    tb = e.__traceback__
     while tb is not None:
         frames.append({"function": tb.tb_frame.f_code.co_name,
                        "file": tb.tb_frame.f_code.co_filename, "line": tb.tb_lineno})
         tb = tb.tb_next
     frames.reverse()  # innermost first, like the stacks
-    EXCEPTIONS[threading.get_ident()] = {"type": type_name(e), "message": str(e), "traceback": frames}
+    return {"type": type_name(e), "message": str(e), "traceback": frames, "repr": repr(e)}
+
+
+def note_exception():
+    """Call inside an except block: remember what this thread handles, and
+    the chain Python's traceback would print (__cause__, else __context__
+    unless __suppress_context__)."""
+    t, e, tb = sys.exc_info()
+    facts = exception_facts(e)
+    facts["chain"] = []
+    seen = {id(e)}
+    while True:
+        if e.__cause__ is not None:
+            e, relation = e.__cause__, "cause"
+        elif e.__context__ is not None and not e.__suppress_context__:
+            e, relation = e.__context__, "context"
+        else:
+            break
+        if id(e) in seen:
+            break
+        seen.add(id(e))
+        link = exception_facts(e)
+        link["relation"] = relation
+        facts["chain"].append(link)
+    EXCEPTIONS[threading.get_ident()] = facts
 
 
 def record(path, current_frames, with_locals=False, crasher=None):

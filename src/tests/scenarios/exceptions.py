@@ -1,5 +1,6 @@
 """Threads blocked inside except blocks: the exception each handles (type,
-message, traceback) as the thread itself noted it."""
+message, repr, traceback, and the chain of __cause__ / __context__) as the
+thread itself noted it."""
 import _thread
 import os
 import sys
@@ -40,6 +41,29 @@ def nested(ready):
             note_exception(); ready.release(); parked.acquire()  # noqa: E702
 
 
+def chained(ready):
+    try:
+        try:
+            try:
+                1 / 0
+            except ZeroDivisionError:
+                int("x")
+        except ValueError as e:
+            raise AppError("wrapped") from e
+    except AppError:
+        note_exception(); ready.release(); parked.acquire()  # noqa: E702
+
+
+def suppressed(ready):
+    try:
+        try:
+            {}["k"]
+        except KeyError:
+            raise LookupError("no context shown") from None
+    except LookupError:
+        note_exception(); ready.release(); parked.acquire()  # noqa: E702
+
+
 def main():
     try:
         raise RuntimeError("main failure: caf\\xe9")
@@ -48,7 +72,7 @@ def main():
 
 
 readies = []
-for target in (handles_value_error, nested):
+for target in (handles_value_error, nested, chained, suppressed):
     ready = _thread.allocate_lock()
     ready.acquire()
     readies.append(ready)

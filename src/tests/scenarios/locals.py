@@ -1,12 +1,21 @@
 """Frames holding locals of every built-in type (and some that are not),
-for --locals: the process records repr() of each, pycore must print the
-same.  Runs unchanged on CPython 3.6 to 3.13; numpy scalars when numpy
+and of the standard library's types services hold (stdlib_values), for
+--locals: the process records repr() of each, pycore must print the same.
+Runs unchanged on CPython 3.6 to 3.15; numpy scalars when numpy
 imports."""
 import _thread
+import collections
+import datetime
+import decimal
+import enum
+import fractions
+import functools
 import os
+import pathlib
 import sys
 import threading
 import time
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _truth import record  # noqa: E402
@@ -40,11 +49,51 @@ class Derived(WithSlots):
         self.y = [3]
 
 
+SHARED = WithDict()  # held by two frames: its attributes listed once
+
+
 class Many(object):
     def __init__(self):
         for i in range(12):
             setattr(self, "attr%d" % i, i * 1.5)
         del self.attr3
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = "green"
+
+
+class AppError(Exception):
+    pass
+
+
+Point = collections.namedtuple("Point", "x y")
+
+try:
+    import dataclasses
+except ImportError:  # 3.6
+    dataclasses = None
+if dataclasses is not None:
+    @dataclasses.dataclass
+    class Order:
+        id: int
+        items: list = dataclasses.field(default_factory=list)
+        secret: str = dataclasses.field(default="s", repr=False)
+
+    @dataclasses.dataclass
+    class Written:
+        a: int = 1
+
+        def __repr__(self):
+            return "written by hand"
+
+    class Derived2(Order):
+        pass
+
+
+class Sub(Point):
+    pass
 
 
 def numbers(ready):
@@ -83,6 +132,7 @@ def containers(ready):
     selfdict["me"] = selfdict
     many = list(range(300))
     inst, slotted, derived, many_attrs = WithDict(), WithSlots(), Derived(), Many()
+    shared = SHARED
     inst.later = {"added": "after __init__"}
     split_dict = many_attrs.__dict__
     ready.release(); parked.acquire()  # noqa: E702
@@ -100,9 +150,65 @@ def closures(ready):
     inner()
 
 
+def stdlib_values(ready):
+    cplx, imag, cneg, cinf = complex(1, 2), 3j, complex(-1.5, -0.0), complex(float("inf"), float("nan"))
+    cbig = complex(1e16, 1e-5)
+    rng, rng_step, rng_neg = range(10), range(1, 20, 3), range(5, -5, -2)
+    sl, sl_none = slice(1, 10, 2), slice(None, 5)
+    mod_os, mod_sys, mod_main = os, sys, sys.modules[__name__]
+    zde, kerr, verr, custom = ZeroDivisionError("division by zero"), KeyError("k", 2), ValueError(), AppError("x")
+    dq, dq_max, dq_empty = collections.deque(range(100)), collections.deque([1, "a"], maxlen=5), collections.deque()
+    od, od_empty = collections.OrderedDict([("a", 1), ("b", [2])]), collections.OrderedDict()
+    od_moved = collections.OrderedDict([("a", 1), ("b", 2)])
+    od_moved.move_to_end("a")
+    dd, dd_none = collections.defaultdict(list, {"k": [1]}), collections.defaultdict()
+    cnt, cnt_empty = collections.Counter("abracadabra"), collections.Counter()
+    pt, sub = Point(1, "y"), Sub(2, [3])
+    day, clock = datetime.date(2024, 1, 2), datetime.time(3, 4, 5, 6)
+    clock_min, clock_fold = datetime.time(23, 59), datetime.time(1, 2, fold=1)
+    moment = datetime.datetime(2024, 1, 2, 3, 4)
+    moment_s = datetime.datetime(1999, 12, 31, 23, 59, 58)
+    moment_tz = datetime.datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=datetime.timezone.utc)
+    delta, delta0, delta_neg = datetime.timedelta(days=1, seconds=2, microseconds=3), datetime.timedelta(0), \
+        datetime.timedelta(seconds=-1)
+    est = datetime.timezone(datetime.timedelta(hours=-5), "EST")
+    plus1 = datetime.timezone(datetime.timedelta(hours=1))
+    color, green = Color.RED, Color.GREEN
+    uid = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    frac, frac_neg = fractions.Fraction(1, 3), fractions.Fraction(-10 ** 30, 7)
+    part = functools.partial(int, "10", base=2)
+    vinfo, hooks, stat = sys.version_info, sys.get_asyncgen_hooks(), os.stat(os.sep)
+    path, pure, rel, here = pathlib.Path("/usr/lib/../lib/x.py"), pathlib.PurePosixPath("a//b/./c"), \
+        pathlib.Path(), pathlib.Path("it's")
+    # (the process's own repr() before the core turns each into a str
+    # once: pycore reads that)
+    if dataclasses is not None:
+        order, written, derived_order = Order(7, ["tea"]), Written(), Derived2(8)
+    dec, dec_neg, dec_small, dec_big = decimal.Decimal("3.14"), decimal.Decimal("-0.000123"), \
+        decimal.Decimal("1E-9"), decimal.Decimal("-1267650600228229401496703205376.123")
+    dec_int, dec_inf, dec_nan, dec_zero = decimal.Decimal("12345678901234567890"), decimal.Decimal("-Infinity"), \
+        decimal.Decimal("NaN123"), decimal.Decimal("0.00")
+    genexp = (x for x in ())
+
+    def numbers_gen():
+        yield 1
+    gen = numbers_gen()
+
+    async def waiting():
+        pass
+    coro = waiting()
+    big, big_str, big_dict = list(range(100000)), "y" * 5000, dict.fromkeys(range(1000))
+    shared = SHARED
+    ready.release(); parked.acquire()  # noqa: E702
+    coro.close()
+
+
 def numpy_scalars(ready):
     i64, f64, bl = numpy.int64(5), numpy.float64(0.1), numpy.bool_(True)
     u8, i8, f32 = numpy.uint8(255), numpy.int8(-3), numpy.float32(0.1)
+    arr, arr_neg, arr_bool = numpy.array([1, 2, 3]), numpy.array([-1, 10, 100]), numpy.array([True, False])
+    arr_strided = numpy.arange(10)[::3]
+    arr_float, arr_2d = numpy.array([0.5, 1.0]), numpy.zeros((2, 3), dtype=numpy.int32)
     ready.release(); parked.acquire()  # noqa: E702
 
 
@@ -111,7 +217,7 @@ def main_frame(arg, *args, **kwargs):
     record(sys.argv[1], sys._current_frames(), True); print("READY", flush=True); parked.acquire()  # noqa: E702
 
 
-targets = [numbers, strings, containers, closures]
+targets = [numbers, strings, containers, closures, stdlib_values]
 if numpy is not None:
     targets.append(numpy_scalars)
 readies = []
