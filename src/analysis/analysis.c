@@ -26,6 +26,17 @@ static void fill_process(struct model_report *r, const struct dump *d)
 	r->input_compression = d->compression;
 	r->input_size = d->file_size;
 	r->pid = d->pid;
+	r->ppid = d->ppid;
+	r->uid = d->uid;
+	r->gid = d->gid;
+	if (d->nannotations && (r->annotations = arena_alloc(a, d->nannotations * sizeof(*r->annotations)))) {
+		for (size_t i = 0; i < d->nannotations; i++) {
+			const struct dump_annotation *n = &d->annotations[i];
+			r->annotations[i] = (struct model_annotation){ arena_strdup(a, n->module),
+				arena_strdup(a, n->name), arena_strdup(a, n->value) };
+		}
+		r->nannotations = d->nannotations;
+	}
 	r->executable = arena_strdup(a, d->executable);
 	if (d->argv) {
 		size_t n = 0;

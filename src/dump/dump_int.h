@@ -84,6 +84,11 @@ int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
 
 
 /* Little-endian fields of the dump's own structures. */
+static inline uint16_t dump_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
 static inline uint32_t dump_le32(const uint8_t *p)
 {
 	uint32_t v;

@@ -3,8 +3,9 @@
  * Note layouts are the kernel's (include/uapi/linux/elfcore.h and
  * arch/x86/include/asm/user_64.h): elf_prstatus is 336 bytes with pr_cursig
  * at 12, pr_pid at 32 and the 27 registers of user_regs_struct at 112;
- * elf_prpsinfo is 136 bytes with pr_pid at 24, pr_fname[16] at 40 and
- * pr_psargs[80] at 56; NT_FILE is count, page size, count triples of
+ * elf_prpsinfo is 136 bytes with pr_uid at 16, pr_gid at 20 (32-bit
+ * __kernel_uid_t on x86_64), pr_pid at 24, pr_ppid at 28, pr_fname[16] at
+ * 40 and pr_psargs[80] at 56; NT_FILE is count, page size, count triples of
  * (start, end, page offset) and then count NUL-terminated names.
  */
 #include "dump_int.h"
@@ -19,7 +20,10 @@
 #define PRSTATUS_PID     32
 #define PRSTATUS_REGS    112
 #define PRPSINFO_SIZE    136
+#define PRPSINFO_UID     16
+#define PRPSINFO_GID     20
 #define PRPSINFO_PID     24
+#define PRPSINFO_PPID    28
 #define PRPSINFO_FNAME   40
 #define PRPSINFO_PSARGS  56
 #define SIGINFO_MIN      24     /* si_signo, si_errno, si_code, pad, si_addr (or si_pid, si_uid) */
@@ -72,6 +76,9 @@ static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
 	if (len < PRPSINFO_SIZE)
 		return;
 	d->pid = (int32_t)dump_le32(desc + PRPSINFO_PID);
+	d->ppid = (int32_t)dump_le32(desc + PRPSINFO_PPID);
+	d->uid = dump_le32(desc + PRPSINFO_UID);
+	d->gid = dump_le32(desc + PRPSINFO_GID);
 	char buf[81];
 	memcpy(buf, desc + PRPSINFO_FNAME, 16);
 	buf[16] = '\0';

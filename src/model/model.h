@@ -120,6 +120,13 @@ struct model_module {
 	const char *file;            /* the file pycore read for it, NULL if none */
 };
 
+/* A crash reporter's note (Crashpad's annotations), as the dump holds it. */
+struct model_annotation {
+	const char *module;          /* NULL: the process's own */
+	const char *name;            /* NULL: a list annotation */
+	const char *value;           /* NULL: not text */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -127,8 +134,11 @@ struct model_report {
 	const char *input_format;
 	const char *input_compression;
 	uint64_t input_size;
+	struct model_annotation *annotations;
+	size_t nannotations;
 	/* process */
 	int64_t pid;                 /* -1: unknown */
+	int64_t ppid, uid, gid;      /* -1: unknown */
 	const char *executable;
 	const char **argv;           /* NULL-terminated or NULL */
 	bool has_signal;
