@@ -185,16 +185,25 @@ static enum pc_code memory64_list(struct dump *d, const struct md_stream *s)
 	return PC_OK;
 }
 
-/* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
- * UTF-8 in practice; code points past 0x7f are written as UTF-8. */
-static char *md_string(struct dump *d, uint32_t rva)
+/* A counted string at RVA (a 32-bit byte length, then the bytes): the
+ * bytes and *LEN, or NULL when it runs past the file or MAX bytes. */
+static const uint8_t *md_counted(struct dump *d, uint32_t rva, uint32_t max, uint32_t *len)
 {
 	const uint8_t *p = at(d, rva, 4);
 	if (!p)
 		return NULL;
-	uint32_t len = dump_le32(p);
-	const uint8_t *s = at(d, (uint64_t)rva + 4, len);
-	if (!s || len > 65536)
+	*len = dump_le32(p);
+	const uint8_t *s = at(d, (uint64_t)rva + 4, *len);
+	return s && *len <= max ? s : NULL;
+}
+
+/* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
+ * UTF-8 in practice; code points past 0x7f are written as UTF-8. */
+static char *md_string(struct dump *d, uint32_t rva)
+{
+	uint32_t len;
+	const uint8_t *s = md_counted(d, rva, 65536, &len);
+	if (!s)
 		return NULL;
 	char *out = malloc(len / 2 * 3 + 1);
 	if (!out)
@@ -456,14 +465,9 @@ static void linux_auxv(struct dump *d, const struct md_stream *s)
  * NULL when it is outside the file or too long to be a note. */
 static char *md_utf8(struct dump *d, uint32_t rva)
 {
-	const uint8_t *p = at(d, rva, 4);
-	if (!p)
-		return NULL;
-	uint32_t len = dump_le32(p);
-	const uint8_t *b = at(d, (uint64_t)rva + 4, len);
-	if (!b || len > MD_MAX_NOTE)
-		return NULL;
-	return strndup((const char *)b, len);
+	uint32_t len;
+	const uint8_t *b = md_counted(d, rva, MD_MAX_NOTE, &len);
+	return b ? strndup((const char *)b, len) : NULL;
 }
 
 /* Take NAME and VALUE (both freed on failure) as an annotation of MODULE;

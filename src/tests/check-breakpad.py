@@ -58,18 +58,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import importlib.util  # noqa: E402
+from tap import load_script  # noqa: E402
 
-
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cs = load("check_stacks", "check-stacks.py")
-cn = load("check_native", "check-native.py")
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cn = load_script("check_native", os.path.join(HERE, "check-native.py"))
 FRAME_LINE = re.compile(r"^ ?\d+  \S")   # " 9  libc.so.6!f + 0x1", "10  ..."; registers are indented
 PROC_FILES = ("auxv", "cmdline", "environ", "maps", "status")
 
@@ -84,13 +76,18 @@ def breakpad():
     return os.path.join(p.stdout.decode().strip(), "bin")
 
 
-def md_thread_ids(path):
-    """The thread ids of the minidump's thread list, in its order (read
-    here, not by pycore): minidump_stackwalk numbers threads by it."""
-    d = open(path, "rb").read()
+def md_directory(d):
+    """The minidump's stream directory (read here, not by pycore): (type,
+    size, RVA) each."""
     n, rva = struct.unpack_from("<II", d, 8)
-    for i in range(n):
-        t, _, r = struct.unpack_from("<III", d, rva + 12 * i)
+    return [struct.unpack_from("<III", d, rva + 12 * i) for i in range(n)]
+
+
+def md_thread_ids(path):
+    """The thread ids of the minidump's thread list, in its order:
+    minidump_stackwalk numbers threads by it."""
+    d = open(path, "rb").read()
+    for t, _, r in md_directory(d):
         if t == 3:
             count, = struct.unpack_from("<I", d, r)
             return [struct.unpack_from("<I", d, r + 4 + 48 * k)[0] for k in range(count)]
@@ -319,8 +316,7 @@ def crashpad_stream(base, module_count):
 
 def check_crashpad_parser(dmp, work):
     d = bytearray(open(dmp, "rb").read())
-    n, rva = struct.unpack_from("<II", d, 8)
-    entries = [struct.unpack_from("<III", d, rva + 12 * i) for i in range(n)]
+    entries = md_directory(d)
     modules = [e for e in entries if e[0] == 4]
     mcount = struct.unpack_from("<I", d, modules[0][2])[0] if modules else 0
     d.extend(b"\0" * (-len(d) % 4))
@@ -330,7 +326,7 @@ def check_crashpad_parser(dmp, work):
     new_dir = len(d)
     for e in entries + [(0x43500001, info_len, info_at)]:
         d.extend(struct.pack("<III", *e))
-    struct.pack_into("<II", d, 8, n + 1, new_dir)
+    struct.pack_into("<II", d, 8, len(entries) + 1, new_dir)
     out = os.path.join(work, "crashpad.dmp")
     open(out, "wb").write(d)
     rc, text, err = cs.run_pycore(["analyze", "--format", "json", out])
