@@ -345,6 +345,12 @@ def check_crashpad_parser(dmp, work):
     lines = [w for w in report["warnings"] if "the Python state is not in the dump" in w]
     if len(lines) != 1 or "gather_indirectly_referenced_memory" not in lines[0]:
         raise cs.Failure("want one line naming Crashpad's setting: %s" % report["warnings"])
+    rc, text, err = cs.run_pycore(["analyze", out])
+    shown = text.split("\nAnnotations:\n", 1)[-1].split("\n\n", 1)[0].splitlines()
+    want_text = ["  " + (a["module"] + ": " if a["module"] else "") + (a["name"] + " = " if a["name"] else "") +
+                 (a["value"] if a["value"] is not None else "(not text)") for a in want]
+    if shown != want_text:
+        raise cs.Failure("text report's annotations\n  pycore %s\n  want   %s" % (shown, want_text))
     return "%d annotations" % len(want)
 
 
