@@ -36,6 +36,7 @@ struct dump_priv {
 	bool truncated;              /* the file ends before the data it declares */
 	struct dump_file *files;     /* parallel to d->modules, or NULL */
 	bool extents_changed;        /* an attached file gave a module its extent */
+	size_t note_bytes;           /* of the annotations kept (minidump.c) */
 };
 
 /* A message to pass on in the report. */

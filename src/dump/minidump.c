@@ -65,8 +65,13 @@
  * MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED): pid2md, ExceptionHandler::WriteMinidump */
 #define MD_DUMP_REQUESTED   0xffffffffu
 #define MD_CRASHPAD_STRING  1             /* Annotation::Type::kString */
+/* Crashpad's own limits are 256 bytes a simple annotation's key or value
+ * (client/simple_string_dictionary.h) and 20 KiB an annotation object's
+ * value (client/annotation.h, kValueMaxSize); what a dump may make pycore
+ * keep is capped in all */
 #define MD_MAX_ANNOTATIONS  4096
-#define MD_MAX_NOTE         65536            /* bytes of one annotation string */
+#define MD_MAX_NOTE         20480            /* bytes of one annotation string */
+#define MD_MAX_NOTE_BYTES   (1u << 20)       /* bytes of all annotations */
 
 #define MD_MAX_STREAMS      4096
 #define MD_MAX_RANGES       (1u << 20)
@@ -470,15 +475,22 @@ static char *md_utf8(struct dump *d, uint32_t rva)
 	return b ? strndup((const char *)b, len) : NULL;
 }
 
-/* Take NAME and VALUE (both freed on failure) as an annotation of MODULE;
- * a string that could not be read (NULL) drops it, unless it is the value
- * of an annotation that is not text (NOT_TEXT). */
+/* Take NAME and VALUE (both freed when not kept) as an annotation of
+ * MODULE; a value that could not be read (NULL) leaves it out, unless it
+ * is one of an annotation that is not text (NOT_TEXT).  False: no more
+ * annotations are taken (the caps, or out of memory). */
 static bool add_annotation(struct dump *d, const char *module, char *name, char *value, bool not_text)
 {
-	if (d->nannotations == MD_MAX_ANNOTATIONS || (!value && !not_text)) {
+	size_t bytes = (name ? strlen(name) : 0) + (value ? strlen(value) : 0);
+	if (d->nannotations == MD_MAX_ANNOTATIONS || bytes > MD_MAX_NOTE_BYTES - d->p->note_bytes) {
+		dump_warn(d, "the minidump's annotations are too many: the rest were not read");
 		free(name);
 		free(value);
 		return false;
+	}
+	if (!value && !not_text) {
+		free(name);
+		return true; /* unreadable: this one is left out */
 	}
 	struct dump_annotation *v = realloc(d->annotations, (d->nannotations + 1) * sizeof(*v));
 	char *mod = module ? strdup(module) : NULL;
@@ -492,6 +504,7 @@ static bool add_annotation(struct dump *d, const char *module, char *name, char 
 	}
 	d->annotations = v;
 	v[d->nannotations++] = (struct dump_annotation){ mod, name, value };
+	d->p->note_bytes += bytes;
 	return true;
 }
 
