@@ -37,6 +37,7 @@ struct dump_priv {
 	struct dump_file *files;     /* parallel to d->modules, or NULL */
 	bool extents_changed;        /* an attached file gave a module its extent */
 	size_t note_bytes;           /* of the annotations kept (minidump.c) */
+	bool notes_full;             /* a cap was reached: no more are taken */
 };
 
 /* A message to pass on in the report. */

@@ -482,8 +482,11 @@ static char *md_utf8(struct dump *d, uint32_t rva)
 static bool add_annotation(struct dump *d, const char *module, char *name, char *value, bool not_text)
 {
 	size_t bytes = (name ? strlen(name) : 0) + (value ? strlen(value) : 0);
-	if (d->nannotations == MD_MAX_ANNOTATIONS || bytes > MD_MAX_NOTE_BYTES - d->p->note_bytes) {
-		dump_warn(d, "the minidump's annotations are too many: the rest were not read");
+	if (d->p->notes_full || d->nannotations == MD_MAX_ANNOTATIONS ||
+	    bytes > MD_MAX_NOTE_BYTES - d->p->note_bytes) {
+		if (!d->p->notes_full)
+			dump_warn(d, "the minidump's annotations are too many: the rest were not read");
+		d->p->notes_full = true;
 		free(name);
 		free(value);
 		return false;

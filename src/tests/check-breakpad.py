@@ -39,7 +39,9 @@ live in.
 Last, a parser test that no real producer can back here (no Crashpad is
 packaged): Crashpad's info stream (process and module annotations, list
 annotations, annotation objects) appended to a core2md dump by this
-script must come out in the report's input.annotations.
+script must come out in the report's input.annotations and the text
+report's Annotations section; 5000 of them give the first 4096 and one
+warning.
 
 usage: check-breakpad.py [INTERPRETER-NAME...]  (all by default: py3.12, sid3.14, ...)
 Output: TAP; a whole skip (exit 77 through the driver's count) when
@@ -278,7 +280,7 @@ def produce(bindir, target, work):
 # Crashpad's info stream, appended to a real dump (no Crashpad producer here)
 # ---------------------------------------------------------------------------
 
-def crashpad_stream(base, module_count):
+def crashpad_stream(base, module_count, flood=0):
     """The bytes of a Crashpad info stream placed at file offset BASE
     (layouts: Breakpad's minidump_format.h, MDRawCrashpadInfo and what it
     points to), and the annotations the report must show."""
@@ -308,32 +310,50 @@ def crashpad_stream(base, module_count):
         dictionary([("mkey", "mvalue")]) + struct.pack("<II", len(obj_data), put(obj_data))
     mod_at = put(mod_info)
     links = struct.pack("<I", 1) + struct.pack("<III", module, len(mod_info), mod_at)
-    info = struct.pack("<I", 1) + b"R" * 16 + b"C" * 16 + dictionary([("product", "pycore-test"), ("ver", "1.0")]) + \
+    process = [("product", "pycore-test"), ("ver", "1.0")] + [("k%d" % i, "v") for i in range(flood)]
+    info = struct.pack("<I", 1) + b"R" * 16 + b"C" * 16 + dictionary(process) + \
         struct.pack("<II", len(links), put(links)) + struct.pack("<IQ", 0, 0)
     info_at = put(info)
     return bytes(blob), info_at, len(info), module
 
 
-def check_crashpad_parser(dmp, work):
+def with_crashpad(dmp, out, flood=0):
+    """DMP with a Crashpad info stream appended, written to OUT; returns
+    pycore's JSON report of it and the annotated module's index."""
     d = bytearray(open(dmp, "rb").read())
     entries = md_directory(d)
     modules = [e for e in entries if e[0] == 4]
     mcount = struct.unpack_from("<I", d, modules[0][2])[0] if modules else 0
     d.extend(b"\0" * (-len(d) % 4))
-    blob, info_at, info_len, module = crashpad_stream(len(d), mcount)
+    blob, info_at, info_len, module = crashpad_stream(len(d), mcount, flood)
     d.extend(blob)
     d.extend(b"\0" * (-len(d) % 4))
     new_dir = len(d)
     for e in entries + [(0x43500001, info_len, info_at)]:
         d.extend(struct.pack("<III", *e))
     struct.pack_into("<II", d, 8, len(entries) + 1, new_dir)
-    out = os.path.join(work, "crashpad.dmp")
     open(out, "wb").write(d)
     rc, text, err = cs.run_pycore(["analyze", "--format", "json", out])
     if not text:
         raise cs.Failure("pycore exit %d, no report: %s" % (rc, err.strip()))
-    report = cs.load_report(text)
-    mpath = report["process"]["modules"][module]["path"] if mcount else None
+    return cs.load_report(text), module if mcount else None
+
+
+def check_crashpad_cap(dmp, work):
+    """More annotations than pycore keeps (4096): the first 4096, and one
+    warning that the rest were not read."""
+    report, _ = with_crashpad(dmp, os.path.join(work, "crashpad-flood.dmp"), flood=5000)
+    got = report["input"]["annotations"]
+    if len(got) != 4096 or got[2] != {"module": None, "name": "k0", "value": "v"}:
+        raise cs.Failure("%d annotations kept, the third %s" % (len(got), got[2:3]))
+    if sum("annotations are too many" in w for w in report["warnings"]) != 1:
+        raise cs.Failure("want one warning that annotations were left out: %s" % report["warnings"])
+
+
+def check_crashpad_parser(dmp, work):
+    out = os.path.join(work, "crashpad.dmp")
+    report, module = with_crashpad(dmp, out)
+    mpath = report["process"]["modules"][module]["path"] if module is not None else None
     want = [{"module": None, "name": "product", "value": "pycore-test"},
             {"module": None, "name": "ver", "value": "1.0"},
             {"module": mpath, "name": None, "value": "list note"},
@@ -403,8 +423,10 @@ def main():
         label = "Crashpad info stream appended to a core2md dump (parser only: no Crashpad producer here)"
         if parser_dump:
             tap.run(label, check_crashpad_parser, parser_dump, symroot)
+            tap.run("Crashpad annotations past pycore's cap (parser only)", check_crashpad_cap, parser_dump, symroot)
         else:
             tap.skip(label, "no core2md dump was made")
+            tap.skip("Crashpad annotations past pycore's cap (parser only)", "no core2md dump was made")
     finally:
         if os.environ.get("KEEP_CORES") == "1":
             tap.diag("symbols kept in %s" % symroot)
