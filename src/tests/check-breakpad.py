@@ -44,8 +44,9 @@ report's Annotations section; 5000 of them give the first 4096 and one
 warning.
 
 usage: check-breakpad.py [INTERPRETER-NAME...]  (all by default: py3.12, sid3.14, ...)
-Output: TAP; a whole skip (exit 77 through the driver's count) when
-Breakpad's tools cannot be built (no npm, no network)."""
+Output: TAP (exit 0, 1 when a case failed); one skip, naming why, when
+Breakpad's tools cannot be built (no npm, no network); a skip by name for
+each interpreter not present.  KEEP_CORES=1 keeps the dumps and symbols."""
 import json
 import os
 import re
