@@ -30,6 +30,14 @@ static void fill_process(struct model_report *r, const struct dump *d, const str
 	r->uid = d->uid;
 	r->gid = d->gid;
 	r->state = d->state;
+	if (d->nannotations && (r->annotations = arena_alloc(a, d->nannotations * sizeof(*r->annotations)))) {
+		for (size_t i = 0; i < d->nannotations; i++) {
+			const struct dump_annotation *n = &d->annotations[i];
+			r->annotations[i] = (struct model_annotation){ arena_strdup(a, n->module),
+				arena_strdup(a, n->name), arena_strdup(a, n->value) };
+		}
+		r->nannotations = d->nannotations;
+	}
 	r->executable = arena_strdup(a, d->executable);
 	if (d->argv) {
 		size_t n = 0;

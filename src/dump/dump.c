@@ -140,8 +140,7 @@ struct dump *dump_new(void)
 		d = NULL;
 	}
 	if (d) {
-		d->pid = -1;
-		d->ppid = d->uid = d->gid = -1;
+		d->pid = d->ppid = d->uid = d->gid = -1;
 		d->crashed_tid = -1;
 	}
 	return d;
@@ -326,6 +325,12 @@ void dump_close(struct dump *d)
 		free(d->modules[i].path);
 		free(d->modules[i].maps);
 	}
+	for (size_t i = 0; i < d->nannotations; i++) {
+		free(d->annotations[i].module);
+		free(d->annotations[i].name);
+		free(d->annotations[i].value);
+	}
+	free(d->annotations);
 	free(d->p->files);
 	free(d->modules);
 	free(d->threads);

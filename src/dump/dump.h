@@ -50,6 +50,15 @@ struct dump_module {
 	bool extent_from_list;
 };
 
+/* One note a crash reporter put in the dump: Crashpad's process-wide
+ * simple annotations (module NULL), a module's simple annotations, list
+ * annotations (name NULL) and string annotation objects. */
+struct dump_annotation {
+	char *module;                /* the module's path, NULL: the process's */
+	char *name;                  /* NULL for a list annotation */
+	char *value;                 /* bytes as the producer stored them */
+};
+
 /* The signal that ended (or snapshotted) the process, as siginfo_t says.
  * A fault the kernel raised (si_code > 0, not SI_KERNEL) has an address;
  * a signal another process or the process itself sent (SI_USER, SI_TKILL,
@@ -92,13 +101,14 @@ struct dump {
 	const char *compression;     /* NULL or "zstd" */
 	uint64_t file_size;
 
-	/* process facts; pid < 0 when unknown */
+	/* process facts; pid, ppid, uid and gid < 0 when unknown */
 	int64_t pid;
+	int64_t ppid, uid, gid;      /* the real ids (PRPSINFO, or /proc/PID/status
+				      * as Breakpad's minidumps copy it) */
 	char *fname;                 /* short executable name (PRPSINFO) */
 	char *psargs;                /* the kernel's truncated command line */
 	char *executable;            /* path of the main program, NULL if unknown */
 	char **argv;                 /* NULL-terminated, NULL if unknown */
-	int64_t ppid, uid, gid;      /* parent pid, real uid and gid; -1 when unknown */
 	char state;                  /* the kernel's state letter ('R', 'S', 'D', ...); 0 unknown */
 	bool has_signal;
 	struct dump_signal signal;
@@ -115,6 +125,9 @@ struct dump {
 	size_t nthreads;
 	struct dump_module *modules;
 	size_t nmodules;
+	/* a crash reporter's key/value notes (Crashpad's annotations) */
+	struct dump_annotation *annotations;
+	size_t nannotations;
 
 	struct dump_priv *p;          /* the readers' own state */
 };

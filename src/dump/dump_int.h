@@ -36,6 +36,8 @@ struct dump_priv {
 	bool truncated;              /* the file ends before the data it declares */
 	struct dump_file *files;     /* parallel to d->modules, or NULL */
 	bool extents_changed;        /* an attached file gave a module its extent */
+	size_t note_bytes;           /* of the annotations kept (minidump.c) */
+	bool notes_full;             /* a cap was reached: no more are taken */
 };
 
 /* A message to pass on in the report. */
@@ -89,6 +91,11 @@ int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
 
 
 /* Little-endian fields of the dump's own structures. */
+static inline uint16_t dump_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
 static inline uint32_t dump_le32(const uint8_t *p)
 {
 	uint32_t v;

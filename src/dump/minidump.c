@@ -8,6 +8,24 @@
  * Breakpad's Linux streams 0x47670003-0x4767000A (cpuinfo, status, LSB
  * release, cmdline, environ, auxv, maps, DSO debug).  An AMD64 thread
  * context is CONTEXT_AMD64: rax at 120 ... r15 at 240, rip at 248.
+ * Breakpad's MD_LINUX_PROC_STATUS is /proc/PID/status as text (Pid:,
+ * PPid:, and the real, effective, saved and filesystem Uid: and Gid:),
+ * MD_LINUX_AUXV the raw auxiliary vector (pairs of 64-bit type, value).
+ * Crashpad's info stream (MDRawCrashpadInfo, in Breakpad's
+ * minidump_format.h after Crashpad's minidump/minidump_extensions.h):
+ * version, report and client GUIDs, then location descriptors (size, RVA)
+ * of the process's simple annotations and of the module list: count, then
+ * (module index, location) links to MDRawModuleCrashpadInfo (version, then
+ * locations of list annotations, simple annotations and annotation
+ * objects).  A simple-string dictionary is a count and (key RVA, value
+ * RVA) pairs, a list annotation a count and RVAs, an annotation object a
+ * (name RVA, type u16, reserved u16, value RVA); every string is
+ * MinidumpUTF8String, a 32-bit length and the bytes; an annotation value
+ * is a length and bytes, text when its type is 1 (Crashpad's
+ * client/annotation.h: Annotation::Type::kString).  Crashpad's
+ * "indirectly referenced memory" is not a stream of its own: the 512 bytes
+ * around each pointer found in a thread's registers and stack are more
+ * ranges of the memory list (snapshot/capture_memory.cc).
  * Breakpad writes, for a Linux signal, the signal number as the exception
  * code, si_code as the flags and the si_addr word of siginfo_t (the fault
  * address, or a sender's pid and uid) as the address.
@@ -41,6 +59,19 @@
 #define MD_CV_BPEL          0x4270454cu   /* Breakpad's 'BpEL' (MD_CVINFOELF_SIGNATURE): build-id follows */
 #define MD_CV_RSDS          0x53445352u   /* "RSDS": GUID form of the build-id */
 #define MD_ARCH_AMD64       9
+
+/* Breakpad's exception code for a dump written on request, of a process
+ * that got no signal (minidump_exception_linux.h,
+ * MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED): pid2md, ExceptionHandler::WriteMinidump */
+#define MD_DUMP_REQUESTED   0xffffffffu
+#define MD_CRASHPAD_STRING  1             /* Annotation::Type::kString */
+/* Crashpad's own limits are 256 bytes a simple annotation's key or value
+ * (client/simple_string_dictionary.h) and 20 KiB an annotation object's
+ * value (client/annotation.h, kValueMaxSize); what a dump may make pycore
+ * keep is capped in all */
+#define MD_MAX_ANNOTATIONS  4096
+#define MD_MAX_NOTE         20480            /* bytes of one annotation string */
+#define MD_MAX_NOTE_BYTES   (1u << 20)       /* bytes of all annotations */
 
 #define MD_MAX_STREAMS      4096
 #define MD_MAX_RANGES       (1u << 20)
@@ -159,16 +190,25 @@ static enum pc_code memory64_list(struct dump *d, const struct md_stream *s)
 	return PC_OK;
 }
 
-/* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
- * UTF-8 in practice; code points past 0x7f are written as UTF-8. */
-static char *md_string(struct dump *d, uint32_t rva)
+/* A counted string at RVA (a 32-bit byte length, then the bytes): the
+ * bytes and *LEN, or NULL when it runs past the file or MAX bytes. */
+static const uint8_t *md_counted(struct dump *d, uint32_t rva, uint32_t max, uint32_t *len)
 {
 	const uint8_t *p = at(d, rva, 4);
 	if (!p)
 		return NULL;
-	uint32_t len = dump_le32(p);
-	const uint8_t *s = at(d, (uint64_t)rva + 4, len);
-	if (!s || len > 65536)
+	*len = dump_le32(p);
+	const uint8_t *s = at(d, (uint64_t)rva + 4, *len);
+	return s && *len <= max ? s : NULL;
+}
+
+/* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
+ * UTF-8 in practice; code points past 0x7f are written as UTF-8. */
+static char *md_string(struct dump *d, uint32_t rva)
+{
+	uint32_t len;
+	const uint8_t *s = md_counted(d, rva, 65536, &len);
+	if (!s)
 		return NULL;
 	char *out = malloc(len / 2 * 3 + 1);
 	if (!out)
@@ -430,6 +470,129 @@ static void linux_status(struct dump *d, const struct md_stream *s)
 	d->uid = status_field(text, s->size, "Uid", NULL);
 	d->gid = status_field(text, s->size, "Gid", NULL);
 	status_field(text, s->size, "State", &d->state);
+	if (d->pid < 0) /* lldb and Breakpad write no misc info with the pid */
+		d->pid = status_field(text, s->size, "Pid", NULL);
+}
+
+/* The entry point (AT_ENTRY) of MD_LINUX_AUXV: it tells the main program
+ * among the modules. */
+static void linux_auxv(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	for (uint32_t off = 0; p && off + 16 <= s->size; off += 16)
+		if (dump_le64(p + off) == AT_ENTRY)
+			d->auxv_entry = dump_le64(p + off + 8);
+}
+
+/* A MinidumpUTF8String (a 32-bit length, then the bytes) as a C string;
+ * NULL when it is outside the file or too long to be a note. */
+static char *md_utf8(struct dump *d, uint32_t rva)
+{
+	uint32_t len;
+	const uint8_t *b = md_counted(d, rva, MD_MAX_NOTE, &len);
+	return b ? strndup((const char *)b, len) : NULL;
+}
+
+/* Take NAME and VALUE (both freed when not kept) as an annotation of
+ * MODULE; a value that could not be read (NULL) leaves it out, unless it
+ * is one of an annotation that is not text (NOT_TEXT).  False: no more
+ * annotations are taken (the caps, or out of memory). */
+static bool add_annotation(struct dump *d, const char *module, char *name, char *value, bool not_text)
+{
+	size_t bytes = (name ? strlen(name) : 0) + (value ? strlen(value) : 0);
+	if (d->p->notes_full || d->nannotations == MD_MAX_ANNOTATIONS ||
+	    bytes > MD_MAX_NOTE_BYTES - d->p->note_bytes) {
+		if (!d->p->notes_full)
+			dump_warn(d, "the minidump's annotations are too many: the rest were not read");
+		d->p->notes_full = true;
+		free(name);
+		free(value);
+		return false;
+	}
+	if (!value && !not_text) {
+		free(name);
+		return true; /* unreadable: this one is left out */
+	}
+	struct dump_annotation *v = realloc(d->annotations, (d->nannotations + 1) * sizeof(*v));
+	char *mod = module ? strdup(module) : NULL;
+	if (!v || (module && !mod)) {
+		if (v)
+			d->annotations = v;
+		free(mod);
+		free(name);
+		free(value);
+		return false;
+	}
+	d->annotations = v;
+	v[d->nannotations++] = (struct dump_annotation){ mod, name, value };
+	d->p->note_bytes += bytes;
+	return true;
+}
+
+/* A location descriptor at P: the array it points to, of COUNT (its first
+ * word) items of ITEM bytes each after that word; NULL if it does not fit. */
+static const uint8_t *md_array(struct dump *d, const uint8_t *loc, uint32_t item, uint32_t *count)
+{
+	uint32_t size = dump_le32(loc), rva = dump_le32(loc + 4);
+	const uint8_t *p = size >= 4 ? at(d, rva, size) : NULL;
+	if (!p)
+		return NULL;
+	*count = dump_le32(p);
+	if ((uint64_t)*count * item > size - 4)
+		return NULL;
+	return p + 4;
+}
+
+/* A simple-string dictionary (its location descriptor at LOC). */
+static void crashpad_dictionary(struct dump *d, const uint8_t *loc, const char *module)
+{
+	uint32_t n = 0;
+	const uint8_t *e = md_array(d, loc, 8, &n);
+	for (uint32_t i = 0; e && i < n; i++)
+		if (!add_annotation(d, module, md_utf8(d, dump_le32(e + 8 * i)), md_utf8(d, dump_le32(e + 8 * i + 4)),
+				    false))
+			return;
+}
+
+static void crashpad_module(struct dump *d, const uint8_t *info, uint32_t size, const char *module)
+{
+	if (size < 28)
+		return;
+	uint32_t n = 0;
+	const uint8_t *e = md_array(d, info + 4, 4, &n);         /* list annotations */
+	for (uint32_t i = 0; e && i < n; i++)
+		if (!add_annotation(d, module, NULL, md_utf8(d, dump_le32(e + 4 * i)), false))
+			return;
+	crashpad_dictionary(d, info + 12, module);
+	e = md_array(d, info + 20, 12, &n);                      /* annotation objects */
+	for (uint32_t i = 0; e && i < n; i++) {
+		const uint8_t *o = e + 12 * i;
+		bool text = dump_le16(o + 4) == MD_CRASHPAD_STRING;
+		char *name = md_utf8(d, dump_le32(o));
+		if (!name)
+			continue;
+		if (!add_annotation(d, module, name, text ? md_utf8(d, dump_le32(o + 8)) : NULL, !text))
+			return;
+	}
+}
+
+/* Crashpad's info stream: its annotations, the process's and each
+ * module's (read after the module list: they name modules by index). */
+static void crashpad_info(struct dump *d, const struct md_stream *s)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	if (!p || s->size < 52)
+		return;
+	crashpad_dictionary(d, p + 36, NULL);
+	uint32_t n = 0;
+	const uint8_t *link = md_array(d, p + 44, 12, &n);
+	for (uint32_t i = 0; link && i < n; i++) {
+		const uint8_t *l = link + 12 * i;
+		uint32_t index = dump_le32(l), size = dump_le32(l + 4);
+		const uint8_t *info = at(d, dump_le32(l + 8), size);
+		if (info)
+			crashpad_module(d, info, size, index < d->nmodules ? d->modules[index].path : NULL);
+	}
 }
 
 /* ------------------------------------------------------------------------
@@ -454,7 +617,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 			       nstreams, dir_rva);
 		return PC_ECORRUPT;
 	}
-	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 };
+	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 };
 	enum pc_code st = PC_OK;
 	bool amd64 = true, dso_debug = false, proc_stat = false, crashpad = false;
 	for (uint32_t i = 0; i < nstreams && st == PC_OK; i++) {
@@ -471,8 +634,9 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_EXCEPTION:
 			/* lldb writes one per thread with a stop reason: the first
 			 * that is not SIGSTOP (a debugger's stop) is the crash */
-			if (s.size < 40 || dump_le32(d->p->map + s.rva + 8) == 0)
-				break; /* a thread without a signal */
+			if (s.size < 40 || dump_le32(d->p->map + s.rva + 8) == 0 ||
+			    dump_le32(d->p->map + s.rva + 8) == MD_DUMP_REQUESTED)
+				break; /* a thread without a signal, or a dump on request */
 			if (dump_le32(d->p->map + s.rva + 8) == 19)
 				stop = stop.type ? stop : s;
 			else if (!exc.type)
@@ -481,7 +645,8 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_LINUX_MAPS: maps = s; break;
 		case MD_LINUX_DSO_DEBUG: dso_debug = true; break;
 		case MD_LINUX_PROC_STAT: proc_stat = true; break;
-		case MD_CRASHPAD_INFO: crashpad = true; break;
+		case MD_CRASHPAD_INFO: crashpad = true; cpinfo = cpinfo.type ? cpinfo : s; break;
+		case MD_LINUX_AUXV: linux_auxv(d, &s); break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_LINUX_STATUS: linux_status(d, &s); break;
 		case MD_SYSTEM_INFO:
@@ -510,7 +675,8 @@ enum pc_code dump_minidump_open(struct dump *d)
 	if (crashpad || dso_debug)
 		d->capture_hint = crashpad ? "Crashpad captures it with indirectly referenced memory "
 			"(CrashpadInfo's gather_indirectly_referenced_memory) or a full-memory dump"
-			: "Breakpad captures it in a full-memory dump";
+			: "Breakpad's Linux minidumps hold thread stacks and no heap: it captures only memory "
+			  "registered with ExceptionHandler::RegisterAppMemory (a core dump holds it all)";
 	else if (proc_stat)
 		d->capture_hint = "lldb captures it with process save-core --style=full or "
 			"--style=modified-memory";
@@ -555,8 +721,14 @@ enum pc_code dump_minidump_open(struct dump *d)
 		 * for a sent signal holds the sender's pid and uid */
 		dump_signal_decode(&d->signal, dump_le64(e + 24));
 	}
-	/* Breakpad and lldb list the main program first */
-	if (d->nmodules)
-		d->executable = strdup(d->modules[0].path);
+	if (cpinfo.type)
+		crashpad_info(d, &cpinfo);
+	/* the module that holds the entry point; Breakpad and lldb list the
+	 * main program first */
+	struct dump_module *exe = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
+	if (!exe && d->nmodules)
+		exe = &d->modules[0];
+	if (exe)
+		d->executable = strdup(exe->path);
 	return PC_OK;
 }

@@ -114,8 +114,7 @@ struct model_report *model_report_new(void)
 		return NULL;
 	}
 	r->arena = a;
-	r->pid = -1;
-	r->ppid = r->uid = r->gid = -1;
+	r->pid = r->ppid = r->uid = r->gid = -1;
 	r->crashed_tid = -1;
 	return r;
 }

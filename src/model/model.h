@@ -159,6 +159,13 @@ struct model_coredump {
 	int64_t timestamp;           /* microseconds since the epoch */
 };
 
+/* A crash reporter's note (Crashpad's annotations), as the dump holds it. */
+struct model_annotation {
+	const char *module;          /* NULL: the process's own */
+	const char *name;            /* NULL: a list annotation */
+	const char *value;           /* NULL: not text */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -166,11 +173,13 @@ struct model_report {
 	const char *input_format;
 	const char *input_compression;
 	uint64_t input_size;
+	struct model_annotation *annotations;
+	size_t nannotations;
 	/* process */
 	int64_t pid;                 /* -1: unknown */
+	int64_t ppid, uid, gid;      /* -1: unknown */
 	const char *executable;
 	const char **argv;           /* NULL-terminated or NULL */
-	int64_t ppid, uid, gid;      /* -1: unknown */
 	char state;                  /* the kernel's state letter; 0 unknown */
 	bool has_signal;
 	int signal_number, signal_code;

@@ -175,6 +175,11 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 			/* Py_Version, read from the module's file */
 			r->hexversion = hex;
 			r->version = py_version_string(r->arena, hex);
+		} else {
+			/* before 3.11 the file holds no version number to read;
+			 * "version" takes full versions only */
+			model_warn(r, "only the minor version 3.%u could be told from %s (the version is null)",
+				   L.minor, rt.mod->path);
 		}
 		if (c.state_missing)
 			say_state_missing(&c);

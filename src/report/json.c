@@ -332,6 +332,13 @@ static json_t *report_json(const struct model_report *r)
 			"end", addr_or_null(m->end, true), "build_id", str_or_null(m->build_id),
 			"file", str_or_null(m->file)));
 	}
+	json_t *annotations = json_array();
+	for (size_t i = 0; i < r->nannotations; i++) {
+		const struct model_annotation *n = &r->annotations[i];
+		json_array_append_new(annotations, json_pack("{s:o, s:o, s:o}", "module", str_or_null(n->module),
+							     "name", str_or_null(n->name),
+							     "value", str_or_null(n->value)));
+	}
 	json_t *tids = json_array();
 	for (size_t i = 0; i < r->ntids; i++)
 		json_array_append_new(tids, json_integer(r->tids[i]));
@@ -373,15 +380,18 @@ static json_t *report_json(const struct model_report *r)
 	for (size_t i = 0; i < r->warnings.n; i++)
 		json_array_append_new(warnings, str_or_null(r->warnings.items[i]));
 
-	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o, s:I}, "
-			 "s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
+	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o, s:I, s:o}, "
+			 "s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 			 "summary", summary_json(r),
 			 "input", "path", str_or_null(r->input_path), "format", str_or_null(r->input_format),
 			 "compression", str_or_null(r->input_compression),
-			 "size", (json_int_t)r->input_size,
+			 "size", (json_int_t)r->input_size, "annotations", annotations,
 			 "process", "pid", r->pid >= 0 ? json_integer(r->pid) : json_null(),
+			 "ppid", r->ppid >= 0 ? json_integer(r->ppid) : json_null(),
+			 "uid", r->uid >= 0 ? json_integer(r->uid) : json_null(),
+			 "gid", r->gid >= 0 ? json_integer(r->gid) : json_null(),
 			 "executable", str_or_null(r->executable), "argv", argv, "signal", signal,
 			 "crashed_tid", r->crashed_tid >= 0 ? json_integer(r->crashed_tid) : json_null(),
 			 "modules", modules,
@@ -394,10 +404,6 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
-		json_t *process = json_object_get(j, "process");
-		json_object_set_new(process, "ppid", r->ppid >= 0 ? json_integer(r->ppid) : json_null());
-		json_object_set_new(process, "uid", r->uid >= 0 ? json_integer(r->uid) : json_null());
-		json_object_set_new(process, "gid", r->gid >= 0 ? json_integer(r->gid) : json_null());
 	}
 	return j;
 }

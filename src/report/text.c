@@ -867,6 +867,32 @@ int report_text_write(FILE *out, const struct model_report *r)
 	return report_text_write_tasks(out, r, false);
 }
 
+/* A crash reporter's notes (Crashpad's annotations): "module: name = value". */
+static void write_annotations(FILE *out, const struct model_report *r)
+{
+	if (!r->nannotations)
+		return;
+	fprintf(out, "\nAnnotations:\n");
+	for (size_t i = 0; i < r->nannotations; i++) {
+		const struct model_annotation *n = &r->annotations[i];
+		fputs("  ", out);
+		if (n->module) {
+			put(out, n->module);
+			fputs(": ", out);
+		}
+		if (n->name) {
+			put(out, n->name);
+			fputs(" = ", out);
+		}
+		if (n->value)
+			put(out, n->value);
+		else
+			fputs("(not text)", out);
+		fputs("\n", out);
+	}
+}
+
+
 int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks)
 {
 	struct report_text_options o = { .tasks = tasks, .source = true };
@@ -881,6 +907,7 @@ int report_text_write_options(FILE *out, const struct model_report *r, const str
 	if (o->tasks)
 		write_tasks(&x);
 	write_redacted(out, r);
+	write_annotations(out, r);
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");
 		for (size_t i = 0; i < r->warnings.n; i++) {

@@ -46,6 +46,7 @@ import glob
 import importlib.util
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -457,8 +458,13 @@ def inner():
             with open(core, "r+b") as f:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(0)
-                f.write(b"\x28\xb5\x2f\xfd" + os.urandom(min(size, 1 << 16)))
-                f.truncate(4 + min(size, 1 << 16))
+                # a zstd frame header without a content size (descriptor
+                # 0, window descriptor 0x58), then fixed garbage: a header
+                # of random bytes could claim any size, and MaxCoreSize
+                # would skip it instead
+                junk = bytes(random.Random(1).getrandbits(8) for _ in range(min(size, 1 << 16)))
+                f.write(b"\x28\xb5\x2f\xfd\x00\x58" + junk)
+                f.truncate(6 + len(junk))
             before = len(journal(pid_mine))
             rc, out, err = hook(["--config", config(work, "hostile", "RateLimitBurst=100\n"), instance],
                                 dict(env, STATE_DIRECTORY=os.path.join(work, "state")))

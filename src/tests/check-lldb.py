@@ -149,8 +149,18 @@ def same_python_frames(truth, report):
         raise cs.Failure("version %s, the process says %s" % (report["python"]["version"], cs.version_of(truth)))
 
 
+def same_ids(truth, report, live):
+    """pid, ppid, uid and gid as the process recorded them: lldb copies
+    /proc/PID/status into a dump of a live process (of a core it cannot)."""
+    for key in ("ppid", "uid", "gid"):
+        got = report["process"][key]
+        if (live or got is not None) and got != truth[key]:
+            raise cs.Failure("%s %s, the process says %s" % (key, got, truth[key]))
+
+
 def check_full(dmp, truth, live):
     rc, report = analyze(dmp)
+    same_ids(truth, report, live)
     if rc != 0:
         raise cs.Failure("exit %d, warnings %s" % (rc, report["warnings"]))
     if report["input"]["format"] != "minidump":
@@ -161,11 +171,12 @@ def check_full(dmp, truth, live):
         same_python_frames(truth, report)
 
 
-def check_stack(dmp, truth, target, core, tids):
+def check_stack(dmp, truth, target, core, tids, live):
     """The stack style: one line naming what is missing and the lldb
     setting that keeps it, exit 1, the version, and every thread's native
     stack as gdb sees it in CORE."""
     rc, report = analyze(dmp, "--native")
+    same_ids(truth, report, live)
     if rc != 1:
         raise cs.Failure("exit %d (want 1, a partial report): %s" % (rc, report["warnings"]))
     lines = [w for w in report["warnings"] if "the Python state is not in the dump" in w]
@@ -221,7 +232,7 @@ def live(tap, lldb, name, python, work):
             tap.fail(label, "gcore failed: no native stacks to compare with")
         else:
             tap.run(label + ": every thread's native stack is gdb's, one line on what is missing",
-                    check_stack, path, truth, target, core, tids)
+                    check_stack, path, truth, target, core, tids, True)
 
 
 def from_core(tap, lldb, name, python, work):
@@ -248,7 +259,7 @@ def from_core(tap, lldb, name, python, work):
             tap.run(label + ": the Python stacks the process recorded", check_full, path, truth, False)
         else:
             tap.run(label + ": every thread's native stack is gdb's on the core, one line on what is missing",
-                    check_stack, path, truth, target, core, tids)
+                    check_stack, path, truth, target, core, tids, False)
 
 
 def main():

@@ -205,6 +205,11 @@ def compare(truth, report, crashed, snap_signal=None):
     Raise Failure with a readable message on the first difference."""
     # a free-threaded build may run without its GIL: then no thread holds it
     gil_used = truth.get("gil_enabled", True)
+    if report["input"]["format"] == "elf-core":
+        # NT_PRPSINFO (kernel cores and gcore's); minidumps have their own checks
+        for key in ("ppid", "uid", "gid"):
+            if key in truth and report["process"][key] != truth[key]:
+                raise Failure("process %s %s, the process says %s" % (key, report["process"][key], truth[key]))
     threads = {}
     for interp in report["interpreters"]:
         for t in interp["threads"]:

@@ -12,9 +12,19 @@ naming it; the pycore under test gone is a failure.  Any other exception
 fails that scenario alone (its traceback as TAP comments) and the script
 goes on.
 """
+import importlib.util
 import os
 import sys
 import traceback
+
+
+def load_script(name, path):
+    """Import a test script by its path (check-stacks.py and the other
+    check-*.py have dashes in their names) as module NAME."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 class Failure(Exception):

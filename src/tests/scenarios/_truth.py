@@ -114,7 +114,7 @@ def record(path, current_frames, with_locals=False, crasher=None):
     threads = dict((t.ident, t) for t in threading.enumerate())
     import sysconfig
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-    truth = {"pid": os.getpid(), "version": list(sys.version_info[:3]), "hexversion": sys.hexversion,
+    truth = {"pid": os.getpid(), "ppid": os.getppid(), "uid": os.getuid(), "gid": os.getgid(), "version": list(sys.version_info[:3]), "hexversion": sys.hexversion,
              "free_threaded": free_threaded,
              "gil_enabled": sys._is_gil_enabled() if free_threaded else True,
              "threads": [], "crasher": crasher}
