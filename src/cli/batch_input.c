@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dump/dump.h"
 #include "util/hash.h"
 
 #define MAX_DEPTH 256
@@ -161,7 +162,7 @@ static bool wanted(struct collect *c, const char *path)
 }
 
 /* Does the file start like a dump: an ELF core (e_type ET_CORE), a
- * minidump ("MDMP") or a zstd frame?  Files found in directories are
+ * minidump ("MDMP") or a compressed file (zstd, gzip, xz, lz4)?  Files found in directories are
  * analyzed only then; an unreadable one is, so that its record says why. */
 static bool looks_like_dump(const char *path)
 {
@@ -177,8 +178,7 @@ static bool looks_like_dump(const char *path)
 		return b[16] == 4 && b[17] == 0;       /* ET_CORE, little-endian */
 	if (n >= 4 && memcmp(b, "MDMP", 4) == 0)
 		return true;
-	static const unsigned char zstd[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	return n >= 4 && memcmp(b, zstd, 4) == 0;
+	return dump_compression_of(b, (size_t)n) != NULL;
 }
 
 static int add_dir(struct collect *c, const char *dir, int depth);

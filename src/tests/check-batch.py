@@ -3,16 +3,16 @@
 Cores made here: the crash scenario (SIGSEGV in strlen) on every pyenv
 interpreter 3.6-3.13 and once more from a copy of the script in another
 directory with its lines moved; the abort scenario (SIGABRT); gcore
-snapshots of the threads and exceptions scenarios; a zstd copy of the
-threads snapshot (large: its decompression takes a while, which makes the
-hostile cases below).  Then:
+snapshots of the threads and exceptions scenarios; a zstd and an xz copy
+of the threads snapshot (large: the xz copy's decompression takes a while,
+which makes the hostile cases below).  Then:
   * one batch, --jobs 2, over them with a garbage file, a missing path, a
     truncated core, a dump whose worker hangs (this test stops it with
     SIGSTOP, the worker found by the dump it holds open) and one whose
     worker crashes (SIGSEGV from this test) in the middle: every real dump
     has its report, whose stacks match what the process recorded; the
     others have error records ("timeout", "crashed", ...); exit 0;
-  * the zstd dump alone with a --timeout shorter than its analysis takes;
+  * the xz dump alone with a --timeout shorter than its analysis takes;
   * --max-memory too small for the zstd dump's decompression: an error
     record for it, the others reported (not under AddressSanitizer, whose
     shadow memory needs more than any small limit);
@@ -227,8 +227,8 @@ def check_progress(paths):
 def main():
     tap = cs.TAP()
     name = "batch over real cores: hostile inputs, order, shards, skip-done, fingerprints"
-    if not shutil.which("gcore") or not shutil.which("zstd"):
-        tap.skip(name, "needs gcore (Debian package gdb) and zstd")
+    if not shutil.which("gcore") or not shutil.which("zstd") or not shutil.which("xz"):
+        tap.skip(name, "needs gcore (Debian package gdb), zstd and xz (xz-utils)")
         return tap.done()
     _, why = cs.kernel_core_usable()
     if why:
@@ -257,10 +257,15 @@ def run(tap, work):
         f.write(open(cores["abort"][0], "rb").read(200000))
     big = os.path.join(work, "big.core.zst")
     subprocess.run(["zstd", "-q", "-1", cores["threads"][0], "-o", big], check=True)
+    # xz decompresses ten times slower than zstd: a dump slow enough to
+    # catch its worker, and to time out
+    slow = os.path.join(work, "slow.core.xz")
+    with open(cores["threads"][0], "rb") as src, open(slow, "wb") as dst:
+        subprocess.run(["xz", "-c", "-0", "-T1"], stdin=src, stdout=dst, check=True)
     times = []
     for _ in range(3):
         t = time.time()
-        subprocess.run([cs.PYCORE, "analyze", "--format", "json", big], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([cs.PYCORE, "analyze", "--format", "json", slow], stdout=subprocess.DEVNULL, check=True)
         times.append(time.time() - t)
     short = min(times) / 8
 
@@ -268,10 +273,10 @@ def run(tap, work):
     # crashes (SIGSEGV from this test), among the others; their
     # decompression takes long enough to catch the worker in it, and if one
     # was missed the whole batch is run again (at most 5 times)
-    hang = os.path.join(work, "hang.core.zst")
-    crash = os.path.join(work, "crash.core.zst")
-    shutil.copy(big, hang)
-    shutil.copy(big, crash)
+    hang = os.path.join(work, "hang.core.xz")
+    crash = os.path.join(work, "crash.core.xz")
+    shutil.copy(slow, hang)
+    shutil.copy(slow, crash)
     half = len(real) // 2
     inputs = real[:half] + [garbage, missing, truncated, hang, crash] + real[half:]
     for attempt in range(5):
@@ -309,13 +314,13 @@ def run(tap, work):
 
     # a dump whose analysis itself outlasts a short --timeout
     if short >= 0.01:
-        rc, records, err = batch(["--timeout", "%.3f" % short, big])
+        rc, records, err = batch(["--timeout", "%.3f" % short, slow])
         if rc != 0 or records[0].get("error", {}).get("code") != "timeout":
             raise Failure("%s with --timeout %.3f (analyze takes %.3f s): exit %d, %s"
-                          % (big, short, min(times), rc, records[0].get("error") or "reported"))
+                          % (slow, short, min(times), rc, records[0].get("error") or "reported"))
         tap.ok("--timeout %.3f on a dump analyzed in %.3f s: %s" % (short, min(times), records[0]["error"]["message"]))
     else:
-        tap.skip("--timeout", "the zstd dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
+        tap.skip("--timeout", "the xz dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
 
     if sanitized():
         tap.skip("--max-memory", "under AddressSanitizer (its shadow memory needs more than any small limit)")
@@ -364,9 +369,9 @@ def run(tap, work):
         raise Failure("lists on standard input: %s and %s" % (paths_of(a), paths_of(b)))
     rc, records, err = batch([work])
     found = sorted(paths_of(records))
-    want = sorted(real + [big, hang, crash, garbage, truncated])
+    want = sorted(real + [big, slow, hang, crash, garbage, truncated])
     # the garbage file does not start like a dump: a directory's search
-    # leaves it out; the truncated core and the zstd dump do
+    # leaves it out; the truncated core and the compressed dumps do
     want.remove(garbage)
     if rc != 0 or found != want or "files in directories that are not dumps" not in err:
         raise Failure("a directory: records for %s, want %s (%s)" % (found, want, err.strip()))
