@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/surrogates.h"
 #include "dump/dump.h"
 #include "util/hash.h"
 
@@ -99,13 +100,19 @@ static int read_done(const char *file, struct path_set *s)
 	char *line = NULL;
 	size_t cap = 0;
 	int rc = 0;
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
-		json_t *j = json_loads(line, 0, NULL);
+	ssize_t n;
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		/* a path that is not UTF-8 is written with lone surrogates */
+		char *paired = jsonl_pair_surrogates(line, (size_t)n);
+		json_t *j = paired ? json_loads(paired, 0, NULL) : NULL;
 		const char *p = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
-		if (p && set_add(s, p) != 0) {
+		char *bytes = p ? jsonl_unmark(p, false) : NULL;
+		if (!paired || (p && (!bytes || set_add(s, bytes) != 0))) {
 			fprintf(stderr, "pycore: batch: --skip-done %s: out of memory\n", file);
 			rc = -1;
 		}
+		free(bytes);
+		free(paired);
 		json_decref(j);
 	}
 	if (rc == 0 && ferror(f)) {

@@ -19,7 +19,8 @@ which makes the hostile cases below).  Then:
   * --ordered keeps input order; --shard K/N for N = 3 partitions the dumps
     exactly as FNV-1a 64 of the path mod N (computed here independently);
     --skip-done leaves out what a file of earlier records holds (a line cut
-    short is not a record); lists on standard input (newline and -0);
+    short is not a record; a path that is not UTF-8, its bytes written as
+    lone surrogates, is read back); lists on standard input (newline and -0);
     directories searched recursively (the truth files beside the cores are
     not dumps); a progress line only when stderr is a terminal;
   * fingerprints: the crash scenario on every interpreter, and moved, gives
@@ -361,6 +362,22 @@ def run(tap, work):
     if "2 already in --skip-done" not in err:
         raise Failure("--skip-done: the summary does not count the skipped: %s" % err.strip())
     tap.ok("--skip-done: %d done, %d analyzed" % (2, len(rest)))
+
+    # a core at a path that is not UTF-8: its record spells the bytes as
+    # lone surrogates ("\udce9"), and --skip-done must read them back
+    odd = os.fsdecode(os.path.join(os.fsencode(work), b"caf\xe9-\xff.core"))
+    shutil.copy(real[0], odd)
+    p = subprocess.run([cs.PYCORE, "batch", os.fsencode(odd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0 or b"\\udce9" not in p.stdout:
+        raise Failure("a non-UTF-8 path: exit %d, no \\udce9 in its record: %s" % (p.returncode, p.stdout[:300]))
+    with open(done, "wb") as f:
+        f.write(p.stdout)      # pycore's own line, as written
+    rc, rest, err = batch(["--skip-done", done, odd, real[1]])
+    if rc != 0 or paths_of(rest) != [real[1]] or "1 already in --skip-done" not in err:
+        raise Failure("--skip-done with a non-UTF-8 path: exit %d, records for %s: %s"
+                      % (rc, paths_of(rest), err.strip()))
+    os.unlink(odd)
+    tap.ok("--skip-done reads a non-UTF-8 path's record (its bytes as \\udcNN)")
 
     listing = "\n".join(real[:3] + [garbage]) + "\n"
     rc, a, err = batch([], stdin=listing.encode())
