@@ -405,7 +405,6 @@ enum pc_code dump_inflate(struct dump *d)
 	if (st == PC_ETRUNCATED && total > 0) {
 		/* keep what was decompressed: a truncated core */
 		dump_warn(d, "%s", d->p->error);
-		d->p->truncated = true;
 		d->p->inflate_cut = d->p->error;
 		d->p->error = NULL;
 		st = PC_OK;

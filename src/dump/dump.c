@@ -231,6 +231,8 @@ static enum pc_code open_mapped(struct dump *d)
 		dump_set_error(d, "the %s stream does not hold a core dump", d->compression);
 	else
 		dump_set_error(d, "not a core dump (unknown file format)");
+	if (st == PC_OK && d->p->inflate_cut)
+		d->p->truncated = true;    /* whatever the reader found: the stream was cut */
 	if (st != PC_OK && d->p->inflate_cut) {
 		/* what is left of a cut stream is not enough: say both */
 		char *why = d->p->error;

@@ -58,16 +58,17 @@ enum pc_code dump_add_file_segments(struct dump *d);
 
 /* Compressed dumps (compress.c).  Replace d->p->map by its decompressed
  * contents (an unlinked temporary file, mapped): d->p->map starts with one
- * of the magics dump_compression_of knows.  A stream cut inside a frame
- * gives what was decompressed, d->p->truncated set and a warning. */
+ * of the magics dump_compression_of knows.  A stream cut short gives what
+ * was decompressed, a warning, and d->p->inflate_cut (the warning's text):
+ * open_mapped marks the dump truncated. */
 enum pc_code dump_inflate(struct dump *d);
+/* The magic of the compression NAME in *MAGIC, and its length (0: no such). */
+size_t dump_compression_magic(const char *name, const uint8_t **magic);
 /* The decoding itself: d->p->map's stream, decompressed and handed to SINK
  * piece by piece (non-zero from SINK: stop, an I/O error, errno set);
  * *TOTAL is the number of bytes decompressed.  MEM_LIMIT: the most the
  * decoder's window may take (0: the library's default).  PC_ETRUNCATED:
- * the input ends inside a frame, after *TOTAL good bytes. */
-/* The magic of the compression NAME in *MAGIC, and its length (0: no such). */
-size_t dump_compression_magic(const char *name, const uint8_t **magic);
+ * the input ends before the stream does, after *TOTAL good bytes. */
 typedef int (*dump_sink)(void *arg, const uint8_t *p, size_t n);
 enum pc_code dump_decode(struct dump *d, dump_sink sink, void *arg, uint64_t mem_limit, uint64_t *total);
 

@@ -81,14 +81,17 @@ compressors="zstd:zst:zstd:-q_-1 gzip:gz:gzip:-1 xz:xz:xz-utils:-0_-T1 lz4:lz4:l
 compressed_names() {
 	f=${1%%:*} x=$(echo "$1" | cut -d: -f2)
 	echo "truncated: half.$x ($2 core, $f-compressed, cut in half)"
+	echo "exit 1: tail.$x ($2 core, $f-compressed, its last 4 bytes cut)"
 	echo "exit 4: corrupt.$x ($2 core, $f-compressed, bytes corrupted in the middle)"
 }
 
 # compressed_cases CORE FORMAT:... WHOSE: CORE compressed by the format's
 # CLI, then cut in half (a truncated core: exit 1 with a partial report
 # whose warnings name the cut stream, or exit 4 when what is left is not
-# enough, the line saying so), and corrupted in the middle (exit 4: what
-# the decoder gave before the damage is not proven)
+# enough, the line saying so), cut by its last 4 bytes (the stream's end:
+# the whole core, but a partial report, exit 1, since the stream's end is
+# not there to prove it), and corrupted in the middle (exit 4: what the
+# decoder gave before the damage is not proven)
 compressed_cases() {
 	f=${2%%:*} x=$(echo "$2" | cut -d: -f2) pkg=$(echo "$2" | cut -d: -f3)
 	opts=$(echo "$2" | cut -d: -f4 | tr _ ' ')
@@ -110,6 +113,17 @@ compressed_cases() {
 		tap_fail "$name" "exit 4, but stderr does not say 'truncated $f stream': $(cat "$tmp/err")"
 	else
 		expect_truncated "$tmp/half.$x" "${name#truncated: }"
+	fi
+	name=$(echo "$names" | sed -n 2p)
+	head -c $((zsize - 4)) "$tmp/core.$x" >"$tmp/tail.$x"
+	"$PYCORE" analyze --format json "$tmp/tail.$x" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 1 ] || ! grep -q "truncated $f stream" "$tmp/out"; then
+		tap_fail "$name" "exit $rc, want 1 with a warning 'truncated $f stream': $(cat "$tmp/err")"
+	elif ! tap_schema "$tmp/out"; then
+		tap_fail "$name" "the partial report does not match the schema"
+	else
+		tap_ok "$name: $(cat "$tmp/err")"
 	fi
 	cp "$tmp/core.$x" "$tmp/corrupt.$x"
 	printf '\377\377\377\377\377\377\377\377' | dd of="$tmp/corrupt.$x" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
