@@ -34,6 +34,9 @@
  * enough for few calls (lz4 decodes a block straight into a buffer at
  * least its size; 256 KiB made lz4 cores 20 % slower). */
 #define OUT_SIZE ((size_t)1 << 20)
+/* dump_decode's buffer (the fuzz targets' sink): a large one would cost
+ * its allocation at every input. */
+#define SMALL_OUT_SIZE ((size_t)64 << 10)
 /* The unit of holes: a page. */
 #define HOLE_UNIT 4096
 
@@ -81,6 +84,7 @@ struct inflate {
 	uint64_t total;
 	uint64_t mem_limit;
 	uint8_t *out;
+	size_t out_size;
 	/* after SINK took OUT: the buffer to decode into next (NULL: OUT again) */
 	uint8_t *(*swap)(void *arg, uint8_t *given);
 };
@@ -145,7 +149,7 @@ static enum pc_code zstd_decode(struct inflate *z)
 	size_t ret = 1;
 	/* until the input is consumed, then until the decoder holds nothing */
 	for (;;) {
-		ZSTD_outBuffer o = { z->out, OUT_SIZE, 0 };
+		ZSTD_outBuffer o = { z->out, z->out_size, 0 };
 		size_t before = in.pos;
 		ret = ZSTD_decompressStream(c, &o, &in);
 		if (ZSTD_isError(ret)) {
@@ -185,7 +189,7 @@ static enum pc_code gzip_decode(struct inflate *z)
 			pos += n;
 		}
 		s.next_out = z->out;
-		s.avail_out = (uInt)OUT_SIZE;
+		s.avail_out = (uInt)z->out_size;
 		ret = inflate(&s, Z_NO_FLUSH);
 		if (ret == Z_MEM_ERROR) {
 			st = no_memory(z);
@@ -195,7 +199,7 @@ static enum pc_code gzip_decode(struct inflate *z)
 			st = corrupt(z, pos - s.avail_in, s.msg ? s.msg : "invalid deflate data");
 			break;
 		}
-		if ((st = emit(z, z->out, OUT_SIZE - s.avail_out)) != PC_OK)
+		if ((st = emit(z, z->out, z->out_size - s.avail_out)) != PC_OK)
 			break;
 		size_t left = len - pos + s.avail_in;
 		if (ret == Z_STREAM_END) {
@@ -242,9 +246,9 @@ static enum pc_code xz_decode(struct inflate *z)
 	lzma_ret r;
 	for (;;) {
 		s.next_out = z->out;
-		s.avail_out = OUT_SIZE;
+		s.avail_out = z->out_size;
 		r = lzma_code(&s, LZMA_FINISH);
-		if ((st = emit(z, z->out, OUT_SIZE - s.avail_out)) != PC_OK)
+		if ((st = emit(z, z->out, z->out_size - s.avail_out)) != PC_OK)
 			break;
 		if (r == LZMA_OK)
 			continue;
@@ -273,7 +277,7 @@ static enum pc_code lz4_decode(struct inflate *z)
 	enum pc_code st = PC_OK;
 	/* frames one after another (lz4 -d reads them); hint 0: a frame ended */
 	while (pos < len) {
-		size_t out_n = OUT_SIZE, in_n = len - pos;
+		size_t out_n = z->out_size, in_n = len - pos;
 		hint = LZ4F_decompress(c, z->out, &out_n, in + pos, &in_n, NULL);
 		if (LZ4F_isError(hint)) {
 			st = corrupt(z, pos, LZ4F_getErrorName(hint));
@@ -287,7 +291,7 @@ static enum pc_code lz4_decode(struct inflate *z)
 	}
 	/* the input is consumed: drain what the decoder still holds */
 	while (st == PC_OK && hint != 0) {
-		size_t out_n = OUT_SIZE, in_n = 0;
+		size_t out_n = z->out_size, in_n = 0;
 		hint = LZ4F_decompress(c, z->out, &out_n, in + pos, &in_n, NULL);
 		if (LZ4F_isError(hint) || out_n == 0)
 			break;
@@ -299,11 +303,12 @@ static enum pc_code lz4_decode(struct inflate *z)
 	return st;
 }
 
+/* OUT_SIZE: the size of the buffers SWAP hands out too. */
 static enum pc_code decode(struct dump *d, dump_sink sink, uint8_t *(*swap)(void *, uint8_t *), void *arg,
-			   uint64_t mem_limit, uint64_t *total)
+			   size_t out_size, uint64_t mem_limit, uint64_t *total)
 {
 	const char *name = dump_compression_of(d->p->map, d->p->map_len);
-	struct inflate z = { d, name, sink, arg, 0, mem_limit, malloc(OUT_SIZE), swap };
+	struct inflate z = { d, name, sink, arg, 0, mem_limit, malloc(out_size), out_size, swap };
 	d->compression = name;
 	enum pc_code st;
 	if (!name) {
@@ -326,7 +331,7 @@ static enum pc_code decode(struct dump *d, dump_sink sink, uint8_t *(*swap)(void
 
 enum pc_code dump_decode(struct dump *d, dump_sink sink, void *arg, uint64_t mem_limit, uint64_t *total)
 {
-	return decode(d, sink, NULL, arg, mem_limit, total);
+	return decode(d, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, total);
 }
 
 /* ------------------------------------------------------------------------
@@ -484,14 +489,14 @@ static enum pc_code decode_to_file(struct dump *d, int fd, uint64_t *total)
 	pthread_t th;
 	if (!w.spare || pthread_mutex_init(&w.mu, NULL) != 0) {
 		free(w.spare);
-		return dump_decode(d, sparse_sink, &w.sp, 0, total);
+		return decode(d, sparse_sink, NULL, &w.sp, OUT_SIZE, 0, total);
 	}
 	pthread_cond_init(&w.cv, NULL);
 	enum pc_code st;
 	if (pthread_create(&th, NULL, writer_main, &w) != 0) {
-		st = dump_decode(d, sparse_sink, &w.sp, 0, total);
+		st = decode(d, sparse_sink, NULL, &w.sp, OUT_SIZE, 0, total);
 	} else {
-		st = decode(d, writer_sink, writer_swap, &w, 0, total);
+		st = decode(d, writer_sink, writer_swap, &w, OUT_SIZE, 0, total);
 		int err = writer_idle(&w);
 		pthread_mutex_lock(&w.mu);
 		w.stop = true;
