@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd linetable objects text dump walk asyncio"
+fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -65,7 +65,7 @@ fuzz_options() {
 	case $1 in
 	elfcore) echo "-max_len=131072 -timeout=10 -dict=$top/src/fuzz/elfcore.dict" ;;
 	minidump) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/minidump.dict" ;;
-	zstd) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/zstd.dict" ;;
+	zstd | gzip | xz | lz4) echo "-max_len=65536 -timeout=10 -dict=$top/src/fuzz/$1.dict" ;;
 	linetable) echo "-max_len=4096 -timeout=10" ;;
 	objects) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/objects.dict" ;;
 	text) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/text.dict" ;;

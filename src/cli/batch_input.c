@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/surrogates.h"
+#include "dump/dump.h"
 #include "util/hash.h"
 
 #define MAX_DEPTH 256
@@ -98,13 +100,19 @@ static int read_done(const char *file, struct path_set *s)
 	char *line = NULL;
 	size_t cap = 0;
 	int rc = 0;
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
-		json_t *j = json_loads(line, 0, NULL);
+	ssize_t n;
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		/* a path that is not UTF-8 is written with lone surrogates */
+		char *paired = jsonl_pair_surrogates(line, (size_t)n);
+		json_t *j = paired ? json_loads(paired, 0, NULL) : NULL;
 		const char *p = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
-		if (p && set_add(s, p) != 0) {
+		char *bytes = p ? jsonl_unmark(p, false) : NULL;
+		if (!paired || (p && (!bytes || set_add(s, bytes) != 0))) {
 			fprintf(stderr, "pycore: batch: --skip-done %s: out of memory\n", file);
 			rc = -1;
 		}
+		free(bytes);
+		free(paired);
 		json_decref(j);
 	}
 	if (rc == 0 && ferror(f)) {
@@ -161,7 +169,7 @@ static bool wanted(struct collect *c, const char *path)
 }
 
 /* Does the file start like a dump: an ELF core (e_type ET_CORE), a
- * minidump ("MDMP") or a zstd frame?  Files found in directories are
+ * minidump ("MDMP") or a compressed file (zstd, gzip, xz, lz4)?  Files found in directories are
  * analyzed only then; an unreadable one is, so that its record says why. */
 static bool looks_like_dump(const char *path)
 {
@@ -177,8 +185,7 @@ static bool looks_like_dump(const char *path)
 		return b[16] == 4 && b[17] == 0;       /* ET_CORE, little-endian */
 	if (n >= 4 && memcmp(b, "MDMP", 4) == 0)
 		return true;
-	static const unsigned char zstd[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	return n >= 4 && memcmp(b, zstd, 4) == 0;
+	return dump_compression_of(b, (size_t)n) != NULL;
 }
 
 static int add_dir(struct collect *c, const char *dir, int depth);

@@ -9,11 +9,9 @@
  * which.  Only what is printed is kept, never whole reports, so memory
  * grows with the groups, not the lines.
  *
- * Reports name non-UTF-8 bytes as lone surrogates "\udc80".."\udcff"
- * (os.fsdecode's form), which jansson refuses; each is read as the
- * private-use character U+F0080..U+F00FF instead (the surrogate pair
- * "\udb80\udcNN") and turned back into the byte for the file system and
- * the text output, and into "\udcNN" for the JSON output. */
+ * Reports name non-UTF-8 bytes as lone surrogates "\udc80".."\udcff",
+ * read as src/cli/surrogates.h says, and turned back into the byte for the
+ * file system and the text output, and into "\udcNN" for the JSON output. */
 #include "cli/group.h"
 
 #include <errno.h>
@@ -27,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/surrogates.h"
 #include "report/report.h"
 #include "util/hash.h"
 
@@ -57,89 +56,6 @@ struct grouping {
 	unsigned long records, reports, bad, no_fingerprint, errors;
 	json_t *error_codes;         /* code -> count */
 };
-
-/* ------------------------------------------------------------------------
- * Lone surrogates, in and out
- * ------------------------------------------------------------------------ */
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* The code unit of the escape "\uXXXX" at P, or -1. */
-static long unit_at(const char *p)
-{
-	if (p[0] != '\\' || p[1] != 'u')
-		return -1;
-	long v = 0;
-	for (int i = 2; i < 6; i++) {
-		int h = hexval(p[i]);
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-/* LINE with every lone "\udcNN" (NN 80-ff) as "\udb80\udcNN"; malloc'd. */
-static char *pair_surrogates(const char *line, size_t n)
-{
-	char *out = malloc(n * 2 + 1), *o = out;
-	if (!out)
-		return NULL;
-	bool after_high = false;
-	for (size_t i = 0; i < n;) {
-		if (line[i] != '\\' || i + 1 >= n) {
-			*o++ = line[i++];
-			after_high = false;
-			continue;
-		}
-		long u = unit_at(line + i);
-		if (u >= 0xdc80 && u <= 0xdcff && !after_high) {
-			memcpy(o, "\\udb80", 6);
-			o += 6;
-		}
-		after_high = u >= 0xd800 && u <= 0xdbff;
-		/* an escape is copied whole, so that "\\udc80" stays text */
-		size_t len = u >= 0 ? 6 : 2;
-		memcpy(o, line + i, len);
-		o += len;
-		i += len;
-	}
-	*o = 0;
-	return out;
-}
-
-/* U+F0080..U+F00FF in UTF-8: F3 B0 82 80-BF (80-BF), F3 B0 83 80-BF (C0-FF). */
-static int marked_byte(const unsigned char *p)
-{
-	if (p[0] != 0xf3 || p[1] != 0xb0 || (p[2] != 0x82 && p[2] != 0x83) || (p[3] & 0xc0) != 0x80)
-		return -1;
-	return (p[2] == 0x82 ? 0x80 : 0xc0) + (p[3] & 0x3f);
-}
-
-/* S with each such character as its byte (malloc'd), or as "\udcNN"
- * (JSON_TEXT). */
-static char *unmark(const char *s, bool json_text)
-{
-	size_t n = strlen(s);
-	char *out = malloc(n * 2 + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		int b = i + 4 <= n ? marked_byte((const unsigned char *)s + i) : -1;
-		if (b < 0) {
-			*o++ = s[i++];
-		} else {
-			o += json_text ? sprintf(o, "\\udc%02x", b) : sprintf(o, "%c", (char)b);
-			i += 4;
-		}
-	}
-	*o = 0;
-	return out;
-}
 
 /* ------------------------------------------------------------------------
  * Reading
@@ -234,7 +150,7 @@ static int add_report(struct grouping *g, json_t *j)
 	if (!gr)
 		return -1;
 	struct seen s = { .record = g->records, .path = (char *)path, .summary = (char *)string_at(j, "summary", "text") };
-	char *fs_path = unmark(path, false);
+	char *fs_path = jsonl_unmark(path, false);
 	struct stat st;
 	if (!fs_path)
 		return -1;
@@ -263,7 +179,7 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 		line[--n] = 0;
 	if (strspn(line, " \t") == n)
 		return 0;
-	char *paired = pair_surrogates(line, n);
+	char *paired = jsonl_pair_surrogates(line, n);
 	if (!paired)
 		return -1;
 	json_error_t err;
@@ -348,7 +264,7 @@ static void iso_time(const struct timespec *t, char *buf, size_t size)
 
 static void put_unmarked(FILE *out, const char *s)
 {
-	char *u = s ? unmark(s, false) : NULL;
+	char *u = s ? jsonl_unmark(s, false) : NULL;
 	report_put_escaped(out, u ? u : "?");
 	free(u);
 }
@@ -420,7 +336,7 @@ static int write_json_line(FILE *out, json_t *j)
 {
 	char *text = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
 	json_decref(j);
-	char *u = text ? unmark(text, true) : NULL;
+	char *u = text ? jsonl_unmark(text, true) : NULL;
 	int rc = u && fputs(u, out) != EOF && fputc('\n', out) != EOF ? 0 : -1;
 	free(text);
 	free(u);

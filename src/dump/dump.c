@@ -303,18 +303,32 @@ struct pc_error *dump_open_fd(int fd, const char *name, struct dump **out)
 /* The format of the bytes at d->p->map, and its reader. */
 static enum pc_code open_mapped(struct dump *d)
 {
-	if (dump_is_zstd(d->p->map, d->p->map_len)) {
-		enum pc_code zs = dump_zstd_inflate(d);
+	if (dump_compression_of(d->p->map, d->p->map_len)) {
+		enum pc_code zs = dump_inflate(d);
 		if (zs != PC_OK)
 			return zs;
 	}
+	enum pc_code st = PC_EFORMAT;
 	if (d->p->map_len >= SELFMAG && memcmp(d->p->map, ELFMAG, SELFMAG) == 0)
-		return dump_elfcore_open(d);
-	if (d->p->map_len >= 4 && memcmp(d->p->map, "MDMP", 4) == 0)
-		return dump_minidump_open(d);
-	dump_set_error(d, d->compression ? "the zstd stream does not hold a core dump"
-			   : "not a core dump (unknown file format)");
-	return PC_EFORMAT;
+		st = dump_elfcore_open(d);
+	else if (d->p->map_len >= 4 && memcmp(d->p->map, "MDMP", 4) == 0)
+		st = dump_minidump_open(d);
+	else if (d->compression)
+		dump_set_error(d, "the %s stream does not hold a core dump", d->compression);
+	else
+		dump_set_error(d, "not a core dump (unknown file format)");
+	if (st == PC_OK && d->p->inflate_cut)
+		d->p->truncated = true;    /* whatever the reader found: the stream was cut */
+	if (st != PC_OK && d->p->inflate_cut) {
+		/* what is left of a cut stream is not enough: say both */
+		char *why = d->p->error;
+		d->p->error = NULL;
+		dump_set_error(d, "%s; what it holds is not enough: %s", d->p->inflate_cut,
+			       why ? why : pc_code_str(st));
+		free(why);
+		st = PC_ETRUNCATED;
+	}
+	return st;
 }
 
 void dump_close(struct dump *d)
@@ -350,6 +364,7 @@ void dump_close(struct dump *d)
 	free(d->executable);
 	dump_coredump_free(d->coredump);
 	free(d->p->error);
+	free(d->p->inflate_cut);
 	free(d->p);
 	free(d->path);
 	free(d);

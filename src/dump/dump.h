@@ -98,7 +98,7 @@ struct dump_priv;
 struct dump {
 	char *path;
 	const char *format;          /* "elf-core" or "minidump" */
-	const char *compression;     /* NULL or "zstd" */
+	const char *compression;     /* NULL, "zstd", "gzip", "xz" or "lz4" */
 	uint64_t file_size;
 
 	/* process facts; pid, ppid, uid and gid < 0 when unknown */
@@ -151,6 +151,10 @@ void dump_coredump_free(struct dump_coredump *c);
  * fuzz targets, which open thousands of inputs a second. */
 struct pc_error *dump_open_memory(const void *data, size_t size, const char *name, struct dump **out);
 void dump_close(struct dump *d);
+
+/* The compression whose magic starts the N bytes at P ("zstd", "gzip",
+ * "xz", "lz4"), NULL if none: such a file is decompressed by dump_open. */
+const char *dump_compression_of(const uint8_t *p, size_t n);
 
 /* Copy LEN bytes at ADDR.  PC_ENOTCAPTURED when any byte is missing. */
 enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len);

@@ -34,6 +34,7 @@ struct dump_priv {
 	char **warnings;
 	size_t nwarnings;
 	bool truncated;              /* the file ends before the data it declares */
+	char *inflate_cut;           /* a compressed stream cut short: the message */
 	struct dump_file *files;     /* parallel to d->modules, or NULL */
 	bool extents_changed;        /* an attached file gave a module its extent */
 	size_t note_bytes;           /* of the annotations kept (minidump.c) */
@@ -57,20 +58,26 @@ enum pc_code dump_minidump_open(struct dump *d);
  * left out, then finish again. */
 enum pc_code dump_add_file_segments(struct dump *d);
 
-/* zstd: is this the start of a zstd frame; replace d->p->map by its
- * decompressed contents (an unlinked temporary file, mapped). */
-bool dump_is_zstd(const uint8_t *p, size_t n);
+/* Compressed dumps (compress.c).  Replace d->p->map by its decompressed
+ * contents (an unlinked temporary file, mapped): d->p->map starts with one
+ * of the magics dump_compression_of knows.  A stream cut short gives what
+ * was decompressed, a warning, and d->p->inflate_cut (the warning's text):
+ * open_mapped marks the dump truncated. */
+enum pc_code dump_inflate(struct dump *d);
+/* The magic of the compression NAME in *MAGIC, and its length (0: no such). */
+size_t dump_compression_magic(const char *name, const uint8_t **magic);
+/* The decoding itself: d->p->map's stream, decompressed and handed to SINK
+ * piece by piece (non-zero from SINK: stop, an I/O error, errno set);
+ * *TOTAL is the number of bytes decompressed.  MEM_LIMIT: the most the
+ * decoder's window may take (0: the library's default).  PC_ETRUNCATED:
+ * the input ends before the stream does, after *TOTAL good bytes. */
+typedef int (*dump_sink)(void *arg, const uint8_t *p, size_t n);
+enum pc_code dump_decode(struct dump *d, dump_sink sink, void *arg, uint64_t mem_limit, uint64_t *total);
 /* An unlinked temporary file under $TMPDIR (else /tmp), open read-write,
  * or -1 with d's error set. */
 int dump_temp_file(struct dump *d);
 /* Write all N bytes at P to FD: 0, or -1 with errno set. */
 int dump_write_all(int fd, const void *p, size_t n);
-enum pc_code dump_zstd_inflate(struct dump *d);
-/* The decoding itself: d->p->map's zstd stream, decompressed and handed
- * to SINK piece by piece (non-zero from SINK: stop, an I/O error, errno
- * set); *TOTAL is the number of bytes decompressed. */
-enum pc_code dump_zstd_decode(struct dump *d, int (*sink)(void *arg, const uint8_t *p, size_t n),
-			      void *arg, uint64_t *total);
 
 /* An empty dump (pid and crashed_tid unknown), NULL when out of memory. */
 struct dump *dump_new(void);

@@ -1,10 +1,11 @@
 /* Shared by the per-reader fuzz targets (fuzz-elfcore, fuzz-minidump,
- * fuzz-zstd, fuzz-linetable, fuzz-objects): each calls one reader directly
- * on the input bytes, no file and no libdwfl, so that a run takes
- * microseconds.  Each target defines fuzz_one(); built with
- * -fsanitize=fuzzer it is libFuzzer's entry point, built as a replay
- * program (FUZZ_REPLAY) main() runs it over the files named on the command
- * line, which is how make check replays testdata/fuzz-regressions/. */
+ * fuzz-zstd, fuzz-gzip, fuzz-xz, fuzz-lz4, fuzz-linetable, fuzz-objects):
+ * each calls one reader directly on the input bytes, no file and no
+ * libdwfl, so that a run takes microseconds.  Each target defines
+ * fuzz_one(); built with -fsanitize=fuzzer it is libFuzzer's entry point,
+ * built as a replay program (FUZZ_REPLAY) main() runs it over the files
+ * named on the command line, which is how make check replays
+ * testdata/fuzz-regressions/. */
 #ifndef PYCORE_FUZZ_READER_H
 #define PYCORE_FUZZ_READER_H
 

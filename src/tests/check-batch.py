@@ -3,23 +3,24 @@
 Cores made here: the crash scenario (SIGSEGV in strlen) on every pyenv
 interpreter 3.6-3.13 and once more from a copy of the script in another
 directory with its lines moved; the abort scenario (SIGABRT); gcore
-snapshots of the threads and exceptions scenarios; a zstd copy of the
-threads snapshot (large: its decompression takes a while, which makes the
-hostile cases below).  Then:
+snapshots of the threads and exceptions scenarios; a zstd and an xz copy
+of the threads snapshot (large: the xz copy's decompression takes a while,
+which makes the hostile cases below).  Then:
   * one batch, --jobs 2, over them with a garbage file, a missing path, a
     truncated core, a dump whose worker hangs (this test stops it with
     SIGSTOP, the worker found by the dump it holds open) and one whose
     worker crashes (SIGSEGV from this test) in the middle: every real dump
     has its report, whose stacks match what the process recorded; the
     others have error records ("timeout", "crashed", ...); exit 0;
-  * the zstd dump alone with a --timeout shorter than its analysis takes;
+  * the xz dump alone with a --timeout shorter than its analysis takes;
   * --max-memory too small for the zstd dump's decompression: an error
     record for it, the others reported (not under AddressSanitizer, whose
     shadow memory needs more than any small limit);
   * --ordered keeps input order; --shard K/N for N = 3 partitions the dumps
     exactly as FNV-1a 64 of the path mod N (computed here independently);
     --skip-done leaves out what a file of earlier records holds (a line cut
-    short is not a record); lists on standard input (newline and -0);
+    short is not a record; a path that is not UTF-8, its bytes written as
+    lone surrogates, is read back); lists on standard input (newline and -0);
     directories searched recursively (the truth files beside the cores are
     not dumps); a progress line only when stderr is a terminal;
   * fingerprints: the crash scenario on every interpreter, and moved, gives
@@ -227,8 +228,8 @@ def check_progress(paths):
 def main():
     tap = cs.TAP()
     name = "batch over real cores: hostile inputs, order, shards, skip-done, fingerprints"
-    if not shutil.which("gcore") or not shutil.which("zstd"):
-        tap.skip(name, "needs gcore (Debian package gdb) and zstd")
+    if not shutil.which("gcore") or not shutil.which("zstd") or not shutil.which("xz"):
+        tap.skip(name, "needs gcore (Debian package gdb), zstd and xz (xz-utils)")
         return tap.done()
     _, why = cs.kernel_core_usable()
     if why:
@@ -257,10 +258,15 @@ def run(tap, work):
         f.write(open(cores["abort"][0], "rb").read(200000))
     big = os.path.join(work, "big.core.zst")
     subprocess.run(["zstd", "-q", "-1", cores["threads"][0], "-o", big], check=True)
+    # xz decompresses ten times slower than zstd: a dump slow enough to
+    # catch its worker, and to time out
+    slow = os.path.join(work, "slow.core.xz")
+    with open(cores["threads"][0], "rb") as src, open(slow, "wb") as dst:
+        subprocess.run(["xz", "-c", "-0", "-T1"], stdin=src, stdout=dst, check=True)
     times = []
     for _ in range(3):
         t = time.time()
-        subprocess.run([cs.PYCORE, "analyze", "--format", "json", big], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([cs.PYCORE, "analyze", "--format", "json", slow], stdout=subprocess.DEVNULL, check=True)
         times.append(time.time() - t)
     short = min(times) / 8
 
@@ -268,10 +274,10 @@ def run(tap, work):
     # crashes (SIGSEGV from this test), among the others; their
     # decompression takes long enough to catch the worker in it, and if one
     # was missed the whole batch is run again (at most 5 times)
-    hang = os.path.join(work, "hang.core.zst")
-    crash = os.path.join(work, "crash.core.zst")
-    shutil.copy(big, hang)
-    shutil.copy(big, crash)
+    hang = os.path.join(work, "hang.core.xz")
+    crash = os.path.join(work, "crash.core.xz")
+    shutil.copy(slow, hang)
+    shutil.copy(slow, crash)
     half = len(real) // 2
     inputs = real[:half] + [garbage, missing, truncated, hang, crash] + real[half:]
     for attempt in range(5):
@@ -309,13 +315,13 @@ def run(tap, work):
 
     # a dump whose analysis itself outlasts a short --timeout
     if short >= 0.01:
-        rc, records, err = batch(["--timeout", "%.3f" % short, big])
+        rc, records, err = batch(["--timeout", "%.3f" % short, slow])
         if rc != 0 or records[0].get("error", {}).get("code") != "timeout":
             raise Failure("%s with --timeout %.3f (analyze takes %.3f s): exit %d, %s"
-                          % (big, short, min(times), rc, records[0].get("error") or "reported"))
+                          % (slow, short, min(times), rc, records[0].get("error") or "reported"))
         tap.ok("--timeout %.3f on a dump analyzed in %.3f s: %s" % (short, min(times), records[0]["error"]["message"]))
     else:
-        tap.skip("--timeout", "the zstd dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
+        tap.skip("--timeout", "the xz dump is analyzed in %.3f s, too fast to time out reliably" % min(times))
 
     if sanitized():
         tap.skip("--max-memory", "under AddressSanitizer (its shadow memory needs more than any small limit)")
@@ -357,6 +363,22 @@ def run(tap, work):
         raise Failure("--skip-done: the summary does not count the skipped: %s" % err.strip())
     tap.ok("--skip-done: %d done, %d analyzed" % (2, len(rest)))
 
+    # a core at a path that is not UTF-8: its record spells the bytes as
+    # lone surrogates ("\udce9"), and --skip-done must read them back
+    odd = os.fsdecode(os.path.join(os.fsencode(work), b"caf\xe9-\xff.core"))
+    shutil.copy(real[0], odd)
+    p = subprocess.run([cs.PYCORE, "batch", os.fsencode(odd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0 or b"\\udce9" not in p.stdout:
+        raise Failure("a non-UTF-8 path: exit %d, no \\udce9 in its record: %s" % (p.returncode, p.stdout[:300]))
+    with open(done, "wb") as f:
+        f.write(p.stdout)      # pycore's own line, as written
+    rc, rest, err = batch(["--skip-done", done, odd, real[1]])
+    if rc != 0 or paths_of(rest) != [real[1]] or "1 already in --skip-done" not in err:
+        raise Failure("--skip-done with a non-UTF-8 path: exit %d, records for %s: %s"
+                      % (rc, paths_of(rest), err.strip()))
+    os.unlink(odd)
+    tap.ok("--skip-done reads a non-UTF-8 path's record (its bytes as \\udcNN)")
+
     listing = "\n".join(real[:3] + [garbage]) + "\n"
     rc, a, err = batch([], stdin=listing.encode())
     rc0, b, err0 = batch(["-0", "-"], stdin=("\0".join(real[:3] + [garbage]) + "\0").encode())
@@ -364,9 +386,9 @@ def run(tap, work):
         raise Failure("lists on standard input: %s and %s" % (paths_of(a), paths_of(b)))
     rc, records, err = batch([work])
     found = sorted(paths_of(records))
-    want = sorted(real + [big, hang, crash, garbage, truncated])
+    want = sorted(real + [big, slow, hang, crash, garbage, truncated])
     # the garbage file does not start like a dump: a directory's search
-    # leaves it out; the truncated core and the zstd dump do
+    # leaves it out; the truncated core and the compressed dumps do
     want.remove(garbage)
     if rc != 0 or found != want or "files in directories that are not dumps" not in err:
         raise Failure("a directory: records for %s, want %s (%s)" % (found, want, err.strip()))

@@ -14,7 +14,7 @@ pycore's JSON report must match the record frame by frame, and every JSON
 report must match src/report/pycore-report.schema.json.
 
 Output is TAP (src/tests/tap.py): a line per scenario and per check that
-can be skipped on its own (the native stack against gdb's, the zstd copy),
+can be skipped on its own (the native stack against gdb's, the compressed copy),
 a skip naming what is missing (the interpreter, a tool, a compiler).
 
 Environment: PYCORE (the binary), srcdir (the source tree), KEEP_CORES=1 to
@@ -452,26 +452,39 @@ def check_text(core, truth, args):
                 raise Failure("text report lacks %s" % frame_str(f))
 
 
-def check_zstd(core, report, args):
-    """A zstd-compressed copy gives the same report but for its input."""
-    if not shutil.which("zstd"):
-        raise Skip("zstd not installed (Debian package zstd)")
-    z = subprocess.run(["zstd", "-q", "-1", "-f", core, "-o", core + ".zst"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
+# Compressed copies, made by each format's own CLI (Debian package, suffix,
+# options): each scenario's copy is in one format, in turn, so every
+# interpreter meets every format and every format every interpreter.
+COMPRESSORS = [("zstd", "zstd", ".zst", ["-q", "-1"]), ("gzip", "gzip", ".gz", ["-1"]),
+               ("xz", "xz-utils", ".xz", ["-0", "-T1"]), ("lz4", "lz4", ".lz4", ["-q", "-1"])]
+
+
+def compressor_for(scenario):
+    order = GCORE_SCENARIOS + list(CRASHES)
+    return COMPRESSORS[order.index(scenario) % len(COMPRESSORS)]
+
+
+def check_compressed(core, report, args, scenario):
+    """A compressed copy gives the same report but for its input."""
+    fmt, package, suffix, opts = compressor_for(scenario)
+    if not shutil.which(fmt):
+        raise Skip("%s not installed (Debian package %s)" % (fmt, package))
+    with open(core, "rb") as src, open(core + suffix, "wb") as dst:
+        z = subprocess.run([fmt, "-c"] + opts, stdin=src, stdout=dst, stderr=subprocess.PIPE)
     if z.returncode != 0:
-        raise Failure("zstd failed: %s" % z.stdout.decode("utf-8", "replace")[-300:])
-    rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core + ".zst"])
+        raise Failure("%s failed: %s" % (fmt, z.stderr.decode("utf-8", "replace")[-300:]))
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core + suffix])
     if rc != 0:
-        raise Failure("zstd copy: pycore exit %d: %s" % (rc, err.strip()))
+        raise Failure("%s copy: pycore exit %d: %s" % (fmt, rc, err.strip()))
     z = load_report(out)
-    if z["input"]["compression"] != "zstd" or z["input"]["size"] != os.path.getsize(core + ".zst"):
-        raise Failure("zstd copy: input is %s" % z["input"])
+    if z["input"]["compression"] != fmt or z["input"]["size"] != os.path.getsize(core + suffix):
+        raise Failure("%s copy: input is %s" % (fmt, z["input"]))
     del z["input"]
     plain = dict(report)
     del plain["input"]
     if z != plain:
-        raise Failure("zstd copy: the report differs from the plain core's")
-    os.unlink(core + ".zst")
+        raise Failure("%s copy: the report differs from the plain core's" % fmt)
+    os.unlink(core + suffix)
     return "the same report"
 
 
@@ -859,7 +872,8 @@ def check(target, scenario, workdir, name, subs):
         # both SIGSEGV scenarios touch address 0: the fault address is 0
         if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
             raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
-    subs.append(("a zstd-compressed copy", check_zstd, (core, report, args)))
+    subs.append(("a %s-compressed copy" % compressor_for(scenario)[0], check_compressed,
+                 (core, report, args, scenario)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     if scenario == "locals":
         listed_once(report)

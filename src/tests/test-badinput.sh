@@ -74,11 +74,71 @@ expect 4 /bin/true
 head -c 3 /bin/true >"$tmp/elf-magic-only"
 expect 4 "$tmp/elf-magic-only"
 
+# The compressed formats, each FORMAT:SUFFIX:PACKAGE:OPTIONS of its own CLI.
+compressors="zstd:zst:zstd:-q_-1 gzip:gz:gzip:-1 xz:xz:xz-utils:-0_-T1 lz4:lz4:lz4:-q_-1"
+
+# compressed_names FORMAT:... WHOSE: the names of compressed_cases' cases
+compressed_names() {
+	f=${1%%:*} x=$(echo "$1" | cut -d: -f2)
+	echo "truncated: half.$x ($2 core, $f-compressed, cut in half)"
+	echo "exit 1: tail.$x ($2 core, $f-compressed, its last 4 bytes cut)"
+	echo "exit 4: corrupt.$x ($2 core, $f-compressed, bytes corrupted in the middle)"
+}
+
+# compressed_cases CORE FORMAT:... WHOSE: CORE compressed by the format's
+# CLI, then cut in half (a truncated core: exit 1 with a partial report
+# whose warnings name the cut stream, or exit 4 when what is left is not
+# enough, the line saying so), cut by its last 4 bytes (the stream's end:
+# the whole core, but a partial report, exit 1, since the stream's end is
+# not there to prove it), and corrupted in the middle (exit 4: what the
+# decoder gave before the damage is not proven)
+compressed_cases() {
+	f=${2%%:*} x=$(echo "$2" | cut -d: -f2) pkg=$(echo "$2" | cut -d: -f3)
+	opts=$(echo "$2" | cut -d: -f4 | tr _ ' ')
+	names=$(compressed_names "$2" "$3")
+	if ! command -v "$f" >/dev/null; then
+		skip_cases "$names" "$f not installed (Debian package $pkg)"
+		return
+	fi
+	# shellcheck disable=SC2086
+	"$f" -c $opts <"$1" >"$tmp/core.$x"
+	zsize=$(stat -c %s "$tmp/core.$x")
+	head -c $((zsize / 2)) "$tmp/core.$x" >"$tmp/half.$x"
+	name=$(echo "$names" | head -n 1)
+	"$PYCORE" analyze --format json "$tmp/half.$x" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && ! grep -q "truncated $f stream" "$tmp/out"; then
+		tap_fail "$name" "exit 1, but the report's warnings do not say 'truncated $f stream'"
+	elif [ "$rc" -eq 4 ] && ! grep -q "truncated $f stream" "$tmp/err"; then
+		tap_fail "$name" "exit 4, but stderr does not say 'truncated $f stream': $(cat "$tmp/err")"
+	else
+		expect_truncated "$tmp/half.$x" "${name#truncated: }"
+	fi
+	name=$(echo "$names" | sed -n 2p)
+	head -c $((zsize - 4)) "$tmp/core.$x" >"$tmp/tail.$x"
+	"$PYCORE" analyze --format json "$tmp/tail.$x" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 1 ] || ! grep -q "truncated $f stream" "$tmp/out"; then
+		tap_fail "$name" "exit $rc, want 1 with a warning 'truncated $f stream': $(cat "$tmp/err")"
+	elif ! tap_schema "$tmp/out"; then
+		tap_fail "$name" "the partial report does not match the schema"
+	else
+		tap_ok "$name: $(cat "$tmp/err")"
+	fi
+	cp "$tmp/core.$x" "$tmp/corrupt.$x"
+	printf '\377\377\377\377\377\377\377\377' | dd of="$tmp/corrupt.$x" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
+	"$PYCORE" analyze "$tmp/corrupt.$x" >"$tmp/out" 2>"$tmp/err"
+	if grep -q "corrupt $f stream" "$tmp/err"; then
+		label="corrupt.$x ($3 core, $f-compressed, bytes corrupted in the middle)" expect 4 "$tmp/corrupt.$x"
+	else
+		tap_fail "$(echo "$names" | tail -n 1)" "stderr does not say 'corrupt $f stream': $(cat "$tmp/err")"
+	fi
+}
+
 # Cases made from real processes, and what each needs.
 gcore_cases="exit 3: a core of a process that is not Python (sleep)"
 py_cases="--timeout: a time budget too small for any walk
-exit 4: half.zst (a zstd core cut in half)
-exit 4: corrupt.zst (a zstd core with corrupted bytes)
+$(for c in $compressors; do compressed_names "$c" "gcore's"; done)
 exit 4: truncated-3000
 truncated: truncated-half (gcore's, cut in half)"
 skip_cases() { # CASES WHY: a skip for each line of CASES
@@ -128,24 +188,11 @@ else
 		else
 			tap_ok "--timeout: a time budget too small for any walk: exit 1, the report says so"
 		fi
-		# zstd: cut in half, and with a corrupted byte in the middle
-		if command -v zstd >/dev/null; then
-			zstd -q -1 "$core" -o "$tmp/core.zst"
-			zsize=$(stat -c %s "$tmp/core.zst")
-			head -c $((zsize / 2)) "$tmp/core.zst" >"$tmp/half.zst"
-			"$PYCORE" analyze "$tmp/half.zst" >"$tmp/out" 2>"$tmp/err"
-			if grep -q "truncated zstd stream" "$tmp/err"; then
-				label="half.zst (a zstd core cut in half)" expect 4 "$tmp/half.zst"
-			else
-				tap_fail "exit 4: half.zst (a zstd core cut in half)" "stderr does not say 'truncated zstd stream': $(cat "$tmp/err")"
-			fi
-			cp "$tmp/core.zst" "$tmp/corrupt.zst"
-			printf '\377\377\377\377\377\377\377\377' | dd of="$tmp/corrupt.zst" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
-			label="corrupt.zst (a zstd core with corrupted bytes)" expect 4 "$tmp/corrupt.zst"
-		else
-			skip_cases "exit 4: half.zst (a zstd core cut in half)
-exit 4: corrupt.zst (a zstd core with corrupted bytes)" "zstd not installed (Debian package zstd)"
-		fi
+		# each compressed format: cut in half, and with corrupted bytes in
+		# the middle
+		for c in $compressors; do
+			compressed_cases "$core" "$c" "gcore's"
+		done
 		head -c 3000 "$core" >"$tmp/truncated-3000"
 		expect 4 "$tmp/truncated-3000"
 		# cut in the middle: gcore writes its notes last, so they are lost
@@ -159,7 +206,8 @@ fi
 # A kernel core of a Python process (SIGSEGV), cut in half.  Unlike gcore's,
 # a kernel core has its notes first, so they survive the cut while much of
 # the memory (libpython's own first pages among it) is gone.
-kname="truncated: kernel-core-half (the kernel's core, cut in half)"
+kname="truncated: kernel-core-half (the kernel's core, cut in half)
+$(for c in $compressors; do compressed_names "$c" "the kernel's"; done)"
 py=
 for p in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11 /usr/bin/python3; do
 	[ -x "$p" ] && [ -z "$py" ] && py=$p
@@ -167,10 +215,10 @@ done
 pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
 case $pattern in
 '' | '|'* | */* | *%*)
-	tap_skip "$kname" "core_pattern '$pattern' is not a plain file name in the working directory" ;;
+	skip_cases "$kname" "core_pattern '$pattern' is not a plain file name in the working directory" ;;
 *)
 	if [ -z "$py" ]; then
-		tap_skip "$kname" "no Python interpreter"
+		skip_cases "$kname" "no Python interpreter"
 	else
 		mkdir "$tmp/kernel"
 		# python is not the subshell's last command (dash would exec it): the
@@ -182,11 +230,14 @@ case $pattern in
 			[ -f "$f" ] && kcore=$f
 		done
 		if [ -z "$kcore" ]; then
-			tap_skip "$kname" "the kernel wrote no core (ulimit -c, core_pattern '$pattern')"
+			skip_cases "$kname" "the kernel wrote no core (ulimit -c, core_pattern '$pattern')"
 		else
 			size=$(stat -c %s "$kcore")
 			head -c $((size / 2)) "$kcore" >"$tmp/kernel-core-half"
 			expect_truncated "$tmp/kernel-core-half" "kernel-core-half (the kernel's core, cut in half)"
+			for c in $compressors; do
+				compressed_cases "$kcore" "$c" "the kernel's"
+			done
 		fi
 	fi ;;
 esac
