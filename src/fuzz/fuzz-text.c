@@ -16,14 +16,18 @@
  *   U+2066-U+2069), and is valid UTF-8 (a stray byte 0x9b is CSI on an
  *   8-bit terminal);
  * - it has exactly as many newlines as the same report rendered with each
- *   non-empty string replaced by "x" (empty ones kept empty, NULL kept
- *   NULL): no newline of the input's reached the output.  That second
+ *   non-empty string replaced by a placeholder, "x" and the string's
+ *   FNV-1a hash (equal strings stay equal, so identical stacks are grouped
+ *   and recursions collapsed the same way; empty ones kept empty, NULL
+ *   kept NULL): no newline of the input's reached the output.  Source
+ *   lines are off (a path from the input could name a real file).  That second
  *   render runs without the redaction pass, whose choices depend on what
  *   the strings say; the first is checked for control characters both
  *   with and without it. */
 #include <string.h>
 
 #include "fuzz-reader.h"
+#include "util/hash.h"
 #include "model/fingerprint.h"
 #include "model/redact.h"
 #include "report/report.h"
@@ -31,7 +35,7 @@
 struct src {
 	const uint8_t *p, *end;
 	unsigned shape_bits;
-	bool skeleton;       /* every string "x" or "" */
+	bool skeleton;       /* every string a placeholder ("x" and its hash) or "" */
 	struct arena *a;
 };
 
@@ -47,8 +51,16 @@ static const char *next(struct src *s)
 	s->p += n + (z != NULL);
 	if (n == 1 && start[0] == 1)
 		return NULL;
-	if (s->skeleton)
-		return n ? "x" : "";
+	if (s->skeleton && !n)
+		return "";
+	if (s->skeleton) {
+		/* one placeholder per distinct string: equal strings stay equal,
+		 * so stacks are grouped and recursions collapsed alike */
+		char *x = arena_alloc(s->a, 18);
+		if (x)
+			snprintf(x, 18, "x%016llx", (unsigned long long)pc_fnv1a64(PC_FNV1A64_INIT, start, n));
+		return x;
+	}
 	char *str = arena_alloc(s->a, n + 1);
 	if (str)
 		memcpy(str, start, n);
@@ -261,7 +273,8 @@ static char *render(const struct model_report *r, size_t *len)
 	FILE *out = open_memstream(&buf, len);
 	if (!out)
 		abort();
-	report_text_write_tasks(out, r, true);
+	struct report_text_options o = { .tasks = true, .source = false };
+	report_text_write_options(out, r, &o);
 	fclose(out);
 	return buf;
 }
@@ -354,7 +367,7 @@ static int fuzz_one(const uint8_t *data, size_t size)
 	check(text, n, "as given");
 	check(sktext, skn, "skeleton");
 	if (newlines(text, n) != newlines(sktext, skn)) {
-		fprintf(stderr, "fuzz-text: %zu newlines, %zu with every string \"x\": a newline of the input's "
+		fprintf(stderr, "fuzz-text: %zu newlines, %zu with every string a placeholder: a newline of the input's "
 			"reached the text:\n%s\n", newlines(text, n), newlines(sktext, skn), text);
 		abort();
 	}
