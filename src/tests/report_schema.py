@@ -38,7 +38,7 @@ def _local_validator():
         return None
     with open(SCHEMA) as f:
         schema = json.load(f)
-    cls = jsonschema.validators.validator_for(schema)
+    cls = jsonschema.Draft202012Validator   # the schema's draft (its $comment)
     cls.check_schema(schema)
     return cls(schema)
 
