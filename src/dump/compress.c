@@ -359,22 +359,6 @@ int dump_temp_file(struct dump *d)
 	return fd;
 }
 
-int dump_write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n > 0) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 {
 	while (n > 0) {
@@ -398,16 +382,11 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return memcmp(p, zeros, n) == 0;
 }
 
-struct sparse {
-	int fd;
-	uint64_t off;     /* the file offset of the next byte */
-};
-
-/* Write the pages of P that hold something, at their offsets; skip the
- * others (the file's size is set at the end). */
-static int sparse_sink(void *arg, const uint8_t *p, size_t n)
+/* The pages of P that hold something, written at their offsets; the
+ * others skipped (dump_int.h). */
+int dump_sparse_write(void *arg, const uint8_t *p, size_t n)
 {
-	struct sparse *s = arg;
+	struct dump_sparse *s = arg;
 	size_t i = 0, run = 0;   /* run: start of the unwritten non-zero pages */
 	while (i < n) {
 		size_t unit = HOLE_UNIT - (size_t)((s->off + i) % HOLE_UNIT);
@@ -432,7 +411,7 @@ static int sparse_sink(void *arg, const uint8_t *p, size_t n)
 struct writer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct sparse sp;
+	struct dump_sparse sp;
 	const uint8_t *job;          /* the buffer to write; NULL: none */
 	size_t job_n;
 	bool stop;
@@ -450,7 +429,7 @@ static void *writer_main(void *arg)
 		if (!w->job)
 			break;
 		pthread_mutex_unlock(&w->mu);
-		int err = sparse_sink(&w->sp, w->job, w->job_n) != 0 ? errno : 0;
+		int err = dump_sparse_write(&w->sp, w->job, w->job_n) != 0 ? errno : 0;
 		pthread_mutex_lock(&w->mu);
 		if (err && !w->err)
 			w->err = err;
@@ -505,12 +484,12 @@ static enum pc_code decode_to_file(struct dump *d, int fd, uint64_t *total)
 	pthread_t th;
 	if (!w.spare || pthread_mutex_init(&w.mu, NULL) != 0) {
 		free(w.spare);
-		return decode(d, sparse_sink, NULL, &w.sp, OUT_SIZE, 0, total);
+		return decode(d, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total);
 	}
 	pthread_cond_init(&w.cv, NULL);
 	enum pc_code st;
 	if (pthread_create(&th, NULL, writer_main, &w) != 0) {
-		st = decode(d, sparse_sink, NULL, &w.sp, OUT_SIZE, 0, total);
+		st = decode(d, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total);
 	} else {
 		st = decode(d, writer_sink, writer_swap, &w, OUT_SIZE, 0, total);
 		int err = writer_idle(&w);

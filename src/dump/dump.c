@@ -205,14 +205,9 @@ static enum pc_code open_fd(struct dump *d, int fd)
 	return open_mapped(d);
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
-/* Copy standard input (a pipe) into an unlinked temporary file, a block
- * of zeros as a hole (a core is mostly zeros), and return that file, or
- * -1 with d's error set. */
+/* Copy standard input (a pipe) into an unlinked temporary file, zero
+ * pages as holes (a core is mostly zeros) as compressed dumps are written,
+ * and return that file, or -1 with d's error set. */
 static int spool_stdin(struct dump *d)
 {
 	enum { BLOCK = 1 << 16 };
@@ -225,10 +220,10 @@ static int spool_stdin(struct dump *d)
 			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
 		goto fail;
 	}
-	uint64_t total = 0;
+	struct dump_sparse sp = { fd, 0 };
 	for (;;) {
 		size_t have = 0;
-		while (have < BLOCK) {  /* a whole block, so that zeros line up */
+		while (have < BLOCK) {  /* a whole block: fewer, larger writes */
 			ssize_t r = read(STDIN_FILENO, buf + have, BLOCK - have);
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -242,17 +237,14 @@ static int spool_stdin(struct dump *d)
 		}
 		if (have == 0)
 			break;
-		int bad = all_zero(buf, have) ? lseek(fd, (off_t)have, SEEK_CUR) < 0
-			  : dump_write_all(fd, buf, have) != 0;
-		if (bad) {
+		if (dump_sparse_write(&sp, buf, have) != 0) {
 			dump_set_error(d, "cannot write standard input to a temporary file: %s", strerror(errno));
 			goto fail;
 		}
-		total += have;
 		if (have < BLOCK)
 			break;
 	}
-	if (ftruncate(fd, (off_t)total) != 0) {  /* the holes at the end */
+	if (ftruncate(fd, (off_t)sp.off) != 0) {  /* the holes at the end */
 		dump_set_error(d, "cannot write standard input to a temporary file: %s", strerror(errno));
 		goto fail;
 	}

@@ -76,8 +76,15 @@ enum pc_code dump_decode(struct dump *d, dump_sink sink, void *arg, uint64_t mem
 /* An unlinked temporary file under $TMPDIR (else /tmp), open read-write,
  * or -1 with d's error set. */
 int dump_temp_file(struct dump *d);
-/* Write all N bytes at P to FD: 0, or -1 with errno set. */
-int dump_write_all(int fd, const void *p, size_t n);
+/* Writing a file with holes: the pages of P (N bytes) that hold something
+ * are written at OFF, which advances by N; zero pages are skipped (the
+ * caller sets the file's size at the end).  0, or -1 with errno set.  A
+ * dump_sink, ARG a struct dump_sparse. */
+struct dump_sparse {
+	int fd;
+	uint64_t off;     /* the file offset of the next byte */
+};
+int dump_sparse_write(void *arg, const uint8_t *p, size_t n);
 
 /* An empty dump (pid and crashed_tid unknown), NULL when out of memory. */
 struct dump *dump_new(void);

@@ -197,3 +197,16 @@ int model_share_attributes(struct model_report *r)
 	addrtab_free(&seen);
 	return rc;
 }
+
+const struct model_thread *model_find_thread(const struct model_report *r, int64_t tid, uint64_t ident)
+{
+	for (size_t i = 0; (tid >= 0 || ident) && i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (tid >= 0 ? t->tid == tid : t->ident == ident)
+				return t;
+		}
+	}
+	return NULL;
+}

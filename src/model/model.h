@@ -227,5 +227,8 @@ bool model_report_incomplete(const struct model_report *r);
  * variable holding the same object refers to it instead.  0, or -1 when
  * out of memory (nothing is lost: later variables keep their lists). */
 int model_share_attributes(struct model_report *r);
+/* The Python thread (of any interpreter) whose OS thread id is TID, or,
+ * with TID < 0, whose threading ident is IDENT (non-zero); NULL if none. */
+const struct model_thread *model_find_thread(const struct model_report *r, int64_t tid, uint64_t ident);
 
 #endif

@@ -304,17 +304,25 @@ static int32_t frame_words(struct py_ctx *c, uint64_t code)
 	return words > 0 && words <= (1 << 20) ? words : 0;
 }
 
-/* 3.11+: the frames below END on the data stack, from its bottom up to
- * LAST, END's last frame (0: the chain gave none, so up to the top of the
+/* A thread's data stack as stack_chunks reads it: its NCHUNKS chunks,
+ * bottom first, and where each one's frames end. */
+struct data_stack {
+	uint64_t chunks[64], tops[64];
+	size_t nchunks;
+};
+
+/* 3.11+: the frames on the data stack S, from its bottom up to LAST, the
+ * chain's last frame there (0: the chain gave none, so up to the top of the
  * stack): each frame's successor begins where its frame_words() end.  They
  * are appended (innermost first, marked recovered) when the walk reaches
  * LAST, or the stack's recorded top, exactly; else nothing is added.
  * Returns how many were. */
-static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t last)
+static size_t recover_outer(struct py_ctx *c, struct model_thread *t, const struct data_stack *s, uint64_t last)
 {
 	const struct py_layout *L = c->L;
-	uint64_t chunks[64], tops[64], found[MAX_RECOVERED];
-	size_t nchunks = stack_chunks(c, ts, chunks, tops, 64), n = 0;
+	const uint64_t *chunks = s->chunks, *tops = s->tops;
+	uint64_t found[MAX_RECOVERED];
+	size_t nchunks = s->nchunks, n = 0;
 	bool joined = false;
 	for (size_t i = 0; i < nchunks && !joined; i++) {
 		uint64_t f = chunks[i] + STACK_CHUNK_DATA + (i == 0 ? 8 : 0);
@@ -367,9 +375,9 @@ static size_t recover_outer(struct py_ctx *c, struct model_thread *t, uint64_t t
  * stack): said, and what can be recovered, recovered. */
 static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t ts, const struct walk_end *end)
 {
-	uint64_t chunks[64], tops[64];
-	size_t n = end->last_data || end->zeroed ? stack_chunks(c, ts, chunks, tops, 64) : 0;
-	uint64_t first = n ? chunks[0] + STACK_CHUNK_DATA + 8 : 0;
+	struct data_stack s;
+	s.nchunks = end->last_data || end->zeroed ? stack_chunks(c, ts, s.chunks, s.tops, 64) : 0;
+	uint64_t first = s.nchunks ? s.chunks[0] + STACK_CHUNK_DATA + 8 : 0;
 	const char *why = NULL;
 	if (end->zeroed) {
 		int64_t on = dump_tid_of_stack_address(c->d, end->zeroed);
@@ -392,38 +400,45 @@ static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t t
 				   "(0x%llx, the bottom of its data stack)", (unsigned long long)end->last_data,
 				   (unsigned long long)first);
 	}
-	size_t got = first ? recover_outer(c, t, ts, end->last_data) : 0;
+	size_t got = first ? recover_outer(c, t, &s, end->last_data) : 0;
 	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
 						 "stack (marked recovered)", why, got)
 				  : arena_printf(c->a, "%s: outer frames are missing", why));
 }
 
-/* 3.11+: a thread whose current frame is NULL though its data stack holds
- * frames (3.11 and 3.12 reach the current frame through a _PyCFrame on the
- * C stack, at VIA: a dump that holds that stack as zeros reads NULL).
- * Said, and the data stack's frames recovered where they join its top. */
-static void check_null_start(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t via)
+/* The error WHY on T, and the frames of its data stack S recovered. */
+static void recover_thread(struct py_ctx *c, struct model_thread *t, const struct data_stack *s, const char *why)
 {
-	uint64_t chunks[64], tops[64];
-	size_t n = stack_chunks(c, ts, chunks, tops, 64);
-	if (!n || !tops[n - 1] || (n == 1 && tops[0] <= chunks[0] + STACK_CHUNK_DATA + 8))
-		return; /* an empty data stack: no Python frame runs, as the NULL says */
-	int64_t on = via ? dump_tid_of_stack_address(c->d, via) : -1;
-	const char *why = on >= 0 ? arena_printf(c->a, "the current frame, read through the _PyCFrame at 0x%llx "
-						 "on thread %lld's C stack, is NULL, yet the thread's data stack "
-						 "holds frames: the dump does not hold that stack as it was",
-						 (unsigned long long)via, (long long)on)
-				  : "the current frame is NULL, yet the thread's data stack holds frames";
-	size_t got = recover_outer(c, t, ts, 0);
-	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the data stack (marked "
-						 "recovered; frames that generators and coroutines run are kept "
-						 "outside it and cannot be)", why, got)
+	size_t got = s->nchunks ? recover_outer(c, t, s, 0) : 0;
+	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the thread's data stack "
+						 "(marked recovered; frames that generators and coroutines run "
+						 "are kept outside it and cannot be)", why, got)
 				  : arena_printf(c->a, "%s: its frames are missing", why));
 }
 
-size_t py_recover_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts)
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why)
 {
-	return c->L->minor >= 11 ? recover_outer(c, t, ts, 0) : 0;
+	struct data_stack s;
+	s.nchunks = c->L->minor >= 11 ? stack_chunks(c, ts, s.chunks, s.tops, 64) : 0;
+	recover_thread(c, t, &s, why);
+}
+
+/* 3.11+: a thread whose current frame is NULL though its data stack holds
+ * frames (3.11 and 3.12 reach the current frame through a _PyCFrame on the
+ * C stack, at VIA: a dump that holds that stack as zeros reads NULL). */
+static void check_null_start(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t via)
+{
+	struct data_stack s;
+	size_t n = s.nchunks = stack_chunks(c, ts, s.chunks, s.tops, 64);
+	if (!n || !s.tops[n - 1] || (n == 1 && s.tops[0] <= s.chunks[0] + STACK_CHUNK_DATA + 8))
+		return; /* an empty data stack: no Python frame runs, as the NULL says */
+	int64_t on = via ? dump_tid_of_stack_address(c->d, via) : -1;
+	recover_thread(c, t, &s, on >= 0 ? arena_printf(c->a, "the current frame, read through the _PyCFrame "
+							   "at 0x%llx on thread %lld's C stack, is NULL, yet "
+							   "the thread's data stack holds frames: the dump "
+							   "does not hold that stack as it was",
+							   (unsigned long long)via, (long long)on)
+						 : "the current frame is NULL, yet the thread's data stack holds frames");
 }
 
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via)

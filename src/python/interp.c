@@ -75,12 +75,8 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		/* 3.11 and 3.12 keep the pointer in a _PyCFrame on the C stack,
 		 * where a truncated core ends first; its frames are still
 		 * on the thread's data stack */
-		size_t got = py_recover_frames(c, t, ts);
-		const char *why = arena_printf(c->a, "current frame not captured (its pointer, at 0x%llx, is not "
-					       "in the dump)", (unsigned long long)at);
-		py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the thread's data "
-							 "stack (marked recovered)", why, got)
-					  : why);
+		py_recover_thread(c, t, ts, arena_printf(c->a, "current frame not captured (its pointer, at 0x%llx, "
+							 "is not in the dump)", (unsigned long long)at));
 		return;
 	}
 	py_walk_frames(c, t, ts, frame, cframe);

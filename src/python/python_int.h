@@ -176,11 +176,11 @@ void py_gc_after_native(struct py_ctx *c);
  * FRAME was read from when that is not the thread state itself (3.11,
  * 3.12: the _PyCFrame), else 0. */
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via);
-/* 3.11+, when the thread's current frame cannot be read: the frames on
- * its data stack, from the bottom to where the thread state says its top
- * is, appended (innermost first) marked recovered; how many (0 when the
- * data stack cannot be followed to that top). */
-size_t py_recover_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts);
+/* A thread whose current frame cannot be had (WHY says how): the error
+ * WHY, and (3.11+) the frames on its data stack, from the bottom to the
+ * top its thread state records, appended (innermost first) marked
+ * recovered when that walk meets the top exactly; the error counts them. */
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);

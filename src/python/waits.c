@@ -261,22 +261,9 @@ static uint64_t c_wait(struct py_ctx *c, uint64_t frame, uint64_t futex, uint64_
 	return 0;
 }
 
-static const struct model_thread *thread_by_ident(const struct model_report *r, uint64_t ident)
-{
-	for (size_t i = 0; ident && i < r->interps.n; i++) {
-		const struct model_interp *mi = r->interps.items[i];
-		for (size_t k = 0; k < mi->threads.n; k++) {
-			const struct model_thread *t = mi->threads.items[k];
-			if (t->ident == ident)
-				return t;
-		}
-	}
-	return NULL;
-}
-
 static void set_owner(struct py_ctx *c, struct model_wait *w, uint64_t ident)
 {
-	const struct model_thread *o = thread_by_ident(c->r, ident);
+	const struct model_thread *o = model_find_thread(c->r, -1, ident);
 	if (o && o->tid >= 0) {
 		w->owner = o->tid;
 		w->owner_name = o->name;

@@ -50,25 +50,12 @@ static void put_cut(FILE *m, const char *s, size_t max)
 	fputs("...", m);
 }
 
-static const struct model_thread *by_tid(const struct model_report *r, int64_t tid)
-{
-	for (size_t i = 0; tid >= 0 && i < r->interps.n; i++) {
-		const struct model_interp *mi = r->interps.items[i];
-		for (size_t k = 0; k < mi->threads.n; k++) {
-			const struct model_thread *t = mi->threads.items[k];
-			if (t->tid == tid)
-				return t;
-		}
-	}
-	return NULL;
-}
-
 /* The thread T waits for: the owner of what it waits on. */
 static const struct model_thread *waits_for(const struct model_report *r, const struct model_thread *t)
 {
 	if (!t->waiting_on || t->waiting_on->owner < 0 || t->waiting_on->owner == t->tid)
 		return NULL;
-	return by_tid(r, t->waiting_on->owner);
+	return model_find_thread(r, t->waiting_on->owner, 0);
 }
 
 /* Cycles of waits: each thread waits for at most one other, so following

@@ -20,22 +20,17 @@ core).
 Prints TAP lines (ok N - ..., not ok N - ..., ok N - ... # SKIP why);
 exit 0 pass, 1 fail, 77 when nothing ran."""
 import glob
-import importlib.util
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
 
-
-cs = load("check_stacks", "check-stacks.py")
-cn = load("check_native", "check-native.py")
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cn = load_script("check_native", os.path.join(HERE, "check-native.py"))
 
 FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
 FIRST_MINOR, LAST_MINOR = 8, 15

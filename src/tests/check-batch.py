@@ -31,7 +31,6 @@ which makes the hostile cases below).  Then:
 Output: TAP, one line per case; a case that cannot run here is a skip by name.
 """
 import glob
-import importlib.util
 import json
 import os
 import pty
@@ -45,9 +44,10 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 
 Failure = cs.Failure
 

@@ -17,7 +17,6 @@ schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
 """
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -28,9 +27,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 
 
 class Core:

@@ -19,7 +19,6 @@ lldb: the newest lldb-1X on PATH; a style it cannot write is a SKIP by name.
 Prints TAP ("ok N - name", "# SKIP reason", the plan at the end); exit 0
 pass, 1 fail, 77 when nothing could run."""
 import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -32,15 +31,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
 
-
-cs = load("check_stacks", "check-stacks.py")
-cn = load("check_native", "check-native.py")
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cn = load_script("check_native", os.path.join(HERE, "check-native.py"))
 
 STYLES = ("full", "modified-memory", "stack")
 PYTHONS = (("py3.12", "/root/.pyenv/versions/3.12*/bin/python3.12"), ("debian3.11", "/usr/bin/python3.11"))

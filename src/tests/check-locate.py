@@ -13,7 +13,6 @@ in a C program.  Output: TAP, one line per case; a case that cannot run
 here is a skip naming what is missing.
 """
 import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -24,9 +23,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 
 
 def hidden(libdir, empty, args):

@@ -22,7 +22,6 @@ lldb-written minidumps of a live process, and corrupt ones.
 lldb is $LLDB, else lldb-19, else lldb-16.  Output: TAP, one line per case.
 """
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -33,9 +32,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 CONVERT = os.path.join(cs.SRCDIR, "scripts", "core2minidump")
 SNAPSHOTS = ("threads", "recursion", "genco", "exceptions", "gc")
 

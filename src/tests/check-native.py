@@ -32,17 +32,18 @@ interpreter present (src/tests/interpreters/*.interp).
 Output: TAP, one line per case, every case that cannot run a skip by
 name."""
 import glob
-import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 
 EVAL = "_PyEval_EvalFrameDefault"   # or a part GCC split off it: .cold
 GDB_THREAD = """python
@@ -373,7 +374,9 @@ def private_root_check(target, work, fn):
     a root filesystem of its own: a child process enters a mount namespace
     of its own, assembles WORK/root there from read-only bind mounts (the
     Debian unstable root's /usr, whose C library is not this machine's, as
-    a container's often is not; the interpreter's prefix) and
+    a container's often is not; the interpreter's prefix, or for an
+    interpreter of this machine's /usr, it and its standard library under
+    /opt/pycore-host) and
     runs FN with the interpreter chrooted into it, and pycore in that
     namespace, where the paths the core names exist.  GCORE runs gdb's
     gcore here, outside the namespace, as for a container's process (gdb 13
@@ -386,9 +389,18 @@ def private_root_check(target, work, fn):
         raise cs.Skip("a root filesystem of its own needs root (mount namespaces, chroot)")
     if not shutil.which("mount"):
         raise cs.Skip("mount not installed")
-    prefix = os.path.dirname(os.path.dirname(os.path.realpath(target.exe)))
+    real = os.path.realpath(target.exe)
+    prefix = os.path.dirname(os.path.dirname(real))
+    exe, binds = target.exe, [(prefix, prefix)]
     if prefix == "/usr" or prefix.startswith("/usr/"):
-        raise cs.Skip("%s is part of this machine's /usr, which the Debian unstable root replaces" % target.exe)
+        # this machine's /usr gives way to the root's: the interpreter and
+        # its standard library come in under a prefix of their own, where
+        # it finds them (sys.prefix from its own location)
+        m = re.match(r"python(\d+\.\d+)", os.path.basename(real))
+        if not m or not os.path.isdir("/usr/lib/python" + m.group(1)):
+            raise cs.Skip("no standard library of %s in /usr/lib" % target.exe)
+        exe = "/opt/pycore-host/bin/" + os.path.basename(real)
+        binds = [(real, exe), ("/usr/lib/python" + m.group(1), "/opt/pycore-host/lib/python" + m.group(1))]
     sid, why = cs.sid_root()
     if not sid:
         raise cs.Skip("no Debian unstable root for its /usr: %s" % why)
@@ -413,17 +425,21 @@ def private_root_check(target, work, fn):
                 raise cs.Skip("unshare(CLONE_NEWNS): %s" % os.strerror(ctypes.get_errno()))
             subprocess.run(["mount", "--make-rprivate", "/"], check=True)
             os.makedirs(os.path.join(root, "tmp"))
-            binds = [(sid + "/usr", "/usr"), (prefix, prefix)]
+            binds = [(sid + "/usr", "/usr")] + binds
             for d in ("/lib", "/lib64", "/bin", "/sbin"):
                 if os.path.islink(sid + d):
                     os.symlink(os.readlink(sid + d), root + d)
                 elif os.path.isdir(sid + d):
                     binds.append((sid + d, d))
             for src, d in binds:
-                os.makedirs(root + d, exist_ok=True)
+                if os.path.isdir(src):
+                    os.makedirs(root + d, exist_ok=True)
+                else:  # a file is bound onto a file
+                    os.makedirs(os.path.dirname(root + d), exist_ok=True)
+                    open(root + d, "w").close()
                 subprocess.run(["mount", "--bind", src, root + d], check=True)
                 subprocess.run(["mount", "-o", "remount,bind,ro", root + d], check=True)
-            chrooted = cs.Target(target.exe, root)
+            chrooted = cs.Target(exe, root)
             out = {"how": "ok", "what": fn(chrooted, chrooted.workdir("zero-"), gcore)}
         except cs.Skip as e:
             out = {"how": "skip", "what": str(e)}

@@ -39,7 +39,6 @@ Output: TAP, one line per case; a case that cannot run here (no gcore, a
 core_pattern the kernel cores of this test cannot be found with) is a skip
 by name."""
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -50,12 +49,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
-spec = importlib.util.spec_from_file_location("check_report", os.path.join(HERE, "check-report.py"))
-cr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cr)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
+cr = load_script("check_report", os.path.join(HERE, "check-report.py"))
 Failure = cs.Failure
 
 

@@ -25,7 +25,6 @@ Output: TAP, one line per case; a case that cannot run here is a skip by name.
 """
 import ast
 import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -36,9 +35,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 
 Failure = cs.Failure
 

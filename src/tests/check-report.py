@@ -23,7 +23,6 @@ Output: TAP, one line per case; a case that cannot run here (no
 interpreter, no gcore, a core_pattern the kernel cores of this test cannot
 be found with) is a skip by name."""
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -34,9 +33,10 @@ import shutil
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 Failure = cs.Failure
 
 ARGS = [b"line one\nline two", b"caf\xe9-\xff.txt"]

@@ -27,7 +27,6 @@ Every cut must give, within 60 s and never by a signal:
 Output: TAP, one line per interpreter and limit or cut (a skip by name when
 the interpreter is not installed or the kernel's cores cannot be had).
 """
-import importlib.util
 import os
 import signal
 import struct
@@ -35,9 +34,10 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cs)
+sys.path.insert(0, HERE)
+from tap import load_script  # noqa: E402
+
+cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
 Failure, Skip = cs.Failure, cs.Skip
 
 LIMITS = ["8192", "25%", "50%", "75%", "90%"]  # of the bytes the whole core holds
