@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,9 @@ struct locate {
 	size_t ndirs;
 	char **trees;                    /* build-id trees, in order */
 	char *debuginfo_path;
+	char **loader_dirs;              /* the main program's RUNPATH/RPATH, then the
+					    loader's defaults; NULL until wanted */
+	bool loader_listed;
 };
 
 const char *locate_how_str(enum locate_how how)
@@ -59,6 +64,7 @@ const char *locate_how_str(enum locate_how how)
 	case LOCATE_SEARCH_PATH: return "--search-path";
 	case LOCATE_BUILD_ID_TREE: return "build-id tree";
 	case LOCATE_DEBUGINFOD: return "debuginfod";
+	case LOCATE_LOADER_PATH: return "the dynamic loader's directories";
 	}
 	return "?";
 }
@@ -288,6 +294,115 @@ static bool search_debuginfod(struct search *s)
 }
 
 /* ------------------------------------------------------------------------
+ * A module recorded by its name only (Crashpad names a library found by the
+ * dynamic loader by its soname): the directories the loader searched
+ * ------------------------------------------------------------------------ */
+
+static char **list_add(char **list, size_t *n, char *item)
+{
+	char **l = realloc(list, (*n + 2) * sizeof(*l));
+	if (!l || !item) {
+		free(item);
+		return l ? l : list;
+	}
+	l[(*n)++] = item;
+	l[*n] = NULL;
+	return l;
+}
+
+/* Directories the dynamic loader searches for a program's libraries when
+ * no LD_LIBRARY_PATH is set (ld.so(8)): the program's DT_RPATH or
+ * DT_RUNPATH, then the defaults; /etc/ld.so.cache is not read, Debian's
+ * multiarch directories stand for it. */
+static const char *const LOADER_DEFAULTS[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/usr/local/lib",
+	"/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL,
+};
+
+/* The RUNPATH (else RPATH) string of the ELF file DATA, or NULL. */
+static char *elf_runpath(const uint8_t *data, size_t size)
+{
+	elf_version(EV_CURRENT);
+	Elf *e = elf_memory((char *)data, size);
+	char *out = NULL, *rpath = NULL;
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		Elf_Data *dd = elf_getdata(scn, NULL);
+		for (size_t i = 0; dd && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(dd, (int)i, &dyn))
+				break;
+			if (dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+				continue;
+			const char *v = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			char **slot = dyn.d_tag == DT_RUNPATH ? &out : &rpath;
+			if (v && !*slot)
+				*slot = strdup(v);
+		}
+		break;
+	}
+	if (e)
+		elf_end(e);
+	if (out)
+		free(rpath);
+	return out ? out : rpath;
+}
+
+/* DIR with $ORIGIN (or ${ORIGIN}) replaced by ORIGIN. */
+static char *expand_origin(const char *dir, const char *origin)
+{
+	const char *tok = strstr(dir, "$ORIGIN") ? "$ORIGIN" : strstr(dir, "${ORIGIN}") ? "${ORIGIN}" : NULL;
+	if (!tok)
+		return strdup(dir);
+	const char *at = strstr(dir, tok);
+	char *s = NULL;
+	if (asprintf(&s, "%.*s%s%s", (int)(at - dir), dir, origin, at + strlen(tok)) < 0)
+		return NULL;
+	return s;
+}
+
+static void list_loader_dirs(struct locate *l)
+{
+	l->loader_listed = true;
+	size_t n = 0;
+	struct dump *d = l->d;
+	for (size_t i = 0; d->executable && i < d->nmodules; i++) {
+		const struct locate_result *r = &l->results[i];
+		if (strcmp(d->modules[i].path, d->executable) != 0 || !r->data)
+			continue;
+		char *rp = elf_runpath(r->data, r->size);
+		const char *slash = strrchr(d->executable, '/');
+		char *origin = slash ? strndup(d->executable, (size_t)(slash - d->executable)) : strdup(".");
+		char *save = NULL;
+		for (char *t = rp && origin ? strtok_r(rp, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
+			if (*t)
+				l->loader_dirs = list_add(l->loader_dirs, &n, expand_origin(t, origin));
+		free(origin);
+		free(rp);
+		break;
+	}
+	for (const char *const *t = LOADER_DEFAULTS; *t; t++)
+		l->loader_dirs = list_add(l->loader_dirs, &n, strdup(*t));
+}
+
+static bool search_loader_dirs(struct search *s)
+{
+	struct locate *l = s->l;
+	if (!l->loader_listed)
+		list_loader_dirs(l);
+	for (char **t = l->loader_dirs; t && *t; t++) {
+		char *dir = l->p->sysroot ? join(l->p->sysroot, *t) : strdup(*t);
+		bool ok = dir && take_joined(s, dir, s->m->path, LOCATE_LOADER_PATH);
+		free(dir);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------------
  * One module, in the documented order
  * ------------------------------------------------------------------------ */
 
@@ -319,6 +434,8 @@ static void resolve(struct locate *l, struct dump_module *m, struct locate_resul
 						: take(&s, m->path, LOCATE_RECORDED);
 	if (!ok && p->sysroot)
 		ok = take_joined(&s, p->sysroot, m->path, LOCATE_SYSROOT);
+	if (!ok && !strchr(m->path, '/'))
+		ok = search_loader_dirs(&s);
 	for (size_t i = 0; !ok && i < l->ndirs; i++)
 		ok = search_dir(&s, &l->dirs[i]);
 	for (char **t = l->trees; !ok && m->build_id_len && t && *t; t++)
@@ -356,18 +473,6 @@ static void resolve(struct locate *l, struct dump_module *m, struct locate_resul
 /* ------------------------------------------------------------------------
  * The whole dump
  * ------------------------------------------------------------------------ */
-
-static char **list_add(char **list, size_t *n, char *item)
-{
-	char **l = realloc(list, (*n + 2) * sizeof(*l));
-	if (!l || !item) {
-		free(item);
-		return l ? l : list;
-	}
-	l[(*n)++] = item;
-	l[*n] = NULL;
-	return l;
-}
 
 struct locate *locate_modules(struct dump *d, const struct locate_policy *p, struct pc_error **err)
 {
@@ -407,8 +512,14 @@ struct locate *locate_modules(struct dump *d, const struct locate_policy *p, str
 			strcat(l->debuginfo_path, l->trees[i]);
 		}
 	}
+	/* the main program first: its RUNPATH tells where the loader found
+	 * the libraries recorded by name only */
 	for (size_t i = 0; i < d->nmodules; i++)
-		resolve(l, &d->modules[i], &l->results[i]);
+		if (d->executable && strcmp(d->modules[i].path, d->executable) == 0)
+			resolve(l, &d->modules[i], &l->results[i]);
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (!d->executable || strcmp(d->modules[i].path, d->executable) != 0)
+			resolve(l, &d->modules[i], &l->results[i]);
 	dump_files_attached(d);
 	return l;
 }
@@ -431,6 +542,9 @@ void locate_free(struct locate *l)
 	for (char **t = l->trees; t && *t; t++)
 		free(*t);
 	free(l->trees);
+	for (char **t = l->loader_dirs; t && *t; t++)
+		free(*t);
+	free(l->loader_dirs);
 	free(l->dirs);
 	free(l->maps);
 	free(l->results);

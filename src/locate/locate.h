@@ -3,7 +3,11 @@
  *
  * Contract: locate_modules tries, for every ELF module of the dump, in this
  * order: 1. the path the dump records (--executable for the main program),
- * 2. that path under --sysroot, 3. the --search-path directories (the
+ * 2. that path under --sysroot, 2b. for a module the dump records by its
+ * name only (Crashpad's soname of a library the dynamic loader found), the
+ * directories the loader searched: the main program's RUNPATH or RPATH
+ * ($ORIGIN expanded), then its default directories, each under --sysroot
+ * when given, 3. the --search-path directories (the
  * module's own name first, then any file with its build-id), 4. build-id
  * trees (DIR/.build-id/xx/yyyy) of --debug-dir, then of the sysroot's
  * usr/lib/debug, then of /usr/lib/debug, 5. debuginfod when DEBUGINFOD_URLS
@@ -40,6 +44,7 @@ enum locate_how {
 	LOCATE_SEARCH_PATH,           /* a --search-path directory */
 	LOCATE_BUILD_ID_TREE,         /* a build-id tree (debug dirs, usr/lib/debug) */
 	LOCATE_DEBUGINFOD,
+	LOCATE_LOADER_PATH,           /* a name only, found where the dynamic loader looks */
 };
 
 enum locate_state {
