@@ -25,7 +25,11 @@
  * client/annotation.h: Annotation::Type::kString).  Crashpad's
  * "indirectly referenced memory" is not a stream of its own: the 512 bytes
  * around each pointer found in a thread's registers and stack are more
- * ranges of the memory list (snapshot/capture_memory.cc).
+ * ranges of the memory list (snapshot/capture_memory.cc) -- on Windows
+ * only: its Linux snapshot returns no extra memory for the process, its
+ * threads or the exception, whatever the client sets, and writes thread
+ * stacks only.  Crashpad names a library the dynamic loader found by its
+ * soname, and writes no Linux maps stream.
  * Breakpad writes, for a Linux signal, the signal number as the exception
  * code, si_code as the flags and the si_addr word of siginfo_t (the fault
  * address, or a sender's pid and uid) as the address.
@@ -673,8 +677,9 @@ enum pc_code dump_minidump_open(struct dump *d)
 		return st;
 	/* which producer: for saying what setting would have captured more */
 	if (crashpad || dso_debug)
-		d->capture_hint = crashpad ? "Crashpad captures it with indirectly referenced memory "
-			"(CrashpadInfo's gather_indirectly_referenced_memory) or a full-memory dump"
+		d->capture_hint = crashpad ? "Crashpad's Linux handler writes thread stacks and no heap "
+			"whatever the client sets (CrashpadInfo's gather_indirectly_referenced_memory and "
+			"extra memory ranges are read on Windows only): a core dump holds it"
 			: "Breakpad's Linux minidumps hold thread stacks and no heap: it captures only memory "
 			  "registered with ExceptionHandler::RegisterAppMemory (a core dump holds it all)";
 	else if (proc_stat)
@@ -682,7 +687,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 			"--style=modified-memory";
 	else
 		d->capture_hint = "a full-memory minidump holds it (lldb: process save-core --style=full or "
-			"modified-memory; Breakpad, Crashpad: full memory or indirectly referenced memory)";
+			"modified-memory), or a core dump";
 	/* lldb's SIGSTOP is its own attach stop, not something the process got */
 	if (!exc.type && !(proc_stat && !dso_debug && !crashpad))
 		exc = stop;
@@ -720,6 +725,19 @@ enum pc_code dump_minidump_open(struct dump *d)
 		/* Breakpad and Crashpad copy siginfo's si_addr word there, which
 		 * for a sent signal holds the sender's pid and uid */
 		dump_signal_decode(&d->signal, dump_le64(e + 24));
+		/* the registers at the signal (the exception stream's
+		 * ThreadContext, after the 152-byte exception record): Crashpad's
+		 * thread list has the crashed thread as its handler left it (in
+		 * the signal handler, on the alternate signal stack it does not
+		 * capture), with the stack captured from the signal's stack
+		 * pointer (snapshot/linux/process_snapshot_linux.cc) */
+		const uint8_t *ctx = exc.size >= 168 ? at(d, dump_le32(e + 164), dump_le32(e + 160)) : NULL;
+		for (size_t i = 0; ctx && dump_le32(e + 160) >= 256 && i < d->nthreads; i++)
+			if (d->threads[i].tid == d->crashed_tid) {
+				uint64_t fs_base = d->threads[i].regs.fs_base;
+				context_regs(ctx, &d->threads[i].regs);
+				d->threads[i].regs.fs_base = fs_base;
+			}
 	}
 	if (cpinfo.type)
 		crashpad_info(d, &cpinfo);

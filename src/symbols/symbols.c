@@ -568,6 +568,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		pf->module = ref ? ref->mod : NULL;
 		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
+		/* the file is known once describe() had libdwfl find it: before,
+		 * the first frame of a module would be named by the dump's path */
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
 	}
 	nf.module = pf->module;
 	nf.module_path = pf->module_path;
