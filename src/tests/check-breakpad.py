@@ -194,7 +194,11 @@ def walk_all(bindir, symbols, report, dmp):
     return sum(same_as_stackwalk("thread %d" % tid, threads[tid], theirs) for tid, theirs in zip(order, walked))
 
 
-def check_dump(bindir, symbols, target, dmp, truth, tids, argv, sig):
+def partial_report(target, dmp, truth, setting, words):
+    """pycore --native's JSON report of a stack-only dump: exit 1, one
+    line saying the Python state is not in the dump that holds every one
+    of WORDS (what it says of the producer's SETTING), and the version the
+    process recorded."""
     rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--native"] + target.pycore_args() +
                                  cn.debug_args(target) + [dmp])
     if not out:
@@ -203,10 +207,22 @@ def check_dump(bindir, symbols, target, dmp, truth, tids, argv, sig):
     if rc != 1:
         raise cs.Failure("exit %d (want 1, a partial report): %s" % (rc, report["warnings"]))
     lines = [w for w in report["warnings"] if "the Python state is not in the dump" in w]
-    if len(lines) != 1 or "RegisterAppMemory" not in lines[0]:
-        raise cs.Failure("want one line saying the Python state is missing and naming Breakpad's "
-                         "RegisterAppMemory: %s" % report["warnings"])
+    if len(lines) != 1 or not all(w in lines[0] for w in words):
+        raise cs.Failure("want one line saying the Python state is missing and %s: %s"
+                         % (setting, report["warnings"]))
     check_version(report, truth)
+    return report
+
+
+def eval_loop_in_each(threads):
+    """Every native thread has a frame of the interpreter's eval loop."""
+    for t in threads:
+        if not any(f["function"] and f["function"].startswith(cn.EVAL) for f in t["frames"]):
+            raise cs.Failure("thread %s: no eval loop frame named: %s" % (t["tid"], [f["function"] for f in t["frames"]]))
+
+
+def check_dump(bindir, symbols, target, dmp, truth, tids, argv, sig):
+    report = partial_report(target, dmp, truth, "naming Breakpad's RegisterAppMemory", ["RegisterAppMemory"])
     proc = report["process"]
     for key in ("pid", "ppid", "uid", "gid"):
         if proc[key] != truth[key]:
@@ -219,9 +235,7 @@ def check_dump(bindir, symbols, target, dmp, truth, tids, argv, sig):
     threads = {t["tid"]: t for t in report["native_threads"]}
     if sorted(threads) != sorted(tids):
         raise cs.Failure("native_threads %s, the process had %s" % (sorted(threads), sorted(tids)))
-    for t in threads.values():
-        if not any(f["function"] and f["function"].startswith(cn.EVAL) for f in t["frames"]):
-            raise cs.Failure("thread %s: no eval loop frame named: %s" % (t["tid"], [f["function"] for f in t["frames"]]))
+    eval_loop_in_each(threads.values())
     frames = walk_all(bindir, symbols, report, dmp)
     return "%d threads, %d frames as minidump_stackwalk's" % (len(threads), frames)
 

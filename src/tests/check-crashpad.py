@@ -55,9 +55,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tap import load_script  # noqa: E402
 
-cs = load_script("check_stacks", os.path.join(HERE, "check-stacks.py"))
-cn = load_script("check_native", os.path.join(HERE, "check-native.py"))
 bp = load_script("check_breakpad", os.path.join(HERE, "check-breakpad.py"))
+cs = bp.cs   # the same instance: its reports are the ones the schema summary counts
 CLIENT_LIBS = ["-lcrashpad_client", "-lcrashpad_util", "-lmini_chromium", "-lcrashpad_compat"]
 
 
@@ -146,18 +145,8 @@ def memory_ranges(path):
 
 def check(prefix, bindir, symbols, target, work):
     truth, dmp, shim, value = produce(prefix, target, work)
-    rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--native"] + target.pycore_args() +
-                                 cn.debug_args(target) + [dmp])
-    if not out:
-        raise cs.Failure("pycore exit %d, no report: %s" % (rc, err.strip()))
-    report = cs.load_report(out)
-    if rc != 1:
-        raise cs.Failure("exit %d (want 1, a partial report): %s" % (rc, report["warnings"]))
-    lines = [w for w in report["warnings"] if "the Python state is not in the dump" in w]
-    if len(lines) != 1 or "gather_indirectly_referenced_memory" not in lines[0] or "Linux" not in lines[0]:
-        raise cs.Failure("want one line saying the Python state is missing and that Crashpad keeps no "
-                         "heap on Linux: %s" % report["warnings"])
-    bp.check_version(report, truth)
+    report = bp.partial_report(target, dmp, truth, "that Crashpad keeps no heap on Linux",
+                               ["Linux", "gather_indirectly_referenced_memory"])
     proc = report["process"]
     sig = proc["signal"]
     if proc["pid"] != truth["pid"] or not sig or sig["name"] != "SIGSEGV" or sig["address"] != "0x0" \
@@ -198,9 +187,7 @@ def check(prefix, bindir, symbols, target, work):
     ids = [t["native_id"] for t in truth["threads"]]
     if None in ids and len(threads) != len(ids) or None not in ids and sorted(threads) != sorted(ids):
         raise cs.Failure("native_threads %s, the process had %s" % (sorted(threads), ids))
-    for t in threads.values():
-        if not any(f["function"] and f["function"].startswith(cn.EVAL) for f in t["frames"]):
-            raise cs.Failure("thread %s: no eval loop frame named: %s" % (t["tid"], [f["function"] for f in t["frames"]]))
+    bp.eval_loop_in_each(threads.values())
     frames = bp.walk_all(bindir, symbols, report, dmp)
     return "%d threads, %d frames as minidump_stackwalk's, %d annotations, files of %s found by soname; " \
         "none of the %d code objects of the recorded frames in its %d memory ranges" \
