@@ -22,9 +22,11 @@
 #include "client/simple_string_dictionary.h"
 
 // The CrashpadInfo structure is found by the handler through the module's
-// .note.crashpad.info ELF note; the client library's crashpad_info.cc
-// keeps the object that holds the note linked only when its OS_LINUX test
-// holds, which some builds of the library miss: referenced here.
+// .note.crashpad.info ELF note.  The client library's GetCrashpadInfo()
+// means to pull the object that holds the note into the link by a static
+// pointer to CRASHPAD_NOTE_REFERENCE, but GCC 12 at -O2 keeps only that
+// static's guard and drops the reference (the library's static archive
+// then links no note): referenced here.
 extern "C" int* CRASHPAD_NOTE_REFERENCE;
 
 namespace {
