@@ -119,9 +119,17 @@ static const struct frame_states frame_states[] = {
  * the interpreter once that thread is gone (PyInterpreterState.
  * asyncio_tasks_head); TaskObj.task_node links it (struct llist_node:
  * next, prev), and asyncio_running_task is the task the thread runs now.
- * Offsets from the DWARF of Debian's builds (gdb: print
- * &((_PyThreadStateImpl *)0)->asyncio_tasks_head), the same facts as the
- * module's _AsyncioDebug section; free-threaded builds differ. */
+ * The module's own debug offsets (_AsyncioDebug: struct py_asyncio_offsets)
+ * give these where its file is at hand, and are checked against the task
+ * layout below; else these tables.  Default builds: from the DWARF of
+ * Debian's builds (gdb: print &((_PyThreadStateImpl *)0)->asyncio_tasks_head),
+ * equal to their _AsyncioDebug.  Free-threaded builds: offsetof in Debian's
+ * libpython3.X-dev headers compiled with Py_GIL_DISABLED (as versions/
+ * 3.14t.h are made; the same headers without it give the default entries
+ * exactly): the thread state's fields are where the default build has
+ * them, the interpreter's list is further on; TaskObj has no field of a
+ * free-threaded build's own, so after the (larger) header task_node is
+ * where the default build has it. */
 struct task_lists {
 	int task_node;         /* after the object header */
 	int tstate_head, tstate_running_task, interp_head;
@@ -130,6 +138,11 @@ struct task_lists {
 static const struct task_lists task_lists[] = {
 	[14] = { 136, 0x370, 0x368, 0x2a80 },
 	[15] = { 136, 0x418, 0x408, 0x2a68 },
+};
+
+static const struct task_lists task_lists_ft[] = {
+	[14] = { 136, 0x370, 0x368, 0x4398 },
+	[15] = { 136, 0x418, 0x408, 0x4368 },
 };
 
 /* PyFrameObject (3.8-3.10): f_valuestack, and f_stacktop (3.8, 3.9) or
@@ -167,6 +180,7 @@ struct aio {
 	bool frames_indexed;
 	struct ptrvec tasks;      /* of struct task */
 	bool capped;
+	struct task_lists tl;     /* 3.14+ */
 };
 
 struct task {
@@ -594,7 +608,7 @@ static int current_task(struct py_ctx *c, uint64_t loop, uint64_t task, void *ar
 static void linked_tasks(struct aio *w, uint64_t head, const char *whose)
 {
 	struct py_ctx *c = w->c;
-	uint64_t node_at = w->hdr + (uint64_t)task_lists[c->L->minor].task_node, node, prev = head;
+	uint64_t node_at = w->hdr + (uint64_t)w->tl.task_node, node, prev = head;
 	if (py_rd_ptr(c, head, &node) != 0)
 		goto broken;
 	for (size_t n = 0; node != head; n++) {
@@ -621,7 +635,7 @@ static void thread_task_lists(struct aio *w, uint64_t interp)
 {
 	struct py_ctx *c = w->c;
 	const struct py_layout *L = c->L;
-	const struct task_lists *tl = &task_lists[L->minor];
+	const struct task_lists *tl = &w->tl;
 	uint64_t ts;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
 	if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0)
@@ -802,6 +816,46 @@ static void describe(struct aio *w, struct task *t)
 	}
 }
 
+void py_find_asyncio_offsets(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)
+{
+	struct py_asyncio_offsets o;
+	if (c->L->minor < 14)
+		return;
+	for (size_t i = 0; i <= c->d->nmodules; i++) {
+		struct dump_module *m = i < c->d->nmodules ? &c->d->modules[i] : interp_module;
+		const char *base = m && m->path ? strrchr(m->path, '/') : NULL;
+		if (i < c->d->nmodules && (!base || strncmp(base + 1, "_asyncio.", 9) != 0))
+			continue;
+		if (m && symbols_section(s, m, ".AsyncioDebug", &o, sizeof(o)) == (long)sizeof(o)) {
+			c->aio_offsets = arena_alloc(c->a, sizeof(o));
+			if (c->aio_offsets)
+				*c->aio_offsets = o;
+			return;
+		}
+	}
+}
+
+/* 3.14+: where the task lists are (W->tl): the module's debug offsets when
+ * found, if they agree with fut_layouts on where a task's coroutine and
+ * name are; else the table.  Returns -1 when they disagree. */
+static int task_lists_of(struct aio *w)
+{
+	const struct py_asyncio_offsets *o = w->c->aio_offsets;
+	unsigned minor = w->c->L->minor;
+	if (!o) {
+		w->tl = py_layout_free_threaded(w->c->L) ? task_lists_ft[minor] : task_lists[minor];
+		return 0;
+	}
+	if (o->task_coro != w->hdr + (uint64_t)w->fl->coro || o->task_name != w->hdr + (uint64_t)w->fl->name ||
+	    o->task_node < w->hdr || o->task_node + 16 > o->task_size || o->task_size > 4096 ||
+	    o->tstate_tasks_head + 16 > o->tstate_size || o->tstate_running_task + 8 > o->tstate_size ||
+	    o->tstate_size > (1 << 20) || o->interp_tasks_head + 16 > o->interp_size || o->interp_size > (1 << 24))
+		return -1;
+	w->tl = (struct task_lists){ (int)(o->task_node - w->hdr), (int)o->tstate_tasks_head,
+				     (int)o->tstate_running_task, (int)o->interp_tasks_head };
+	return 0;
+}
+
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 {
 	const struct py_layout *L = c->L;
@@ -810,15 +864,20 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		mi->asyncio_read = true; /* asyncio not imported: no loops */
 		return;
 	}
-	if (L->minor < 8 || L->minor > 15 || (L->minor >= 14 && py_layout_free_threaded(L))) {
-		model_warn(c->r, "interpreter %lld: asyncio tasks are not read for Python 3.%u%s", (long long)mi->id,
-			   L->minor, py_layout_free_threaded(L) ? " free-threaded" : "");
+	if (L->minor < 8 || L->minor > 15) {
+		model_warn(c->r, "interpreter %lld: asyncio tasks are not read for Python 3.%u", (long long)mi->id,
+			   L->minor);
 		return;
 	}
 	struct aio w = { .c = c, .mi = mi, .hdr = (uint64_t)L->object_type + 8, .fl = &fut_layouts[L->minor],
 			 .gl = &gen_layouts[L->minor], .tasks_at = ADDRTAB_INIT(struct by_addr),
 			 .loops_at = ADDRTAB_INIT(struct by_addr), .kinds = ADDRTAB_INIT(struct type_kind),
 			 .frames_at = ADDRTAB_INIT(struct by_addr) };
+	if (L->minor >= 14 && task_lists_of(&w) != 0) {
+		model_warn(c->r, "interpreter %lld: asyncio tasks are not read: the _asyncio module's debug "
+			   "offsets do not describe the task layout pycore knows for 3.%u", (long long)mi->id, L->minor);
+		return;
+	}
 	mi->asyncio_read = true;
 	if (py_dict_get_str(c, dict, L->minor <= 11 ? "_all_tasks" : "_scheduled_tasks", &set) == 0)
 		weakset_tasks(&w, set);

@@ -65,6 +65,7 @@ struct py_ctx {
 	const char *state_missing;
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
+	struct py_asyncio_offsets *aio_offsets; /* 3.14+: _AsyncioDebug, NULL when not found */
 };
 
 /* The symbols the runtime is found by, and where it was found. */
@@ -189,6 +190,22 @@ void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
 uint64_t py_frame_arg0(struct py_ctx *c, uint64_t frame);
 
 /* ---- asyncio.c ---- */
+
+/* 3.14+: the _asyncio module's debug offsets (Py_AsyncioModuleDebugOffsets
+ * in Modules/_asynciomodule.c, the section .AsyncioDebug of the module
+ * that defines _AsyncioDebug: _asyncio's own, or the interpreter's when
+ * it is built in), offsets from the start of each object, header
+ * included; checked against the DWARF of Debian's 3.14 build (gdb: ptype
+ * /o Py_AsyncioModuleDebugOffsets). */
+struct py_asyncio_offsets {
+	uint64_t task_size, task_name, task_awaited_by, task_is_task, task_awaited_by_is_set,
+		task_coro, task_node;
+	uint64_t interp_size, interp_tasks_head;
+	uint64_t tstate_size, tstate_running_loop, tstate_running_task, tstate_tasks_head;
+};
+/* Find them, in the interpreter's module or a module _asyncio.*, and keep
+ * them in C (3.14+; the modules' files must be at hand). */
+void py_find_asyncio_offsets(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
 
 /* The event loops and tasks of interpreter INTERP into MI (after its
  * threads were walked). */

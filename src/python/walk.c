@@ -195,6 +195,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 
 	/* types: for reprs, thread names and exceptions */
 	py_find_types(&c, s, &rt, head);
+	py_find_asyncio_offsets(&c, s, rt.mod);
 	py_walk_interpreters(&c, runtime, head, rt.sym[PY_SYM_TSTATE_CURRENT]);
 	if (opt->native) {
 		native_stacks(&c, s, rt.mod);

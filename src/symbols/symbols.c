@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -308,6 +309,29 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 	free(slot);
 	free(hash);
 	return found;
+}
+
+long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap)
+{
+	Dwfl_Module *dm = dwfl_mod(s, m);
+	GElf_Addr bias;
+	size_t shstrndx;
+	Elf *elf = dm && module_file(s, m) ? dwfl_module_getelf(dm, &bias) : NULL;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -1;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		const char *sname;
+		if (!gelf_getshdr(scn, &shdr) || !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(sname, name) != 0)
+			continue;
+		Elf_Data *data = shdr.sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size != shdr.sh_size || shdr.sh_size > (uint64_t)LONG_MAX)
+			return -1;
+		memcpy(buf, data->d_buf, shdr.sh_size < cap ? shdr.sh_size : cap);
+		return (long)shdr.sh_size;
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------------------

@@ -34,6 +34,12 @@ struct symbol_want {
  * when the module has no file (locate_result says why) or no symbols. */
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
 
+/* The contents of section NAME of module M's file (as the file holds them:
+ * constant data, such as a module's debug offsets, needs no memory of the
+ * dump): up to CAP bytes copied to BUF.  Returns the section's size, or -1
+ * when the module has no file or no such section. */
+long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap);
+
 /* One native frame, innermost first. */
 struct native_frame {
 	uint64_t pc;
