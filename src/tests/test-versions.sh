@@ -43,6 +43,82 @@ same() {
 		tap_fail "versions/$1.h" "differs from what $3 gives"
 	fi
 }
+# asyncio_task_lists ROOT: the 3.14+ task lists' offsets of
+# src/python/asyncio.c (task_lists, task_lists_ft: the thread state's list,
+# its running task, the interpreter's list), used where the _asyncio
+# module's own debug offsets cannot be read, against offsetof in the
+# headers of Debian's builds (with Py_GIL_DISABLED for 3.14t and 3.15t),
+# and the default builds' against their real _AsyncioDebug (the section
+# .AsyncioDebug of _asyncio's module: the method gives a build's values).
+# table_row TABLE MINOR: the row [MINOR] = { a, b, c, d } of asyncio.c's
+# TABLE, as "a b c d".
+table_row() {
+	awk -v table="$1" -v m="$2" '
+		$0 ~ "^static const struct task_lists " table "\\[\\]" { on = 1; next }
+		on && /^};/ { exit }
+		on && $1 == "[" m "]" { gsub(/[{},]/, " "); print $3, $4, $5, $6; exit }' "$srcdir/src/python/asyncio.c"
+}
+asyncio_task_lists() {
+	cat >"$tmp/aio.c" <<-'EOF'
+	#define Py_BUILD_CORE 1
+	#include <Python.h>
+	#include <internal/pycore_interp.h>
+	#include <internal/pycore_tstate.h>
+	#include <stddef.h>
+	#include <stdio.h>
+	int main(void)
+	{
+		printf("0x%zx 0x%zx 0x%zx\n", offsetof(_PyThreadStateImpl, asyncio_tasks_head),
+		       offsetof(_PyThreadStateImpl, asyncio_running_task),
+		       offsetof(PyInterpreterState, asyncio_tasks_head));
+		return 0;
+	}
+	EOF
+	arch=$(${CC:-cc} -print-multiarch 2>/dev/null)
+	mkdir -p "$tmp/aio-inc"
+	[ -n "$arch" ] && ln -sfn "$1.debug/usr/include/$arch" "$tmp/aio-inc/$arch"
+	for t in 3.14 3.15 3.14t 3.15t; do
+		v=${t%t} table=task_lists flag=
+		[ "$t" != "$v" ] && table=task_lists_ft flag=-DPy_GIL_DISABLED=1
+		# the table's row: [MINOR] = { task_node, tstate_head, running_task, interp_head }
+		want=$(table_row "$table" "${v#3.}" | awk '{ print $2, $3, $4 }')
+		# shellcheck disable=SC2086
+		if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+			tap_skip "asyncio task lists $t" "no C compiler"
+		elif ! ${CC:-cc} -w $flag -I "$1.debug/usr/include/python$v" -I "$tmp/aio-inc" \
+			-o "$tmp/aio" "$tmp/aio.c" 2>"$tmp/aio.log"; then
+			tap_diag <"$tmp/aio.log"
+			tap_fail "asyncio task lists $t" "cannot compile a probe against the headers of python$v"
+		elif got=$("$tmp/aio") && [ "$got" = "$want" ]; then
+			tap_ok "asyncio task lists $t: $want, what the headers of Debian's python$v${flag:+ with Py_GIL_DISABLED} give"
+		else
+			tap_fail "asyncio task lists $t" "asyncio.c has ${want:-nothing}, the headers give $got"
+		fi
+	done
+	for v in 3.14 3.15; do
+		# in decimal, task_node after the 16-byte header as the section has it
+		table_row task_lists "${v#3.}" >"$tmp/row"
+		read -r node head running interp <"$tmp/row"
+		want="$((node + 16)) $((head)) $((running)) $((interp))"
+		got=
+		for f in "$1/usr/bin/python$v" "$1/usr/lib/python$v/lib-dynload/"_asyncio.*.so; do
+			off=$(readelf -SW "$f" 2>/dev/null | awk '$2 == ".AsyncioDebug" || $3 == ".AsyncioDebug" {
+				for (i = 1; i <= NF; i++) if ($i == "PROGBITS") { print $(i + 2); exit } }')
+			[ -n "$off" ] || continue
+			# task_node, the thread state's list and running task, the interpreter's list
+			got=$(od -A n -t u8 -j $((0x$off)) -N 104 -w104 "$f" | awk '{ print $7, $13, $12, $9 }')
+			break
+		done
+		if [ -z "$got" ]; then
+			tap_skip "asyncio task lists $v: _AsyncioDebug" "no .AsyncioDebug in Debian's python$v (readelf from binutils)"
+		elif [ "$got" = "$want" ]; then
+			tap_ok "asyncio task lists $v: the _AsyncioDebug of Debian's build ($got)"
+		else
+			tap_fail "asyncio task lists $v: _AsyncioDebug" "asyncio.c has $want, Debian's build $got"
+		fi
+	done
+}
+
 # 3.14, 3.15: Debian's builds in the unstable root.
 if root=$("$srcdir/scripts/sid-root" 2>"$tmp/sid.err"); then
 	mkdir -p "$tmp/sid"
@@ -77,10 +153,14 @@ if root=$("$srcdir/scripts/sid-root" 2>"$tmp/sid.err"); then
 			tap_fail "versions/$t.h" "scripts/gen-versions --headers made nothing from $inc (see above)"
 		fi
 	done
+	asyncio_task_lists "$root"
 else
 	why="no Debian unstable root: $(cat "$tmp/sid.err")"
 	for t in 3.14 3.15 3.13t 3.14t 3.15t; do
 		tap_skip "versions/$t.h" "$why"
+	done
+	for t in 3.14 3.15 3.14t 3.15t; do
+		tap_skip "asyncio task lists $t" "$why"
 	done
 fi
 
