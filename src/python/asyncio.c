@@ -823,8 +823,9 @@ void py_find_asyncio_offsets(struct py_ctx *c, struct symbols *s, struct dump_mo
 		return;
 	for (size_t i = 0; i <= c->d->nmodules; i++) {
 		struct dump_module *m = i < c->d->nmodules ? &c->d->modules[i] : interp_module;
-		const char *base = m && m->path ? strrchr(m->path, '/') : NULL;
-		if (i < c->d->nmodules && (!base || strncmp(base + 1, "_asyncio.", 9) != 0))
+		const char *slash = m && m->path ? strrchr(m->path, '/') : NULL;
+		const char *base = slash ? slash + 1 : m ? m->path : NULL;
+		if (i < c->d->nmodules && (!base || strncmp(base, "_asyncio.", 9) != 0))
 			continue;
 		if (m && symbols_section(s, m, ".AsyncioDebug", &o, sizeof(o)) == (long)sizeof(o)) {
 			c->aio_offsets = arena_alloc(c->a, sizeof(o));
