@@ -25,7 +25,8 @@ Debian unstable root is run with chroot; lldb reads its files through
 "platform select host --sysroot", pycore through --sysroot; its snapshot
 for gdb is the kernel's core of SIGQUIT, as check-stacks.py takes it; lldb
 lists this machine's libraries for it, so its native stacks are skipped).
-lldb: the newest lldb-1X on PATH; a style it cannot write is a SKIP by name.
+lldb: $LLDB, else the newest lldb-1X on PATH; a style it cannot write is a
+SKIP by name.
 Prints TAP ("ok N - name", "# SKIP reason", the plan at the end); exit 0
 pass, 1 fail, 77 when nothing could run."""
 import glob
@@ -93,6 +94,8 @@ class Tap:
 
 
 def find_lldb():
+    if os.environ.get("LLDB"):
+        return shutil.which(os.environ["LLDB"])
     for v in range(30, 15, -1):
         p = shutil.which("lldb-%d" % v)
         if p:
