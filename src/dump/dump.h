@@ -192,8 +192,10 @@ void dump_files_attached(struct dump *d);
 bool dump_file_used(const struct dump *d, const struct dump_module *m);
 
 /* The OS thread whose thread pointer (fs_base) is FS_BASE, -1 if none.  On
- * x86_64 glibc, pthread_self() and so Python's thread ident is it. */
-int64_t dump_tid_of_thread_pointer(const struct dump *d, uint64_t fs_base);
+ * x86_64 glibc, pthread_self() and so Python's thread ident is it.  When
+ * the dump keeps no thread pointers: the thread whose tid glibc's struct
+ * pthread at FS_BASE holds, if the dump captured it. */
+int64_t dump_tid_of_thread_pointer(struct dump *d, uint64_t fs_base);
 
 /* The OS thread whose stack holds ADDR: the thread whose stack pointer is
  * at or below ADDR in the same run of captured memory (thread stacks are

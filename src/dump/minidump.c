@@ -721,10 +721,6 @@ enum pc_code dump_minidump_open(struct dump *d)
 		d->crashed_tid = dump_le32(e);
 		d->signal.number = (int)dump_le32(e + 8);
 		d->signal.code = (int)dump_le32(e + 12);
-		d->signal.has_code = true;
-		/* Breakpad and Crashpad copy siginfo's si_addr word there, which
-		 * for a sent signal holds the sender's pid and uid */
-		dump_signal_decode(&d->signal, dump_le64(e + 24));
 		/* the registers at the signal (the exception stream's
 		 * ThreadContext, after the 152-byte exception record): Crashpad's
 		 * thread list has the crashed thread as its handler left it (in
@@ -732,12 +728,23 @@ enum pc_code dump_minidump_open(struct dump *d)
 		 * capture), with the stack captured from the signal's stack
 		 * pointer (snapshot/linux/process_snapshot_linux.cc) */
 		const uint8_t *ctx = exc.size >= 168 ? at(d, dump_le32(e + 164), dump_le32(e + 160)) : NULL;
-		for (size_t i = 0; ctx && dump_le32(e + 160) >= 256 && i < d->nthreads; i++)
+		uint64_t pc = 0, word = dump_le64(e + 24);
+		for (size_t i = 0; i < d->nthreads; i++)
 			if (d->threads[i].tid == d->crashed_tid) {
 				uint64_t fs_base = d->threads[i].regs.fs_base;
-				context_regs(ctx, &d->threads[i].regs);
+				if (ctx && dump_le32(e + 160) >= 256)
+					context_regs(ctx, &d->threads[i].regs);
 				d->threads[i].regs.fs_base = fs_base;
+				pc = d->threads[i].regs.rip;
 			}
+		/* Breakpad and Crashpad copy siginfo's si_code and si_addr word
+		 * there (for a sent signal: the sender's pid and uid).  lldb 19
+		 * writes flags 0 and the thread's pc (MinidumpFileBuilder::
+		 * AddExceptions), from a live process or a core alike: no code,
+		 * no sender, no fault address */
+		bool lldb = (proc_stat && !dso_debug && !crashpad) || (d->signal.code == 0 && word && word == pc);
+		d->signal.has_code = !lldb;
+		dump_signal_decode(&d->signal, word);
 	}
 	if (cpinfo.type)
 		crashpad_info(d, &cpinfo);

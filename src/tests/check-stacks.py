@@ -575,8 +575,9 @@ def take_gcore(python, scenario, workdir):
     return core, truth_path
 
 
-def take_snapshot(target, scenario, workdir):
-    """A snapshot of the process once it is READY: gcore's, or for a
+def take_snapshot(target, scenario, workdir, before=None):
+    """A snapshot of the process once it is READY (after BEFORE(proc), when
+    given, has looked at the running process): gcore's, or for a
     process in a root filesystem the kernel's own core, made by SIGQUIT
     (gdb 13's gcore writes the thread stacks of a chrooted process as
     zeros, while /proc/PID/mem reads them fine; and a kernel core names the
@@ -595,6 +596,8 @@ def take_snapshot(target, scenario, workdir):
     try:
         if not wait_ready(proc):
             raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        if before:
+            before(proc)
         if target.root:
             # READY is written before the scenario's last blocking call (a
             # write that releases the GIL): give it time to get there, as
