@@ -8,6 +8,7 @@
 #include "python/python.h"
 #include "python/python_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *py_version_string(struct arena *a, uint64_t hex)
@@ -18,6 +19,55 @@ const char *py_version_string(struct arena *a, uint64_t hex)
 	if (level == 0xf)
 		return arena_printf(a, "%u.%u.%u", major, minor, micro);
 	return arena_printf(a, "%u.%u.%u%s%u", major, minor, micro, lv, serial);
+}
+
+/* Before 3.11 the file holds no Py_Version, but it holds PY_VERSION's
+ * string, a literal of Py_GetVersion's (CPython's Python/getversion.c
+ * formats "%.80s (%.80s) %.80s" from PY_VERSION) in .rodata: "3.8.18",
+ * "3.10.0rc2", standing alone or, merged by the linker, the tail of a
+ * longer string ("/root/.pyenv/versions/3.8.18").  Since that string is
+ * always there, the version is taken only when every string of MINOR's
+ * shape there (ending a string, not after a digit or a dot) is the same
+ * one; 0 when there is none, or several. */
+uint64_t py_version_in_file(struct symbols *s, struct dump_module *m, unsigned minor)
+{
+	const void *data;
+	long n = symbols_section_data(s, m, ".rodata", &data);
+	if (n <= 0 || minor > 99)
+		return 0;
+	const char *p = data, *end = p + n;
+	char needle[8];
+	int k = snprintf(needle, sizeof(needle), "3.%u.", minor);
+	uint64_t found = 0;
+	for (const char *at = p; (at = memmem(at, (size_t)(end - at), needle, (size_t)k)) != NULL; at++) {
+		if (at > p && ((at[-1] >= '0' && at[-1] <= '9') || at[-1] == '.'))
+			continue;
+		const char *q = at + k;
+		unsigned micro = 0, level = 0xf, serial = 0, digits = 0;
+		while (q < end && *q >= '0' && *q <= '9' && digits < 3)
+			micro = micro * 10 + (unsigned)(*q++ - '0'), digits++;
+		if (!digits || micro > 255)
+			continue;
+		if (q < end && (*q == 'a' || *q == 'b' || *q == 'r')) {
+			level = *q == 'a' ? 0xa : *q == 'b' ? 0xb : 0xc;
+			q += *q == 'r' ? 1 : 0;
+			if (q >= end || (level == 0xc && *q != 'c'))
+				continue;
+			q++;
+			digits = 0;
+			while (q < end && *q >= '0' && *q <= '9' && digits < 2)
+				serial = serial * 10 + (unsigned)(*q++ - '0'), digits++;
+			if (!digits || serial > 15)
+				continue;
+		}
+		if (q >= end || *q != '\0')
+			continue;    /* "3.8.18+", or a longer string */
+		uint64_t hex = (3u << 24) | (minor << 16) | (micro << 8) | (level << 4) | serial;
+		if (found && found != hex)
+			return 0;
+		found = hex;
+	}
+	return found;
 }
 
 /* 3.13+: _Py_DebugOffsets at the start of _PyRuntime (debug_offsets.c),

@@ -161,6 +161,7 @@ struct pc_error *py_choose_layout(struct py_ctx *c, struct symbols *s, const str
 				  struct py_layout *L, uint64_t *hexversion, bool *unreadable);
 /* "3.12.1", "3.15.0a2" from a PY_VERSION_HEX. */
 const char *py_version_string(struct arena *a, uint64_t hex);
+uint64_t py_version_in_file(struct symbols *s, struct dump_module *m, unsigned minor);
 
 /* ---- interp.c ---- */
 

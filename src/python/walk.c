@@ -71,8 +71,10 @@ static void finalizing(struct py_ctx *c, uint64_t runtime)
 }
 
 /* The full version: Py_Version or the debug offsets' (HEX), else (up to
- * 3.10, or without symbols) sys.hexversion, else only the minor. */
-static void tell_version(struct py_ctx *c, const struct py_runtime *rt, uint64_t hex, uint64_t head)
+ * 3.10, or without symbols) sys.hexversion, else PY_VERSION's string in
+ * the module's file, else only the minor. */
+static void tell_version(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt, uint64_t hex,
+			 uint64_t head)
 {
 	const struct py_layout *L = c->L;
 	struct model_report *r = c->r;
@@ -84,6 +86,8 @@ static void tell_version(struct py_ctx *c, const struct py_runtime *rt, uint64_t
 		    py_long_i64(c, v, &h) == 0 && ((uint64_t)h >> 16) == (0x0300u | L->minor))
 			hex = (uint64_t)h;
 	}
+	if (!hex)
+		hex = py_version_in_file(s, rt->mod, L->minor);
 	if (hex) {
 		r->hexversion = hex;
 		r->version = py_version_string(r->arena, hex);
@@ -171,13 +175,15 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	r->free_threaded = py_layout_free_threaded(&L);
 	uint64_t runtime, head;
 	if (unreadable || interpreter_list(&c, &rt, &runtime, &head) != 0) {
+		/* Py_Version, read from the module's file; before 3.11 the
+		 * string of PY_VERSION there */
+		if (!hex)
+			hex = py_version_in_file(s, rt.mod, L.minor);
 		if (hex) {
-			/* Py_Version, read from the module's file */
 			r->hexversion = hex;
 			r->version = py_version_string(r->arena, hex);
 		} else {
-			/* before 3.11 the file holds no version number to read;
-			 * "version" takes full versions only */
+			/* "version" takes full versions only */
 			model_warn(r, "only the minor version 3.%u could be told from %s (the version is null)",
 				   L.minor, rt.mod->path);
 		}
@@ -191,7 +197,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	if (!head)
 		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
 	finalizing(&c, runtime);
-	tell_version(&c, &rt, hex, head);
+	tell_version(&c, s, &rt, hex, head);
 
 	/* types: for reprs, thread names and exceptions */
 	py_find_types(&c, s, &rt, head);

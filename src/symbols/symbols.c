@@ -311,7 +311,7 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 	return found;
 }
 
-long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap)
+long symbols_section_data(struct symbols *s, struct dump_module *m, const char *name, const void **data)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);
 	GElf_Addr bias;
@@ -325,13 +325,22 @@ long symbols_section(struct symbols *s, struct dump_module *m, const char *name,
 		if (!gelf_getshdr(scn, &shdr) || !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
 		    strcmp(sname, name) != 0)
 			continue;
-		Elf_Data *data = shdr.sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_size != shdr.sh_size || shdr.sh_size > (uint64_t)LONG_MAX)
+		Elf_Data *d = shdr.sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != shdr.sh_size || shdr.sh_size > (uint64_t)LONG_MAX)
 			return -1;
-		memcpy(buf, data->d_buf, shdr.sh_size < cap ? shdr.sh_size : cap);
+		*data = d->d_buf;
 		return (long)shdr.sh_size;
 	}
 	return -1;
+}
+
+long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap)
+{
+	const void *data;
+	long n = symbols_section_data(s, m, name, &data);
+	if (n >= 0)
+		memcpy(buf, data, (size_t)n < cap ? (size_t)n : cap);
+	return n;
 }
 
 /* ------------------------------------------------------------------------

@@ -39,6 +39,9 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
  * dump): up to CAP bytes copied to BUF.  Returns the section's size, or -1
  * when the module has no file or no such section. */
 long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap);
+/* The same section in place: *DATA points at its bytes (valid as long as
+ * S is); its size, or -1. */
+long symbols_section_data(struct symbols *s, struct dump_module *m, const char *name, const void **data);
 
 /* One native frame, innermost first. */
 struct native_frame {

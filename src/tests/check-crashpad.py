@@ -23,7 +23,7 @@ handler write the minidump.  Of it, pycore --native must give:
   saying the Python state is not in the dump and that no Crashpad
   setting keeps it on Linux (gather_indirectly_referenced_memory named);
 - the version the process recorded (from the interpreter's file, found
-  by the soname Crashpad records; before 3.11 null and the minor named);
+  by the soname Crashpad records; before 3.11 from PY_VERSION's string);
 - SIGSEGV at address 0 in the main thread, the pid the process recorded;
 - the annotations: the handler's process annotation and the shim's
   module annotation and annotation object, with the shim's path;

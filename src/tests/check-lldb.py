@@ -13,8 +13,8 @@ kernel's core of a crash (lldb --core CORE EXE).
   which lldb setting keeps it; the version read from the interpreter's
   file; every thread's native stack, frame for frame gdb's of the same
   moment (a gcore taken right after lldb, or the original core).  Before
-  3.11 the interpreter's file holds no version number: the version is
-  null, with a warning naming the minor;
+  3.11 the interpreter's file holds no Py_Version: the version is read
+  from PY_VERSION's string there;
 - from a core lldb keeps no siginfo (the signal's number only), its full
   style writes thread stacks only (checked as the stack style), and its
   modified-memory style may leave part of the heap out: then pycore's exit
@@ -218,14 +218,9 @@ def check_stack(dmp, truth, target, core, tids, live):
                          "modified-memory: %s" % report["warnings"])
     if report["python"] is None:
         raise cs.Failure("no python section: the process ran %s" % cs.version_of(truth))
-    minor = truth["version"][1] if "version" in truth else (truth["hexversion"] >> 16) & 0xff
-    if minor < 11 and report["python"]["version"] is None:
-        # before 3.11 the interpreter's file holds no version number
-        # (Py_Version came with 3.11): the minor only, said in a warning
-        said = "only the minor version 3.%d could be told" % minor
-        if not any(said in w for w in report["warnings"]):
-            raise cs.Failure("version null without %r: %s" % (said, report["warnings"]))
-    elif report["python"]["version"] != cs.version_of(truth):
+    # read from the interpreter's file: Py_Version from 3.11, before it
+    # PY_VERSION's string
+    if report["python"]["version"] != cs.version_of(truth):
         raise cs.Failure("version %s, the process says %s" % (report["python"]["version"], cs.version_of(truth)))
     got = sorted(t["tid"] for t in report["native_threads"])
     if got != sorted(tids):
