@@ -278,14 +278,28 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 		}
 		return 0;
 	}
-	for (int64_t i = 0; i < nentries; i++) {
-		uint64_t e = entries + (uint64_t)i * esize, k, v;
-		if (py_rd_ptr(c, e + kofs, &k) != 0 || py_rd_ptr(c, e + kofs + 8, &v) != 0)
-			return -1;
-		if (k == 0 || v == 0)
-			continue;
-		if (fn(c, k, v, arg))
-			return 0;
+	/* a block of entries at a time, one read instead of two an entry (a
+	 * lookup passes over many); entry by entry where the block is not
+	 * all captured, to stop at the same entry */
+	enum { BLOCK = 64, MAX_ESIZE = 32 };
+	uint8_t block[BLOCK * MAX_ESIZE];
+	bool blocks = esize >= kofs + 16 && esize <= MAX_ESIZE;
+	for (int64_t i = 0; i < nentries;) {
+		uint64_t nb = (uint64_t)(nentries - i) < BLOCK ? (uint64_t)(nentries - i) : BLOCK;
+		bool whole = blocks && dump_read(c->d, entries + (uint64_t)i * esize, block, nb * esize) == PC_OK;
+		for (uint64_t j = 0; j < nb; j++, i++) {
+			uint64_t e = entries + (uint64_t)i * esize, k, v;
+			if (whole) {
+				memcpy(&k, block + j * esize + kofs, 8);
+				memcpy(&v, block + j * esize + kofs + 8, 8);
+			} else if (py_rd_ptr(c, e + kofs, &k) != 0 || py_rd_ptr(c, e + kofs + 8, &v) != 0) {
+				return -1;
+			}
+			if (k == 0 || v == 0)
+				continue;
+			if (fn(c, k, v, arg))
+				return 0;
+		}
 	}
 	return 0;
 }
@@ -299,43 +313,91 @@ int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
 	return py_dict_keys_values(c, keys, values, fn, arg);
 }
 
-struct find_key {
-	const char *key;
-	uint64_t value;
-	bool found;
+struct find_keys {
+	const char *const *keys;
+	uint64_t *values;   /* 0 until found */
+	size_t n, left;
+	size_t len[PY_MAX_LOOKUP];   /* strlen(keys[i]) */
+	bool ascii[PY_MAX_LOOKUP];   /* keys[i] is ASCII and shorter than 256 bytes */
 };
 
-static int match_key(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
+static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 {
-	struct find_key *f = arg;
-	const char *why;
-	const char *s = py_str_utf8(c, key, 256, &why);
-	if (s && strcmp(s, f->key) == 0) {
-		f->value = value;
-		f->found = true;
-		return 1;
+	struct find_keys *f = arg;
+	const char *why, *s = NULL;
+	int64_t length;
+	bool have_length = py_rd_i64(c, key + c->L->unicode_length, &length) == 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->values[i])
+			continue;
+		/* an ASCII key of LEN bytes is only ever the UTF-8 of a str of
+		 * LEN characters: any other length is no match, and its
+		 * characters need not be read (a module or attribute lookup
+		 * passes over many keys) */
+		if (f->ascii[i] && (!have_length || length != (int64_t)f->len[i]))
+			continue;
+		if (!s && !(s = py_str_utf8(c, key, 256, &why)))
+			return 0;
+		if (strcmp(s, f->keys[i]) == 0) {
+			f->values[i] = value;
+			if (--f->left == 0)
+				return 1;
+		}
 	}
 	return 0;
 }
 
+int py_dict_get_strs(struct py_ctx *c, uint64_t dict, const char *const *keys, uint64_t *values, size_t n)
+{
+	struct find_keys f = { keys, values, n < PY_MAX_LOOKUP ? n : PY_MAX_LOOKUP, 0, { 0 }, { false } };
+	for (size_t i = 0; i < n; i++)
+		values[i] = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		f.len[i] = strlen(keys[i]);
+		f.ascii[i] = f.len[i] < 256;
+		for (const char *p = keys[i]; *p && f.ascii[i]; p++)
+			f.ascii[i] = (unsigned char)*p < 0x80;
+	}
+	f.left = f.n;
+	if (f.n)
+		py_dict_items(c, dict, match_keys, &f);
+	size_t found = 0;
+	for (size_t i = 0; i < f.n; i++)
+		found += values[i] != 0;
+	return (int)found;
+}
+
 int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value)
 {
-	struct find_key f = { key, 0, false };
-	if (py_dict_items(c, dict, match_key, &f) != 0 || !f.found)
+	uint64_t v;
+	if (py_dict_get_strs(c, dict, &key, &v, 1) != 1)
 		return -1;
-	*value = f.value;
+	*value = v;
 	return 0;
+}
+
+int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
+{
+	const struct py_layout *L = c->L;
+	uint64_t modules;
+	for (size_t i = 0; i < n; i++)
+		dicts[i] = 0;
+	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
+	    py_dict_get_strs(c, modules, names, dicts, n) == 0)
+		return 0;
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t mod = dicts[i];
+		if (mod && (py_rd_ptr(c, mod + L->module_dict, &dicts[i]) != 0 || !dicts[i]))
+			dicts[i] = 0;
+		found += dicts[i] != 0;
+	}
+	return (int)found;
 }
 
 int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict)
 {
-	const struct py_layout *L = c->L;
-	uint64_t modules, mod;
-	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
-	    py_dict_get_str(c, modules, name, &mod) != 0 ||
-	    py_rd_ptr(c, mod + L->module_dict, dict) != 0 || !*dict)
-		return -1;
-	return 0;
+	return py_module_dicts(c, interp, &name, dict, 1) == 1 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------

@@ -99,12 +99,6 @@ static uint64_t c_type(struct py_ctx *c, uint64_t dict, const char *name, const 
 	return t;
 }
 
-static uint64_t module(struct py_ctx *c, const char *name)
-{
-	uint64_t d;
-	return py_module_dict(c, c->interp, name, &d) == 0 ? d : 0;
-}
-
 static struct py_stdlib *stdlib(struct py_ctx *c)
 {
 	if (c->stdlib && c->stdlib->interp == c->interp)
@@ -118,13 +112,22 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	if (!c->interp)
 		return s;
 	const struct py_layout *L = c->L;
-	uint64_t m = s->collections = module(c, "collections");
+	/* one pass over sys.modules for them all */
+	enum { COLLECTIONS, FUNCTOOLS, DATETIME, DECIMAL, ENUM, DATACLASSES, PATHLIB_LOCAL, PATHLIB, REPRLIB,
+	       UUID, FRACTIONS, NMODULES };
+	static const char *const names[NMODULES] = {
+		"collections", "functools", "datetime", "decimal", "enum", "dataclasses", "pathlib._local",
+		"pathlib", "reprlib", "uuid", "fractions",
+	};
+	uint64_t mods[NMODULES];
+	py_module_dicts(c, c->interp, names, mods, NMODULES);
+	uint64_t m = s->collections = mods[COLLECTIONS];
 	s->deque = c_type(c, m, "deque", "collections.deque");
 	s->defaultdict = c_type(c, m, "defaultdict", "collections.defaultdict");
 	s->odict = c_type(c, m, "OrderedDict", "collections.OrderedDict");
 	s->counter = dict_get(c, m, "Counter");
-	s->partial = c_type(c, module(c, "functools"), "partial", "functools.partial");
-	m = module(c, "datetime");
+	s->partial = c_type(c, mods[FUNCTOOLS], "partial", "functools.partial");
+	m = mods[DATETIME];
 	s->date = c_type(c, m, "date", "datetime.date");
 	s->time = c_type(c, m, "time", "datetime.time");
 	s->datetime = c_type(c, m, "datetime", "datetime.datetime");
@@ -137,15 +140,15 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	 * NULL): datetime.UTC (3.11+) is the same object */
 	if (!s->utc)
 		s->utc = dict_get(c, m, "UTC");
-	s->decimal = c_type(c, module(c, "decimal"), "Decimal", "decimal.Decimal");
-	s->enum_mod = module(c, "enum");
-	s->dataclasses = module(c, "dataclasses");
-	if (!(s->pathlib = module(c, "pathlib._local")))
-		s->pathlib = module(c, "pathlib");
-	s->reprlib = module(c, "reprlib");
+	s->decimal = c_type(c, mods[DECIMAL], "Decimal", "decimal.Decimal");
+	s->enum_mod = mods[ENUM];
+	s->dataclasses = mods[DATACLASSES];
+	if (!(s->pathlib = mods[PATHLIB_LOCAL]))
+		s->pathlib = mods[PATHLIB];
+	s->reprlib = mods[REPRLIB];
 	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
-	s->uuid = dict_get(c, s->uuid_mod = module(c, "uuid"), "UUID");
-	s->fraction = dict_get(c, s->fractions_mod = module(c, "fractions"), "Fraction");
+	s->uuid = dict_get(c, s->uuid_mod = mods[UUID], "UUID");
+	s->fraction = dict_get(c, s->fractions_mod = mods[FRACTIONS], "Fraction");
 	uint64_t builtins = 0, sysdict = 0, t;
 	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 &&
 	    (t = dict_get(c, builtins, "BaseException"))) {
