@@ -43,6 +43,12 @@ struct py_code {
 	const char *error;           /* set when the code object could not be read */
 };
 
+/* What a walk remembers of a type's name (py_type_qualname). */
+struct py_type_name {
+	uint64_t addr;
+	const char *module, *qualname;
+};
+
 struct py_options;
 
 struct py_ctx {
@@ -65,6 +71,7 @@ struct py_ctx {
 	const char *state_missing;
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
+	struct addrtab type_names;   /* struct py_type_name (repr.c), by type address */
 };
 
 /* The symbols the runtime is found by, and where it was found. */

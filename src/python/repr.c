@@ -163,10 +163,19 @@ enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 	return PYT_OTHER;
 }
 
-/* Module and qualified name of a type, as object.__repr__ shows them. */
+/* Module and qualified name of a type, as object.__repr__ shows them;
+ * looked up once per type in a walk (a heap type's __module__ is a dict
+ * lookup), kept in c->type_names. */
 void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, const char **qualname)
 {
 	const struct py_layout *L = c->L;
+	bool found = false;
+	struct py_type_name *tn = type ? addrtab_get(&c->type_names, type, &found) : NULL;
+	if (found) {
+		*module = tn->module;
+		*qualname = tn->qualname;
+		return;
+	}
 	*module = NULL;
 	*qualname = NULL;
 	uint64_t flags = 0;
@@ -191,6 +200,11 @@ void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, cons
 			*module = "builtins";
 			*qualname = tp_name;
 		}
+	}
+	/* the table may have moved since */
+	if (tn && (tn = addrtab_get(&c->type_names, type, &found)) != NULL) {
+		tn->module = *module;
+		tn->qualname = *qualname;
 	}
 }
 
