@@ -68,15 +68,19 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		return NULL;
 	}
 	size_t n = (size_t)length < maxchars ? (size_t)length : maxchars;
-	uint8_t *raw = malloc(n * kind + 1);
+	/* the raw characters on the stack when they are few (names, keys) */
+	uint8_t small[1024];
+	uint8_t *raw = n * kind < sizeof(small) ? small : malloc(n * kind + 1);
 	char *out = arena_alloc(c->a, n * 4 + 1);
 	if (!raw || !out) {
-		free(raw);
+		if (raw != small)
+			free(raw);
 		*why = "out of memory";
 		return NULL;
 	}
 	if (dump_read(c->d, data, raw, n * kind) != PC_OK) {
-		free(raw);
+		if (raw != small)
+			free(raw);
 		*why = "string data not captured";
 		return NULL;
 	}
@@ -99,7 +103,8 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		o += py_utf8_encode(cp, out + o);
 	}
 	out[o] = '\0';
-	free(raw);
+	if (raw != small)
+		free(raw);
 	return out;
 }
 
@@ -413,11 +418,24 @@ int py_set_items(struct py_ctx *c, uint64_t set, size_t max, py_dict_fn fn, void
 	    py_rd_ptr(c, set + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
 	    mask > (1 << 26) || used > mask + 1)
 		return -1;
-	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key */
+	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key;
+	 * read a block of entries at a time (entry by entry where the block
+	 * is not all captured, to stop at the same entry) */
+	enum { BLOCK = 64, MAX_ESIZE = 32 };
+	uint8_t block[BLOCK * MAX_ESIZE];
+	uint64_t esize = (uint64_t)L->sizeof_setentry, first = 0, nb = 0;
+	bool whole = false;
 	size_t n = 0;
 	for (int64_t i = 0; i <= mask && (int64_t)n < used && n < max; i++) {
 		uint64_t key;
-		if (py_rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0)
+		if ((uint64_t)i >= first + nb && esize >= 8 && esize <= MAX_ESIZE) {
+			first = (uint64_t)i;
+			nb = (uint64_t)(mask - i + 1) < BLOCK ? (uint64_t)(mask - i + 1) : BLOCK;
+			whole = dump_read(c->d, table + first * esize, block, nb * esize) == PC_OK;
+		}
+		if (whole && (uint64_t)i < first + nb)
+			memcpy(&key, block + ((uint64_t)i - first) * esize, 8);
+		else if (py_rd_ptr(c, table + (uint64_t)i * esize, &key) != 0)
 			return -1;
 		if (!key || key == c->set_dummy)
 			continue;
