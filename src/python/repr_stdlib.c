@@ -75,6 +75,7 @@ struct py_stdlib {
 	uint64_t uuid, fraction, decimal;
 	uint64_t exc_repr, structseq_repr;   /* tp_repr of BaseException, of sys.version_info's type */
 	uint64_t exc_str, keyerror_str;      /* tp_str of BaseException, of KeyError */
+	bool modules_read;                   /* the fields above exc_repr: stdlib_modules() */
 };
 
 static uint64_t hdr(struct py_ctx *c)
@@ -99,6 +100,9 @@ static uint64_t c_type(struct py_ctx *c, uint64_t dict, const char *name, const 
 	return t;
 }
 
+/* The builtins' part: what str() and repr() of an exception and of a
+ * struct sequence need, from the builtins and sys dicts (which every
+ * thread's exception asks for, a walk of tasks for each of theirs). */
 static struct py_stdlib *stdlib(struct py_ctx *c)
 {
 	if (c->stdlib && c->stdlib->interp == c->interp)
@@ -111,6 +115,31 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	s->interp = c->interp;
 	if (!c->interp)
 		return s;
+	const struct py_layout *L = c->L;
+	uint64_t builtins = 0, sysdict = 0, t[2];
+	static const char *const exc_names[2] = { "BaseException", "KeyError" };
+	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 && builtins &&
+	    py_dict_get_strs(c, builtins, exc_names, t, 2) > 0) {
+		if (t[0]) {
+			py_rd_ptr(c, t[0] + L->type_repr, &s->exc_repr);
+			py_rd_ptr(c, t[0] + L->type_repr + TP_STR_FROM_REPR, &s->exc_str);
+		}
+		if (t[1])
+			py_rd_ptr(c, t[1] + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
+	}
+	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
+	    (t[0] = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t[0] + L->object_type, &t[0]) == 0)
+		py_rd_ptr(c, t[0] + L->type_repr, &s->structseq_repr);
+	return s;
+}
+
+/* And the modules' part, read the first time a repr needs it. */
+static struct py_stdlib *stdlib_modules(struct py_ctx *c)
+{
+	struct py_stdlib *s = stdlib(c);
+	if (!s || s->modules_read || !c->interp)
+		return s;
+	s->modules_read = true;
 	const struct py_layout *L = c->L;
 	/* one pass over sys.modules for them all */
 	enum { COLLECTIONS, FUNCTOOLS, DATETIME, DECIMAL, ENUM, DATACLASSES, PATHLIB_LOCAL, PATHLIB, REPRLIB,
@@ -149,17 +178,6 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
 	s->uuid = dict_get(c, s->uuid_mod = mods[UUID], "UUID");
 	s->fraction = dict_get(c, s->fractions_mod = mods[FRACTIONS], "Fraction");
-	uint64_t builtins = 0, sysdict = 0, t;
-	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 &&
-	    (t = dict_get(c, builtins, "BaseException"))) {
-		py_rd_ptr(c, t + L->type_repr, &s->exc_repr);
-		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->exc_str);
-	}
-	if (builtins && (t = dict_get(c, builtins, "KeyError")))
-		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
-	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
-	    (t = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t + L->object_type, &t) == 0)
-		py_rd_ptr(c, t + L->type_repr, &s->structseq_repr);
 	return s;
 }
 
@@ -1252,7 +1270,7 @@ static bool repr_path(struct rctx *r, uint64_t addr, uint64_t type)
 bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 {
 	struct py_ctx *c = r->c;
-	const struct py_stdlib *s = stdlib(c);
+	const struct py_stdlib *s = stdlib_modules(c);
 	uint64_t tp_repr = 0, owner = 0, flags = 0;
 	struct rctx saved = *r;   /* what an attempt that fails must leave as it was */
 	const char *note = NULL;  /* what the fallback is, when the attempt knows */
@@ -1313,7 +1331,7 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 
 int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type)
 {
-	const struct py_stdlib *s = stdlib(c);
+	const struct py_stdlib *s = stdlib_modules(c);
 	int64_t n, maxlen;
 	if (s && type == s->deque && deque_items(c, addr, &n, &maxlen, NULL, NULL))
 		return n;
