@@ -146,14 +146,16 @@ enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 		return PYT_UNREADABLE;
 	if (type_out)
 		*type_out = type;
-	for (int i = 0; i < PYT_COUNT; i++)
-		if (c->type_addr[i] && c->type_addr[i] == type)
+	/* one comparison a type (type is not 0: an unknown one never
+	 * matches); most objects a walk meets are of none of them */
+	uint64_t any = 0;
+	for (int i = 0; i < PYT_COUNT; i++) {
+		if (c->type_addr[i] == type)
 			return (enum py_type)i;
+		any |= c->type_addr[i];
+	}
 	/* No symbol for it: trust the name only for names that no module
 	 * qualifies (static built-in types). */
-	bool any = false;
-	for (int i = 0; i < PYT_COUNT; i++)
-		any |= c->type_addr[i] != 0;
 	if (!any) {
 		const char *n = type_tp_name(c, type);
 		for (int i = 0; n && i < PYT_COUNT; i++)
