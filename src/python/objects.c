@@ -34,39 +34,39 @@ size_t py_utf8_encode(uint32_t cp, char *out)
 	return 4;
 }
 
-const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why)
+/* Where the characters of the str at ADDR are: its length, kind (bytes a
+ * character: 1, 2 or 4) and their address; NULL, or why not. */
+static const char *str_chars(struct py_ctx *c, uint64_t addr, int64_t *length, unsigned *kind, uint64_t *data)
 {
 	const struct py_layout *L = c->L;
-	int64_t length;
 	uint32_t state;
-	if (addr == 0) {
-		*why = "NULL string";
-		return NULL;
-	}
-	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
-	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK) {
-		*why = "string object not captured";
-		return NULL;
-	}
-	if (length < 0 || (uint64_t)length > 1u << 30) {
-		*why = "corrupt string length";
-		return NULL;
-	}
-	unsigned kind = (state >> L->unicode_kind_shift) & 7;
+	if (addr == 0)
+		return "NULL string";
+	if (py_rd_i64(c, addr + L->unicode_length, length) != 0 ||
+	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK)
+		return "string object not captured";
+	if (*length < 0 || (uint64_t)*length > 1u << 30)
+		return "corrupt string length";
+	*kind = (state >> L->unicode_kind_shift) & 7;
 	bool compact = (state >> L->unicode_compact_shift) & 1;
 	bool ascii = (state >> L->unicode_ascii_shift) & 1;
-	if (kind != 1 && kind != 2 && kind != 4) {
-		*why = L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
+	if (*kind != 1 && *kind != 2 && *kind != 4)
+		return L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
 			       ? "string not ready (legacy wstr form)" : "corrupt string kind";
-		return NULL;
-	}
+	if (compact)
+		*data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
+	else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, data) != 0 || *data == 0)
+		return "legacy string data not captured";
+	return NULL;
+}
+
+const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why)
+{
+	int64_t length;
+	unsigned kind;
 	uint64_t data;
-	if (compact) {
-		data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
-	} else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, &data) != 0 || data == 0) {
-		*why = "legacy string data not captured";
+	if ((*why = str_chars(c, addr, &length, &kind, &data)) != NULL)
 		return NULL;
-	}
 	size_t n = (size_t)length < maxchars ? (size_t)length : maxchars;
 	/* the raw characters on the stack when they are few (names, keys) */
 	uint8_t small[1024];
@@ -324,7 +324,24 @@ struct find_keys {
 	size_t n, left;
 	size_t len[PY_MAX_LOOKUP];   /* strlen(keys[i]) */
 	bool ascii[PY_MAX_LOOKUP];   /* keys[i] is ASCII and shorter than 256 bytes */
+	bool all_ascii;
+	uint64_t lengths[4];         /* a bit for each len[i] of an ASCII key */
 };
+
+/* The characters of the str KEY of LENGTH characters into RAW when it
+ * has one byte a character: 1, or 0 when it has more, -1 when py_str_utf8
+ * would not read it either. */
+static int key_bytes(struct py_ctx *c, uint64_t key, int64_t length, char raw[256])
+{
+	int64_t n;
+	unsigned kind;
+	uint64_t data;
+	if (str_chars(c, key, &n, &kind, &data) != NULL)
+		return -1;
+	if (kind != 1 || n != length || n >= 256)
+		return 0;
+	return dump_read(c->d, data, raw, (size_t)n) == PC_OK ? 1 : -1;
+}
 
 static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 {
@@ -332,6 +349,16 @@ static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 	const char *why, *s = NULL;
 	int64_t length;
 	bool have_length = py_rd_i64(c, key + c->L->unicode_length, &length) == 0;
+	/* most keys have none of the lengths looked for */
+	if (f->all_ascii && (!have_length || (uint64_t)length >= 256 ||
+			     !(f->lengths[(uint64_t)length / 64] >> ((uint64_t)length % 64) & 1)))
+		return 0;
+	/* a str of one byte a character is compared as it is: an ASCII key
+	 * equals its UTF-8 (what py_str_utf8 gives) exactly when it equals
+	 * those bytes (the UTF-8 of a character over 0x7f, or of the U+FFFD a
+	 * NUL becomes, is no ASCII) */
+	char raw[256];
+	int bytes = 2;   /* key_bytes' answer; 2: not asked yet */
 	for (size_t i = 0; i < f->n; i++) {
 		if (f->values[i])
 			continue;
@@ -341,9 +368,17 @@ static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 		 * passes over many keys) */
 		if (f->ascii[i] && (!have_length || length != (int64_t)f->len[i]))
 			continue;
-		if (!s && !(s = py_str_utf8(c, key, 256, &why)))
+		if (f->ascii[i] && bytes == 2 && (bytes = key_bytes(c, key, length, raw)) < 0)
 			return 0;
-		if (strcmp(s, f->keys[i]) == 0) {
+		bool equal;
+		if (f->ascii[i] && bytes == 1) {
+			equal = memcmp(raw, f->keys[i], f->len[i]) == 0;
+		} else {
+			if (!s && !(s = py_str_utf8(c, key, 256, &why)))
+				return 0;
+			equal = strcmp(s, f->keys[i]) == 0;
+		}
+		if (equal) {
 			f->values[i] = value;
 			if (--f->left == 0)
 				return 1;
@@ -354,14 +389,18 @@ static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 
 int py_dict_get_strs(struct py_ctx *c, uint64_t dict, const char *const *keys, uint64_t *values, size_t n)
 {
-	struct find_keys f = { keys, values, n < PY_MAX_LOOKUP ? n : PY_MAX_LOOKUP, 0, { 0 }, { false } };
+	struct find_keys f = { .keys = keys, .values = values, .n = n < PY_MAX_LOOKUP ? n : PY_MAX_LOOKUP };
 	for (size_t i = 0; i < n; i++)
 		values[i] = 0;
+	f.all_ascii = true;
 	for (size_t i = 0; i < f.n; i++) {
 		f.len[i] = strlen(keys[i]);
 		f.ascii[i] = f.len[i] < 256;
 		for (const char *p = keys[i]; *p && f.ascii[i]; p++)
 			f.ascii[i] = (unsigned char)*p < 0x80;
+		if (f.ascii[i])
+			f.lengths[f.len[i] / 64] |= 1ull << (f.len[i] % 64);
+		f.all_ascii = f.all_ascii && f.ascii[i];
 	}
 	f.left = f.n;
 	if (f.n)
@@ -381,7 +420,17 @@ int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *
 	return 0;
 }
 
-int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
+/* The modules whose dicts pycore reads: looked up together, in one pass
+ * over sys.modules, the first time a walk of an interpreter asks for one
+ * of them (c->modules). */
+_Static_assert(PY_KNOWN_MODULES <= PY_MAX_LOOKUP, "one pass looks up at most PY_MAX_LOOKUP keys");
+static const char *const known_modules[PY_KNOWN_MODULES] = {
+	"asyncio.tasks", "threading", "collections", "functools", "datetime", "decimal", "enum",
+	"dataclasses", "pathlib._local", "pathlib", "reprlib", "uuid", "fractions",
+};
+
+/* One pass over sys.modules of INTERP: DICTS[i] the dict of NAMES[i]. */
+static void module_pass(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
 {
 	const struct py_layout *L = c->L;
 	uint64_t modules;
@@ -389,14 +438,45 @@ int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names,
 		dicts[i] = 0;
 	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
 	    py_dict_get_strs(c, modules, names, dicts, n) == 0)
-		return 0;
-	size_t found = 0;
+		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t mod = dicts[i];
 		if (mod && (py_rd_ptr(c, mod + L->module_dict, &dicts[i]) != 0 || !dicts[i]))
 			dicts[i] = 0;
-		found += dicts[i] != 0;
 	}
+}
+
+int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
+{
+	const char *others[PY_MAX_LOOKUP];
+	size_t at[PY_MAX_LOOKUP], nothers = 0, found = 0;
+	for (size_t i = 0; i < n; i++) {
+		dicts[i] = 0;
+		size_t k = 0;
+		while (k < PY_KNOWN_MODULES && strcmp(names[i], known_modules[k]) != 0)
+			k++;
+		if (k == PY_KNOWN_MODULES) {
+			if (nothers < PY_MAX_LOOKUP) {
+				at[nothers] = i;
+				others[nothers++] = names[i];
+			}
+			continue;
+		}
+		if (!c->modules.known || c->modules.interp != interp) {
+			module_pass(c, interp, known_modules, c->modules.dicts, PY_KNOWN_MODULES);
+			c->modules.interp = interp;
+			c->modules.known = true;
+		}
+		dicts[i] = c->modules.dicts[k];
+	}
+	if (nothers) {
+		uint64_t d[PY_MAX_LOOKUP];
+		module_pass(c, interp, others, d, nothers);
+		for (size_t j = 0; j < nothers; j++)
+			dicts[at[j]] = d[j];
+	}
+	for (size_t i = 0; i < n; i++)
+		found += dicts[i] != 0;
 	return (int)found;
 }
 
