@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/coverage.h"
+
 /* ------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------ */
@@ -472,7 +474,7 @@ enum pc_code dump_add_file_segments(struct dump *d)
 
 /* The index of the first segment ending after ADDR (nsegs when none):
  * segments are sorted and do not overlap. */
-static size_t seg_after(const struct dump *d, uint64_t addr)
+PC_NOT_COVERED static size_t seg_after(const struct dump *d, uint64_t addr)
 {
 	size_t lo = 0, hi = d->p->nsegs;
 	while (lo < hi) {
@@ -485,7 +487,7 @@ static size_t seg_after(const struct dump *d, uint64_t addr)
 	return lo;
 }
 
-static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
+PC_NOT_COVERED static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 {
 	struct dump_priv *p = d->p;
 	if (p->nsegs == 0)
@@ -519,7 +521,7 @@ uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end)
 
 static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len);
 
-enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
+PC_NOT_COVERED enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
 {
 	/* most reads fall in the segment the last one hit, in bytes the
 	 * dump holds: this path is every object reader's, and kept short */
@@ -536,7 +538,7 @@ enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
 
 /* Any other read: another segment, several, or a page from a module's
  * file. */
-static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len)
+PC_NOT_COVERED static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	while (len > 0) {

@@ -14,17 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int fuzz_one(const uint8_t *data, size_t size);
+#include "util/coverage.h"
 
-/* A target's own checks, left out of libFuzzer's coverage (clang 13+):
- * what they compare is the output, not a path through pycore, and
- * tracing it only cost time and grew the corpus with inputs that differ
- * in nothing pycore does. */
-#if defined(__clang__) && __clang_major__ >= 13
-#define FUZZ_NOT_COVERED __attribute__((no_sanitize("coverage")))
-#else
-#define FUZZ_NOT_COVERED
-#endif
+static int fuzz_one(const uint8_t *data, size_t size);
 
 #ifdef FUZZ_REPLAY
 int main(int argc, char **argv)
