@@ -85,6 +85,15 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		return NULL;
 	}
 	size_t o = 0;
+	/* ASCII without a NUL (most names) is its own UTF-8 */
+	uint8_t high = 0;
+	for (size_t i = 0; kind == 1 && i < n; i++)
+		high |= raw[i];
+	if (kind == 1 && high < 0x80 && !memchr(raw, 0, n)) {
+		memcpy(out, raw, n);
+		o = n;
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t cp;
 		if (kind == 1) {
