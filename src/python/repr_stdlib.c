@@ -75,7 +75,7 @@ struct py_stdlib {
 	uint64_t uuid, fraction, decimal;
 	uint64_t exc_repr, structseq_repr;   /* tp_repr of BaseException, of sys.version_info's type */
 	uint64_t exc_str, keyerror_str;      /* tp_str of BaseException, of KeyError */
-	bool modules_read;                   /* the fields above exc_repr: stdlib_modules() */
+	bool modules_read;                   /* the module types and structseq_repr: stdlib_modules() */
 };
 
 static uint64_t hdr(struct py_ctx *c)
@@ -100,9 +100,9 @@ static uint64_t c_type(struct py_ctx *c, uint64_t dict, const char *name, const 
 	return t;
 }
 
-/* The builtins' part: what str() and repr() of an exception and of a
- * struct sequence need, from the builtins and sys dicts (which every
- * thread's exception asks for, a walk of tasks for each of theirs). */
+/* The builtins' part: what str() and repr() of an exception need, from
+ * the builtins dict (which every thread's exception asks for, a walk of
+ * tasks for each of theirs). */
 static struct py_stdlib *stdlib(struct py_ctx *c)
 {
 	if (c->stdlib && c->stdlib->interp == c->interp)
@@ -116,7 +116,7 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	if (!c->interp)
 		return s;
 	const struct py_layout *L = c->L;
-	uint64_t builtins = 0, sysdict = 0, t[2];
+	uint64_t builtins = 0, t[2];
 	static const char *const exc_names[2] = { "BaseException", "KeyError" };
 	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 && builtins &&
 	    py_dict_get_strs(c, builtins, exc_names, t, 2) > 0) {
@@ -127,13 +127,11 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 		if (t[1])
 			py_rd_ptr(c, t[1] + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
 	}
-	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
-	    (t[0] = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t[0] + L->object_type, &t[0]) == 0)
-		py_rd_ptr(c, t[0] + L->type_repr, &s->structseq_repr);
 	return s;
 }
 
-/* And the modules' part, read the first time a repr needs it. */
+/* And the rest, read the first time a repr needs it: the modules' types
+ * and that of sys.version_info. */
 static struct py_stdlib *stdlib_modules(struct py_ctx *c)
 {
 	struct py_stdlib *s = stdlib(c);
@@ -178,6 +176,10 @@ static struct py_stdlib *stdlib_modules(struct py_ctx *c)
 	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
 	s->uuid = dict_get(c, s->uuid_mod = mods[UUID], "UUID");
 	s->fraction = dict_get(c, s->fractions_mod = mods[FRACTIONS], "Fraction");
+	uint64_t sysdict, t;
+	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
+	    (t = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t + L->object_type, &t) == 0)
+		py_rd_ptr(c, t + L->type_repr, &s->structseq_repr);
 	return s;
 }
 
