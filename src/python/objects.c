@@ -429,17 +429,7 @@ int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *
 	return 0;
 }
 
-/* The modules whose dicts pycore reads: looked up together, in one pass
- * over sys.modules, the first time a walk of an interpreter asks for one
- * of them (c->modules). */
-_Static_assert(PY_KNOWN_MODULES <= PY_MAX_LOOKUP, "one pass looks up at most PY_MAX_LOOKUP keys");
-static const char *const known_modules[PY_KNOWN_MODULES] = {
-	"asyncio.tasks", "threading", "collections", "functools", "datetime", "decimal", "enum",
-	"dataclasses", "pathlib._local", "pathlib", "reprlib", "uuid", "fractions",
-};
-
-/* One pass over sys.modules of INTERP: DICTS[i] the dict of NAMES[i]. */
-static void module_pass(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
+int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
 {
 	const struct py_layout *L = c->L;
 	uint64_t modules;
@@ -447,45 +437,14 @@ static void module_pass(struct py_ctx *c, uint64_t interp, const char *const *na
 		dicts[i] = 0;
 	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
 	    py_dict_get_strs(c, modules, names, dicts, n) == 0)
-		return;
+		return 0;
+	size_t found = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t mod = dicts[i];
 		if (mod && (py_rd_ptr(c, mod + L->module_dict, &dicts[i]) != 0 || !dicts[i]))
 			dicts[i] = 0;
-	}
-}
-
-int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
-{
-	const char *others[PY_MAX_LOOKUP];
-	size_t at[PY_MAX_LOOKUP], nothers = 0, found = 0;
-	for (size_t i = 0; i < n; i++) {
-		dicts[i] = 0;
-		size_t k = 0;
-		while (k < PY_KNOWN_MODULES && strcmp(names[i], known_modules[k]) != 0)
-			k++;
-		if (k == PY_KNOWN_MODULES) {
-			if (nothers < PY_MAX_LOOKUP) {
-				at[nothers] = i;
-				others[nothers++] = names[i];
-			}
-			continue;
-		}
-		if (!c->modules.known || c->modules.interp != interp) {
-			module_pass(c, interp, known_modules, c->modules.dicts, PY_KNOWN_MODULES);
-			c->modules.interp = interp;
-			c->modules.known = true;
-		}
-		dicts[i] = c->modules.dicts[k];
-	}
-	if (nothers) {
-		uint64_t d[PY_MAX_LOOKUP];
-		module_pass(c, interp, others, d, nothers);
-		for (size_t j = 0; j < nothers; j++)
-			dicts[at[j]] = d[j];
-	}
-	for (size_t i = 0; i < n; i++)
 		found += dicts[i] != 0;
+	}
 	return (int)found;
 }
 

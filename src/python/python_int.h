@@ -43,8 +43,6 @@ struct py_code {
 	const char *error;           /* set when the code object could not be read */
 };
 
-#define PY_KNOWN_MODULES 13   /* objects.c's known_modules */
-
 /* What a walk remembers of a type's name (py_type_qualname). */
 struct py_type_name {
 	uint64_t addr;
@@ -74,11 +72,6 @@ struct py_ctx {
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
 	struct addrtab type_names;   /* struct py_type_name (repr.c), by type address */
-	struct {                     /* the dicts of the modules pycore reads (objects.c) */
-		bool known;          /* looked up, for interpreter INTERP */
-		uint64_t interp;
-		uint64_t dicts[PY_KNOWN_MODULES];
-	} modules;
 };
 
 /* The symbols the runtime is found by, and where it was found. */
@@ -283,10 +276,8 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 /* The dict of module NAME in sys.modules of interpreter INTERP: 0 and its
  * address, or -1 when not imported or unreadable. */
 int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict);
-/* The same for N modules (at most PY_MAX_LOOKUP): DICTS[i] 0 for those
- * not found; returns how many were.  The modules pycore reads (asyncio,
- * threading, those of the stdlib's reprs) are looked up in one pass over
- * sys.modules per walk of an interpreter, the others in one per call. */
+/* The same for N modules (at most PY_MAX_LOOKUP) in one pass over
+ * sys.modules: DICTS[i] 0 for those not found; returns how many were. */
 int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n);
 /* Calls FN (value 0) for each key of the set at SET until it returns
  * non-zero; at most MAX keys.  0, or -1 when the set could not be read. */
