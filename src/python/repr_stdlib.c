@@ -274,7 +274,7 @@ static int attr_match(struct py_ctx *c, const char *name, uint64_t value, void *
 static uint64_t attr(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name)
 {
 	struct attr_find f = { name, 0, false };
-	if (py_instance_attrs(c, obj, type, attr_match, &f) != 0 || !f.found)
+	if (py_instance_attr_named(c, obj, type, name, attr_match, &f) != 0 || !f.found)
 		return 0;
 	return f.value;
 }
