@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/coverage.h"
+
 /* ------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------ */
@@ -490,7 +492,7 @@ enum pc_code dump_add_file_segments(struct dump *d)
 
 /* The index of the first segment ending after ADDR (nsegs when none):
  * segments are sorted and do not overlap. */
-static size_t seg_after(const struct dump *d, uint64_t addr)
+PC_NOT_COVERED static size_t seg_after(const struct dump *d, uint64_t addr)
 {
 	size_t lo = 0, hi = d->p->nsegs;
 	while (lo < hi) {
@@ -503,17 +505,25 @@ static size_t seg_after(const struct dump *d, uint64_t addr)
 	return lo;
 }
 
-static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
+PC_NOT_COVERED static struct dump_segment *seg_find(struct dump *d, uint64_t addr)
 {
-	if (d->p->nsegs == 0)
+	struct dump_priv *p = d->p;
+	if (p->nsegs == 0)
 		return NULL;
-	struct dump_segment *s = &d->p->segs[d->p->last_seg];
+	struct dump_segment *s = &p->segs[p->last_seg];
 	if (addr >= s->start && addr < s->end)
 		return s;
+	/* the segment a read in the same MiB last found, before searching */
+	uint32_t *hint = &p->seg_hint[(addr >> 20) % DUMP_SEG_HINTS];
+	if (*hint < p->nsegs && addr - p->segs[*hint].start < p->segs[*hint].end - p->segs[*hint].start) {
+		p->last_seg = *hint;
+		return &p->segs[*hint];
+	}
 	size_t lo = seg_after(d, addr);
-	if (lo < d->p->nsegs && d->p->segs[lo].start <= addr) {
-		d->p->last_seg = lo;
-		return &d->p->segs[lo];
+	if (lo < p->nsegs && p->segs[lo].start <= addr) {
+		p->last_seg = lo;
+		*hint = (uint32_t)lo;
+		return &p->segs[lo];
 	}
 	return NULL;
 }
@@ -527,7 +537,26 @@ uint64_t dump_next_held(struct dump *d, uint64_t addr, uint64_t *end)
 	return d->p->segs[i].start > addr ? d->p->segs[i].start : addr;
 }
 
-enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
+static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len);
+
+PC_NOT_COVERED enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len)
+{
+	/* most reads fall in the segment the last one hit, in bytes the
+	 * dump holds: this path is every object reader's, and kept short */
+	const struct dump_priv *p = d->p;
+	if (p->last_seg < p->nsegs) {
+		const struct dump_segment *s = &p->segs[p->last_seg];
+		if (addr - s->start < s->end - s->start && len <= s->end - addr && s->data) {
+			memcpy(buf, s->data + (addr - s->start), len);
+			return PC_OK;
+		}
+	}
+	return read_spanning(d, addr, buf, len);
+}
+
+/* Any other read: another segment, several, or a page from a module's
+ * file. */
+static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	while (len > 0) {
@@ -569,13 +598,18 @@ enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max
 {
 	if (max == 0)
 		return PC_ECORRUPT;
-	for (size_t i = 0; i + 1 < max; i++) {
-		enum pc_code st = dump_read(d, addr + i, &buf[i], 1);
+	/* 32 bytes a read; byte by byte where those are not all captured, to
+	 * stop at the first one missing */
+	for (size_t i = 0, n; i + 1 < max; i += n) {
+		n = max - 1 - i < 32 ? max - 1 - i : 32;
+		enum pc_code st = dump_read(d, addr + i, &buf[i], n);
+		if (st != PC_OK && n > 1)
+			st = dump_read(d, addr + i, &buf[i], n = 1);
 		if (st != PC_OK) {
 			buf[i] = '\0';
 			return st;
 		}
-		if (buf[i] == '\0')
+		if (memchr(&buf[i], '\0', n))
 			return PC_OK;
 	}
 	buf[max - 1] = '\0';

@@ -23,10 +23,14 @@ struct dump_file {
 	bool used;                   /* a read was served from it */
 };
 
+#define DUMP_SEG_HINTS 64
+
 struct dump_priv {
 	struct dump_segment *segs;   /* sorted, not overlapping */
 	size_t nsegs;
 	size_t last_seg;             /* the segment the last read hit */
+	uint32_t seg_hint[DUMP_SEG_HINTS];   /* by the address's MiB: a segment a read there hit (a
+					      * hint, checked: any index may be stale) */
 	const uint8_t *map;          /* the mapped input (decompressed) */
 	size_t map_len;
 	bool map_borrowed;            /* the caller's buffer (dump_open_memory): not unmapped */

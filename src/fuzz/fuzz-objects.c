@@ -93,7 +93,7 @@ static int fuzz_one(const uint8_t *data, size_t size)
 
 	struct py_options opt = { .max_repr = 256, .max_items = 100, .max_depth = 16 };
 	struct py_ctx c = { .d = dump, .opt = &opt, .L = L, .a = arena_new(), .numpy_major = -1,
-			    .set_dummy = SET_DUMMY };
+			    .set_dummy = SET_DUMMY, .type_names = ADDRTAB_INIT(struct py_type_name) };
 	if (!c.a)
 		return 0;
 	for (int i = 0; i < PYT_COUNT; i++)
@@ -122,6 +122,7 @@ static int fuzz_one(const uint8_t *data, size_t size)
 		if (py_code_line(&c, pc, pos) < 0)
 			abort();   /* the contract: a line, or 0 when unknown */
 	addrtab_free(&c.codes);
+	addrtab_free(&c.type_names);
 	arena_free(c.a);
 	return 0;
 }

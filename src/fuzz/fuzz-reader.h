@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/coverage.h"
+
 static int fuzz_one(const uint8_t *data, size_t size);
 
 #ifdef FUZZ_REPLAY

@@ -280,7 +280,7 @@ static char *render(const struct model_report *r, size_t *len)
 }
 
 /* The first control character in TEXT (see the top), or NULL. */
-static const char *control(const char *text, size_t n, uint32_t *what)
+PC_NOT_COVERED static const char *control(const char *text, size_t n, uint32_t *what)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	size_t i = 0;
@@ -331,7 +331,7 @@ static const char *control(const char *text, size_t n, uint32_t *what)
 	return NULL;
 }
 
-static size_t newlines(const char *text, size_t n)
+PC_NOT_COVERED static size_t newlines(const char *text, size_t n)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
@@ -339,7 +339,7 @@ static size_t newlines(const char *text, size_t n)
 	return k;
 }
 
-static void check(const char *text, size_t n, const char *pass)
+PC_NOT_COVERED static void check(const char *text, size_t n, const char *pass)
 {
 	uint32_t what;
 	const char *why = control(text, n, &what);

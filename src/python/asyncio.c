@@ -860,7 +860,7 @@ static int task_lists_of(struct aio *w)
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 {
 	const struct py_layout *L = c->L;
-	uint64_t dict, set, current = 0;
+	uint64_t dict, set, current;
 	if (py_module_dict(c, interp, "asyncio.tasks", &dict) != 0) {
 		mi->asyncio_read = true; /* asyncio not imported: no loops */
 		return;
@@ -880,14 +880,18 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		return;
 	}
 	mi->asyncio_read = true;
-	if (py_dict_get_str(c, dict, L->minor <= 11 ? "_all_tasks" : "_scheduled_tasks", &set) == 0)
+	/* the module's registries, in one pass over its dict */
+	const char *names[3] = { L->minor <= 11 ? "_all_tasks" : "_scheduled_tasks", "_current_tasks",
+				 "_eager_tasks" };
+	uint64_t reg[3];
+	py_dict_get_strs(c, dict, names, reg, L->minor >= 12 ? 3 : 2);
+	if ((set = reg[0]) != 0)
 		weakset_tasks(&w, set);
-	if (L->minor >= 12 && py_dict_get_str(c, dict, "_eager_tasks", &set) == 0 &&
-	    py_type_of(c, set, NULL) == PYT_SET)
+	if (L->minor >= 12 && (set = reg[2]) != 0 && py_type_of(c, set, NULL) == PYT_SET)
 		py_set_items(c, set, MAX_TASKS, add_task, &w);
 	if (L->minor >= 14)
 		thread_task_lists(&w, interp);
-	if (py_dict_get_str(c, dict, "_current_tasks", &current) == 0 && py_type_of(c, current, NULL) == PYT_DICT)
+	if ((current = reg[1]) != 0 && py_type_of(c, current, NULL) == PYT_DICT)
 		py_dict_items(c, current, current_task, &w);
 	if (w.capped)
 		model_warn(c->r, "interpreter %lld: more than %d asyncio tasks; the rest are left out",

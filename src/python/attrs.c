@@ -30,13 +30,21 @@
 struct by_name {
 	py_attr_fn fn;
 	void *arg;
+	int64_t only_len;   /* >= 0: only a key of so many characters can be
+			     * the one FN looks for (py_instance_attr_named) */
 };
 
 static int dict_attr(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 {
 	struct by_name *b = arg;
 	const char *why;
+	int64_t length;
 	if (py_type_of(c, key, NULL) != PYT_STR)
+		return 0;
+	/* a str of another length is not the ASCII name looked for (see
+	 * py_dict_get_str): its characters need not be read */
+	if (b->only_len >= 0 &&
+	    (py_rd_i64(c, key + c->L->unicode_length, &length) != 0 || length != b->only_len))
 		return 0;
 	const char *name = py_str_utf8(c, key, PY_MAX_NAME, &why);
 	return name ? b->fn(c, name, value, b->arg) : 0;
@@ -134,15 +142,33 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 	return 0;
 }
 
-int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg)
+static int instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_name *b)
 {
-	struct by_name b = { fn, arg };
 	uint64_t flags;
 	if (dump_read(c->d, type + c->L->type_flags, &flags, 8) != PC_OK)
 		return -1;
-	if (dict_attrs(c, obj, type, flags, &b) != 0)
+	if (dict_attrs(c, obj, type, flags, b) != 0)
 		return -1;
-	return slot_attrs(c, obj, type, &b);
+	return slot_attrs(c, obj, type, b);
+}
+
+int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg)
+{
+	struct by_name b = { fn, arg, -1 };
+	return instance_attrs(c, obj, type, &b);
+}
+
+int py_instance_attr_named(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name, py_attr_fn fn,
+			   void *arg)
+{
+	struct by_name b = { fn, arg, -1 };
+	size_t len = strlen(name);
+	bool ascii = len < PY_MAX_NAME;
+	for (const char *p = name; *p && ascii; p++)
+		ascii = (unsigned char)*p < 0x80;
+	if (ascii)
+		b.only_len = (int64_t)len;
+	return instance_attrs(c, obj, type, &b);
 }
 
 struct attr {
@@ -166,7 +192,8 @@ uint64_t py_attr(struct py_ctx *c, uint64_t obj, const char *name)
 {
 	struct attr a = { name, 0 };
 	uint64_t type;
-	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER || py_instance_attrs(c, obj, type, take_attr, &a) != 0)
+	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER ||
+	    py_instance_attr_named(c, obj, type, name, take_attr, &a) != 0)
 		return 0;
 	return a.value;
 }

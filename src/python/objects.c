@@ -34,53 +34,66 @@ size_t py_utf8_encode(uint32_t cp, char *out)
 	return 4;
 }
 
-const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why)
+/* Where the characters of the str at ADDR are: its length, kind (bytes a
+ * character: 1, 2 or 4) and their address; NULL, or why not. */
+static const char *str_chars(struct py_ctx *c, uint64_t addr, int64_t *length, unsigned *kind, uint64_t *data)
 {
 	const struct py_layout *L = c->L;
-	int64_t length;
 	uint32_t state;
-	if (addr == 0) {
-		*why = "NULL string";
-		return NULL;
-	}
-	if (py_rd_i64(c, addr + L->unicode_length, &length) != 0 ||
-	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK) {
-		*why = "string object not captured";
-		return NULL;
-	}
-	if (length < 0 || (uint64_t)length > 1u << 30) {
-		*why = "corrupt string length";
-		return NULL;
-	}
-	unsigned kind = (state >> L->unicode_kind_shift) & 7;
+	if (addr == 0)
+		return "NULL string";
+	if (py_rd_i64(c, addr + L->unicode_length, length) != 0 ||
+	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK)
+		return "string object not captured";
+	if (*length < 0 || (uint64_t)*length > 1u << 30)
+		return "corrupt string length";
+	*kind = (state >> L->unicode_kind_shift) & 7;
 	bool compact = (state >> L->unicode_compact_shift) & 1;
 	bool ascii = (state >> L->unicode_ascii_shift) & 1;
-	if (kind != 1 && kind != 2 && kind != 4) {
-		*why = L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
+	if (*kind != 1 && *kind != 2 && *kind != 4)
+		return L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
 			       ? "string not ready (legacy wstr form)" : "corrupt string kind";
-		return NULL;
-	}
+	if (compact)
+		*data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
+	else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, data) != 0 || *data == 0)
+		return "legacy string data not captured";
+	return NULL;
+}
+
+const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const char **why)
+{
+	int64_t length;
+	unsigned kind;
 	uint64_t data;
-	if (compact) {
-		data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
-	} else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, &data) != 0 || data == 0) {
-		*why = "legacy string data not captured";
+	if ((*why = str_chars(c, addr, &length, &kind, &data)) != NULL)
 		return NULL;
-	}
 	size_t n = (size_t)length < maxchars ? (size_t)length : maxchars;
-	uint8_t *raw = malloc(n * kind + 1);
+	/* the raw characters on the stack when they are few (names, keys) */
+	uint8_t small[1024];
+	uint8_t *raw = n * kind < sizeof(small) ? small : malloc(n * kind + 1);
 	char *out = arena_alloc(c->a, n * 4 + 1);
 	if (!raw || !out) {
-		free(raw);
+		if (raw != small)
+			free(raw);
 		*why = "out of memory";
 		return NULL;
 	}
 	if (dump_read(c->d, data, raw, n * kind) != PC_OK) {
-		free(raw);
+		if (raw != small)
+			free(raw);
 		*why = "string data not captured";
 		return NULL;
 	}
 	size_t o = 0;
+	/* ASCII without a NUL (most names) is its own UTF-8 */
+	uint8_t high = 0;
+	for (size_t i = 0; kind == 1 && i < n; i++)
+		high |= raw[i];
+	if (kind == 1 && high < 0x80 && !memchr(raw, 0, n)) {
+		memcpy(out, raw, n);
+		o = n;
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t cp;
 		if (kind == 1) {
@@ -99,7 +112,8 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 		o += py_utf8_encode(cp, out + o);
 	}
 	out[o] = '\0';
-	free(raw);
+	if (raw != small)
+		free(raw);
 	return out;
 }
 
@@ -278,14 +292,28 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 		}
 		return 0;
 	}
-	for (int64_t i = 0; i < nentries; i++) {
-		uint64_t e = entries + (uint64_t)i * esize, k, v;
-		if (py_rd_ptr(c, e + kofs, &k) != 0 || py_rd_ptr(c, e + kofs + 8, &v) != 0)
-			return -1;
-		if (k == 0 || v == 0)
-			continue;
-		if (fn(c, k, v, arg))
-			return 0;
+	/* a block of entries at a time, one read instead of two an entry (a
+	 * lookup passes over many); entry by entry where the block is not
+	 * all captured, to stop at the same entry */
+	enum { BLOCK = 64, MAX_ESIZE = 32 };
+	uint8_t block[BLOCK * MAX_ESIZE];
+	bool blocks = esize >= kofs + 16 && esize <= MAX_ESIZE;
+	for (int64_t i = 0; i < nentries;) {
+		uint64_t nb = (uint64_t)(nentries - i) < BLOCK ? (uint64_t)(nentries - i) : BLOCK;
+		bool whole = blocks && dump_read(c->d, entries + (uint64_t)i * esize, block, nb * esize) == PC_OK;
+		for (uint64_t j = 0; j < nb; j++, i++) {
+			uint64_t e = entries + (uint64_t)i * esize, k, v;
+			if (whole) {
+				memcpy(&k, block + j * esize + kofs, 8);
+				memcpy(&v, block + j * esize + kofs + 8, 8);
+			} else if (py_rd_ptr(c, e + kofs, &k) != 0 || py_rd_ptr(c, e + kofs + 8, &v) != 0) {
+				return -1;
+			}
+			if (k == 0 || v == 0)
+				continue;
+			if (fn(c, k, v, arg))
+				return 0;
+		}
 	}
 	return 0;
 }
@@ -299,43 +327,130 @@ int py_dict_items(struct py_ctx *c, uint64_t dict, py_dict_fn fn, void *arg)
 	return py_dict_keys_values(c, keys, values, fn, arg);
 }
 
-struct find_key {
-	const char *key;
-	uint64_t value;
-	bool found;
+struct find_keys {
+	const char *const *keys;
+	uint64_t *values;   /* 0 until found */
+	size_t n, left;
+	size_t len[PY_MAX_LOOKUP];   /* strlen(keys[i]) */
+	bool ascii[PY_MAX_LOOKUP];   /* keys[i] is ASCII and shorter than 256 bytes */
+	bool all_ascii;
+	uint64_t lengths[4];         /* a bit for each len[i] of an ASCII key */
 };
 
-static int match_key(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
+/* The characters of the str KEY of LENGTH characters into RAW when it
+ * has one byte a character: 1, or 0 when it has more, -1 when py_str_utf8
+ * would not read it either. */
+static int key_bytes(struct py_ctx *c, uint64_t key, int64_t length, char raw[256])
 {
-	struct find_key *f = arg;
-	const char *why;
-	const char *s = py_str_utf8(c, key, 256, &why);
-	if (s && strcmp(s, f->key) == 0) {
-		f->value = value;
-		f->found = true;
-		return 1;
+	int64_t n;
+	unsigned kind;
+	uint64_t data;
+	if (str_chars(c, key, &n, &kind, &data) != NULL)
+		return -1;
+	if (kind != 1 || n != length || n >= 256)
+		return 0;
+	return dump_read(c->d, data, raw, (size_t)n) == PC_OK ? 1 : -1;
+}
+
+static int match_keys(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
+{
+	struct find_keys *f = arg;
+	const char *why, *s = NULL;
+	int64_t length;
+	bool have_length = py_rd_i64(c, key + c->L->unicode_length, &length) == 0;
+	/* most keys have none of the lengths looked for */
+	if (f->all_ascii && (!have_length || (uint64_t)length >= 256 ||
+			     !(f->lengths[(uint64_t)length / 64] >> ((uint64_t)length % 64) & 1)))
+		return 0;
+	/* a str of one byte a character is compared as it is: an ASCII key
+	 * equals its UTF-8 (what py_str_utf8 gives) exactly when it equals
+	 * those bytes (the UTF-8 of a character over 0x7f, or of the U+FFFD a
+	 * NUL becomes, is no ASCII) */
+	char raw[256];
+	int bytes = 2;   /* key_bytes' answer; 2: not asked yet */
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->values[i])
+			continue;
+		/* an ASCII key of LEN bytes is only ever the UTF-8 of a str of
+		 * LEN characters: any other length is no match, and its
+		 * characters need not be read (a module or attribute lookup
+		 * passes over many keys) */
+		if (f->ascii[i] && (!have_length || length != (int64_t)f->len[i]))
+			continue;
+		if (f->ascii[i] && bytes == 2 && (bytes = key_bytes(c, key, length, raw)) < 0)
+			return 0;
+		bool equal;
+		if (f->ascii[i] && bytes == 1) {
+			equal = memcmp(raw, f->keys[i], f->len[i]) == 0;
+		} else {
+			if (!s && !(s = py_str_utf8(c, key, 256, &why)))
+				return 0;
+			equal = strcmp(s, f->keys[i]) == 0;
+		}
+		if (equal) {
+			f->values[i] = value;
+			if (--f->left == 0)
+				return 1;
+		}
 	}
 	return 0;
 }
 
+int py_dict_get_strs(struct py_ctx *c, uint64_t dict, const char *const *keys, uint64_t *values, size_t n)
+{
+	struct find_keys f = { .keys = keys, .values = values, .n = n < PY_MAX_LOOKUP ? n : PY_MAX_LOOKUP };
+	for (size_t i = 0; i < n; i++)
+		values[i] = 0;
+	f.all_ascii = true;
+	for (size_t i = 0; i < f.n; i++) {
+		f.len[i] = strlen(keys[i]);
+		f.ascii[i] = f.len[i] < 256;
+		for (const char *p = keys[i]; *p && f.ascii[i]; p++)
+			f.ascii[i] = (unsigned char)*p < 0x80;
+		if (f.ascii[i])
+			f.lengths[f.len[i] / 64] |= 1ull << (f.len[i] % 64);
+		f.all_ascii = f.all_ascii && f.ascii[i];
+	}
+	f.left = f.n;
+	if (f.n)
+		py_dict_items(c, dict, match_keys, &f);
+	size_t found = 0;
+	for (size_t i = 0; i < f.n; i++)
+		found += values[i] != 0;
+	return (int)found;
+}
+
 int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value)
 {
-	struct find_key f = { key, 0, false };
-	if (py_dict_items(c, dict, match_key, &f) != 0 || !f.found)
+	uint64_t v;
+	if (py_dict_get_strs(c, dict, &key, &v, 1) != 1)
 		return -1;
-	*value = f.value;
+	*value = v;
 	return 0;
+}
+
+int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n)
+{
+	const struct py_layout *L = c->L;
+	uint64_t modules;
+	for (size_t i = 0; i < n; i++)
+		dicts[i] = 0;
+	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
+	    py_dict_get_strs(c, modules, names, dicts, n) == 0)
+		return 0;
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t mod = dicts[i];
+		if (mod && (py_rd_ptr(c, mod + L->module_dict, &dicts[i]) != 0 || !dicts[i]))
+			dicts[i] = 0;
+		found += dicts[i] != 0;
+	}
+	return (int)found;
 }
 
 int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict)
 {
-	const struct py_layout *L = c->L;
-	uint64_t modules, mod;
-	if (L->interp_modules < 0 || py_rd_ptr(c, interp + L->interp_modules, &modules) != 0 || !modules ||
-	    py_dict_get_str(c, modules, name, &mod) != 0 ||
-	    py_rd_ptr(c, mod + L->module_dict, dict) != 0 || !*dict)
-		return -1;
-	return 0;
+	return py_module_dicts(c, interp, &name, dict, 1) == 1 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------
@@ -351,11 +466,24 @@ int py_set_items(struct py_ctx *c, uint64_t set, size_t max, py_dict_fn fn, void
 	    py_rd_ptr(c, set + L->set_table, &table) != 0 || used < 0 || mask < 0 ||
 	    mask > (1 << 26) || used > mask + 1)
 		return -1;
-	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key */
+	/* setentry: key, hash; unused slots NULL, deleted ones the dummy key;
+	 * read a block of entries at a time (entry by entry where the block
+	 * is not all captured, to stop at the same entry) */
+	enum { BLOCK = 64, MAX_ESIZE = 32 };
+	uint8_t block[BLOCK * MAX_ESIZE];
+	uint64_t esize = (uint64_t)L->sizeof_setentry, first = 0, nb = 0;
+	bool whole = false;
 	size_t n = 0;
 	for (int64_t i = 0; i <= mask && (int64_t)n < used && n < max; i++) {
 		uint64_t key;
-		if (py_rd_ptr(c, table + (uint64_t)i * (uint64_t)L->sizeof_setentry, &key) != 0)
+		if ((uint64_t)i >= first + nb && esize >= 8 && esize <= MAX_ESIZE) {
+			first = (uint64_t)i;
+			nb = (uint64_t)(mask - i + 1) < BLOCK ? (uint64_t)(mask - i + 1) : BLOCK;
+			whole = dump_read(c->d, table + first * esize, block, nb * esize) == PC_OK;
+		}
+		if (whole && (uint64_t)i < first + nb)
+			memcpy(&key, block + ((uint64_t)i - first) * esize, 8);
+		else if (py_rd_ptr(c, table + (uint64_t)i * esize, &key) != 0)
 			return -1;
 		if (!key || key == c->set_dummy)
 			continue;

@@ -43,6 +43,12 @@ struct py_code {
 	const char *error;           /* set when the code object could not be read */
 };
 
+/* What a walk remembers of a type's name (py_type_qualname). */
+struct py_type_name {
+	uint64_t addr;
+	const char *module, *qualname;
+};
+
 struct py_options;
 
 struct py_ctx {
@@ -66,6 +72,7 @@ struct py_ctx {
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
 	struct py_asyncio_offsets *aio_offsets; /* 3.14+: _AsyncioDebug, NULL when not found */
+	struct addrtab type_names;   /* struct py_type_name (repr.c), by type address */
 };
 
 /* The symbols the runtime is found by, and where it was found. */
@@ -272,6 +279,11 @@ enum py_long_err py_long_digits(struct py_ctx *c, uint64_t addr, uint32_t *digit
 int py_long_i64(struct py_ctx *c, uint64_t addr, int64_t *out);
 /* Look up a str key in a dict; returns 0 and the value's address. */
 int py_dict_get_str(struct py_ctx *c, uint64_t dict, const char *key, uint64_t *value);
+/* The same for N keys (at most PY_MAX_LOOKUP) in one pass over the dict:
+ * VALUES[i] the value of KEYS[i], 0 when not found; returns how many were
+ * found. */
+#define PY_MAX_LOOKUP 16
+int py_dict_get_strs(struct py_ctx *c, uint64_t dict, const char *const *keys, uint64_t *values, size_t n);
 
 /* Iterate a dict's items: calls FN for each key/value pair until it returns
  * non-zero.  Returns 0, or -1 when the dict could not be read. */
@@ -282,6 +294,9 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 /* The dict of module NAME in sys.modules of interpreter INTERP: 0 and its
  * address, or -1 when not imported or unreadable. */
 int py_module_dict(struct py_ctx *c, uint64_t interp, const char *name, uint64_t *dict);
+/* The same for N modules (at most PY_MAX_LOOKUP) in one pass over
+ * sys.modules: DICTS[i] 0 for those not found; returns how many were. */
+int py_module_dicts(struct py_ctx *c, uint64_t interp, const char *const *names, uint64_t *dicts, size_t n);
 /* Calls FN (value 0) for each key of the set at SET until it returns
  * non-zero; at most MAX keys.  0, or -1 when the set could not be read. */
 int py_set_items(struct py_ctx *c, uint64_t set, size_t max, py_dict_fn fn, void *arg);

@@ -146,14 +146,16 @@ enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 		return PYT_UNREADABLE;
 	if (type_out)
 		*type_out = type;
-	for (int i = 0; i < PYT_COUNT; i++)
-		if (c->type_addr[i] && c->type_addr[i] == type)
+	/* one comparison a type (type is not 0: an unknown one never
+	 * matches); most objects a walk meets are of none of them */
+	uint64_t any = 0;
+	for (int i = 0; i < PYT_COUNT; i++) {
+		if (c->type_addr[i] == type)
 			return (enum py_type)i;
+		any |= c->type_addr[i];
+	}
 	/* No symbol for it: trust the name only for names that no module
 	 * qualifies (static built-in types). */
-	bool any = false;
-	for (int i = 0; i < PYT_COUNT; i++)
-		any |= c->type_addr[i] != 0;
 	if (!any) {
 		const char *n = type_tp_name(c, type);
 		for (int i = 0; n && i < PYT_COUNT; i++)
@@ -163,10 +165,19 @@ enum py_type py_type_of(struct py_ctx *c, uint64_t addr, uint64_t *type_out)
 	return PYT_OTHER;
 }
 
-/* Module and qualified name of a type, as object.__repr__ shows them. */
+/* Module and qualified name of a type, as object.__repr__ shows them;
+ * looked up once per type in a walk (a heap type's __module__ is a dict
+ * lookup), kept in c->type_names. */
 void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, const char **qualname)
 {
 	const struct py_layout *L = c->L;
+	bool found = false;
+	struct py_type_name *tn = type ? addrtab_get(&c->type_names, type, &found) : NULL;
+	if (found) {
+		*module = tn->module;
+		*qualname = tn->qualname;
+		return;
+	}
 	*module = NULL;
 	*qualname = NULL;
 	uint64_t flags = 0;
@@ -191,6 +202,11 @@ void py_type_qualname(struct py_ctx *c, uint64_t type, const char **module, cons
 			*module = "builtins";
 			*qualname = tp_name;
 		}
+	}
+	/* the table may have moved since */
+	if (tn && (tn = addrtab_get(&c->type_names, type, &found)) != NULL) {
+		tn->module = *module;
+		tn->qualname = *qualname;
 	}
 }
 

@@ -75,6 +75,7 @@ struct py_stdlib {
 	uint64_t uuid, fraction, decimal;
 	uint64_t exc_repr, structseq_repr;   /* tp_repr of BaseException, of sys.version_info's type */
 	uint64_t exc_str, keyerror_str;      /* tp_str of BaseException, of KeyError */
+	bool modules_read;                   /* the module types and structseq_repr: stdlib_modules() */
 };
 
 static uint64_t hdr(struct py_ctx *c)
@@ -99,12 +100,9 @@ static uint64_t c_type(struct py_ctx *c, uint64_t dict, const char *name, const 
 	return t;
 }
 
-static uint64_t module(struct py_ctx *c, const char *name)
-{
-	uint64_t d;
-	return py_module_dict(c, c->interp, name, &d) == 0 ? d : 0;
-}
-
+/* The builtins' part: what str() and repr() of an exception need, from
+ * the builtins dict (which every thread's exception asks for, a walk of
+ * tasks for each of theirs). */
 static struct py_stdlib *stdlib(struct py_ctx *c)
 {
 	if (c->stdlib && c->stdlib->interp == c->interp)
@@ -118,13 +116,45 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	if (!c->interp)
 		return s;
 	const struct py_layout *L = c->L;
-	uint64_t m = s->collections = module(c, "collections");
+	uint64_t builtins = 0, t[2];
+	static const char *const exc_names[2] = { "BaseException", "KeyError" };
+	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 && builtins &&
+	    py_dict_get_strs(c, builtins, exc_names, t, 2) > 0) {
+		if (t[0]) {
+			py_rd_ptr(c, t[0] + L->type_repr, &s->exc_repr);
+			py_rd_ptr(c, t[0] + L->type_repr + TP_STR_FROM_REPR, &s->exc_str);
+		}
+		if (t[1])
+			py_rd_ptr(c, t[1] + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
+	}
+	return s;
+}
+
+/* And the rest, read the first time a repr needs it: the modules' types
+ * and that of sys.version_info. */
+static struct py_stdlib *stdlib_modules(struct py_ctx *c)
+{
+	struct py_stdlib *s = stdlib(c);
+	if (!s || s->modules_read || !c->interp)
+		return s;
+	s->modules_read = true;
+	const struct py_layout *L = c->L;
+	/* one pass over sys.modules for them all */
+	enum { COLLECTIONS, FUNCTOOLS, DATETIME, DECIMAL, ENUM, DATACLASSES, PATHLIB_LOCAL, PATHLIB, REPRLIB,
+	       UUID, FRACTIONS, NMODULES };
+	static const char *const names[NMODULES] = {
+		"collections", "functools", "datetime", "decimal", "enum", "dataclasses", "pathlib._local",
+		"pathlib", "reprlib", "uuid", "fractions",
+	};
+	uint64_t mods[NMODULES];
+	py_module_dicts(c, c->interp, names, mods, NMODULES);
+	uint64_t m = s->collections = mods[COLLECTIONS];
 	s->deque = c_type(c, m, "deque", "collections.deque");
 	s->defaultdict = c_type(c, m, "defaultdict", "collections.defaultdict");
 	s->odict = c_type(c, m, "OrderedDict", "collections.OrderedDict");
 	s->counter = dict_get(c, m, "Counter");
-	s->partial = c_type(c, module(c, "functools"), "partial", "functools.partial");
-	m = module(c, "datetime");
+	s->partial = c_type(c, mods[FUNCTOOLS], "partial", "functools.partial");
+	m = mods[DATETIME];
 	s->date = c_type(c, m, "date", "datetime.date");
 	s->time = c_type(c, m, "time", "datetime.time");
 	s->datetime = c_type(c, m, "datetime", "datetime.datetime");
@@ -137,23 +167,16 @@ static struct py_stdlib *stdlib(struct py_ctx *c)
 	 * NULL): datetime.UTC (3.11+) is the same object */
 	if (!s->utc)
 		s->utc = dict_get(c, m, "UTC");
-	s->decimal = c_type(c, module(c, "decimal"), "Decimal", "decimal.Decimal");
-	s->enum_mod = module(c, "enum");
-	s->dataclasses = module(c, "dataclasses");
-	if (!(s->pathlib = module(c, "pathlib._local")))
-		s->pathlib = module(c, "pathlib");
-	s->reprlib = module(c, "reprlib");
+	s->decimal = c_type(c, mods[DECIMAL], "Decimal", "decimal.Decimal");
+	s->enum_mod = mods[ENUM];
+	s->dataclasses = mods[DATACLASSES];
+	if (!(s->pathlib = mods[PATHLIB_LOCAL]))
+		s->pathlib = mods[PATHLIB];
+	s->reprlib = mods[REPRLIB];
 	s->field_marker = dict_get(c, s->dataclasses, "_FIELD");
-	s->uuid = dict_get(c, s->uuid_mod = module(c, "uuid"), "UUID");
-	s->fraction = dict_get(c, s->fractions_mod = module(c, "fractions"), "Fraction");
-	uint64_t builtins = 0, sysdict = 0, t;
-	if (L->interp_builtins >= 0 && py_rd_ptr(c, c->interp + L->interp_builtins, &builtins) == 0 &&
-	    (t = dict_get(c, builtins, "BaseException"))) {
-		py_rd_ptr(c, t + L->type_repr, &s->exc_repr);
-		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->exc_str);
-	}
-	if (builtins && (t = dict_get(c, builtins, "KeyError")))
-		py_rd_ptr(c, t + L->type_repr + TP_STR_FROM_REPR, &s->keyerror_str);
+	s->uuid = dict_get(c, s->uuid_mod = mods[UUID], "UUID");
+	s->fraction = dict_get(c, s->fractions_mod = mods[FRACTIONS], "Fraction");
+	uint64_t sysdict, t;
 	if (L->interp_sysdict >= 0 && py_rd_ptr(c, c->interp + L->interp_sysdict, &sysdict) == 0 &&
 	    (t = dict_get(c, sysdict, "version_info")) && py_rd_ptr(c, t + L->object_type, &t) == 0)
 		py_rd_ptr(c, t + L->type_repr, &s->structseq_repr);
@@ -251,7 +274,7 @@ static int attr_match(struct py_ctx *c, const char *name, uint64_t value, void *
 static uint64_t attr(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name)
 {
 	struct attr_find f = { name, 0, false };
-	if (py_instance_attrs(c, obj, type, attr_match, &f) != 0 || !f.found)
+	if (py_instance_attr_named(c, obj, type, name, attr_match, &f) != 0 || !f.found)
 		return 0;
 	return f.value;
 }
@@ -1249,7 +1272,7 @@ static bool repr_path(struct rctx *r, uint64_t addr, uint64_t type)
 bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 {
 	struct py_ctx *c = r->c;
-	const struct py_stdlib *s = stdlib(c);
+	const struct py_stdlib *s = stdlib_modules(c);
 	uint64_t tp_repr = 0, owner = 0, flags = 0;
 	struct rctx saved = *r;   /* what an attempt that fails must leave as it was */
 	const char *note = NULL;  /* what the fallback is, when the attempt knows */
@@ -1310,7 +1333,7 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 
 int64_t py_stdlib_len(struct py_ctx *c, uint64_t addr, uint64_t type)
 {
-	const struct py_stdlib *s = stdlib(c);
+	const struct py_stdlib *s = stdlib_modules(c);
 	int64_t n, maxlen;
 	if (s && type == s->deque && deque_items(c, addr, &n, &maxlen, NULL, NULL))
 		return n;

@@ -50,7 +50,7 @@ static int active_thread(struct py_ctx *c, uint64_t key, uint64_t value, void *a
 		if (t->ident != (uint64_t)ident || t->name)
 			continue;
 		const char *name = NULL;
-		py_instance_attrs(c, value, type, take_name, &name);
+		py_instance_attr_named(c, value, type, "_name", take_name, &name);
 		t->name = name;
 	}
 	return 0;

@@ -149,7 +149,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 {
 	struct py_runtime rt;
 	struct py_ctx c = { .d = d, .opt = opt, .r = r, .a = r->arena,
-			    .codes = ADDRTAB_INIT(struct py_code) };
+			    .codes = ADDRTAB_INIT(struct py_code), .type_names = ADDRTAB_INIT(struct py_type_name) };
 	if (opt->timeout > 0)
 		c.deadline_ns = py_now_ns() + (uint64_t)(opt->timeout * 1e9);
 	struct pc_error *e = py_find_runtime(d, loc, s, r, &rt);
@@ -192,6 +192,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 		if (opt->native)
 			native_stacks(&c, s, rt.mod);
 		addrtab_free(&c.codes);
+		addrtab_free(&c.type_names);
 		return NULL;
 	}
 	if (!head)
@@ -208,5 +209,6 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 		py_gc_after_native(&c);
 	}
 	addrtab_free(&c.codes);
+	addrtab_free(&c.type_names);
 	return NULL;
 }

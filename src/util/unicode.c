@@ -5,6 +5,9 @@
 
 bool unicode_printable(uint32_t cp)
 {
+	/* printable ASCII, most of any text, without the search */
+	if (cp - 0x20 < 0x7f - 0x20)
+		return true;
 	size_t lo = 0, hi = sizeof(unicode_nonprintable) / sizeof(unicode_nonprintable[0]);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
