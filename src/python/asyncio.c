@@ -51,6 +51,7 @@
  * loop's thread from the innermost out to the coroutine's own frame.
  */
 #include "python/attrs.h"
+#include "python/dwarf_layout.h"
 #include "python/python_int.h"
 #include "python/repr.h"
 #include "python/threads.h"
@@ -847,17 +848,38 @@ void py_find_asyncio_offsets(struct py_ctx *c, struct symbols *s, struct dump_mo
 			return;
 		}
 	}
+	/* a build pycore's tables do not describe (a pre-release): its DWARF */
+	static const char *const alts[] = {
+		"_PyThreadStateImpl:asyncio_tasks_head|struct _PyThreadStateImpl:asyncio_tasks_head",
+		"_PyThreadStateImpl:asyncio_running_task|struct _PyThreadStateImpl:asyncio_running_task",
+		"struct _is:asyncio_tasks_head",
+	};
+	int64_t v[3];
+	struct Dwarf *dw = c->layout_from_dwarf && interp_module ? symbols_dwarf(s, interp_module) : NULL;
+	if (!dw || py_dwarf_values(dw, alts, 3, v) != 0 || v[0] < 0 || v[1] < 0 || v[2] < 0 ||
+	    v[0] > (1 << 20) || v[1] > (1 << 20) || v[2] > (1 << 24))
+		return;
+	c->aio_dwarf = arena_alloc(c->a, sizeof(*c->aio_dwarf));
+	if (c->aio_dwarf)
+		*c->aio_dwarf = (struct py_aio_lists){ v[0], v[1], v[2] };
 }
 
 /* 3.14+: where the task lists are (W->tl): the module's debug offsets when
  * found, if they agree with fut_layouts on where a task's coroutine and
- * name are; else the table.  Returns -1 when they disagree. */
+ * name are; else the table, its thread and interpreter state offsets from
+ * the interpreter's DWARF where pycore's layout is that DWARF's.  Returns -1 when they disagree. */
 static int task_lists_of(struct aio *w)
 {
 	const struct py_asyncio_offsets *o = w->c->aio_offsets;
 	unsigned minor = w->c->L->minor;
 	if (!o) {
 		w->tl = py_layout_free_threaded(w->c->L) ? task_lists_ft[minor] : task_lists[minor];
+		const struct py_aio_lists *d = w->c->aio_dwarf;
+		if (d) {
+			w->tl.tstate_head = (int)d->tstate_head;
+			w->tl.tstate_running_task = (int)d->tstate_running_task;
+			w->tl.interp_head = (int)d->interp_head;
+		}
 		return 0;
 	}
 	if (o->task_coro != w->hdr + (uint64_t)w->fl->coro || o->task_name != w->hdr + (uint64_t)w->fl->name ||
