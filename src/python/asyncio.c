@@ -51,6 +51,7 @@
  * loop's thread from the innermost out to the coroutine's own frame.
  */
 #include "python/attrs.h"
+#include "python/dwarf_layout.h"
 #include "python/python_int.h"
 #include "python/repr.h"
 #include "python/threads.h"
@@ -112,6 +113,16 @@ static const struct frame_states frame_states[] = {
 	[13] = { -2, -1, -1, 0, 1, 1 }, [14] = { -2, -1, -1, 0, 1, 1 },
 	[15] = { 1, 2, 3, 4, 5, 2 },
 };
+
+/* The states a coroutine frame's STATE is counted in.  Pre-releases of 3.15
+ * before the renumbering keep 3.14's (and no NULL above the awaitable:
+ * checked by hand on a free-threaded 3.15.0a0 of May 2025, whose dis shows
+ * GET_AWAITABLE, LOAD_CONST, SEND); a negative state says so, as 3.15's own
+ * has none. */
+static const struct frame_states *states_of(unsigned minor, int8_t state)
+{
+	return minor == 15 && state < 0 ? &frame_states[14] : &frame_states[minor];
+}
 
 /* 3.14+ (Modules/_asynciomodule.c, Include/internal/pycore_tstate.h): every
  * C task is linked, from its creation until it is freed, into the list of
@@ -370,7 +381,7 @@ static uint64_t gen_frame(struct aio *w, uint64_t gen, bool *suspended, int8_t *
 	}
 	if (dump_read(c->d, b + (uint64_t)w->gl->frame_state, state, 1) != PC_OK)
 		return 0;
-	const struct frame_states *fs = &frame_states[c->L->minor];
+	const struct frame_states *fs = states_of(c->L->minor, *state);
 	if (*state >= fs->finished)
 		return 0;
 	*suspended = *state == fs->suspended || *state == fs->yield_from || *state == fs->yield_from_locked;
@@ -419,13 +430,14 @@ static uint64_t awaited(struct aio *w, uint64_t frame, int8_t state)
 		bool resume = L->minor == 11 ? next[0] == 151 || next[0] == 150 : next[0] == 151 || next[0] == 240;
 		if (!resume || next[1] < 2)
 			return 0;
-	} else if (state != frame_states[L->minor].yield_from && state != frame_states[L->minor].yield_from_locked) {
+	} else if (state != states_of(L->minor, state)->yield_from &&
+		   state != states_of(L->minor, state)->yield_from_locked) {
 		return 0;
 	}
 	if (L->minor >= 14) {
 		/* a suspended frame keeps its stack pointer */
 		uint64_t sp;
-		uint64_t depth = (uint64_t)frame_states[L->minor].awaited_depth;
+		uint64_t depth = (uint64_t)states_of(L->minor, state)->awaited_depth;
 		if (L->iframe_stackpointer < 0 || py_rd_ptr(c, frame + L->iframe_stackpointer, &sp) != 0 ||
 		    sp < frame + (uint64_t)L->iframe_localsplus + 8 * depth || py_rd_ptr(c, sp - 8 * depth, &top) != 0)
 			return 0;
@@ -491,9 +503,11 @@ static void coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, 
 		if (!suspended) {
 			/* executing (3.8, 3.9: no f_stacktop; later: state 0): the
 			 * thread running it holds the rest of the stack; else just
-			 * created, awaiting nothing yet */
-			bool executing = c->L->minor <= 9 ||
-					 (c->L->minor <= 10 ? state == 0 : state == frame_states[c->L->minor].executing);
+			 * created, awaiting nothing yet (3.15: state 0 is created,
+			 * or executing in a pre-release counting as 3.14 does; a
+			 * created frame is on no thread's stack) */
+			bool executing = c->L->minor <= 9 || state == 0 ||
+					 (c->L->minor >= 11 && state == states_of(c->L->minor, state)->executing);
 			if (n == 0 && executing && running_stack(w, m, frame))
 				*running = true;
 			else
@@ -834,17 +848,38 @@ void py_find_asyncio_offsets(struct py_ctx *c, struct symbols *s, struct dump_mo
 			return;
 		}
 	}
+	/* a build pycore's tables do not describe (a pre-release): its DWARF */
+	static const char *const alts[] = {
+		"_PyThreadStateImpl:asyncio_tasks_head|struct _PyThreadStateImpl:asyncio_tasks_head",
+		"_PyThreadStateImpl:asyncio_running_task|struct _PyThreadStateImpl:asyncio_running_task",
+		"struct _is:asyncio_tasks_head",
+	};
+	int64_t v[3];
+	struct Dwarf *dw = c->layout_from_dwarf && interp_module ? symbols_dwarf(s, interp_module) : NULL;
+	if (!dw || py_dwarf_values(dw, alts, 3, v) != 0 || v[0] < 0 || v[1] < 0 || v[2] < 0 ||
+	    v[0] > (1 << 20) || v[1] > (1 << 20) || v[2] > (1 << 24))
+		return;
+	c->aio_dwarf = arena_alloc(c->a, sizeof(*c->aio_dwarf));
+	if (c->aio_dwarf)
+		*c->aio_dwarf = (struct py_aio_lists){ v[0], v[1], v[2] };
 }
 
 /* 3.14+: where the task lists are (W->tl): the module's debug offsets when
  * found, if they agree with fut_layouts on where a task's coroutine and
- * name are; else the table.  Returns -1 when they disagree. */
+ * name are; else the table, its thread and interpreter state offsets from
+ * the interpreter's DWARF where pycore's layout is that DWARF's.  Returns -1 when they disagree. */
 static int task_lists_of(struct aio *w)
 {
 	const struct py_asyncio_offsets *o = w->c->aio_offsets;
 	unsigned minor = w->c->L->minor;
 	if (!o) {
 		w->tl = py_layout_free_threaded(w->c->L) ? task_lists_ft[minor] : task_lists[minor];
+		const struct py_aio_lists *d = w->c->aio_dwarf;
+		if (d) {
+			w->tl.tstate_head = (int)d->tstate_head;
+			w->tl.tstate_running_task = (int)d->tstate_running_task;
+			w->tl.interp_head = (int)d->interp_head;
+		}
 		return 0;
 	}
 	if (o->task_coro != w->hdr + (uint64_t)w->fl->coro || o->task_name != w->hdr + (uint64_t)w->fl->name ||

@@ -254,6 +254,46 @@ static int64_t resolve(struct types *t, const struct alt *a)
 	return total % 8 == 0 ? (int64_t)(total / 8) : -1;
 }
 
+/* Note the types alternatives ALTS ('|'-separated) mention. */
+static void want_alts(struct types *t, const char *s)
+{
+	while (*s) {
+		size_t n = strcspn(s, "|");
+		struct alt a;
+		if (parse_alt(s, n, &a))
+			want_type(t, a.type, a.type_len);
+		s += n + (s[n] == '|');
+	}
+}
+
+/* The value of the first of ALTS this build has, or -1. */
+static int64_t resolve_alts(struct types *t, const char *s)
+{
+	int64_t v = -1;
+	while (*s && v < 0) {
+		size_t n = strcspn(s, "|");
+		struct alt a;
+		if (parse_alt(s, n, &a))
+			v = resolve(t, &a);
+		s += n + (s[n] == '|');
+	}
+	return v;
+}
+
+int py_dwarf_values(Dwarf *dw, const char *const *alts, size_t n, int64_t *out)
+{
+	struct types *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		want_alts(t, alts[i]);
+	find_types(dw, t);
+	for (size_t i = 0; i < n; i++)
+		out[i] = resolve_alts(t, alts[i]);
+	free(t);
+	return 0;
+}
+
 int py_layout_from_dwarf(Dwarf *dw, unsigned minor, struct py_layout *out, const char **why)
 {
 	static char missing[256];
@@ -263,28 +303,12 @@ int py_layout_from_dwarf(Dwarf *dw, unsigned minor, struct py_layout *out, const
 		return -1;
 	}
 	size_t nfields = sizeof(fields) / sizeof(fields[0]);
-	for (size_t i = 0; i < nfields; i++) {
-		const char *s = fields[i].alts;
-		while (*s) {
-			size_t n = strcspn(s, "|");
-			struct alt a;
-			if (parse_alt(s, n, &a))
-				want_type(t, a.type, a.type_len);
-			s += n + (s[n] == '|');
-		}
-	}
+	for (size_t i = 0; i < nfields; i++)
+		want_alts(t, fields[i].alts);
 	find_types(dw, t);
 	int rc = 0;
 	for (size_t i = 0; i < nfields; i++) {
-		int64_t v = -1;
-		const char *s = fields[i].alts;
-		while (*s && v < 0) {
-			size_t n = strcspn(s, "|");
-			struct alt a;
-			if (parse_alt(s, n, &a))
-				v = resolve(t, &a);
-			s += n + (s[n] == '|');
-		}
+		int64_t v = resolve_alts(t, fields[i].alts);
 		memcpy((char *)out + fields[i].offset, &v, sizeof(v));
 		if (v < 0 && fields[i].lo && (int)minor >= fields[i].lo && (int)minor <= fields[i].hi && rc == 0) {
 			snprintf(missing, sizeof(missing), "the DWARF has no %s for CPython 3.%u", fields[i].name, minor);

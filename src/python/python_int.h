@@ -73,6 +73,10 @@ struct py_ctx {
 	struct addrtab codes;        /* struct py_code, by address */
 	struct py_asyncio_offsets *aio_offsets; /* 3.14+: _AsyncioDebug, NULL when not found */
 	struct addrtab type_names;   /* struct py_type_name (repr.c), by type address */
+	/* 3.14+, without _AsyncioDebug and with L from the DWARF: the thread
+	 * state's and interpreter's task list fields from that DWARF, NULL
+	 * when not found */
+	struct py_aio_lists { int64_t tstate_head, tstate_running_task, interp_head; } *aio_dwarf;
 };
 
 /* The symbols the runtime is found by, and where it was found. */

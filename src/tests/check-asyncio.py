@@ -108,7 +108,9 @@ def without_asyncio_file(target, core, report, want):
     """3.14+: the task lists are found by the _asyncio module's own debug
     offsets (its section .AsyncioDebug), read from its file; with that file
     hidden (/dev/null bind-mounted over it in a mount namespace of this
-    test's own) pycore's tables must find the same tasks.  Says what was
+    test's own) pycore's tables must find the same tasks, and so must the
+    thread and interpreter state offsets from the interpreter's own DWARF
+    with --layout=dwarf (a Debian root's debug files).  Says what was
     checked, or why not."""
     files = [m["file"] for m in report["process"]["modules"]
              if m["file"] and os.path.basename(m["path"]).startswith("_asyncio.")]
@@ -116,14 +118,20 @@ def without_asyncio_file(target, core, report, want):
         return "_asyncio is built into the interpreter: its debug offsets are the interpreter's file's"
     if os.geteuid() != 0 or not shutil.which("unshare"):
         return "pycore's own tables not checked (hiding _asyncio's file needs root and unshare)"
-    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                        'mount --bind /dev/null "$1" && shift && exec "$@"', "sh", files[0],
-                        cs.PYCORE, "analyze", "--format", "json"] + target.pycore_args() + [core],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    if p.returncode != 0:
-        raise cs.Failure("with %s hidden: pycore exit %d: %s" % (files[0], p.returncode, p.stderr.decode().strip()))
-    compare_tasks(want, cs.load_report(p.stdout))
-    return "the same with _asyncio's file hidden (pycore's own offsets)"
+    ways = [([], "pycore's own offsets")]
+    debug = target.root + ".debug/usr/lib/debug" if target.root else None
+    if debug and os.path.isdir(debug):
+        ways.append((["--debug-dir", debug, "--layout=dwarf"], "and the interpreter's DWARF's"))
+    for args, what in ways:
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'mount --bind /dev/null "$1" && shift && exec "$@"', "sh", files[0],
+                            cs.PYCORE, "analyze", "--format", "json"] + target.pycore_args() + args + [core],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if p.returncode != 0:
+            raise cs.Failure("with %s hidden%s: pycore exit %d: %s" % (files[0], " ".join([""] + args), p.returncode,
+                                                                    p.stderr.decode().strip()))
+        compare_tasks(want, cs.load_report(p.stdout))
+    return "the same with _asyncio's file hidden (%s)" % " ".join(w for _, w in ways)
 
 
 def check(target, work):
