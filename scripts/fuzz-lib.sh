@@ -18,7 +18,7 @@ fuzz_prepare() {
 	for f in "$top"/testdata/fuzz-regressions/*; do
 		[ -f "$f" ] && cp "$f" "$work/seeds/dump/"
 	done
-	printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
 	mkdir -p "$work/seeds/asyncio"
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/asyncio/none"
 	fuzz_asyncio_core
@@ -70,7 +70,7 @@ fuzz_options() {
 	objects) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/objects.dict" ;;
 	text) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/text.dict" ;;
 	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
-	walk) echo "-max_len=4096 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
+	walk) echo "-max_len=768 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	asyncio) echo "-max_len=768 -timeout=20" ;;
 	esac
 }

@@ -1,63 +1,57 @@
-/* Fuzz target: a real core whose memory the fuzzer corrupts.  The core is
- * $PYCORE_FUZZ_CORE (an ELF core, plain); each input is a list of patches,
- * 8-byte offset into the file then up to 8 bytes to write, applied to a
- * pristine copy, so the walker meets corrupted thread states, frames, code
- * objects, strings and containers of a real process. */
-#include "fuzz-common.h"
+/* Fuzz target: the Python walk (src/python/: thread states, frames, code
+ * objects, line tables, locals and their reprs, exceptions, lock waits)
+ * over the memory of a real core, corrupted by the input (fuzz-image.h;
+ * the core is $PYCORE_FUZZ_CORE, scripts/fuzz-lib.sh's sample core).  The
+ * anchors: every Python frame the intact report shows (the handled
+ * exceptions' tracebacks too), every local's object and the objects
+ * threads wait on, so that patches land on frames (their code, previous
+ * frame, locals), objects (their type, size, items) and what they point
+ * to.  Each input's walk is py_analyze with --locals; the instances'
+ * attributes (--locals=deep) would halve the speed, and are left to
+ * fuzz-dump, which runs the whole pipeline with them; the core's headers
+ * and notes are fuzz-elfcore's. */
+#include "fuzz-image.h"
 
-#include <string.h>
+/* pycore's defaults are larger (max_repr 256, max_items 1000, max_depth
+ * 32): the sample's reprs to them cost time and meet no other code */
+static const struct py_options opt = { .locals = true, .deep = false, .max_repr = 64, .max_items = 4,
+				       .max_depth = 3, .timeout = 10 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int core_fd = -1;
-static size_t core_len;
-static char core_path[64];
-
-/* The pristine core goes into one memfd, once; each input patches it in
- * place and puts the bytes back afterwards, so no run copies the core. */
-static void load_core(void)
+static void anchor_locals(const struct ptrvec *frames)
 {
-	const char *path = getenv("PYCORE_FUZZ_CORE");
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f) {
-		fprintf(stderr, "fuzz-walk: set PYCORE_FUZZ_CORE to a plain ELF core of a Python process\n");
-		exit(2);
+	image_anchor_frames(frames);
+	for (size_t i = 0; i < frames->n; i++) {
+		const struct model_frame *f = frames->items[i];
+		for (size_t k = 0; k < f->locals.n; k++)
+			image_anchor(((const struct model_local *)f->locals.items[k])->address);
 	}
-	fseek(f, 0, SEEK_END);
-	core_len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *data = malloc(core_len);
-	if (!data || fread(data, 1, core_len, f) != core_len || core_len < 64)
-		exit(2);
-	fclose(f);
-	core_fd = fuzz_memfd(data, core_len, core_path, sizeof(core_path));
-	free(data);
-	if (core_fd < 0)
-		exit(2);
 }
 
-#define MAX_PATCHES 256
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void setup(void)
 {
-	if (core_fd < 0)
-		load_core();
-	uint64_t where[MAX_PATCHES];
-	uint8_t saved[MAX_PATCHES][8];
-	size_t n = 0;
-	for (size_t i = 0; i + 16 <= size && n < MAX_PATCHES; i += 16, n++) {
-		uint64_t off;
-		memcpy(&off, data + i, 8);
-		off %= core_len - 8;
-		where[n] = off;
-		if (pread(core_fd, saved[n], 8, (off_t)off) != 8 ||
-		    pwrite(core_fd, data + i + 8, 8, (off_t)off) != 8)
-			abort();
+	struct model_report *r = image_open("fuzz-walk", "", &opt);
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			anchor_locals(&t->frames);
+			if (t->exception)
+				anchor_locals(&t->exception->traceback);
+			if (t->waiting_on)
+				image_anchor(t->waiting_on->address);
+		}
 	}
-	fuzz_analyze(core_path);
-	/* undo, last patch first (patches may overlap) */
-	while (n-- > 0)
-		if (pwrite(core_fd, saved[n], 8, (off_t)where[n]) != 8)
-			abort();
-	return 0;
+	if (!image_nanchors) {
+		fprintf(stderr, "fuzz-walk: no Python frame in the core\n");
+		exit(2);
+	}
+	fprintf(stderr, "fuzz-walk: %zu anchors\n", image_nanchors);
+	model_report_free(r);
+}
+
+static int fuzz_one(const uint8_t *data, size_t size)
+{
+	if (!image_dump)
+		setup();
+	return image_walk(&opt, data, size);
 }

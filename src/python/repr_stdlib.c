@@ -246,13 +246,6 @@ static bool function_is(struct py_ctx *c, uint64_t fn, uint64_t globals, const c
 	return strcmp(name, qualname) == 0;
 }
 
-static bool repr_function_is(struct py_ctx *c, uint64_t type, uint64_t globals, const char *qualname,
-			     uint64_t *owner)
-{
-	uint64_t fn = mro_lookup(c, type, "__repr__", owner);
-	return fn && function_is(c, fn, globals, qualname);
-}
-
 struct attr_find {
 	const char *name;
 	uint64_t value;
@@ -1148,11 +1141,11 @@ static bool repr_decimal(struct rctx *r, uint64_t addr)
  * dataclasses') or reprlib.recursive_repr (3.13+).  Generated, not
  * written: the function it wraps (__wrapped__) was compiled from
  * "<string>" by exec. */
-static bool dataclass_repr_fn(struct py_ctx *c, const struct py_stdlib *s, uint64_t type, uint64_t *owner)
+static bool dataclass_repr_fn(struct py_ctx *c, const struct py_stdlib *s, uint64_t fn, uint64_t owner)
 {
-	uint64_t fn = mro_lookup(c, type, "__repr__", owner), wrapped, code;
+	uint64_t wrapped, code;
 	uint64_t globals = c->L->minor <= 12 ? s->dataclasses : s->reprlib;
-	if (!fn || !*owner || !s->field_marker || !function_is(c, fn, globals, ".__repr__") ||
+	if (!fn || !owner || !s->field_marker || !function_is(c, fn, globals, ".__repr__") ||
 	    !(wrapped = attr(c, fn, c->type_addr[PYT_FUNCTION], "__wrapped__")) ||
 	    py_type_of(c, wrapped, NULL) != PYT_FUNCTION ||
 	    !rd_ptr(c, wrapped + hdr(c) + (c->L->minor <= 9 ? 0 : 32), &code))
@@ -1269,11 +1262,40 @@ static bool repr_path(struct rctx *r, uint64_t addr, uint64_t type)
  * The driver
  * ------------------------------------------------------------------------ */
 
+/* A class defined in Python (and Counter, UUID, Fraction): told by the
+ * __repr__ its MRO gives, looked up once, and the class that defines it. */
+static bool repr_python_class(struct rctx *r, uint64_t addr, uint64_t type, uint64_t flags,
+			      const struct py_stdlib *s)
+{
+	struct py_ctx *c = r->c;
+	uint64_t owner = 0;
+	uint64_t fn = mro_lookup(c, type, "__repr__", &owner);
+	if (!fn)
+		return false;
+	if (type == s->counter && function_is(c, fn, s->collections, "Counter.__repr__"))
+		return repr_counter(r, addr, type);
+	if (type == s->uuid && function_is(c, fn, s->uuid_mod, "UUID.__repr__"))
+		return repr_uuid(r, addr, type);
+	if (type == s->fraction && function_is(c, fn, s->fractions_mod, "Fraction.__repr__"))
+		return repr_fraction(r, addr, type);
+	if (!(flags & TPFLAGS_HEAPTYPE))
+		return false;
+	if (function_is(c, fn, s->enum_mod, "Enum.__repr__"))
+		return repr_enum(r, addr, type);
+	if (c->L->minor >= 7 && owner && function_is(c, fn, s->collections, ".__repr__"))
+		return repr_namedtuple(r, addr, type, owner);
+	if (function_is(c, fn, s->pathlib, "PurePath.__repr__"))
+		return repr_path(r, addr, type);
+	if (c->L->minor >= 7 && dataclass_repr_fn(c, s, fn, owner))
+		return repr_dataclass(r, addr, type, owner, s);
+	return false;
+}
+
 bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 {
 	struct py_ctx *c = r->c;
 	const struct py_stdlib *s = stdlib_modules(c);
-	uint64_t tp_repr = 0, owner = 0, flags = 0;
+	uint64_t tp_repr = 0, flags = 0;
 	struct rctx saved = *r;   /* what an attempt that fails must leave as it was */
 	const char *note = NULL;  /* what the fallback is, when the attempt knows */
 	bool done = false;
@@ -1298,22 +1320,9 @@ bool repr_stdlib(struct rctx *r, uint64_t addr, uint64_t type)
 		done = repr_exception(r, addr, type);
 	else if (tp_repr && tp_repr == s->structseq_repr)
 		done = repr_structseq(r, addr, type);
-	else if (type == s->counter && repr_function_is(c, type, s->collections, "Counter.__repr__", NULL))
-		done = repr_counter(r, addr, type);
-	else if (type == s->uuid && repr_function_is(c, type, s->uuid_mod, "UUID.__repr__", NULL))
-		done = repr_uuid(r, addr, type);
-	else if (type == s->fraction && repr_function_is(c, type, s->fractions_mod, "Fraction.__repr__", NULL))
-		done = repr_fraction(r, addr, type);
-	else if ((flags & TPFLAGS_HEAPTYPE) && repr_function_is(c, type, s->enum_mod, "Enum.__repr__", NULL))
-		done = repr_enum(r, addr, type);
-	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 &&
-		 repr_function_is(c, type, s->collections, ".__repr__", &owner) && owner)
-		done = repr_namedtuple(r, addr, type, owner);
-	else if ((flags & TPFLAGS_HEAPTYPE) && repr_function_is(c, type, s->pathlib, "PurePath.__repr__", NULL))
-		done = repr_path(r, addr, type);
-	else if ((flags & TPFLAGS_HEAPTYPE) && c->L->minor >= 7 && dataclass_repr_fn(c, s, type, &owner))
-		done = repr_dataclass(r, addr, type, owner, s);
-	else if (!(flags & TPFLAGS_HEAPTYPE))
+	else if ((flags & TPFLAGS_HEAPTYPE) || type == s->counter || type == s->uuid || type == s->fraction)
+		done = repr_python_class(r, addr, type, flags, s);
+	else
 		done = repr_generator(r, addr, type) || repr_numpy_array(r, addr, type, &note);
 	if (!done && !r->b.oom) {
 		/* take back anything a partial attempt printed or noted (the
