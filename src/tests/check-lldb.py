@@ -189,7 +189,9 @@ def check_full(target, dmp, truth, live):
     rc, report = analyze(target, dmp)
     same_ids(truth, report, live)
     if rc != 0 and (live or rc != 1):
-        raise cs.Failure("exit %d, warnings %s" % (rc, report["warnings"]))
+        errors = [(t.get("tid"), t.get("error")) for i in report.get("interpreters") or []
+                  for t in i.get("threads") or [] if t.get("error")]
+        raise cs.Failure("exit %d, warnings %s, thread errors %s" % (rc, report["warnings"], errors))
     if report["input"]["format"] != "minidump":
         raise cs.Failure("input.format %s" % report["input"]["format"])
     if live:
