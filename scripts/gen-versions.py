@@ -1,6 +1,6 @@
 # The gdb half of scripts/gen-versions.  Run inside gdb with an
 # interpreter's DWARF loaded, it fills every field of struct py_layout
-# (src/python/layout.h) as versions/fields.txt says to find it, and writes
+# (src/python/runtime/layout.h) as versions/fields.txt says to find it, and writes
 # the table.
 #
 # Input, from the environment (set by scripts/gen-versions):
@@ -18,7 +18,7 @@
 # values (never a guess: pycore's own DWARF reader, which reads the same
 # fields.txt, takes the first); a member that is a bit-field where a byte
 # offset is wanted; layout.h and fields.txt not naming the same fields.
-# These are the semantics of src/python/dwarf_layout.c, which
+# These are the semantics of src/python/runtime/dwarf_layout.c, which
 # src/tests/test-dwarf-layout checks against the tables this writes.
 
 import os

@@ -1,12 +1,12 @@
 /* Fuzz target: the line-table decoders of every version
- * (src/python/linetable.c).  Input: one byte choosing the decoder (3.6-3.9
+ * (src/python/objects/linetable.c).  Input: one byte choosing the decoder (3.6-3.9
  * co_lnotab, 3.10 co_linetable, 3.11+ location table), four bytes of
  * co_firstlineno, then the table; every position from -1 to 255 and a few
  * far ones is looked up. */
 #include <string.h>
 
 #include "fuzz-reader.h"
-#include "python/linetable.h"
+#include "python/objects/linetable.h"
 
 static int fuzz_one(const uint8_t *data, size_t size)
 {

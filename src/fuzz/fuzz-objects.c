@@ -17,7 +17,7 @@
 #include "dump/dump_int.h"
 #include "fuzz-reader.h"
 #include "python/python_int.h"
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 #define TYPES_BASE   0x1000u
 #define TYPE_STRIDE  0x400u

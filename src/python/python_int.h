@@ -10,7 +10,7 @@
 #include "locate/locate.h"
 #include "model/model.h"
 #include "util/addrtab.h"
-#include "python/layout.h"
+#include "python/runtime/layout.h"
 #include "python/python.h"
 #include "symbols/symbols.h"
 

@@ -13,7 +13,7 @@ TAG         the interpreter's version, e.g. 3.11.7; "3.11.7-nodebugranges"
             for the records of a child run under -X no_debug_ranges (3.11+,
             whose tables then hold the no-column entry kind).
 FORMAT      lnotab (3.6-3.9), linetable310 (3.10) or locations (3.11+), the
-            decoder of src/python/linetable.c that applies.
+            decoder of src/python/objects/linetable.c that applies.
 FIRSTLINENO co_firstlineno.
 TABLEHEX    co_lnotab (3.6-3.9) or co_linetable (3.10+) in hex, "-" if empty.
 POS         what the decoder is given: the byte offset (3.6-3.10) or the
@@ -24,7 +24,7 @@ POS         what the decoder is given: the byte offset (3.6-3.10) or the
 LINE        the interpreter's own answer, -1 for "no line" (None).
             3.11+: LINE:END_LINE:COLUMN:END_COLUMN for each instruction of
             the bytecode, the last three from code.co_positions() (-1 for
-            None), for src/python/linetable.c's py_positions_locations().
+            None), for src/python/objects/linetable.c's py_positions_locations().
 LABEL       where the code object came from, for messages only.
 
 The truth is PyCode_Addr2Line(), called through ctypes: the function the

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python/dwarf_layout.h"
+#include "python/runtime/dwarf_layout.h"
 #include "python/python_int.h"
 
 int main(int argc, char **argv)

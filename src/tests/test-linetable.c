@@ -1,4 +1,4 @@
-/* Unit test of the line-table decoders (src/python/linetable.c).
+/* Unit test of the line-table decoders (src/python/objects/linetable.c).
  *
  *   test-linetable [FILE...]     (no FILE, or "-": standard input)
  *
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../python/linetable.h"
+#include "../python/objects/linetable.h"
 
 #define MAX_SHOWN 20
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The line-table decoders (src/python/linetable.c) against the lines that
+# The line-table decoders (src/python/objects/linetable.c) against the lines that
 # each interpreter present reports for every instruction of a varied set of
 # code objects (src/tests/linetable-vectors.py), plus the checker's own
 # hand-made and random tables.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 int main(int argc, char **argv)
 {

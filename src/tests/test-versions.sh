@@ -44,7 +44,7 @@ same() {
 	fi
 }
 # asyncio_task_lists ROOT: the 3.14+ task lists' offsets of
-# src/python/asyncio.c (task_lists, task_lists_ft: the thread state's list,
+# src/python/walk/asyncio.c (task_lists, task_lists_ft: the thread state's list,
 # its running task, the interpreter's list), used where the _asyncio
 # module's own debug offsets cannot be read, against offsetof in the
 # headers of Debian's builds (with Py_GIL_DISABLED for 3.14t and 3.15t),
@@ -56,7 +56,7 @@ table_row() {
 	awk -v table="$1" -v m="$2" '
 		$0 ~ "^static const struct task_lists " table "\\[\\]" { on = 1; next }
 		on && /^};/ { exit }
-		on && $1 == "[" m "]" { gsub(/[{},]/, " "); print $3, $4, $5, $6; exit }' "$srcdir/src/python/asyncio.c"
+		on && $1 == "[" m "]" { gsub(/[{},]/, " "); print $3, $4, $5, $6; exit }' "$srcdir/src/python/walk/asyncio.c"
 }
 asyncio_task_lists() {
 	cat >"$tmp/aio.c" <<-'EOF'

@@ -11,7 +11,7 @@
  * word index in a version is its position among the entries that version
  * has.
  */
-#include "python/debug_offsets.h"
+#include "python/runtime/debug_offsets.h"
 
 #include <stdio.h>
 #include <string.h>

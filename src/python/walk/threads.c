@@ -10,12 +10,12 @@
  * traceback at .traceback: PyTracebackObject chains (tb_next, tb_frame,
  * tb_lasti, tb_lineno; 3.11+ computes tb_lineno lazily and leaves -1).
  */
-#include "python/threads.h"
+#include "python/walk/threads.h"
 
 #include <string.h>
 
-#include "python/attrs.h"
-#include "python/linetable.h"
+#include "python/objects/attrs.h"
+#include "python/objects/linetable.h"
 
 #define MAX_TRACEBACK 1000
 #define MAX_CHAIN     32       /* exceptions followed by __cause__ / __context__ */

@@ -15,7 +15,7 @@
  * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16),
  * for every class along the MRO.
  */
-#include "python/attrs.h"
+#include "python/objects/attrs.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Code objects: what the report needs of one (name, qualified name, file,
  * first line, line table), read once and cached by address, and the line
  * a position in its bytecode is at. */
-#include "python/linetable.h"
+#include "python/objects/linetable.h"
 #include "python/python_int.h"
 
 #include <limits.h>

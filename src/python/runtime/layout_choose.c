@@ -3,8 +3,8 @@
  * table for the version, the interpreter's own DWARF when the table does
  * not fit (or --layout=dwarf), and from 3.13 the runtime's own
  * _Py_DebugOffsets over either. */
-#include "python/debug_offsets.h"
-#include "python/dwarf_layout.h"
+#include "python/runtime/debug_offsets.h"
+#include "python/runtime/dwarf_layout.h"
 #include "python/python.h"
 #include "python/python_int.h"
 

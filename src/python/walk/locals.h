@@ -2,7 +2,7 @@
 #ifndef PYCORE_PYTHON_LOCALS_H
 #define PYCORE_PYTHON_LOCALS_H
 
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 /* Fill F's locals from FRAME (a PyFrameObject up to 3.10, an
  * _PyInterpreterFrame from 3.11) running CODE.  Returns NULL, or why the

@@ -6,7 +6,7 @@
 #define PYCORE_PYTHON_DEBUG_OFFSETS_H
 
 #include "dump/dump.h"
-#include "python/layout.h"
+#include "python/runtime/layout.h"
 
 #include <stdbool.h>
 #include <stdint.h>

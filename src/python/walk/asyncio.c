@@ -50,11 +50,11 @@
  * A running task's coroutine is executing: its stack is the frames of the
  * loop's thread from the innermost out to the coroutine's own frame.
  */
-#include "python/attrs.h"
-#include "python/dwarf_layout.h"
+#include "python/objects/attrs.h"
+#include "python/runtime/dwarf_layout.h"
 #include "python/python_int.h"
-#include "python/repr.h"
-#include "python/threads.h"
+#include "python/repr/repr.h"
+#include "python/walk/threads.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -51,8 +51,8 @@
  * - Objects/genobject.c gen_repr: "<generator object %S at %p>" (and
  *   coroutine, async_generator) with the qualname.
  */
-#include "python/attrs.h"
-#include "python/repr.h"
+#include "python/objects/attrs.h"
+#include "python/repr/repr.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  *   (py_stackref_obj, python_int.h).
  */
 #include "util/addrtab.h"
-#include "python/locals.h"
+#include "python/walk/locals.h"
 #include "python/python_int.h"
 
 #include <stdint.h>

@@ -3,10 +3,10 @@
  * 3.13+'s _Py_DebugOffsets, else by a bounded scan of the interpreter
  * module's memory for its interpreter list; and the built-in types, by
  * symbol or from the builtins dict. */
-#include "python/debug_offsets.h"
+#include "python/runtime/debug_offsets.h"
 #include "python/python.h"
 #include "python/python_int.h"
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 #ifndef PYCORE_PYTHON_THREADS_H
 #define PYCORE_PYTHON_THREADS_H
 
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 /* Name the threads of MI from threading._active of interpreter INTERP. */
 void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi);

@@ -3,7 +3,7 @@
  * runs; each thread's frames are frames.c's. */
 #include "util/addrtab.h"
 #include "python/python_int.h"
-#include "python/threads.h"
+#include "python/walk/threads.h"
 
 #include <string.h>
 

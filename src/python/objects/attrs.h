@@ -2,7 +2,7 @@
 #ifndef PYCORE_PYTHON_ATTRS_H
 #define PYCORE_PYTHON_ATTRS_H
 
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 typedef int (*py_attr_fn)(struct py_ctx *c, const char *name, uint64_t value, void *arg);
 

@@ -7,7 +7,7 @@
  * again while being printed, object_repr's
  * "<module.QualName object at 0x...>".
  */
-#include "python/repr.h"
+#include "python/repr/repr.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * versions/ tables do not describe (other configure options, patched
  * builds).  The fields and where to find them are versions/fields.txt, the
  * same list scripts/gen-versions uses to make the tables. */
-#include "python/dwarf_layout.h"
+#include "python/runtime/dwarf_layout.h"
 
 #include <dwarf.h>
 #include <stdbool.h>

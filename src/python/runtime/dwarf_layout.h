@@ -4,7 +4,7 @@
 
 #include <elfutils/libdw.h>
 
-#include "python/layout.h"
+#include "python/runtime/layout.h"
 
 /* Fill OUT for CPython 3.MINOR from DW.  Returns 0, or -1 with *why naming
  * a field the version needs and the DWARF lacks. */
