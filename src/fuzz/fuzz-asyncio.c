@@ -1,4 +1,4 @@
-/* Fuzz target: the asyncio structure reader (src/python/asyncio.c), and
+/* Fuzz target: the asyncio structure reader (src/python/walk/asyncio.c), and
  * the walk around it, over the memory of a real core of a process with an
  * event loop and tasks, corrupted by the input (fuzz-image.h: the core,
  * $PYCORE_FUZZ_CORE, is one scripts/fuzz-lib.sh takes of the asyncio

@@ -1,6 +1,6 @@
-/* Fuzz target: the Python object readers (src/python/objects.c, repr.c,
- * repr_scalar.c: str, bytes, int, float, dict in every layout, list,
- * tuple, set) and code objects (src/python/code.c: name, file, first
+/* Fuzz target: the Python object readers (src/python/objects/, repr/:
+ * str, bytes, int, float, dict in every layout, list, tuple, set) and
+ * code objects (src/python/objects/code.c: name, file, first
  * line and line table, then the line of every position the table covers
  * through the decoder of that version) over a memory image that is the
  * input.

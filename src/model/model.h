@@ -82,7 +82,7 @@ struct model_exception {
 					that one's, ... nearest first */
 };
 
-/* The object a blocked thread waits on (python/waits.c). */
+/* The object a blocked thread waits on (python/walk/waits.c). */
 struct model_wait {
 	const char *type;            /* "_thread.RLock", "queue.Queue" */
 	uint64_t address;

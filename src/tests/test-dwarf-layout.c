@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "python/runtime/dwarf_layout.h"
-#include "python/python_int.h"
+#include "python/runtime/runtime.h"
 
 int main(int argc, char **argv)
 {

@@ -44,19 +44,20 @@ same() {
 	fi
 }
 # asyncio_task_lists ROOT: the 3.14+ task lists' offsets of
-# src/python/walk/asyncio.c (task_lists, task_lists_ft: the thread state's list,
-# its running task, the interpreter's list), used where the _asyncio
-# module's own debug offsets cannot be read, against offsetof in the
-# headers of Debian's builds (with Py_GIL_DISABLED for 3.14t and 3.15t),
-# and the default builds' against their real _AsyncioDebug (the section
-# .AsyncioDebug of _asyncio's module: the method gives a build's values).
-# table_row TABLE MINOR: the row [MINOR] = { a, b, c, d } of asyncio.c's
-# TABLE, as "a b c d".
+# src/python/runtime/asyncio_offsets.c (task_lists, task_lists_ft: the
+# thread state's list, its running task, the interpreter's list), used
+# where the _asyncio module's own debug offsets cannot be read, against
+# offsetof in the headers of Debian's builds (with Py_GIL_DISABLED for
+# 3.14t and 3.15t), and the default builds' against their real
+# _AsyncioDebug (the section .AsyncioDebug of _asyncio's module: the
+# method gives a build's values).
+# table_row TABLE MINOR: the row [MINOR] = { a, b, c, d } of
+# asyncio_offsets.c's TABLE, as "a b c d".
 table_row() {
 	awk -v table="$1" -v m="$2" '
-		$0 ~ "^static const struct task_lists " table "\\[\\]" { on = 1; next }
+		$0 ~ "^static const struct py_task_lists " table "\\[\\]" { on = 1; next }
 		on && /^};/ { exit }
-		on && $1 == "[" m "]" { gsub(/[{},]/, " "); print $3, $4, $5, $6; exit }' "$srcdir/src/python/walk/asyncio.c"
+		on && $1 == "[" m "]" { gsub(/[{},]/, " "); print $3, $4, $5, $6; exit }' "$srcdir/src/python/runtime/asyncio_offsets.c"
 }
 asyncio_task_lists() {
 	cat >"$tmp/aio.c" <<-'EOF'
@@ -92,7 +93,7 @@ asyncio_task_lists() {
 		elif got=$("$tmp/aio") && [ "$got" = "$want" ]; then
 			tap_ok "asyncio task lists $t: $want, what the headers of Debian's python$v${flag:+ with Py_GIL_DISABLED} give"
 		else
-			tap_fail "asyncio task lists $t" "asyncio.c has ${want:-nothing}, the headers give $got"
+			tap_fail "asyncio task lists $t" "asyncio_offsets.c has ${want:-nothing}, the headers give $got"
 		fi
 	done
 	for v in 3.14 3.15; do
@@ -114,7 +115,7 @@ asyncio_task_lists() {
 		elif [ "$got" = "$want" ]; then
 			tap_ok "asyncio task lists $v: the _AsyncioDebug of Debian's build ($got)"
 		else
-			tap_fail "asyncio task lists $v: _AsyncioDebug" "asyncio.c has $want, Debian's build $got"
+			tap_fail "asyncio task lists $v: _AsyncioDebug" "asyncio_offsets.c has $want, Debian's build $got"
 		fi
 	done
 }

@@ -15,7 +15,7 @@
  * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16),
  * for every class along the MRO.
  */
-#include "python/objects/attrs.h"
+#include "python/objects/objects.h"
 
 #include <string.h>
 
@@ -194,6 +194,14 @@ uint64_t py_attr(struct py_ctx *c, uint64_t obj, const char *name)
 	uint64_t type;
 	if (!obj || py_type_of(c, obj, &type) != PYT_OTHER ||
 	    py_instance_attr_named(c, obj, type, name, take_attr, &a) != 0)
+		return 0;
+	return a.value;
+}
+
+uint64_t py_instance_attr(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name)
+{
+	struct attr a = { name, 0 };
+	if (py_instance_attr_named(c, obj, type, name, take_attr, &a) != 0)
 		return 0;
 	return a.value;
 }

@@ -2,7 +2,7 @@
  * first line, line table), read once and cached by address, and the line
  * a position in its bytecode is at. */
 #include "python/objects/linetable.h"
-#include "python/python_int.h"
+#include "python/objects/objects.h"
 
 #include <limits.h>
 #include <string.h>

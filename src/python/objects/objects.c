@@ -1,7 +1,6 @@
 /* Reading Python objects out of a dump: str, bytes, small ints, dicts.
  * Every size read from the dump is checked against a cap before use. */
-#include "python/python_int.h"
-#include "python/repr/repr.h"
+#include "python/objects/objects.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * their repr depends on the numpy major version in the dump: numpy 1.x prints
  * the bare value (5, 0.1, True), numpy 2 the constructor (np.int64(5),
  * np.float64(0.1), np.True_) — NEP 51. */
-#include "python/repr/repr.h"
+#include "python/repr/repr_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * too), float_repr (repr style 'r': shortest round-trip digits; exponent
  * form when the decimal exponent is < -4 or >= 16).
  */
-#include "python/repr/repr.h"
+#include "python/repr/repr_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The per-version tables of versions/, compiled in. */
-#include "python/python_int.h"
+#include "python/runtime/runtime.h"
 
 #include <stddef.h>
 

@@ -7,6 +7,7 @@
 #include "python/runtime/dwarf_layout.h"
 #include "python/python.h"
 #include "python/python_int.h"
+#include "python/runtime/runtime.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* Finding the CPython runtime in a dump: by the interpreter module's
  * symbols (_PyRuntime, or 3.6's interp_head), else by the cookie of
  * 3.13+'s _Py_DebugOffsets, else by a bounded scan of the interpreter
- * module's memory for its interpreter list; and the built-in types, by
- * symbol or from the builtins dict. */
+ * module's memory for its interpreter list (the built-in types are
+ * objects/classes.c's). */
 #include "python/runtime/debug_offsets.h"
 #include "python/python.h"
 #include "python/python_int.h"
-#include "python/repr/repr.h"
+#include "python/runtime/runtime.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -271,67 +271,4 @@ struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struc
 				    "by scanning", refused);
 	return pc_error_new(PC_ENOTPYTHON, NULL, "not a CPython process: no loaded module defines _PyRuntime, "
 			    "no _Py_DebugOffsets (3.13+) is in memory, and a scan found no interpreter state");
-}
-
-/* ------------------------------------------------------------------------
- * Built-in types
- * ------------------------------------------------------------------------ */
-
-/* Without symbols, the built-in types are still where Python code finds
- * them: in the interpreter's builtins dict, by name (None and Ellipsis by
- * the types of their objects). */
-static void find_types_in_builtins(struct py_ctx *c, uint64_t interp)
-{
-	uint64_t builtins = 0, v;
-	if (c->L->interp_builtins < 0 || py_rd_ptr(c, interp + c->L->interp_builtins, &builtins) != 0 ||
-	    !builtins)
-		return;
-	static const struct { int t; const char *name; bool instance; } names[] = {
-		{ PYT_INT, "int", false }, { PYT_BOOL, "bool", false }, { PYT_FLOAT, "float", false },
-		{ PYT_STR, "str", false }, { PYT_BYTES, "bytes", false },
-		{ PYT_BYTEARRAY, "bytearray", false }, { PYT_LIST, "list", false },
-		{ PYT_TUPLE, "tuple", false }, { PYT_DICT, "dict", false }, { PYT_SET, "set", false },
-		{ PYT_FROZENSET, "frozenset", false }, { PYT_COMPLEX, "complex", false },
-		{ PYT_OBJECT, "object", false }, { PYT_TYPE, "type", false },
-		{ PYT_RANGE, "range", false }, { PYT_SLICE, "slice", false },
-		{ PYT_NONE, "None", true }, { PYT_ELLIPSIS, "Ellipsis", true },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (c->type_addr[names[i].t] || py_dict_get_str(c, builtins, names[i].name, &v) != 0)
-			continue;
-		if (names[i].instance && py_rd_ptr(c, v + c->L->object_type, &v) != 0)
-			continue;
-		c->type_addr[names[i].t] = v;
-	}
-	/* the module type: the type of sys.modules['builtins'] */
-	uint64_t modules = 0;
-	if (!c->type_addr[PYT_MODULE] && c->L->interp_modules >= 0 &&
-	    py_rd_ptr(c, interp + c->L->interp_modules, &modules) == 0 && modules &&
-	    py_dict_get_str(c, modules, "builtins", &v) == 0 &&
-	    py_rd_ptr(c, v + c->L->object_type, &v) == 0)
-		c->type_addr[PYT_MODULE] = v;
-}
-
-/* The built-in type objects, for repr(), and the set's dummy key. */
-static void find_types(struct py_ctx *c, struct symbols *s, struct dump_module *m)
-{
-	struct symbol_want w[PYT_COUNT + 1];
-	for (int i = 0; i < PYT_COUNT; i++)
-		w[i] = (struct symbol_want){ py_type_symbols[i], 0, 0 };
-	w[PYT_COUNT] = (struct symbol_want){ "_PySet_Dummy", 0, 0 };
-	if (symbols_lookup(s, m, w, PYT_COUNT + 1) < 0)
-		return;
-	for (int i = 0; i < PYT_COUNT; i++)
-		c->type_addr[i] = w[i].addr;
-	if (w[PYT_COUNT].addr)
-		py_rd_ptr(c, w[PYT_COUNT].addr, &c->set_dummy);
-}
-
-
-void py_find_types(struct py_ctx *c, struct symbols *s, const struct py_runtime *rt, uint64_t head)
-{
-	if (strcmp(rt->located_by, "symbol") == 0)
-		find_types(c, s, rt->mod);
-	if (head)
-		find_types_in_builtins(c, head);
 }

@@ -1,6 +1,6 @@
 /* The walk's time budget (--timeout) and how a thread records why its
  * stack stops: shared by every walker, calling none of them. */
-#include "python/python_int.h"
+#include "python/walk/walk.h"
 
 #include <time.h>
 

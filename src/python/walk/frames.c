@@ -20,8 +20,7 @@
  *   (py_stackref_obj, python_int.h).
  */
 #include "util/addrtab.h"
-#include "python/walk/locals.h"
-#include "python/python_int.h"
+#include "python/walk/walk.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,8 +2,7 @@
  * interpreter's thread states, who holds the GIL, whether a collection
  * runs; each thread's frames are frames.c's. */
 #include "util/addrtab.h"
-#include "python/python_int.h"
-#include "python/walk/threads.h"
+#include "python/walk/walk.h"
 
 #include <string.h>
 

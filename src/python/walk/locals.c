@@ -11,8 +11,7 @@
  * Frames without CO_NEWLOCALS (module level, class bodies) keep their
  * variables in the f_locals dict instead.
  */
-#include "python/walk/locals.h"
-#include "python/objects/attrs.h"
+#include "python/walk/walk.h"
 #include "python/python.h"
 
 #include <string.h>

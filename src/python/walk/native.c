@@ -14,7 +14,7 @@
  * numbers agree and no other Python thread state runs on this OS thread.
  * What cannot be placed is listed after the native stack, with a warning
  * that says why, never woven in as if it were known. */
-#include "python/python_int.h"
+#include "python/walk/walk.h"
 
 #include <string.h>
 

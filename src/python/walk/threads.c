@@ -10,11 +10,10 @@
  * traceback at .traceback: PyTracebackObject chains (tb_next, tb_frame,
  * tb_lasti, tb_lineno; 3.11+ computes tb_lineno lazily and leaves -1).
  */
-#include "python/walk/threads.h"
+#include "python/walk/walk.h"
 
 #include <string.h>
 
-#include "python/objects/attrs.h"
 #include "python/objects/linetable.h"
 
 #define MAX_TRACEBACK 1000

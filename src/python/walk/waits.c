@@ -48,10 +48,10 @@
  * - threading.Thread being joined: its _ident attribute.
  * An ident is mapped to the OS thread through the thread states walked.
  */
-#include "python/objects/attrs.h"
+#include "python/objects/objects.h"
 #include "python/python_int.h"
 #include "python/repr/repr.h"
-#include "python/walk/threads.h"
+#include "python/walk/walk.h"
 
 #include <string.h>
 

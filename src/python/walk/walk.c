@@ -1,9 +1,12 @@
-/* The Python layer's orchestrator: find the runtime (runtime.c), choose
- * the layout (layout_choose.c), then walk interpreters, threads and frames
- * (interp.c, frames.c) and weave native stacks in (native.c).  Nothing
- * calls back into this file. */
+/* The Python layer's orchestrator: find the runtime (runtime/runtime.c),
+ * choose the layout (runtime/layout_choose.c), find the built-in types
+ * (objects/classes.c), then walk interpreters, threads and frames (interp.c,
+ * frames.c) and weave native stacks in (native.c).  Nothing calls back
+ * into this file. */
 #include "python/python.h"
 #include "python/python_int.h"
+#include "python/runtime/runtime.h"
+#include "python/walk/walk.h"
 
 #include <string.h>
 

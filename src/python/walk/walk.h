@@ -1,0 +1,86 @@
+/* The walkers: interpreters, threads, frames, locals, native stacks, asyncio
+ * tasks and lock waits into the model; only walk.c is called from outside. */
+#ifndef PYCORE_PYTHON_WALK_H
+#define PYCORE_PYTHON_WALK_H
+
+#include "python/repr/repr.h"
+
+/* ---- interp.c ---- */
+
+/* Every interpreter from HEAD on, with its threads, into c->r. */
+void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t tstate_current);
+/* With --native, after weaving: the <GC> marker on the thread whose native
+ * stack runs the collector, where no thread holds the GIL. */
+void py_gc_after_native(struct py_ctx *c);
+
+/* ---- frames.c ---- */
+
+/* One thread's Python frames from FRAME (the newest) outwards, TS its
+ * thread state (3.11+: where the chain must end is checked), VIA where
+ * FRAME was read from when that is not the thread state itself (3.11,
+ * 3.12: the _PyCFrame), else 0. */
+void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via);
+/* A thread whose current frame cannot be had (WHY says how): the error
+ * WHY, and (3.11+) the frames on its data stack, from the bottom to the
+ * top its thread state records, appended (innermost first) marked
+ * recovered when that walk meets the top exactly; the error counts them. */
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why);
+/* The one Python frame FRAME (a generator's or coroutine's), appended to
+ * T's frames; a shim frame adds none. */
+void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
+/* FRAME's first argument (fast local 0, through its cell; a method's
+ * self), 0 when unreadable. */
+uint64_t py_frame_arg0(struct py_ctx *c, uint64_t frame);
+
+/* ---- threads.c ---- */
+
+/* Name the threads of MI from threading._active of interpreter INTERP. */
+void py_thread_names(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+
+/* T->exception from thread state TS, when it is inside an except block. */
+void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t);
+
+/* str(EXC) of an exception object; NULL with *ERROR set when unreadable. */
+const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **error);
+
+/* ---- locals.c ---- */
+
+/* Fill F's locals from FRAME (a PyFrameObject up to 3.10, an
+ * _PyInterpreterFrame from 3.11) running CODE.  Returns NULL, or why the
+ * list is incomplete. */
+const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t frame,
+			    uint64_t code, const struct repr_limits *lim);
+
+/* ---- native.c ---- */
+
+/* T's native stack, its Python frames woven in where that is proven;
+ * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
+ * Python thread state runs on T's OS thread too. */
+void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+		     struct dump_module *interp_module, bool shared);
+/* Every OS thread of the dump without a Python thread state, with its
+ * native stack, into c->r->native_threads. */
+void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
+
+/* ---- asyncio.c ---- */
+
+/* The event loops and tasks of interpreter INTERP into MI (after its
+ * threads were walked). */
+void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+
+/* ---- waits.c ---- */
+
+/* What each blocked thread of MI waits on (threads[].waiting_on). */
+void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
+
+/* ---- budget.c ---- */
+
+/* True once the time budget (--timeout) is spent; the walk then stops
+ * where it is and says so. */
+bool py_out_of_time(struct py_ctx *c);
+/* Mark T incomplete with MSG (the first reason is kept). */
+void py_thread_error(struct py_ctx *c, struct model_thread *t, const char *msg);
+/* CLOCK_MONOTONIC, in nanoseconds. */
+uint64_t py_now_ns(void);
+
+#endif
