@@ -61,11 +61,6 @@ void sb_utf8(struct sbuf *b, const char *s)
 	}
 }
 
-bool sb_full(const struct sbuf *b)
-{
-	return b->cut || b->oom;
-}
-
 void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	char tmp[128];
@@ -93,25 +88,6 @@ void repr_limit(struct rctx *r, const char *why)
 	r->b.cut = true;
 	if (!r->limit_why)
 		r->limit_why = why;
-}
-
-/* Py_ReprEnter: is ADDR already being printed further out? */
-bool repr_reentered(struct rctx *r, uint64_t addr)
-{
-	for (int i = 0; i < r->depth; i++)
-		if (r->stack[i] == addr)
-			return true;
-	return false;
-}
-
-bool repr_enter(struct rctx *r, uint64_t addr)
-{
-	if (r->depth >= r->lim->max_depth || r->depth >= REPR_MAX_DEPTH_HARD) {
-		repr_limit(r, "nesting deeper than the depth limit");
-		return false;
-	}
-	r->stack[r->depth++] = addr;
-	return true;
 }
 
 /* Py_ReprEnter for a container's repr: true when the caller prints it

@@ -1,6 +1,6 @@
 /* repr() of the collections module's types (deque, defaultdict,
  * OrderedDict, Counter, namedtuple) formed from memory exactly as Python
- * prints them, and len() of its containers.
+ * prints them, once stdlib.c proved the type.
  *
  * Facts used (CPython's sources of 3.6 to 3.15, cited by file):
  * - Modules/_collectionsmodule.c: dequeobject {VAR_HEAD, leftblock,

@@ -11,7 +11,8 @@
  *   date_repr, time_repr, datetime_repr, delta_repr (3.6: positional),
  *   timezone_repr.
  * - Modules/_decimal/_decimal.c dec_repr (see repr_decimal).
- * - Lib/dataclasses.py: the generated __repr__ (see dataclass_repr_fn).
+ * - Lib/dataclasses.py: the generated __repr__ (see stdlib.c's
+ *   dataclass_repr_fn).
  * - Lib/pathlib.py PurePath.__repr__ (see repr_path).
  * - Lib/enum.py Enum.__repr__: "<%s.%s: %r>" (3.12+: the class's
  *   _value_repr_ or repr); Lib/uuid.py, Lib/fractions.py __repr__.

@@ -25,7 +25,11 @@ void sb_puts(struct sbuf *b, const char *s);
 /* Append UTF-8 text read from the dump. */
 void sb_utf8(struct sbuf *b, const char *s);
 void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool sb_full(const struct sbuf *b);
+/* Cut, or out of memory: nothing more is appended. */
+static inline bool sb_full(const struct sbuf *b)
+{
+	return b->cut || b->oom;
+}
 
 /* Context of one repr: limits and the containers being printed. */
 #define REPR_MAX_DEPTH_HARD 64
@@ -46,10 +50,27 @@ struct rctx {
 void repr_fail(struct rctx *r, const char *why);
 /* A limit reached: stop here; what was printed is a true prefix. */
 void repr_limit(struct rctx *r, const char *why);
-/* Py_ReprEnter: false (and "..." is due) when ADDR is being printed further
- * out; enter() then pushes it (false at the depth limit). */
-bool repr_reentered(struct rctx *r, uint64_t addr);
-bool repr_enter(struct rctx *r, uint64_t addr);
+/* Py_ReprEnter: true (and "..." is due) when ADDR is being printed further
+ * out; enter() then pushes it (false at the depth limit).  Inline: every
+ * container's repr asks. */
+static inline bool repr_reentered(struct rctx *r, uint64_t addr)
+{
+	for (int i = 0; i < r->depth; i++)
+		if (r->stack[i] == addr)
+			return true;
+	return false;
+}
+
+static inline bool repr_enter(struct rctx *r, uint64_t addr)
+{
+	if (r->depth >= r->lim->max_depth || r->depth >= REPR_MAX_DEPTH_HARD) {
+		repr_limit(r, "nesting deeper than the depth limit");
+		return false;
+	}
+	r->stack[r->depth++] = addr;
+	return true;
+}
+
 /* Both for a container's repr: true when the caller prints it (and leaves
  * with r->depth--); false when AGAIN was printed (it is being printed
  * further out) or the depth limit was reached. */
