@@ -1,11 +1,11 @@
-/* The memory-reader interface: what every dump format gives the layers
- * above it.
+/* The memory-reader interface: one reader over every dump format, for the layers above.
+ * Contract: a read of an address the dump lacks fails (PC_ENOTCAPTURED); the caller owns a dump until dump_close.
  *
  * A dump is a sorted set of non-overlapping segments of the dead process's
  * address space, its threads with their registers, the modules (mapped ELF
  * files) with their build-ids, and a few process facts.  Every read is
- * bounds-checked: an address no segment holds is a fault (PC_ENOTCAPTURED),
- * never a guess.  Nothing here knows about Python.
+ * bounds-checked: an address no segment holds is a fault, never a guess.
+ * Nothing here knows about Python.
  */
 #ifndef PYCORE_DUMP_DUMP_H
 #define PYCORE_DUMP_DUMP_H
@@ -97,7 +97,7 @@ struct dump_priv;
  * everything else is the readers' (dump_priv). */
 struct dump {
 	char *path;
-	const char *format;          /* "elf-core" or "minidump" */
+	const char *format;          /* "elf-core", "minidump", or "memory" (dump_open_runs) */
 	const char *compression;     /* NULL, "zstd", "gzip", "xz" or "lz4" */
 	uint64_t file_size;
 
@@ -150,6 +150,17 @@ void dump_coredump_free(struct dump_coredump *c);
  * in messages), which the caller keeps alive until dump_close: for the
  * fuzz targets, which open thousands of inputs a second. */
 struct pc_error *dump_open_memory(const void *data, size_t size, const char *name, struct dump **out);
+/* A dump of memory alone, laid out by the caller (unit tests, the fuzz
+ * targets of the object readers): N runs of bytes, each SIZE bytes at
+ * DATA (kept alive by the caller until dump_close) placed at START; no
+ * threads, modules or process facts.  NULL, or the error (PC_ECORRUPT:
+ * runs overlap; PC_ENOMEM); free *out with dump_close either way. */
+struct dump_run {
+	uint64_t start;
+	const void *data;
+	size_t size;
+};
+struct pc_error *dump_open_runs(const struct dump_run *runs, size_t n, const char *name, struct dump **out);
 void dump_close(struct dump *d);
 
 /* The compression whose magic starts the N bytes at P ("zstd", "gzip",
@@ -206,6 +217,10 @@ int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr);
  * the file ends before the data it declares. */
 const char *const *dump_warnings(const struct dump *d, size_t *n);
 bool dump_truncated(const struct dump *d);
+
+/* The build-id note of the ELF image whose header is at BASE in the
+ * process.  Returns 0 and fills ID (64 bytes) and *LEN, or -1. */
+int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
 
 /* The build-id note of an ELF file held in memory (a mapped file).
  * Returns 0 and fills ID (64 bytes) and *LEN, or -1. */
