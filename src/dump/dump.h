@@ -175,6 +175,13 @@ enum pc_code dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
 enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
 
+/* Write LEN bytes at ADDR over the memory the dump captured, the bytes
+ * there before into OLD: PC_ENOTCAPTURED, and nothing written, unless one
+ * captured run holds them all (never a module file's pages).  Only this
+ * process's copy changes: a run is copied on its first patch.  For the
+ * walks of patched memory (analysis_patch). */
+enum pc_code dump_patch(struct dump *d, uint64_t addr, const void *bytes, size_t len, void *old);
+
 /* The first address at or after ADDR that the dump holds (captured, or
  * backed by a module's file), with *END the end of that run; 0 when there
  * is none.  Lets a scan skip what is missing instead of stepping through it. */
@@ -191,9 +198,10 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 /* The module whose mappings contain ADDR, or NULL. */
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
 
-/* Attach the bytes of M's file (a mapping the caller keeps alive until
- * dump_close; its build-id already checked): from then on the read-only
- * pages the dump left out of M's mappings are read from it. */
+/* Attach the bytes of M's file (a mapping, its build-id already checked),
+ * which D owns from then on (dump_close unmaps it; so does this call when
+ * out of memory): the read-only pages the dump left out of M's mappings
+ * are read from it. */
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size);
 /* Call once every file is attached: extents learned from the files'
  * program headers (extent_from_list) take effect, and a warning names

@@ -17,7 +17,7 @@ struct dump_segment {
 	uint64_t file_offset;
 };
 
-/* A module's file, once attached (dump_attach_file). */
+/* A module's file, once attached (dump_attach_file): the dump's to unmap. */
 struct dump_file {
 	const uint8_t *data;
 	size_t size;
@@ -44,6 +44,8 @@ struct dump_priv {
 	bool extents_changed;        /* an attached file gave a module its extent */
 	size_t note_bytes;           /* of the annotations kept (minidump.c) */
 	bool notes_full;             /* a cap was reached: no more are taken */
+	uint8_t **copies;            /* segments' bytes dump_patch copied (the dump's to free) */
+	size_t ncopies;
 };
 
 /* A message to pass on in the report. */
@@ -64,6 +66,8 @@ enum pc_code dump_minidump_open(struct dump *d);
  * segments for the parts of the modules' read-only mappings that the dump
  * left out, then finish again (files.c). */
 enum pc_code dump_add_file_segments(struct dump *d);
+/* Unmap and forget the attached files (dump_close). */
+void dump_files_free(struct dump *d);
 
 /* Append an empty module (no mappings; start UINT64_MAX, end 0) that
  * takes ownership of PATH.  NULL when out of memory. */

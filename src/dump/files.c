@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Add file-backed segments for the parts of [start, end) of module M that no
  * core segment covers.  d->p->segs is sorted and holds only core segments. */
@@ -105,9 +106,14 @@ static int extent_from_file(struct dump_module *m, const uint8_t *data, size_t s
 
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size)
 {
-	if (!d->p->files && !(d->p->files = calloc(d->nmodules ? d->nmodules : 1, sizeof(*d->p->files))))
+	if (!d->p->files && !(d->p->files = calloc(d->nmodules ? d->nmodules : 1, sizeof(*d->p->files)))) {
+		munmap((void *)data, size);
 		return; /* out of memory: the pages stay missing */
-	d->p->files[m - d->modules] = (struct dump_file){ data, size, false };
+	}
+	struct dump_file *f = &d->p->files[m - d->modules];
+	if (f->data)
+		munmap((void *)f->data, f->size);
+	*f = (struct dump_file){ data, size, false };
 	if (m->extent_from_list && extent_from_file(m, data, size) == 0)
 		d->p->extents_changed = true;
 }
@@ -142,4 +148,13 @@ void dump_files_attached(struct dump *d)
 bool dump_file_used(const struct dump *d, const struct dump_module *m)
 {
 	return d->p->files && d->p->files[m - d->modules].used;
+}
+
+void dump_files_free(struct dump *d)
+{
+	for (size_t i = 0; d->p->files && i < d->nmodules; i++)
+		if (d->p->files[i].data)
+			munmap((void *)d->p->files[i].data, d->p->files[i].size);
+	free(d->p->files);
+	d->p->files = NULL;
 }

@@ -280,9 +280,12 @@ void dump_close(struct dump *d)
 		free(d->annotations[i].value);
 	}
 	free(d->annotations);
-	free(d->p->files);
+	dump_files_free(d);
 	free(d->modules);
 	free(d->threads);
+	for (size_t i = 0; i < d->p->ncopies; i++)
+		free(d->p->copies[i]);
+	free(d->p->copies);
 	free(d->p->segs);
 	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);

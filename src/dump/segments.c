@@ -268,6 +268,33 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 	return 0;
 }
 
+enum pc_code dump_patch(struct dump *d, uint64_t addr, const void *bytes, size_t len, void *old)
+{
+	struct dump_segment *s = seg_find(d, addr);
+	if (!s || !s->data || len > s->end - addr)
+		return PC_ENOTCAPTURED;
+	/* a few segments are patched, often: the copies are few */
+	struct dump_priv *p = d->p;
+	size_t k = 0;
+	while (k < p->ncopies && p->copies[k] != s->data)
+		k++;
+	if (k == p->ncopies) {
+		uint8_t **v = realloc(p->copies, (p->ncopies + 1) * sizeof(*v));
+		uint8_t *copy = v ? malloc(s->end - s->start) : NULL;
+		if (v)
+			p->copies = v;
+		if (!copy)
+			return PC_ENOMEM;
+		memcpy(copy, s->data, s->end - s->start);
+		p->copies[p->ncopies++] = copy;
+		s->data = copy;
+	}
+	uint8_t *at = (uint8_t *)s->data + (addr - s->start);
+	memcpy(old, at, len);
+	memcpy(at, bytes, len);
+	return PC_OK;
+}
+
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr)
 {
 	for (size_t i = 0; i < d->nmodules; i++) {
