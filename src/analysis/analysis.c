@@ -11,6 +11,7 @@
 #include "symbols/symbols.h"
 
 struct analysis {
+	struct analysis_options opt;     /* the caller's, copied */
 	struct dump *dump;
 	struct locate *loc;
 	struct symbols *sym;
@@ -128,40 +129,65 @@ static void mismatch_warnings(struct analysis *a)
 	}
 }
 
-/* The dump opened from PATH, or from FD when FD >= 0 (PATH its name). */
-static struct pc_error *run(int fd, const char *path, const struct analysis_options *opt,
-			    struct analysis **out)
+/* Each module's file locate/ found, handed to the dump (which owns it
+ * from then on): the pages the dump left out are read from it. */
+static void attach_files(struct analysis *a)
+{
+	for (size_t i = 0; i < a->dump->nmodules; i++) {
+		struct dump_module *m = &a->dump->modules[i];
+		const uint8_t *data;
+		size_t size;
+		if (locate_take_file(a->loc, m, &data, &size))
+			dump_attach_file(a->dump, m, data, size);
+	}
+	dump_files_attached(a->dump);
+}
+
+/* The dump opened from PATH, or from FD when FD >= 0 (PATH its name),
+ * its files located and attached, its symbols read: ready to walk. */
+static struct pc_error *open_analysis(int fd, const char *path, const struct analysis_options *opt,
+				      struct analysis **out)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	*out = NULL;
 	if (!a)
 		return pc_error_new(PC_ENOMEM, path, "out of memory");
+	a->opt = *opt;
 	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &a->dump) : dump_open(path, &a->dump);
-	if (!e)
-		a->loc = locate_modules(a->dump, &opt->files, &e);
-	if (!e && !(a->report = model_report_new()))
-		e = pc_error_new(PC_ENOMEM, path, "out of memory");
+	if (!e && (a->loc = locate_modules(a->dump, &a->opt.files, &e)) != NULL)
+		attach_files(a);
 	if (!e)
 		e = symbols_open(a->dump, a->loc, &a->sym);
 	if (e) {
 		analysis_free(a);
 		return e;
 	}
-	struct model_report *r = a->report;
+	*out = a;
+	return NULL;
+}
+
+struct pc_error *analysis_walk(struct analysis *a)
+{
+	const struct analysis_options *opt = &a->opt;
+	model_report_free(a->report);
+	struct model_report *r = a->report = model_report_new();
+	if (!r)
+		return pc_error_new(PC_ENOMEM, a->dump->path, "out of memory");
 	fill_process(r, a->dump, opt->coredump ? opt->coredump : a->dump->coredump);
-	e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
+	struct pc_error *e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
 	fill_modules(a);
 	size_t nw;
 	const char *const *w = dump_warnings(a->dump, &nw);
 	if (e && dump_truncated(a->dump)) {
 		/* what is missing may be just what the walk needed */
-		struct pc_error *t = pc_error_new(PC_ETRUNCATED, path, "truncated beyond use (%s): %s",
+		struct pc_error *t = pc_error_new(PC_ETRUNCATED, a->dump->path, "truncated beyond use (%s): %s",
 						  nw ? w[0] : "the file ends early", e->message);
 		pc_error_free(e);
 		e = t;
 	}
 	if (e) {
-		analysis_free(a);
+		model_report_free(r);
+		a->report = NULL;
 		return e;
 	}
 	for (size_t i = 0; i < nw; i++) {
@@ -177,8 +203,18 @@ static struct pc_error *run(int fd, const char *path, const struct analysis_opti
 		model_warn(r, "out of memory while redacting: the list of what was redacted is incomplete");
 		r->incomplete = true;
 	}
-	*out = a;
 	return NULL;
+}
+
+static struct pc_error *run(int fd, const char *path, const struct analysis_options *opt,
+			    struct analysis **out)
+{
+	struct analysis *a;
+	struct pc_error *e = open_analysis(fd, path, opt, &a);
+	if (!e && (e = analysis_walk(a)) != NULL)
+		analysis_free(a);
+	*out = e ? NULL : a;
+	return e;
 }
 
 struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out)
@@ -192,6 +228,16 @@ struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis
 	return run(fd, name, opt, out);
 }
 
+struct pc_error *analysis_open(const char *path, const struct analysis_options *opt, struct analysis **out)
+{
+	return open_analysis(-1, path, opt, out);
+}
+
+enum pc_code analysis_patch(struct analysis *a, uint64_t addr, const void *bytes, size_t len, void *old)
+{
+	return dump_patch(a->dump, addr, bytes, len, old);
+}
+
 const struct model_report *analysis_report(const struct analysis *a)
 {
 	return a->report;
@@ -203,8 +249,7 @@ void analysis_free(struct analysis *a)
 		return;
 	symbols_close(a->sym);
 	model_report_free(a->report);
-	/* the dump reads from the files locate mapped: it goes first */
-	dump_close(a->dump);
 	locate_free(a->loc);
+	dump_close(a->dump);
 	free(a);
 }

@@ -1,8 +1,7 @@
-/* One analysis of one dump: open it, resolve its module files, run the
- * Python walk, and hand back the report.  The CLI and the fuzz targets go
- * through this; nothing else wires the pipeline.
+/* One analysis of one dump: open it, resolve and attach its module files, walk it, report.
+ * Contract: the only wiring of the pipeline (the CLI and the fuzz targets come through here); reports stay the analysis's.
  *
- * Contract: analysis_run returns NULL and *out, whose report stays valid
+ * analysis_run returns NULL and *out, whose report stays valid
  * until analysis_free, or the error that stopped it (then *out is NULL):
  * PC_EIO, PC_EFORMAT, PC_ECORRUPT (the input), PC_ETRUNCATED (a truncated
  * dump lacking what the walk needed), PC_ENOTPYTHON, PC_EUNSUPPORTED,
@@ -28,13 +27,35 @@ struct analysis_options {
 
 struct analysis;
 
+/* OPT is copied; its strings, lists and coredump stay the caller's, alive
+ * until analysis_free. */
 struct pc_error *analysis_run(const char *path, const struct analysis_options *opt, struct analysis **out);
 /* The same for the regular file open at FD (it stays the caller's), NAME
  * in messages and the report: a file opened before privileges were
  * dropped (pycore coredump). */
 struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
 				 struct analysis **out);
+/* The report of the last walk; NULL before one, or after one that failed. */
 const struct model_report *analysis_report(const struct analysis *a);
 void analysis_free(struct analysis *a);
+
+/* Patched memory: what the walk makes of other bytes.  For the fuzz
+ * targets that walk a real core's memory thousands of times, a few words
+ * changed each time (fuzz-walk, fuzz-asyncio), with no private header.
+ *
+ * analysis_open is analysis_run without the walk: the dump opened, its
+ * files located and attached, its symbols read, no report yet (the same
+ * errors, but those of the walk).  analysis_patch writes LEN bytes at
+ * ADDR over the memory the dump captured, the bytes there before into OLD
+ * (LEN bytes: patching them back undoes it): PC_ENOTCAPTURED, and nothing
+ * written, unless one captured run holds all of them (pages of a module's
+ * file are not patched).  Only this process's copy changes, never a file:
+ * each run is copied on its first patch, so memory grows by the runs
+ * patched.  analysis_walk walks the memory as it is now into a new report
+ * (the previous one freed): NULL, or the error of analysis_run's walk (the
+ * report then NULL); the analysis stays usable either way. */
+struct pc_error *analysis_open(const char *path, const struct analysis_options *opt, struct analysis **out);
+enum pc_code analysis_patch(struct analysis *a, uint64_t addr, const void *bytes, size_t len, void *old);
+struct pc_error *analysis_walk(struct analysis *a);
 
 #endif

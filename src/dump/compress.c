@@ -10,14 +10,19 @@
  * A stream that ends before its end gives the bytes decompressed so far:
  * the readers take them as a truncated core (a partial report, and a
  * warning naming the cut).  A stream the decoder rejects gives an error:
- * what it decompressed before is not proven (its checksum is at the end). */
-#include "dump_int.h"
+ * what it decompressed before is not proven (its checksum is at the end).
+ *
+ * Nothing here knows a dump: each entry point returns its error
+ * (compress.h), which the opening code records. */
+#include "compress.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <lz4frame.h>
 #include <lzma.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,8 @@
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+
+#include "dump.h"
 
 /* A decompressed dump may not exceed this (a corrupt frame could claim more). */
 #define INFLATE_MAX_OUTPUT ((uint64_t)1 << 40)
@@ -77,7 +84,8 @@ size_t dump_compression_magic(const char *name, const uint8_t **magic)
  * ------------------------------------------------------------------------ */
 
 struct inflate {
-	struct dump *d;
+	const uint8_t *in;           /* the compressed stream */
+	size_t in_len;
 	const char *name;
 	dump_sink sink;
 	void *arg;
@@ -87,7 +95,27 @@ struct inflate {
 	size_t out_size;
 	/* after SINK took OUT: the buffer to decode into next (NULL: OUT again) */
 	uint8_t *(*swap)(void *arg, uint8_t *given);
+	struct pc_error *err;        /* why decoding stopped, or NULL */
+	char *warning;               /* for the caller to pass on, or NULL */
 };
+
+/* Record why decoding failed (the first reason only); CODE. */
+static enum pc_code fail(struct inflate *z, enum pc_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum pc_code fail(struct inflate *z, enum pc_code code, const char *fmt, ...)
+{
+	if (z->err)
+		return code;
+	char *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	z->err = msg ? pc_error_new(code, NULL, "%s", msg) : pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	free(msg);
+	return code;
+}
 
 static enum pc_code emit(struct inflate *z, const uint8_t *p, size_t n)
 {
@@ -95,14 +123,11 @@ static enum pc_code emit(struct inflate *z, const uint8_t *p, size_t n)
 		return PC_OK;
 	z->total += n;
 	if (z->total > INFLATE_MAX_OUTPUT) {
-		dump_set_error(z->d, "%s stream inflates past %llu bytes", z->name,
-			       (unsigned long long)INFLATE_MAX_OUTPUT);
-		return PC_ECORRUPT;
+		return fail(z, PC_ECORRUPT, "%s stream inflates past %llu bytes", z->name,
+			    (unsigned long long)INFLATE_MAX_OUTPUT);
 	}
-	if (z->sink(z->arg, p, n) != 0) {
-		dump_set_error(z->d, "cannot write the decompressed core: %s", strerror(errno));
-		return PC_EIO;
-	}
+	if (z->sink(z->arg, p, n) != 0)
+		return fail(z, PC_EIO, "cannot write the decompressed core: %s", strerror(errno));
 	if (z->swap)
 		z->out = z->swap(z->arg, z->out);
 	return PC_OK;
@@ -110,23 +135,20 @@ static enum pc_code emit(struct inflate *z, const uint8_t *p, size_t n)
 
 static enum pc_code corrupt(struct inflate *z, size_t at, const char *why)
 {
-	dump_set_error(z->d, "corrupt %s stream at compressed byte %zu (output byte %llu): %s",
-		       z->name, at, (unsigned long long)z->total, why);
-	return PC_ECORRUPT;
+	return fail(z, PC_ECORRUPT, "corrupt %s stream at compressed byte %zu (output byte %llu): %s",
+		    z->name, at, (unsigned long long)z->total, why);
 }
 
 static enum pc_code truncated(struct inflate *z)
 {
-	dump_set_error(z->d, "truncated %s stream: it ends at compressed byte %zu, before its end "
-		       "(%llu bytes decompressed)", z->name, z->d->p->map_len, (unsigned long long)z->total);
-	return PC_ETRUNCATED;
+	return fail(z, PC_ETRUNCATED, "truncated %s stream: it ends at compressed byte %zu, before its end "
+		    "(%llu bytes decompressed)", z->name, z->in_len, (unsigned long long)z->total);
 }
 
 static enum pc_code no_memory(struct inflate *z)
 {
 	/* not the stream's fault: the window would not fit (a memory limit) */
-	dump_set_error(z->d, "out of memory decompressing the %s stream", z->name);
-	return PC_ENOMEM;
+	return fail(z, PC_ENOMEM, "out of memory decompressing the %s stream", z->name);
 }
 
 /* ------------------------------------------------------------------------
@@ -137,7 +159,7 @@ static enum pc_code zstd_decode(struct inflate *z)
 {
 	ZSTD_DCtx *c = ZSTD_createDCtx();
 	if (!c)
-		return PC_ENOMEM;
+		return no_memory(z);
 	if (z->mem_limit) {
 		int log = 10;
 		while (log < 31 && ((uint64_t)1 << (log + 1)) <= z->mem_limit)
@@ -145,7 +167,7 @@ static enum pc_code zstd_decode(struct inflate *z)
 		ZSTD_DCtx_setParameter(c, ZSTD_d_windowLogMax, log);
 	}
 	enum pc_code st = PC_OK;
-	ZSTD_inBuffer in = { z->d->p->map, z->d->p->map_len, 0 };
+	ZSTD_inBuffer in = { z->in, z->in_len, 0 };
 	size_t ret = 1;
 	/* until the input is consumed, then until the decoder holds nothing */
 	for (;;) {
@@ -176,8 +198,8 @@ static enum pc_code gzip_decode(struct inflate *z)
 	/* 16 + 15: a gzip wrapper, a window of up to 32 KiB */
 	if (inflateInit2(&s, 16 + 15) != Z_OK)
 		return no_memory(z);
-	const uint8_t *in = z->d->p->map;
-	size_t len = z->d->p->map_len, pos = 0;
+	const uint8_t *in = z->in;
+	size_t len = z->in_len, pos = 0;
 	enum pc_code st = PC_OK;
 	int ret = Z_OK;
 	for (;;) {
@@ -207,8 +229,9 @@ static enum pc_code gzip_decode(struct inflate *z)
 			 * what follows that is not a member is ignored, as gzip does */
 			const char *next = dump_compression_of(in + (len - left), left);
 			if (!next || strcmp(next, "gzip") != 0) {
-				if (left)
-					dump_warn(z->d, "%zu bytes after the gzip stream ignored", left);
+				if (left && !z->warning &&
+				    asprintf(&z->warning, "%zu bytes after the gzip stream ignored", left) < 0)
+					z->warning = NULL;
 				break;
 			}
 			inflateReset(&s);
@@ -240,8 +263,8 @@ static enum pc_code xz_decode(struct inflate *z)
 	/* LZMA_CONCATENATED: several streams one after another, as xz -d reads */
 	if (lzma_stream_decoder(&s, z->mem_limit ? z->mem_limit : UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
 		return no_memory(z);
-	s.next_in = z->d->p->map;
-	s.avail_in = z->d->p->map_len;
+	s.next_in = z->in;
+	s.avail_in = z->in_len;
 	enum pc_code st = PC_OK;
 	lzma_ret r;
 	for (;;) {
@@ -259,7 +282,7 @@ static enum pc_code xz_decode(struct inflate *z)
 		else if (r == LZMA_BUF_ERROR && s.avail_in == 0)
 			st = truncated(z);
 		else
-			st = corrupt(z, z->d->p->map_len - s.avail_in, lzma_why(r));
+			st = corrupt(z, z->in_len - s.avail_in, lzma_why(r));
 		break;
 	}
 	lzma_end(&s);
@@ -271,8 +294,8 @@ static enum pc_code lz4_decode(struct inflate *z)
 	LZ4F_dctx *c = NULL;
 	if (LZ4F_isError(LZ4F_createDecompressionContext(&c, LZ4F_VERSION)))
 		return no_memory(z);
-	const uint8_t *in = z->d->p->map;
-	size_t len = z->d->p->map_len, pos = 0;
+	const uint8_t *in = z->in;
+	size_t len = z->in_len, pos = 0;
 	size_t hint = 1;
 	enum pc_code st = PC_OK;
 	/* frames one after another (lz4 -d reads them); hint 0: a frame ended */
@@ -303,42 +326,46 @@ static enum pc_code lz4_decode(struct inflate *z)
 	return st;
 }
 
-/* OUT_SIZE: the size of the buffers SWAP hands out too. */
-static enum pc_code decode(struct dump *d, dump_sink sink, uint8_t *(*swap)(void *, uint8_t *), void *arg,
-			   size_t out_size, uint64_t mem_limit, uint64_t *total)
+/* OUT_SIZE: the size of the buffers SWAP hands out too.  Returns the
+ * error (*WARNING: what to pass on, malloc'd, or NULL). */
+static struct pc_error *decode(const uint8_t *in, size_t len, dump_sink sink, uint8_t *(*swap)(void *, uint8_t *),
+			       void *arg, size_t out_size, uint64_t mem_limit, uint64_t *total, char **warning)
 {
-	const char *name = dump_compression_of(d->p->map, d->p->map_len);
-	struct inflate z = { d, name, sink, arg, 0, mem_limit, malloc(out_size), out_size, swap };
-	d->compression = name;
+	const char *name = dump_compression_of(in, len);
+	struct inflate z = { in, len, name, sink, arg, 0, mem_limit, malloc(out_size), out_size, swap, NULL, NULL };
 	enum pc_code st;
 	if (!name) {
-		dump_set_error(d, "not a compressed file");
-		st = PC_EFORMAT;
+		st = fail(&z, PC_EFORMAT, "not a compressed file");
 	} else if (!z.out) {
 		st = no_memory(&z);
 	} else {
 		st = name[0] == 'z' ? zstd_decode(&z) : name[0] == 'g' ? gzip_decode(&z)
 		     : name[0] == 'x' ? xz_decode(&z) : lz4_decode(&z);
 	}
-	if (st == PC_OK && z.total == 0) {
-		dump_set_error(d, "the %s stream holds no data", name);
-		st = PC_EFORMAT;
-	}
+	if (st == PC_OK && z.total == 0)
+		fail(&z, PC_EFORMAT, "the %s stream holds no data", name);
+	else if (st != PC_OK)
+		fail(&z, st, "%s", pc_code_str(st));   /* a reason, should a path give none */
 	free(z.out);
 	*total = z.total;
-	return st;
+	if (warning)
+		*warning = z.warning;
+	else
+		free(z.warning);
+	return z.err;
 }
 
-enum pc_code dump_decode(struct dump *d, dump_sink sink, void *arg, uint64_t mem_limit, uint64_t *total)
+struct pc_error *dump_decode(const uint8_t *in, size_t len, dump_sink sink, void *arg, uint64_t mem_limit,
+			     uint64_t *total)
 {
-	return decode(d, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, total);
+	return decode(in, len, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, total, NULL);
 }
 
 /* ------------------------------------------------------------------------
  * The temporary file, zero pages left as holes
  * ------------------------------------------------------------------------ */
 
-int dump_temp_file(struct dump *d)
+int dump_temp_file(struct pc_error **err)
 {
 	const char *dir = getenv("TMPDIR");
 	if (!dir || !*dir)
@@ -348,13 +375,15 @@ int dump_temp_file(struct dump *d)
 		return fd;
 	/* file systems without O_TMPFILE: create, then unlink at once */
 	char *path = NULL;
-	if (asprintf(&path, "%s/pycore-XXXXXX", dir) < 0)
+	if (asprintf(&path, "%s/pycore-XXXXXX", dir) < 0) {
+		*err = pc_error_new(PC_ENOMEM, NULL, "out of memory");
 		return -1;
+	}
 	fd = mkostemp(path, O_CLOEXEC);
 	if (fd >= 0)
 		unlink(path);
 	else
-		dump_set_error(d, "cannot create a temporary file in %s: %s", dir, strerror(errno));
+		*err = pc_error_new(PC_EIO, NULL, "cannot create a temporary file in %s: %s", dir, strerror(errno));
 	free(path);
 	return fd;
 }
@@ -383,7 +412,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* The pages of P that hold something, written at their offsets; the
- * others skipped (dump_int.h). */
+ * others skipped (compress.h). */
 int dump_sparse_write(void *arg, const uint8_t *p, size_t n)
 {
 	struct dump_sparse *s = arg;
@@ -477,74 +506,72 @@ static uint8_t *writer_swap(void *arg, uint8_t *given)
 	return next;
 }
 
-/* Decompress into FD, through the writer thread when one can start. */
-static enum pc_code decode_to_file(struct dump *d, int fd, uint64_t *total)
+/* Decompress IN into FD, through the writer thread when one can start. */
+static struct pc_error *decode_to_file(const uint8_t *in, size_t len, int fd, uint64_t *total, char **warning)
 {
 	struct writer w = { .sp = { fd, 0 }, .spare = malloc(OUT_SIZE) };
 	pthread_t th;
 	if (!w.spare || pthread_mutex_init(&w.mu, NULL) != 0) {
 		free(w.spare);
-		return decode(d, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total);
+		return decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total, warning);
 	}
 	pthread_cond_init(&w.cv, NULL);
-	enum pc_code st;
+	struct pc_error *e;
 	if (pthread_create(&th, NULL, writer_main, &w) != 0) {
-		st = decode(d, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total);
+		e = decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total, warning);
 	} else {
-		st = decode(d, writer_sink, writer_swap, &w, OUT_SIZE, 0, total);
+		e = decode(in, len, writer_sink, writer_swap, &w, OUT_SIZE, 0, total, warning);
 		int err = writer_idle(&w);
 		pthread_mutex_lock(&w.mu);
 		w.stop = true;
 		pthread_cond_broadcast(&w.cv);
 		pthread_mutex_unlock(&w.mu);
 		pthread_join(th, NULL);
-		if (err && (st == PC_OK || st == PC_ETRUNCATED)) {
-			dump_set_error(d, "cannot write the decompressed core: %s", strerror(err));
-			st = PC_EIO;
+		if (err && (!e || e->code == PC_ETRUNCATED)) {
+			pc_error_free(e);
+			e = pc_error_new(PC_EIO, NULL, "cannot write the decompressed core: %s", strerror(err));
 		}
 	}
 	pthread_cond_destroy(&w.cv);
 	pthread_mutex_destroy(&w.mu);
 	free(w.spare);
-	return st;
+	return e;
 }
 
-enum pc_code dump_inflate(struct dump *d)
+struct pc_error *dump_inflate(const uint8_t *in, size_t len, struct dump_inflated *out)
 {
-	int fd = dump_temp_file(d);
-	if (fd < 0) {
-		if (!d->p->error)
-			dump_set_error(d, "cannot create a temporary file: %s", strerror(errno));
-		return PC_EIO;
-	}
+	*out = (struct dump_inflated){ .compression = dump_compression_of(in, len) };
+	struct pc_error *e = NULL;
+	int fd = dump_temp_file(&e);
+	if (fd < 0)
+		return e ? e : pc_error_new(PC_EIO, NULL, "cannot create a temporary file: %s", strerror(errno));
 	uint64_t total;
-	enum pc_code st = decode_to_file(d, fd, &total);
-	if (st == PC_ETRUNCATED && total > 0) {
+	e = decode_to_file(in, len, fd, &total, &out->warning);
+	if (e && e->code == PC_ETRUNCATED && total > 0) {
 		/* keep what was decompressed: a truncated core */
-		dump_warn(d, "%s", d->p->error);
-		d->p->inflate_cut = d->p->error;
-		d->p->error = NULL;
-		st = PC_OK;
+		out->cut = strdup(e->message);
+		pc_error_free(e);
+		e = out->cut ? NULL : pc_error_new(PC_ENOMEM, NULL, "out of memory");
 	}
-	if (st != PC_OK)
+	if (e)
 		goto done;
 	if (ftruncate(fd, (off_t)total) != 0) {
-		dump_set_error(d, "cannot write the decompressed core: %s", strerror(errno));
-		st = PC_EIO;
+		e = pc_error_new(PC_EIO, NULL, "cannot write the decompressed core: %s", strerror(errno));
 		goto done;
 	}
 	void *m = mmap(NULL, (size_t)total, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED) {
-		dump_set_error(d, "cannot map the decompressed core: %s", strerror(errno));
-		st = PC_EIO;
+		e = pc_error_new(PC_EIO, NULL, "cannot map the decompressed core: %s", strerror(errno));
 		goto done;
 	}
-	if (!d->p->map_borrowed)
-		munmap((void *)d->p->map, d->p->map_len);
-	d->p->map_borrowed = false;
-	d->p->map = m;
-	d->p->map_len = (size_t)total;
+	out->map = m;
+	out->len = (size_t)total;
 done:
 	close(fd);
-	return st;
+	if (e) {
+		free(out->cut);
+		free(out->warning);
+		out->cut = out->warning = NULL;
+	}
+	return e;
 }

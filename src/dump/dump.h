@@ -1,11 +1,11 @@
-/* The memory-reader interface: what every dump format gives the layers
- * above it.
+/* The memory-reader interface: one reader over every dump format, for the layers above.
+ * Contract: a read of an address the dump lacks fails (PC_ENOTCAPTURED); the caller owns a dump until dump_close.
  *
  * A dump is a sorted set of non-overlapping segments of the dead process's
  * address space, its threads with their registers, the modules (mapped ELF
  * files) with their build-ids, and a few process facts.  Every read is
- * bounds-checked: an address no segment holds is a fault (PC_ENOTCAPTURED),
- * never a guess.  Nothing here knows about Python.
+ * bounds-checked: an address no segment holds is a fault, never a guess.
+ * Nothing here knows about Python.
  */
 #ifndef PYCORE_DUMP_DUMP_H
 #define PYCORE_DUMP_DUMP_H
@@ -97,7 +97,7 @@ struct dump_priv;
  * everything else is the readers' (dump_priv). */
 struct dump {
 	char *path;
-	const char *format;          /* "elf-core" or "minidump" */
+	const char *format;          /* "elf-core", "minidump", or "memory" (dump_open_runs) */
 	const char *compression;     /* NULL, "zstd", "gzip", "xz" or "lz4" */
 	uint64_t file_size;
 
@@ -150,6 +150,17 @@ void dump_coredump_free(struct dump_coredump *c);
  * in messages), which the caller keeps alive until dump_close: for the
  * fuzz targets, which open thousands of inputs a second. */
 struct pc_error *dump_open_memory(const void *data, size_t size, const char *name, struct dump **out);
+/* A dump of memory alone, laid out by the caller (unit tests, the fuzz
+ * targets of the object readers): N runs of bytes, each SIZE bytes at
+ * DATA (kept alive by the caller until dump_close) placed at START; no
+ * threads, modules or process facts.  NULL, or the error (PC_ECORRUPT:
+ * runs overlap; PC_ENOMEM); free *out with dump_close either way. */
+struct dump_run {
+	uint64_t start;
+	const void *data;
+	size_t size;
+};
+struct pc_error *dump_open_runs(const struct dump_run *runs, size_t n, const char *name, struct dump **out);
 void dump_close(struct dump *d);
 
 /* The compression whose magic starts the N bytes at P ("zstd", "gzip",
@@ -163,6 +174,13 @@ enum pc_code dump_read_u64(struct dump *d, uint64_t addr, uint64_t *out);
 enum pc_code dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
 enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max);
+
+/* Write LEN bytes at ADDR over the memory the dump captured, the bytes
+ * there before into OLD: PC_ENOTCAPTURED, and nothing written, unless one
+ * captured run holds them all (never a module file's pages).  Only this
+ * process's copy changes: a run is copied on its first patch.  For the
+ * walks of patched memory (analysis_patch). */
+enum pc_code dump_patch(struct dump *d, uint64_t addr, const void *bytes, size_t len, void *old);
 
 /* The first address at or after ADDR that the dump holds (captured, or
  * backed by a module's file), with *END the end of that run; 0 when there
@@ -180,9 +198,10 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 /* The module whose mappings contain ADDR, or NULL. */
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
 
-/* Attach the bytes of M's file (a mapping the caller keeps alive until
- * dump_close; its build-id already checked): from then on the read-only
- * pages the dump left out of M's mappings are read from it. */
+/* Attach the bytes of M's file (a mapping, its build-id already checked),
+ * which D owns from then on (dump_close unmaps it; so does this call when
+ * out of memory): the read-only pages the dump left out of M's mappings
+ * are read from it. */
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size);
 /* Call once every file is attached: extents learned from the files'
  * program headers (extent_from_list) take effect, and a warning names
@@ -206,6 +225,10 @@ int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr);
  * the file ends before the data it declares. */
 const char *const *dump_warnings(const struct dump *d, size_t *n);
 bool dump_truncated(const struct dump *d);
+
+/* The build-id note of the ELF image whose header is at BASE in the
+ * process.  Returns 0 and fills ID (64 bytes) and *LEN, or -1. */
+int dump_read_build_id(struct dump *d, uint64_t base, uint8_t *id, size_t *len);
 
 /* The build-id note of an ELF file held in memory (a mapped file).
  * Returns 0 and fills ID (64 bytes) and *LEN, or -1. */

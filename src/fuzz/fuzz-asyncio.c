@@ -13,7 +13,7 @@ static const struct py_options opt = { .max_repr = 256, .max_items = 100,
 
 static void setup(void)
 {
-	struct model_report *r = image_open("fuzz-asyncio", "running asyncio tasks", &opt);
+	const struct model_report *r = image_open("fuzz-asyncio", "running asyncio tasks", &opt);
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->loops.n; k++) {
@@ -34,12 +34,11 @@ static void setup(void)
 		exit(2);
 	}
 	fprintf(stderr, "fuzz-asyncio: %zu anchors\n", image_nanchors);
-	model_report_free(r);
 }
 
 static int fuzz_one(const uint8_t *data, size_t size)
 {
-	if (!image_dump)
+	if (!image_an)
 		setup();
-	return image_walk(&opt, data, size);
+	return image_walk(data, size);
 }

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "dump/dump_int.h"
+#include "dump/dump.h"
 #include "fuzz-reader.h"
 
 static void fuzz_dump_magic(const uint8_t *data, size_t size, const char magic[4])

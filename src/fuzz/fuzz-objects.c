@@ -5,16 +5,17 @@
  * through the decoder of that version) over a memory image that is the
  * input.
  *
- * The dump is a stand-in, as a parser's unit test may use: two segments,
- * the fixed type objects of the built-in types (each at TYPE_ADDR(i)) and the image, the input after its first byte, at
- * IMAGE_BASE.  The first byte chooses the layout table of versions/ (every
+ * The dump is a stand-in, as a parser's unit test may use: a dump of
+ * memory alone (dump_open_runs) of two runs, the fixed type objects of
+ * the built-in types (each at TYPE_ADDR(i)) and the image, the input
+ * after its first byte, at IMAGE_BASE.  The first byte chooses the layout table of versions/ (every
  * minor version, default and free-threaded builds).  The object at
  * IMAGE_BASE is read by every reader (repr, str, bytes, int, dict, set),
  * whatever its type says: the walk, too, reads names as str before
  * checking. */
 #include <string.h>
 
-#include "dump/dump_int.h"
+#include "dump/dump.h"
 #include "fuzz-reader.h"
 #include "python/python_int.h"
 #include "python/repr/repr.h"
@@ -31,7 +32,6 @@
 static const struct py_layout *layouts[16];
 static size_t nlayouts;
 static uint8_t types[TYPES_END - TYPES_BASE];
-static struct dump *dump;
 
 static void put64(uint64_t addr, uint64_t v)
 {
@@ -44,13 +44,7 @@ static void setup(void)
 		for (int ft = 0; ft < 2; ft++)
 			if (py_layout_for(minor, ft) && nlayouts < 16)
 				layouts[nlayouts++] = py_layout_for(minor, ft);
-	dump = dump_new();
-	if (!dump || !nlayouts)
-		abort();
-	struct dump_segment s = { TYPES_BASE, TYPES_END, types, NULL, 0 };
-	struct dump_segment img = { IMAGE_BASE, IMAGE_BASE + 1, types, NULL, 0 };
-	if (dump_add_segment(dump, &s) != PC_OK || dump_add_segment(dump, &img) != PC_OK ||
-	    dump_segments_finish(dump) != PC_OK)
+	if (!nlayouts)
 		abort();
 }
 
@@ -77,7 +71,7 @@ static int count(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
 
 static int fuzz_one(const uint8_t *data, size_t size)
 {
-	if (!dump)
+	if (!nlayouts)
 		setup();
 	if (size < 2)
 		return 0;
@@ -88,14 +82,22 @@ static int fuzz_one(const uint8_t *data, size_t size)
 		last = L;
 	}
 	/* the image: the input after its first byte, read in place */
-	dump->p->segs[1].data = data + 1;
-	dump->p->segs[1].end = IMAGE_BASE + size - 1;
+	const struct dump_run runs[] = { { TYPES_BASE, types, sizeof(types) }, { IMAGE_BASE, data + 1, size - 1 } };
+	struct dump *dump;
+	struct pc_error *e = dump_open_runs(runs, 2, "fuzz-objects", &dump);
+	if (e) {
+		pc_error_free(e);
+		dump_close(dump);
+		return 0;
+	}
 
 	struct py_options opt = { .max_repr = 256, .max_items = 100, .max_depth = 16 };
 	struct py_ctx c = { .d = dump, .opt = &opt, .L = L, .a = arena_new(), .numpy_major = -1,
 			    .set_dummy = SET_DUMMY, .type_names = ADDRTAB_INIT(struct py_type_name) };
-	if (!c.a)
+	if (!c.a) {
+		dump_close(dump);
 		return 0;
+	}
 	for (int i = 0; i < PYT_COUNT; i++)
 		c.type_addr[i] = TYPE_ADDR(i);
 
@@ -124,5 +126,6 @@ static int fuzz_one(const uint8_t *data, size_t size)
 	addrtab_free(&c.codes);
 	addrtab_free(&c.type_names);
 	arena_free(c.a);
+	dump_close(dump);
 	return 0;
 }

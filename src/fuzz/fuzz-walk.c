@@ -29,7 +29,7 @@ static void anchor_locals(const struct ptrvec *frames)
 
 static void setup(void)
 {
-	struct model_report *r = image_open("fuzz-walk", "", &opt);
+	const struct model_report *r = image_open("fuzz-walk", "", &opt);
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {
@@ -46,12 +46,11 @@ static void setup(void)
 		exit(2);
 	}
 	fprintf(stderr, "fuzz-walk: %zu anchors\n", image_nanchors);
-	model_report_free(r);
 }
 
 static int fuzz_one(const uint8_t *data, size_t size)
 {
-	if (!image_dump)
+	if (!image_an)
 		setup();
-	return image_walk(&opt, data, size);
+	return image_walk(data, size);
 }

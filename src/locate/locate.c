@@ -31,15 +31,17 @@ struct search_dir {
 
 #define MAX_DIR_ENTRIES 100000
 
-/* One mapping of a file, kept for the dump to read from. */
+/* One mapping of a file, kept for the dump to read from until the
+ * caller takes it (locate_take_file). */
 struct mapping {
 	void *data;
 	size_t size;
 	char *path;
+	bool taken;                      /* the caller owns the mapping now */
 };
 
 struct locate {
-	struct dump *d;
+	const struct dump *d;
 	const struct locate_policy *p;
 	struct locate_result *results;   /* parallel to d->modules */
 	size_t nresults;
@@ -109,7 +111,7 @@ static bool id_matches(const struct dump_module *m, const uint8_t *id, size_t id
  * allow_mismatch, the first ELF found (used only if nothing matches). */
 struct search {
 	struct locate *l;
-	struct dump_module *m;
+	const struct dump_module *m;
 	struct locate_result *res;
 	char *mismatch;
 	char *fallback;
@@ -129,7 +131,7 @@ static bool keep_mapping(struct locate *l, void *data, size_t size, const char *
 	char *copy = strdup(path);
 	if (!copy)
 		return false;
-	l->maps[l->nmaps++] = (struct mapping){ data, size, copy };
+	l->maps[l->nmaps++] = (struct mapping){ data, size, copy, false };
 	return true;
 }
 
@@ -367,7 +369,7 @@ static void list_loader_dirs(struct locate *l)
 {
 	l->loader_listed = true;
 	size_t n = 0;
-	struct dump *d = l->d;
+	const struct dump *d = l->d;
 	for (size_t i = 0; d->executable && i < d->nmodules; i++) {
 		const struct locate_result *r = &l->results[i];
 		if (strcmp(d->modules[i].path, d->executable) != 0 || !r->data)
@@ -406,10 +408,10 @@ static bool search_loader_dirs(struct search *s)
  * One module, in the documented order
  * ------------------------------------------------------------------------ */
 
-static void resolve(struct locate *l, struct dump_module *m, struct locate_result *res)
+static void resolve(struct locate *l, const struct dump_module *m, struct locate_result *res)
 {
 	const struct locate_policy *p = l->p;
-	struct dump *d = l->d;
+	const struct dump *d = l->d;
 	*res = (struct locate_result){ .state = LOCATE_MISSING };
 	if (m->base == 0 || m->end <= m->start) {
 		res->state = LOCATE_NOT_ELF;
@@ -456,13 +458,12 @@ static void resolve(struct locate *l, struct dump_module *m, struct locate_resul
 			munmap(data, size);
 		}
 	}
-	if (ok) {
-		dump_attach_file(d, m, res->data, res->size);
-	} else if (s.mismatch) {
+	/* a file found stays here until the caller takes it (locate_take_file) */
+	if (!ok && s.mismatch) {
 		res->state = LOCATE_REFUSED;
 		res->reason = s.mismatch;
 		s.mismatch = NULL;
-	} else if (asprintf((char **)&res->reason, "%s: not found%s", m->path,
+	} else if (!ok && asprintf((char **)&res->reason, "%s: not found%s", m->path,
 			    p->sysroot || p->search ? " (nor under the sysroot or search path)" : "") < 0) {
 		res->reason = NULL;
 	}
@@ -474,7 +475,7 @@ static void resolve(struct locate *l, struct dump_module *m, struct locate_resul
  * The whole dump
  * ------------------------------------------------------------------------ */
 
-struct locate *locate_modules(struct dump *d, const struct locate_policy *p, struct pc_error **err)
+struct locate *locate_modules(const struct dump *d, const struct locate_policy *p, struct pc_error **err)
 {
 	struct locate *l = calloc(1, sizeof(*l));
 	if (!l || !(l->results = calloc(d->nmodules ? d->nmodules : 1, sizeof(*l->results)))) {
@@ -520,7 +521,6 @@ struct locate *locate_modules(struct dump *d, const struct locate_policy *p, str
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (!d->executable || strcmp(d->modules[i].path, d->executable) != 0)
 			resolve(l, &d->modules[i], &l->results[i]);
-	dump_files_attached(d);
 	return l;
 }
 
@@ -531,7 +531,8 @@ void locate_free(struct locate *l)
 	for (size_t i = 0; i < l->nresults; i++)
 		free((char *)l->results[i].reason);
 	for (size_t i = 0; i < l->nmaps; i++) {
-		munmap(l->maps[i].data, l->maps[i].size);
+		if (!l->maps[i].taken)
+			munmap(l->maps[i].data, l->maps[i].size);
 		free(l->maps[i].path);
 	}
 	for (size_t i = 0; i < l->ndirs; i++) {
@@ -556,6 +557,21 @@ const struct locate_result *locate_result(const struct locate *l, const struct d
 {
 	size_t i = (size_t)(m - l->d->modules);
 	return i < l->nresults ? &l->results[i] : NULL;
+}
+
+bool locate_take_file(struct locate *l, const struct dump_module *m, const uint8_t **data, size_t *size)
+{
+	const struct locate_result *r = locate_result(l, m);
+	for (size_t i = 0; r && r->data && i < l->nmaps; i++) {
+		struct mapping *mp = &l->maps[i];
+		if (mp->data == r->data && !mp->taken) {
+			mp->taken = true;
+			*data = mp->data;
+			*size = mp->size;
+			return true;
+		}
+	}
+	return false;
 }
 
 const char *locate_debug_cache(const struct locate *l)

@@ -1,7 +1,7 @@
-/* Where each module's files come from: the whole search policy, in one
- * place, resolved once per analysis before anything reads memory.
+/* Where each module's files come from: the whole search policy, resolved once per analysis.
+ * Contract: reads the dump, never changes it; returns a result per module, whose file the caller takes to attach.
  *
- * Contract: locate_modules tries, for every ELF module of the dump, in this
+ * locate_modules tries, for every ELF module of the dump, in this
  * order: 1. the path the dump records (--executable for the main program),
  * 2. that path under --sysroot, 2b. for a module the dump records by its
  * name only (Crashpad's soname of a library the dynamic loader found), the
@@ -13,8 +13,10 @@
  * usr/lib/debug, then of /usr/lib/debug, 5. debuginfod when DEBUGINFOD_URLS
  * is set.  A file is used only when its build-id is the one the dump
  * recorded (or, with allow_mismatch, when nothing matches: then with a
- * warning).  Used files are mapped, attached to the dump (dump_attach_file)
- * and kept until locate_free, which must come after dump_close. */
+ * warning).  Used files are mapped and kept until locate_free, or until
+ * the caller takes them (locate_take_file) to attach them to the dump
+ * (dump_attach_file), which then owns them: freeing the two in either
+ * order is safe. */
 #ifndef PYCORE_LOCATE_LOCATE_H
 #define PYCORE_LOCATE_LOCATE_H
 
@@ -69,11 +71,17 @@ struct locate;
 
 /* Resolve every module of D under P.  NULL only when out of memory (*err
  * then says so). */
-struct locate *locate_modules(struct dump *d, const struct locate_policy *p, struct pc_error **err);
+struct locate *locate_modules(const struct dump *d, const struct locate_policy *p, struct pc_error **err);
 void locate_free(struct locate *l);
 
 /* The result for module M of the dump given to locate_modules. */
 const struct locate_result *locate_result(const struct locate *l, const struct dump_module *m);
+
+/* Hand M's file over: true, and its mapping in *DATA and *SIZE, which the
+ * caller owns from now on (munmap, or dump_attach_file); false when M has
+ * no file or it was taken already.  The result still describes it (its
+ * data valid as long as the new owner keeps the mapping). */
+bool locate_take_file(struct locate *l, const struct dump_module *m, const uint8_t **data, size_t *size);
 
 /* libdwfl's search path for separate debug files (.gnu_debuglink and
  * build-id), in the same order as above. */
