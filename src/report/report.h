@@ -26,10 +26,9 @@ struct report_text_options {
 /* All return 0, or -1 when writing failed. */
 int report_json_write(FILE *out, const struct model_report *r, bool pretty);
 int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o);
-/* The text with source lines, no colours and identical stacks grouped;
- * with TASKS, the asyncio section too. */
+/* The text with source lines (from the host's files), no colours and
+ * identical stacks grouped, no asyncio section. */
 int report_text_write(FILE *out, const struct model_report *r);
-int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks);
 /* The folded-stack format of flame-graph tools: a line per distinct
  * stack, "frame;frame;...;frame COUNT", outermost frame first, COUNT the
  * threads with that stack. */
