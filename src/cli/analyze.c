@@ -38,7 +38,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
 	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
-					    .sysroot = opt->analysis.files.sysroot,
+					    .files = &opt->analysis.files,
 					    .all_threads = opt->all_threads, .color = use_color(opt->color) };
 	/* text reports of several dumps: a blank line between two */
 	if (!opt->json && !opt->collapsed && *written)

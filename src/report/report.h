@@ -9,6 +9,8 @@
 #include "model/fingerprint.h"
 #include "model/model.h"
 
+struct locate_policy;
+
 #define REPORT_SCHEMA "pycore-report/1"
 
 /* How the text report is written. */
@@ -17,7 +19,9 @@ struct report_text_options {
 					each awaited task under the tasks awaiting it */
 	bool source;                 /* the source line (and the 3.11+ caret range)
 					under each Python frame, when its file is readable */
-	const char *sysroot;         /* where source files are looked for first */
+	const struct locate_policy *files; /* where source files are found
+					      (locate.h's locate_source_map);
+					      NULL: at the paths recorded */
 	bool all_threads;            /* every thread on its own: identical stacks
 					are not grouped */
 	bool color;                  /* ANSI colours (for a terminal) */

@@ -103,7 +103,7 @@ static void write_annotations(FILE *out, const struct model_report *r)
 
 int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o)
 {
-	struct tx x = { out, r, o, o->source ? source_cache_new(o->sysroot) : NULL };
+	struct tx x = { out, r, o, o->source ? source_cache_new(o->files) : NULL };
 	tx_header(&x);
 	tx_threads(&x);
 	if (o->tasks)
