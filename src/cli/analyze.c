@@ -39,7 +39,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	enum exit_code rc = EXIT_COMPLETE;
 	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
 					    .files = &opt->analysis.files,
-					    .all_threads = opt->all_threads, .color = use_color(opt->color) };
+					    .all_threads = opt->all_threads, .modules = opt->verbose, .color = use_color(opt->color) };
 	/* text reports of several dumps: a blank line between two */
 	if (!opt->json && !opt->collapsed && *written)
 		putchar('\n');

@@ -71,6 +71,10 @@ static const char usage_text[] =
 	"                       under --sysroot first; at most 16 MiB)\n"
 	"      --all-threads    text: a section per thread (by default threads with one\n"
 	"                       stack share one: \"N threads with this stack\")\n"
+	"  -v, --verbose        text: also every module of the process, the file read\n"
+	"                       for it and how that file was found (the path the dump\n"
+	"                       records, under --sysroot, a build-id tree, ...; JSON\n"
+	"                       always has them: \"modules\", each with \"found_by\")\n"
 	"      --color WHEN     text colours: auto (default: on a terminal, unless\n"
 	"                       NO_COLOR is set), always, never\n"
 	"      --pretty         indent the JSON (one object spans several lines; JSON only)\n"
@@ -233,6 +237,7 @@ static const struct option longopts[] = {
 	{ "tasks", no_argument, NULL, 'W' },
 	{ "no-source", no_argument, NULL, 'n' },
 	{ "all-threads", no_argument, NULL, 'a' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "color", required_argument, NULL, 'c' },
 	{ "max-repr", required_argument, NULL, 'R' },
 	{ "max-items", required_argument, NULL, 'I' },
@@ -317,6 +322,9 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			break;
 		case 'a':
 			opt->all_threads = true;
+			break;
+		case 'v':
+			opt->verbose = true;
 			break;
 		case 'c':
 			if (strcmp(optarg, "auto") == 0) {

@@ -26,6 +26,7 @@ struct options {
 	bool pretty;
 	bool no_source;
 	bool all_threads;
+	bool verbose;                /* text: the modules' files and how each was found */
 	enum color_when color;
 	bool tasks;                  /* text: a section of asyncio tasks */
 	bool format_given;

@@ -22,6 +22,8 @@ struct report_text_options {
 	const struct locate_policy *files; /* where source files are found
 					      (locate.h's locate_source_map);
 					      NULL: at the paths recorded */
+	bool modules;                /* a section listing every module, the file read
+					for it and how that file was found (--verbose) */
 	bool all_threads;            /* every thread on its own: identical stacks
 					are not grouped */
 	bool color;                  /* ANSI colours (for a terminal) */

@@ -1,7 +1,8 @@
 /* The text report: the summary and a header about the process, then each
  * thread's stack in the style of a Python traceback (most recent call
- * last), the asyncio tasks, what was redacted, a crash reporter's notes and
- * the warnings, in that order (this file writes the last three).  Every
+ * last), the asyncio tasks, what was redacted, a crash reporter's notes,
+ * the modules' files (--verbose) and the warnings, in that order (this
+ * file writes the last four).  Every
  * string that comes from the dump goes through report_put_escaped. */
 #include "report/text_int.h"
 #include "report/source.h"
@@ -101,6 +102,45 @@ static void write_annotations(FILE *out, const struct model_report *r)
 	}
 }
 
+/* How a module's file was found (model_module.found_by), in words. */
+static const char *found_by_words(const char *how)
+{
+	static const char *const words[][2] = {
+		{ "recorded", "the path the dump records" },
+		{ "executable", "--executable" },
+		{ "sysroot", "under --sysroot" },
+		{ "search-path", "in a --search-path directory" },
+		{ "build-id-tree", "in a build-id tree" },
+		{ "debuginfod", "from debuginfod" },
+		{ "loader-path", "in the dynamic loader's directories" },
+	};
+	for (size_t i = 0; how && i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcmp(how, words[i][0]) == 0)
+			return words[i][1];
+	return how ? how : "how unknown";
+}
+
+/* --verbose: "  /usr/lib/libpython3.11.so.1.0: /srv/root/usr/lib/...
+ * (under --sysroot)" for each module, "not read" for those without a file. */
+static void write_modules(FILE *out, const struct model_report *r)
+{
+	fprintf(out, "\nModules (the file read for each, and how it was found):\n");
+	if (!r->modules.n)
+		fprintf(out, "  (none)\n");
+	for (size_t i = 0; i < r->modules.n; i++) {
+		const struct model_module *m = r->modules.items[i];
+		fputs("  ", out);
+		tx_put(out, m->path);
+		if (m->file) {
+			fputs(": ", out);
+			tx_put(out, m->file);
+			fprintf(out, " (%s)\n", found_by_words(m->found_by));
+		} else {
+			fputs(": not read\n", out);
+		}
+	}
+}
+
 int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o)
 {
 	struct tx x = { out, r, o, o->source ? source_cache_new(o->files) : NULL };
@@ -110,6 +150,8 @@ int report_text_write_options(FILE *out, const struct model_report *r, const str
 		tx_tasks(&x);
 	write_redacted(out, r);
 	write_annotations(out, r);
+	if (o->modules)
+		write_modules(out, r);
 	if (r->warnings.n) {
 		fprintf(out, "\nWarnings:\n");
 		for (size_t i = 0; i < r->warnings.n; i++) {
