@@ -14,7 +14,10 @@
  * is set.  A file is used only when its build-id is the one the dump
  * recorded (or, with allow_mismatch, when nothing matches: then with a
  * warning).  Used files are mapped, attached to the dump (dump_attach_file)
- * and kept until locate_free, which must come after dump_close. */
+ * and kept until locate_free, which must come after dump_close.  The
+ * report's source lines come from files found under the same policy
+ * (locate_source_map), and how each module's file was found is its
+ * result's how (locate_how_str names it for the report). */
 #ifndef PYCORE_LOCATE_LOCATE_H
 #define PYCORE_LOCATE_LOCATE_H
 

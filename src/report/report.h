@@ -47,10 +47,9 @@ int report_json_error_write(FILE *out, const char *path, const char *code, const
 
 /* "SIGSEGV" for 11; NULL when the number has no name. */
 const char *report_signal_name(int number);
-/* "SEGV_MAPERR" and "address not mapped" for SIGSEGV's si_code 1, "SI_USER"
- * and "kill" for 0 (any signal); NULL for a code the kernel does not define. */
+/* "SEGV_MAPERR" for SIGSEGV's si_code 1, "SI_USER" for 0 (any signal);
+ * NULL for a code the kernel does not define. */
 const char *report_signal_code_name(int signo, int code);
-const char *report_signal_code_meaning(int signo, int code);
 /* What R's signal was, in one line: "SIGSEGV (11), SEGV_MAPERR (address
  * not mapped), fault address 0x0", "SIGTERM (15) sent by pid 4242 (uid 0)
  * with kill".  R must have a signal. */
