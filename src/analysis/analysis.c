@@ -3,6 +3,7 @@
 #include "analysis/analysis.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "dump/dump.h"
 #include "model/fingerprint.h"
@@ -90,8 +91,8 @@ static bool file_used(const struct analysis *a, const struct dump_module *m)
 	return dump_file_used(a->dump, m) || symbols_file_used(a->sym, m);
 }
 
-/* The modules (ELF images) with their build-ids and the files read for
- * them; a file used despite another build-id is warned about. */
+/* The modules (ELF images) with their build-ids, the files read for them
+ * and how each was found, the interpreter's binary's too. */
 static void fill_modules(struct analysis *a)
 {
 	struct model_report *r = a->report;
@@ -110,8 +111,13 @@ static void fill_modules(struct analysis *a)
 			mm->build_id = arena_strdup(r->arena, hex);
 		}
 		const struct locate_result *lr = locate_result(a->loc, m);
-		if (lr && lr->data && file_used(a, m))
+		if (lr && lr->data && file_used(a, m)) {
 			mm->file = arena_strdup(r->arena, lr->path);
+			mm->found_by = locate_how_str(lr->how);
+		}
+		/* the walk names the file it read for the interpreter */
+		if (lr && lr->data && r->binary_path && !r->binary_found_by && strcmp(lr->path, r->binary_path) == 0)
+			r->binary_found_by = locate_how_str(lr->how);
 		ptrvec_push(r->arena, &r->modules, mm);
 	}
 }

@@ -26,7 +26,4 @@ struct batch_options {
 
 int batch_run(char **paths, int npaths, const struct batch_options *bo, const struct analysis_options *ao);
 
-/* FNV-1a 64 of PATH's bytes mod N: the shard --shard K/N keeps when K. */
-unsigned long batch_shard_of(const char *path, unsigned long n);
-
 #endif

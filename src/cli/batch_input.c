@@ -21,7 +21,8 @@
 
 #define MAX_DEPTH 256
 
-unsigned long batch_shard_of(const char *path, unsigned long n)
+/* FNV-1a 64 of PATH's bytes mod N: the shard --shard K/N keeps when K. */
+static unsigned long shard_of(const char *path, unsigned long n)
 {
 	return (unsigned long)(pc_fnv1a64(PC_FNV1A64_INIT, path, strlen(path)) % n);
 }
@@ -157,7 +158,7 @@ oom:
  * shard is never looked up). */
 static bool wanted(struct collect *c, const char *path)
 {
-	if (c->bo->shard_n && batch_shard_of(path, c->bo->shard_n) != c->bo->shard_k) {
+	if (c->bo->shard_n && shard_of(path, c->bo->shard_n) != c->bo->shard_k) {
 		c->l->skipped_shard++;
 		return false;
 	}

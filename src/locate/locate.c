@@ -59,16 +59,16 @@ struct locate {
 const char *locate_how_str(enum locate_how how)
 {
 	switch (how) {
-	case LOCATE_NONE: return "none";
-	case LOCATE_RECORDED: return "recorded path";
-	case LOCATE_EXECUTABLE: return "--executable";
-	case LOCATE_SYSROOT: return "--sysroot";
-	case LOCATE_SEARCH_PATH: return "--search-path";
-	case LOCATE_BUILD_ID_TREE: return "build-id tree";
+	case LOCATE_NONE: return NULL;
+	case LOCATE_RECORDED: return "recorded";
+	case LOCATE_EXECUTABLE: return "executable";
+	case LOCATE_SYSROOT: return "sysroot";
+	case LOCATE_SEARCH_PATH: return "search-path";
+	case LOCATE_BUILD_ID_TREE: return "build-id-tree";
 	case LOCATE_DEBUGINFOD: return "debuginfod";
-	case LOCATE_LOADER_PATH: return "the dynamic loader's directories";
+	case LOCATE_LOADER_PATH: return "loader-path";
 	}
-	return "?";
+	return NULL;
 }
 
 /* ------------------------------------------------------------------------

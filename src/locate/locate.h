@@ -16,7 +16,9 @@
  * warning).  Used files are mapped and kept until locate_free, or until
  * the caller takes them (locate_take_file) to attach them to the dump
  * (dump_attach_file), which then owns them: freeing the two in either
- * order is safe. */
+ * order is safe.  The report's source lines come from files found under
+ * the same policy (locate_source_map), and how each module's file was
+ * found is its result's how (locate_how_str names it for the report). */
 #ifndef PYCORE_LOCATE_LOCATE_H
 #define PYCORE_LOCATE_LOCATE_H
 
@@ -87,7 +89,19 @@ bool locate_take_file(struct locate *l, const struct dump_module *m, const uint8
  * build-id), in the same order as above. */
 const char *locate_debuginfo_path(const struct locate *l);
 
+/* HOW as the report names it: "recorded", "executable", "sysroot",
+ * "search-path", "build-id-tree", "debuginfod", "loader-path"; NULL for
+ * LOCATE_NONE. */
 const char *locate_how_str(enum locate_how how);
+
+/* A source file a Python frame names (its co_filename: from the dump,
+ * trusted for nothing), under P: only an absolute path ending in .py, only
+ * a regular file of 1 to LOCATE_SOURCE_MAX bytes (no device; a FIFO never
+ * blocks), P's sysroot + NAME first (nothing to verify it by, so the
+ * crashed machine's copy wins), then NAME itself; P NULL: NAME only.
+ * Mapped read-only (*LEN bytes, for the caller to munmap), or NULL. */
+#define LOCATE_SOURCE_MAX (16u << 20)
+const char *locate_source_map(const struct locate_policy *p, const char *name, size_t *len);
 
 /* Separate debug files whose sections are compressed (as distributions
  * ship them) cost an inflation of each section at every analysis, so an

@@ -149,6 +149,9 @@ struct model_module {
 	uint64_t start, end;
 	const char *build_id;        /* hex, NULL if the dump does not say */
 	const char *file;            /* the file pycore read for it, NULL if none */
+	const char *found_by;        /* how that file was found (locate.h's
+					locate_how_str: "recorded", "sysroot",
+					"build-id-tree", ...); NULL with file */
 };
 
 /* What systemd-coredump recorded about the crash (dump.h's
@@ -200,6 +203,8 @@ struct model_report {
 	uint64_t hexversion;         /* 0: unknown */
 	bool free_threaded;
 	const char *binary_path;
+	const char *binary_found_by; /* how binary_path was found (as a module's
+					found_by); NULL: no file was read */
 	const char *binary_build_id;
 	uint64_t runtime_address;
 	const char *located_by;

@@ -327,10 +327,10 @@ static json_t *report_json(const struct model_report *r)
 	json_t *modules = json_array();
 	for (size_t i = 0; i < r->modules.n; i++) {
 		const struct model_module *m = r->modules.items[i];
-		json_array_append_new(modules, json_pack("{s:o, s:o, s:o, s:o, s:o}",
+		json_array_append_new(modules, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
 			"path", str_or_null(m->path), "start", addr_or_null(m->start, true),
 			"end", addr_or_null(m->end, true), "build_id", str_or_null(m->build_id),
-			"file", str_or_null(m->file)));
+			"file", str_or_null(m->file), "found_by", str_or_null(m->found_by)));
 	}
 	json_t *annotations = json_array();
 	for (size_t i = 0; i < r->nannotations; i++) {
@@ -344,8 +344,9 @@ static json_t *report_json(const struct model_report *r)
 		json_array_append_new(tids, json_integer(r->tids[i]));
 	json_t *python = json_null();
 	if (r->has_python) {
-		json_t *binary = json_pack("{s:o, s:o}", "path", str_or_null(r->binary_path),
-					   "build_id", str_or_null(r->binary_build_id));
+		json_t *binary = json_pack("{s:o, s:o, s:o}", "path", str_or_null(r->binary_path),
+					   "build_id", str_or_null(r->binary_build_id),
+					   "found_by", str_or_null(r->binary_found_by));
 		python = json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}",
 				   /* only a full version: one told by its minor alone
 				    * ("3.7", the text's) is null here, a warning says it */

@@ -9,6 +9,8 @@
 #include "model/fingerprint.h"
 #include "model/model.h"
 
+struct locate_policy;
+
 #define REPORT_SCHEMA "pycore-report/1"
 
 /* How the text report is written. */
@@ -17,7 +19,11 @@ struct report_text_options {
 					each awaited task under the tasks awaiting it */
 	bool source;                 /* the source line (and the 3.11+ caret range)
 					under each Python frame, when its file is readable */
-	const char *sysroot;         /* where source files are looked for first */
+	const struct locate_policy *files; /* where source files are found
+					      (locate.h's locate_source_map);
+					      NULL: at the paths recorded */
+	bool modules;                /* a section listing every module, the file read
+					for it and how that file was found (--verbose) */
 	bool all_threads;            /* every thread on its own: identical stacks
 					are not grouped */
 	bool color;                  /* ANSI colours (for a terminal) */
@@ -26,10 +32,9 @@ struct report_text_options {
 /* All return 0, or -1 when writing failed. */
 int report_json_write(FILE *out, const struct model_report *r, bool pretty);
 int report_text_write_options(FILE *out, const struct model_report *r, const struct report_text_options *o);
-/* The text with source lines, no colours and identical stacks grouped;
- * with TASKS, the asyncio section too. */
+/* The text with source lines (from the host's files), no colours and
+ * identical stacks grouped, no asyncio section. */
 int report_text_write(FILE *out, const struct model_report *r);
-int report_text_write_tasks(FILE *out, const struct model_report *r, bool tasks);
 /* The folded-stack format of flame-graph tools: a line per distinct
  * stack, "frame;frame;...;frame COUNT", outermost frame first, COUNT the
  * threads with that stack. */
@@ -42,10 +47,9 @@ int report_json_error_write(FILE *out, const char *path, const char *code, const
 
 /* "SIGSEGV" for 11; NULL when the number has no name. */
 const char *report_signal_name(int number);
-/* "SEGV_MAPERR" and "address not mapped" for SIGSEGV's si_code 1, "SI_USER"
- * and "kill" for 0 (any signal); NULL for a code the kernel does not define. */
+/* "SEGV_MAPERR" for SIGSEGV's si_code 1, "SI_USER" for 0 (any signal);
+ * NULL for a code the kernel does not define. */
 const char *report_signal_code_name(int signo, int code);
-const char *report_signal_code_meaning(int signo, int code);
 /* What R's signal was, in one line: "SIGSEGV (11), SEGV_MAPERR (address
  * not mapped), fault address 0x0", "SIGTERM (15) sent by pid 4242 (uid 0)
  * with kill".  R must have a signal. */

@@ -107,7 +107,9 @@ const char *report_signal_code_name(int signo, int code)
 	return c ? c->name : NULL;
 }
 
-const char *report_signal_code_meaning(int signo, int code)
+/* "address not mapped" for SIGSEGV's si_code 1, "kill" for 0; NULL for a
+ * code the kernel does not define. */
+static const char *code_meaning(int signo, int code)
 {
 	const struct code_name *c = lookup(signo, code);
 	return c ? c->meaning : NULL;
@@ -119,7 +121,7 @@ void report_signal_line(const struct model_report *r, char *buf, size_t size)
 	snprintf(num, sizeof(num), "signal %d", r->signal_number);
 	const char *name = r->signal_name ? r->signal_name : num;
 	const char *cname = report_signal_code_name(r->signal_number, r->signal_code);
-	const char *meaning = report_signal_code_meaning(r->signal_number, r->signal_code);
+	const char *meaning = code_meaning(r->signal_number, r->signal_code);
 	if (!r->signal_has_code) {
 		snprintf(buf, size, "%s (%d)", name, r->signal_number);
 	} else if (r->signal_has_sender) {

@@ -7,7 +7,10 @@ an empty directory bind-mounted over it), with the files offered through
 debuginfod (a local server on 127.0.0.1, when the debuginfod package is
 installed), and with a copy whose build-id was changed (refused, naming both
 ids; used with --allow-mismatch and a warning).  Each found stack must match
-what the process recorded; every report must match the schema.  Then
+what the process recorded, and the report must say how the interpreter's
+file was found (found_by: recorded, sysroot, search-path, build-id-tree,
+debuginfod; --verbose's Modules section in the text); every report must
+match the schema.  Then
 no interpreter files at all (3.13, 3.12, 3.8, 3.6), and libpython embedded
 in a C program.  Output: TAP, one line per case; a case that cannot run
 here is a skip naming what is missing.
@@ -37,7 +40,26 @@ def hidden(libdir, empty, args):
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
-def expect_stacks(label, truth, rc, out, err, binary_prefix=None, warning=None):
+def expect_found_by(label, report, how):
+    """How the files were found reaches the report: the interpreter's
+    binary and its module say HOW (None: no file read), and every module
+    has found_by exactly when it has a file."""
+    binary = report["python"]["binary"]
+    if binary["found_by"] != how:
+        raise cs.Failure("%s: python.binary.found_by is %r, not %r" % (label, binary["found_by"], how))
+    modules = report["process"]["modules"]
+    if how is not None:
+        mine = [m for m in modules if m["file"] == binary["path"]]
+        if not mine or any(m["found_by"] != how for m in mine):
+            raise cs.Failure("%s: the module read from %s says found_by %r, not %r"
+                             % (label, binary["path"], [m["found_by"] for m in mine], how))
+    for m in modules:
+        if (m["file"] is None) != (m["found_by"] is None):
+            raise cs.Failure("%s: module %s has file %r but found_by %r" % (label, m["path"], m["file"],
+                                                                              m["found_by"]))
+
+
+def expect_stacks(label, truth, rc, out, err, binary_prefix=None, warning=None, found_by=None):
     if rc != 0 and not (warning and rc == 1):
         raise cs.Failure("%s: exit %d: %s" % (label, rc, err.strip()))
     report = cs.load_report(out)
@@ -47,6 +69,8 @@ def expect_stacks(label, truth, rc, out, err, binary_prefix=None, warning=None):
         raise cs.Failure("%s: python.binary.path is %s, not under %s" % (label, path, binary_prefix))
     if warning and not any(warning in w for w in report["warnings"]):
         raise cs.Failure("%s: no warning mentioning %r in %s" % (label, warning, report["warnings"]))
+    if found_by:
+        expect_found_by(label, report, found_by)
 
 
 def build_id(path):
@@ -106,7 +130,7 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
                "analyze", "--format", "json", core]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
         expect_stacks("debuginfod", truth, p.returncode, p.stdout.decode(), p.stderr.decode(),
-                      os.path.join(work, "cache"))
+                      os.path.join(work, "cache"), found_by="debuginfod")
     finally:
         server.terminate()
         server.wait()
@@ -181,6 +205,7 @@ CASES = [
     "files hidden: found by scanning, the warning names the missing file",
     "--layout=dwarf: offsets from the interpreter's own DWARF",
     "--sysroot",
+    "--verbose: the text's Modules section says the file came from --sysroot",
     "--search-path with a renamed copy",
     "--debug-dir build-id tree",
     "a stripped copy, its DWARF from a separate debug file (--layout=dwarf)",
@@ -236,32 +261,47 @@ def check_312(tap):
                     "not found" in w and "libpython3.12" in w for w in report["warnings"]):
                 raise cs.Failure("located_by %s, warnings %s: want scan, naming the missing file"
                                  % (report["python"]["located_by"], report["warnings"]))
+            expect_found_by("no file", report, None)
         case(nothing)
 
         def dwarf_layout():
             rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--layout=dwarf", core])
-            expect_stacks("--layout=dwarf", truth, rc, out, err)
+            expect_stacks("--layout=dwarf", truth, rc, out, err, found_by="recorded")
         case(dwarf_layout)
 
         sysroot = os.path.join(work, "sysroot")
         os.makedirs(sysroot + libdir)
         shutil.copy(lib, sysroot + lib)
         case(lambda: expect_stacks("--sysroot", truth, *hidden(libdir, empty, ["--sysroot", sysroot] + args),
-                                   binary_prefix=sysroot))
+                                   binary_prefix=sysroot, found_by="sysroot"))
+
+        def verbose_text():
+            rc, out, err = hidden(libdir, empty, ["--sysroot", sysroot, "analyze", "--verbose", core])
+            if rc != 0:
+                raise cs.Failure("exit %d: %s" % (rc, err.strip()))
+            want = "  %s: %s (under --sysroot)" % (lib, sysroot + lib)
+            section = out[out.find("\nModules (the file read for each, and how it was found):\n"):]
+            if not section or want not in section.splitlines():
+                raise cs.Failure("no line %r in the Modules section: %r" % (want, section[:600]))
+            rc, plain, err = hidden(libdir, empty, ["--sysroot", sysroot, "analyze", core])
+            if "\nModules (" in plain:
+                raise cs.Failure("the Modules section without --verbose")
+        case(verbose_text)
 
         loose = os.path.join(work, "loose")
         os.makedirs(loose)
         shutil.copy(lib, os.path.join(loose, "renamed-copy.bin"))
         case(lambda: expect_stacks("--search-path", truth,
                                    *hidden(libdir, empty, ["--search-path", "/nonexistent:" + loose] + args),
-                                   binary_prefix=os.path.join(loose, "renamed-copy.bin")))
+                                   binary_prefix=os.path.join(loose, "renamed-copy.bin"),
+                                   found_by="search-path"))
 
         tree = os.path.join(work, "debug")
         bid = build_id(lib)
         os.makedirs(os.path.join(tree, ".build-id", bid[:2]))
         shutil.copy(lib, os.path.join(tree, ".build-id", bid[:2], bid[2:]))
         case(lambda: expect_stacks("--debug-dir", truth, *hidden(libdir, empty, ["--debug-dir", tree] + args),
-                                   binary_prefix=tree))
+                                   binary_prefix=tree, found_by="build-id-tree"))
 
         def separate_debug():
             # a stripped copy, its DWARF in a separate file of a build-id
@@ -278,7 +318,7 @@ def check_312(tap):
             expect_stacks("separate debug file", truth,
                           *hidden(libdir, empty, ["--search-path", stripped, "--debug-dir", dtree,
                                                   "--layout=dwarf"] + args),
-                          binary_prefix=stripped)
+                          binary_prefix=stripped, found_by="search-path")
         case(separate_debug)
 
         wrong = os.path.join(work, "wrong")
@@ -297,7 +337,7 @@ def check_312(tap):
         case(mismatch)
         case(lambda: expect_stacks("--allow-mismatch", truth,
                                    *hidden(libdir, empty, ["--search-path", wrong, "--allow-mismatch"] + args),
-                                   warning=wrong_id))
+                                   warning=wrong_id, found_by="search-path"))
         case(lambda: check_debuginfod(work, lib, libdir, empty, core, truth))
     finally:
         if os.environ.get("KEEP_CORES") == "1":

@@ -1,0 +1,120 @@
+/* The analyze and batch commands (analyze.h): analyze renders each
+ * dump's report on standard output and owns the exit code; batch hands
+ * the dumps to batch.c's workers. */
+#include "cli/analyze.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+
+/* --color: auto is a terminal on standard output and no NO_COLOR (set
+ * and not empty) in the environment. */
+static bool use_color(enum color_when when)
+{
+	if (when != COLOR_AUTO)
+		return when == COLOR_ALWAYS;
+	const char *no = getenv("NO_COLOR");
+	return isatty(STDOUT_FILENO) && !(no && *no);
+}
+
+/* *WRITTEN: a report was written (by an earlier call); set once this
+ * call writes one. */
+static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written)
+{
+	struct analysis *a;
+	struct pc_error *e = analysis_run(path, &opt->analysis, &a);
+	if (e) {
+		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
+		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
+				    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
+				    : EXIT_BAD_INPUT;
+		pc_error_free(e);
+		return rc;
+	}
+	const struct model_report *r = analysis_report(a);
+	enum exit_code rc = EXIT_COMPLETE;
+	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
+					    .files = &opt->analysis.files,
+					    .all_threads = opt->all_threads, .modules = opt->verbose, .color = use_color(opt->color) };
+	/* text reports of several dumps: a blank line between two */
+	if (!opt->json && !opt->collapsed && *written)
+		putchar('\n');
+	*written = true;
+	if (opt->json ? report_json_write(stdout, r, opt->pretty)
+	    : opt->collapsed ? report_collapsed_write(stdout, r)
+	    : report_text_write_options(stdout, r, &text))
+		rc = EXIT_WRITE;
+	int err = errno;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		err = errno ? errno : err;
+		rc = EXIT_WRITE;
+	}
+	if (rc == EXIT_WRITE) {
+		fprintf(stderr, "pycore: %s: cannot write the report to standard output%s%s\n", path,
+			err ? ": " : "", err ? strerror(err) : "");
+	} else if (model_report_incomplete(r)) {
+		fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
+			path);
+		rc = EXIT_INCOMPLETE;
+	}
+	analysis_free(a);
+	return rc;
+}
+
+int analyze_command(struct options *opt, int argc, char **argv, int first)
+{
+	opt->analysis.redact = opt->redact < 0 ? false : opt->redact;
+	if (opt->batch_only) {
+		options_usage_error("%s is an option of batch, not of analyze", opt->batch_only);
+		return EXIT_USAGE;
+	}
+	if (opt->pretty && !opt->json) {
+		options_usage_error("%s", "--pretty indents JSON: it needs --format json");
+		return EXIT_USAGE;
+	}
+	if (first >= argc) {
+		options_usage_error("%s", "analyze: no dump given");
+		return EXIT_USAGE;
+	}
+	/* the debug cache's directory, made when the dumps are analyzed */
+	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
+	opt->analysis.files.debug_cache = cache;
+	enum exit_code worst = EXIT_COMPLETE;
+	bool written = false;
+	for (int i = first; i < argc; i++) {
+		errno = 0;
+		enum exit_code one = analyze_one(argv[i], opt, &written);
+		if (one > worst)
+			worst = one;
+		if (one == EXIT_WRITE)
+			break; /* the other reports could not be written either */
+	}
+	opt->analysis.files.debug_cache = NULL;
+	free(cache);
+	return worst;
+}
+
+int batch_command(struct options *opt, int argc, char **argv, int first)
+{
+	/* reports that leave the machine: batch redacts unless told not to */
+	opt->analysis.redact = opt->redact < 0 ? true : opt->redact;
+	if (opt->pretty || (opt->format_given && !opt->json)) {
+		options_usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
+		return EXIT_USAGE;
+	}
+	if (first >= argc && isatty(STDIN_FILENO)) {
+		options_usage_error("%s", "batch: no dump given (paths, or a list of them on standard input)");
+		return EXIT_USAGE;
+	}
+	opt->batch.timeout = opt->analysis.py.timeout;
+	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
+	opt->analysis.files.debug_cache = cache;
+	int rc = batch_run(argv + first, argc - first, &opt->batch, &opt->analysis);
+	opt->analysis.files.debug_cache = NULL;
+	free(cache);
+	return rc;
+}

@@ -1,0 +1,17 @@
+/* pycore analyze and pycore batch, once their options are parsed
+ * (options.h): the checks that tie options to the command, the debug
+ * cache's place, then the run.
+ *
+ * Contract: ARGV[FIRST..ARGC) are the operands (dumps, or batch's
+ * paths); each returns the command's exit code (options.h's exit_code for
+ * analyze, batch.h's for batch), having said every failure in one line on
+ * standard error.  OPT stays the caller's. */
+#ifndef PYCORE_CLI_ANALYZE_H
+#define PYCORE_CLI_ANALYZE_H
+
+#include "cli/options.h"
+
+int analyze_command(struct options *opt, int argc, char **argv, int first);
+int batch_command(struct options *opt, int argc, char **argv, int first);
+
+#endif

@@ -1,0 +1,56 @@
+/* The command line of analyze and batch: the options (also those given
+ * before the command), checked one by one as they are parsed, and the exit
+ * codes of analyze.  The help text (--help) says what each one does. */
+#ifndef PYCORE_CLI_OPTIONS_H
+#define PYCORE_CLI_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "analysis/analysis.h"
+#include "cli/batch.h"
+
+enum exit_code {
+	EXIT_COMPLETE = 0,
+	EXIT_INCOMPLETE = 1,
+	EXIT_USAGE = 2,
+	EXIT_NOT_PYTHON = 3,
+	EXIT_BAD_INPUT = 4,
+	EXIT_WRITE = 5,
+};
+
+enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+struct options {
+	bool json;
+	bool collapsed;              /* --format collapsed */
+	bool pretty;
+	bool no_source;
+	bool all_threads;
+	bool verbose;                /* text: the modules' files and how each was found */
+	enum color_when color;
+	bool tasks;                  /* text: a section of asyncio tasks */
+	bool format_given;
+	const char *batch_only;      /* the last batch option given, for analyze's error */
+	bool no_debug_cache;
+	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
+	struct analysis_options analysis;
+	struct batch_options batch;
+};
+
+/* The defaults (--max-repr 256, --max-items 1000, --max-depth 32,
+ * --timeout 60, neither --redact nor --no-redact). */
+void options_init(struct options *opt);
+/* Parse options up to the first operand (OPTSTRING starts with '+') or
+ * through all of them, getopt's optind after them.  Returns -1 to go on,
+ * or the exit code to end with (a usage error said on standard error,
+ * --help or --version written). */
+int options_parse(int argc, char **argv, const char *optstring, struct options *opt);
+void options_free(struct options *opt);
+/* "pycore: MESSAGE (try 'pycore --help')" on standard error. */
+void options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Where uncompressed copies of compressed debug files are kept:
+ * $PYCORE_DEBUG_CACHE (empty: none), else ${XDG_CACHE_HOME:-$HOME/.cache}
+ * /pycore/debug; malloc'd, NULL when there is no such place. */
+char *options_debug_cache_dir(void);
+
+#endif

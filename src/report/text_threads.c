@@ -1,0 +1,196 @@
+/* The thread sections of the text report: each thread's header, stack,
+ * wait and error, identical stacks shown once for all the threads that have
+ * them, and the order: the thread that received the signal first, then the
+ * one holding the GIL, then the others in the dump's order. */
+#include "report/text_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void thread_header(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	tx_color(x, C_BOLD);
+	fprintf(out, "Thread ");
+	tx_put_thread(out, t, NULL);
+	fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
+	if (t->name) {
+		fputs(", \"", out);
+		tx_put(out, t->name);
+		fputs("\"", out);
+	}
+	if (x->r->interps.n > 1)
+		fprintf(out, ", interpreter %lld", (long long)mi->id);
+	if (t->holds_gil)
+		fprintf(out, ", holds the GIL");
+	if (t->crashed) {
+		fputs(", ", out);
+		tx_color(x, C_RED);
+		fputs("crashed", out);
+		tx_color(x, C_RESET);
+		tx_color(x, C_BOLD);
+	}
+	fprintf(out, ")");
+	tx_color(x, C_RESET);
+	fprintf(out, "\n");
+}
+
+
+static void write_wait(FILE *out, const struct model_wait *w)
+{
+	fputs("  waiting for <", out);
+	tx_put(out, w->type);
+	fprintf(out, " object at 0x%llx", (unsigned long long)w->address);
+	if (w->owner >= 0) {
+		fputs(w->joins ? " to end: " : " owned by ", out);
+		tx_thread_ref(out, w->owner, w->owner_name);
+	}
+	if (w->count > 0)
+		fprintf(out, " (%lld level%s)", (long long)w->count, w->count == 1 ? "" : "s");
+	fputs(">\n", out);
+}
+
+/* T's stack and what goes with it, under its header. */
+static void write_stack(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	tx_frames(x, &t->frames);
+	if (t->frames.n == 0)
+		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
+	if (t->waiting_on)
+		write_wait(out, t->waiting_on);
+	if (t->error) {
+		fputs("  [incomplete: ", out);
+		tx_put(out, t->error);
+		fputs("]\n", out);
+	}
+	if (t->exception)
+		tx_exception(x, t->exception);
+}
+
+static void write_thread(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	fprintf(out, "\n");
+	if (mi) {
+		thread_header(x, mi, t);
+		fprintf(out, "Traceback (most recent call last):\n");
+	} else {
+		tx_color(x, C_BOLD);
+		fprintf(out, "Thread %lld (%s%s)", (long long)t->tid,
+			x->r->state_missing ? "Python state not in the dump" : "no Python thread state",
+			t->crashed ? ", crashed" : "");
+		tx_color(x, C_RESET);
+		fprintf(out, "\nNative stack (most recent call last):\n");
+	}
+	write_stack(x, mi, t);
+}
+
+/* ------------------------------------------------------------------------
+ * Identical stacks, shown once for all the threads that have them
+ * ------------------------------------------------------------------------ */
+
+/* A thread that may share its section: one whose section would hold
+ * nothing but its stack (and a wait other threads share, same_stack). */
+static bool groupable(const struct model_thread *t)
+{
+	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0)
+		return false;
+	for (size_t i = 0; i < t->frames.n; i++)
+		if (((const struct model_frame *)t->frames.items[i])->has_locals)
+			return false;
+	return true;
+}
+
+static bool same_frame(const struct model_frame *a, const struct model_frame *b)
+{
+	return a->kind == b->kind && a->line == b->line && a->address == b->address &&
+	       a->recovered == b->recovered && a->inlined == b->inlined &&
+	       a->has_position == b->has_position && a->column == b->column &&
+	       a->end_line == b->end_line && a->end_column == b->end_column &&
+	       tx_same_str(a->file, b->file) && tx_same_str(a->function, b->function) &&
+	       tx_same_str(a->source_file, b->source_file);
+}
+
+/* The same frames, and waiting for the same object (or neither waits). */
+static bool same_stack(const struct model_thread *a, const struct model_thread *b)
+{
+	const struct model_wait *wa = a->waiting_on, *wb = b->waiting_on;
+	if (a->frames.n != b->frames.n || !wa != !wb ||
+	    (wa && (wa->address != wb->address || wa->owner != wb->owner || wa->count != wb->count ||
+		    wa->joins != wb->joins)))
+		return false;
+	for (size_t i = 0; i < a->frames.n; i++)
+		if (!same_frame(a->frames.items[i], b->frames.items[i]))
+			return false;
+	return true;
+}
+
+/* Thread K of MI, and (unless --all-threads) the later threads of MI with
+ * its stack, which DONE then marks: one section for them all. */
+static void write_thread_or_group(const struct tx *x, const struct model_interp *mi, size_t k, bool *done)
+{
+	const struct model_thread *t = mi->threads.items[k];
+	size_t n = 1;
+	for (size_t i = k + 1; !x->o->all_threads && groupable(t) && i < mi->threads.n; i++)
+		n += !done[i] && groupable(mi->threads.items[i]) && same_stack(t, mi->threads.items[i]);
+	if (n == 1) {
+		write_thread(x, mi, t);
+		return;
+	}
+	FILE *out = x->out;
+	fprintf(out, "\n");
+	tx_color(x, C_BOLD);
+	fprintf(out, "%zu threads with this stack:", n);
+	tx_color(x, C_RESET);
+	const char *sep = " ";
+	for (size_t i = k; i < mi->threads.n; i++) {
+		const struct model_thread *u = mi->threads.items[i];
+		if (i > k && (done[i] || !groupable(u) || !same_stack(t, u)))
+			continue;
+		done[i] = true;
+		fputs(sep, out);
+		sep = ", ";
+		tx_put_thread(out, u, " ");
+	}
+	if (x->r->interps.n > 1)
+		fprintf(out, " (interpreter %lld)", (long long)mi->id);
+	fprintf(out, "\nTraceback (most recent call last):\n");
+	write_stack(x, mi, t);
+}
+
+/* The threads in the order the text shows them: the one that received
+ * the signal, the one holding the GIL, then the rest as the dump has them
+ * (those with one stack in one section), then (--native) the OS threads
+ * that run no Python; a crashed one of those first of all. */
+void tx_threads(const struct tx *x)
+{
+	const struct model_report *r = x->r;
+	for (int rank = 0; rank < 3; rank++) {
+		for (size_t i = 0; rank == 0 && i < r->native_threads.n; i++) {
+			const struct model_thread *t = r->native_threads.items[i];
+			if (t->crashed)
+				write_thread(x, NULL, t);
+		}
+		for (size_t i = 0; i < r->interps.n; i++) {
+			const struct model_interp *mi = r->interps.items[i];
+			bool *done = calloc(mi->threads.n ? mi->threads.n : 1, sizeof(*done));
+			for (size_t k = 0; k < mi->threads.n; k++) {
+				const struct model_thread *t = mi->threads.items[k];
+				int mine = t->crashed ? 0 : t->holds_gil ? 1 : 2;
+				if (mine != rank || (done && done[k]))
+					continue;
+				if (rank == 2 && done)
+					write_thread_or_group(x, mi, k, done);
+				else
+					write_thread(x, mi, t);
+			}
+			free(done);
+		}
+	}
+	for (size_t i = 0; i < r->native_threads.n; i++) {
+		const struct model_thread *t = r->native_threads.items[i];
+		if (!t->crashed)
+			write_thread(x, NULL, t);
+	}
+}
