@@ -42,7 +42,7 @@ static void fuzz_dump_magic(const uint8_t *data, size_t size, const char magic[4
 		dump_read_build_id(d, d->modules[i].base, id, &len);
 	}
 	for (size_t i = 0; i < d->nthreads && i < 256; i++)
-		dump_tid_of_stack_address(d, d->threads[i].regs.rsp + 64);
+		dump_tid_of_stack_address(d, d->threads[i].regs.sp + 64);
 	size_t nw;
 	dump_warnings(d, &nw);
 	dump_close(d);
