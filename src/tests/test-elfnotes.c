@@ -209,6 +209,16 @@ static void test_good_core(void)
 		CHECK(dump_read(d, 0x5000, x, 1) == PC_ENOTCAPTURED, "read below every segment");
 		/* the module's file is missing: its pages are not captured */
 		CHECK(dump_read(d, 0x30000, x, 1) == PC_ENOTCAPTURED, "file-backed page without its file");
+		/* a signal frame read from the dump's memory as the platform lays
+		 * it out (x86-64: siginfo at sp + 304, sigcontext at sp + 40, rip
+		 * its 17th word): the page at 0x10000 holds the bytes 0..255 */
+		struct dump_signal sig;
+		struct platform_regs at;
+		CHECK(dump_signal_frame(d, 0x10000, &sig, &at) == PC_OK && sig.number == 0x33323130 &&
+		      sig.code == 0x3b3a3938 && at.pc == 0xafaeadacabaaa9a8ull, "signal frame %x %x %llx",
+		      sig.number, sig.code, (unsigned long long)at.pc);
+		CHECK(dump_signal_frame(d, 0x10000 + 4096 - 100, &sig, &at) == PC_ENOTCAPTURED,
+		      "signal frame past the captured memory");
 	}
 	dump_close(d);
 	free(b.p);
