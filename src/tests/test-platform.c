@@ -3,8 +3,11 @@
  * uapi ucontext and sigcontext headers lay it out (declared here as C
  * structs, apart from x86_64.c's offsets, so that the two agree only if
  * both follow the kernel), the platform lookups by ELF machine and
- * minidump processor, and the names of machines pycore does not read.
- * A parser test: no real process's frame is read here. */
+ * minidump processor, the names of machines pycore does not read, and
+ * aarch64.c's parsers: NT_PRSTATUS, NT_ARM_TLS, NT_ARM_SYSTEM_CALL,
+ * NT_ARM_PAC_MASK, a minidump ARM64 context and the signal frame of
+ * arch/arm64/kernel/signal.c, each built here from the kernel's structs.
+ * Parser tests only: no real process's notes or frames are read here. */
 #include <elf.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -120,10 +123,111 @@ static void test_lookups(void)
 	CHECK(strcmp(platform_x86_64.multiarch, "x86_64-linux-gnu") == 0, "multiarch");
 }
 
+/* arm64's structures (uapi asm/ptrace.h, asm/sigcontext.h, asm/ucontext.h,
+ * kernel/signal.c), field by field */
+struct a64_user_pt_regs {
+	uint64_t regs[31], sp, pc, pstate;
+};
+struct a64_sigcontext {
+	uint64_t fault_address;
+	uint64_t regs[31], sp, pc, pstate;
+	uint8_t reserved[4096] __attribute__((aligned(16)));
+};
+struct a64_ucontext {
+	uint64_t uc_flags, uc_link;
+	struct k_stack uc_stack;
+	uint64_t uc_sigmask;
+	uint8_t unused[1024 / 8 - 8];
+	struct a64_sigcontext uc_mcontext;
+};
+struct a64_rt_sigframe {
+	struct k_siginfo info;
+	struct a64_ucontext uc;
+};
+_Static_assert(sizeof(struct a64_user_pt_regs) == 272, "user_pt_regs is 34 words");
+
+static void fill_a64(uint64_t *x, uint64_t *sp, uint64_t *pc)
+{
+	for (int i = 0; i < 31; i++)
+		x[i] = 0xa000 + (uint64_t)i;
+	*sp = 0xffffc0001000;
+	*pc = 0xaaaab0001234;
+}
+
+static void test_aarch64(void)
+{
+	const struct platform *p = &platform_aarch64;
+	/* NT_PRSTATUS: pr_cursig at 12, pr_pid at 32, user_pt_regs at 112 */
+	uint8_t pr[392] = { 0 };
+	CHECK(p->prstatus_size == sizeof(pr), "prstatus size %zu", p->prstatus_size);
+	struct a64_user_pt_regs g;
+	fill_a64(g.regs, &g.sp, &g.pc);
+	g.pstate = 0x60001000;
+	memcpy(pr + 112, &g, sizeof(g));
+	struct platform_regs r;
+	memset(&r, 0, sizeof(r));
+	p->parse_prstatus(pr, &r);
+	CHECK(r.dwarf[0] == 0xa000 && r.dwarf[30] == 0xa01e && r.dwarf[31] == 0xffffc0001000, "x0 x30 sp");
+	CHECK(r.pc == 0xaaaab0001234 && r.sp == 0xffffc0001000 && r.fp == 0xa01d, "pc sp fp");
+	CHECK(p->dwarf_nregs == 32 && p->dwarf_sp == 31, "DWARF: x0-x30, sp");
+
+	/* the thread's other register sets */
+	uint64_t tls[2] = { 0xffffb7ff8020, 0 };
+	p->parse_thread_note(0x401, (const uint8_t *)tls, 8, &r);
+	CHECK(r.tp == 0xffffb7ff8020, "NT_ARM_TLS (8 bytes): tp %llx", (unsigned long long)r.tp);
+	tls[0] = 0xffffb7ff9020;
+	p->parse_thread_note(0x401, (const uint8_t *)tls, 16, &r);
+	CHECK(r.tp == 0xffffb7ff9020, "NT_ARM_TLS with tpidr2 (16 bytes)");
+	int32_t no = -1;
+	p->parse_thread_note(0x404, (const uint8_t *)&no, 4, &r);
+	CHECK(!r.has_syscall, "NT_ARM_SYSTEM_CALL -1: none");
+	no = 98;
+	p->parse_thread_note(0x404, (const uint8_t *)&no, 4, &r);
+	CHECK(r.has_syscall && r.syscall == p->sys_futex && !r.has_syscall_arg0, "NT_ARM_SYSTEM_CALL futex");
+	uint64_t pac[2] = { 0x007f000000000000, 0x007f000000000000 };  /* data_mask, insn_mask */
+	CHECK(p->code_address(&r, 0x002bffff81b0c064) == 0x002bffff81b0c064, "no mask: unchanged");
+	p->parse_thread_note(0x406, (const uint8_t *)pac, sizeof(pac), &r);
+	CHECK(p->code_address(&r, 0x002bffff81b0c064) == 0xffff81b0c064, "PAC stripped: %llx",
+	      (unsigned long long)p->code_address(&r, 0x002bffff81b0c064));
+	p->parse_thread_note(0x402, (const uint8_t *)pac, sizeof(pac), &r);   /* NT_ARM_HW_BREAK */
+	CHECK(r.tp == 0xffffb7ff9020 && r.pac_mask == 0x007f000000000000, "other notes ignored");
+	/* glibc: pthread_self() is the thread pointer less sizeof(struct pthread) */
+	CHECK(r.tp + (uint64_t)p->pthread_from_tp == 0xffffb7ff9020 - 1856, "pthread_self");
+
+	/* a minidump ARM64 context: flags and cpsr, x0-x30, sp, pc */
+	uint8_t ctx[272] = { 0 };
+	memcpy(ctx + 8, g.regs, sizeof(g.regs));
+	memcpy(ctx + 256, &g.sp, 8);
+	memcpy(ctx + 264, &g.pc, 8);
+	memset(&r, 0, sizeof(r));
+	CHECK(p->minidump_context_size <= sizeof(ctx), "context size");
+	p->parse_minidump_context(ctx, &r);
+	CHECK(r.dwarf[5] == 0xa005 && r.sp == g.sp && r.pc == g.pc, "minidump context");
+	CHECK(platform_by_minidump(12) != p, "aarch64 not listed yet");
+
+	/* the signal frame: sp at __kernel_rt_sigreturn is the rt_sigframe */
+	static struct a64_rt_sigframe f;
+	memset(&f, 0, sizeof(f));
+	f.info.si_signo = 7;                  /* SIGBUS on arm64 too */
+	f.info.si_code = 2;                   /* BUS_ADRERR */
+	f.info.si_addr = 0xbeef;
+	fill_a64(f.uc.uc_mcontext.regs, &f.uc.uc_mcontext.sp, &f.uc.uc_mcontext.pc);
+	f.uc.uc_mcontext.fault_address = 0xbeef;
+	struct platform_signal_frame out;
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out), "parsed");
+	CHECK(out.signo == 7 && out.code == 2 && out.word == 0xbeef, "siginfo");
+	CHECK(out.regs.pc == 0xaaaab0001234 && out.regs.sp == 0xffffc0001000 && out.regs.dwarf[30] == 0xa01e,
+	      "registers at the signal: pc %llx", (unsigned long long)out.regs.pc);
+	CHECK(offsetof(struct a64_rt_sigframe, uc.uc_mcontext) == p->sigframe.mcontext, "mcontext at %zu",
+	      offsetof(struct a64_rt_sigframe, uc.uc_mcontext));
+	CHECK(platform_is_sigreturn(p, "__kernel_rt_sigreturn"), "trampoline");
+}
+
 int main(void)
 {
 	test_x86_64_sigframe();
 	test_lookups();
+	test_aarch64();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
