@@ -95,7 +95,7 @@ def find_local(report, function, name):
     raise cs.Failure("no local %s in %s" % (name, function))
 
 
-CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
+CASES = ["the intact core (input.architecture x86_64)", "a thread list that loops", "a frame chain that points to itself",
          "a frame chain cut short: said, and the outer frames recovered from the data stack",
          "a current frame that reads NULL: said, and every frame recovered from the data stack",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
@@ -153,6 +153,8 @@ def main():
             rc, report, err = run(core)
             if rc != 0:
                 raise cs.Failure("exit %d: %s" % (rc, err))
+            if report["input"].get("architecture") != "x86_64":
+                raise cs.Failure("input.architecture %r, not x86_64" % report["input"].get("architecture"))
             with open(truth_path) as f:
                 truth = json.load(f)
             got.update(core=core, report=report, truth=truth)
