@@ -1,7 +1,7 @@
 /* Unit test of the ELF core reader's note and segment parsing, on small
  * x86-64 cores built here in memory (a mock dump, beside the real-dump
  * tests of check-stacks.py), and of its refusal of other machines' cores
- * (headers only: a parser-level test).  Each case states what the reader
+ * and minidumps (headers only: a parser-level test).  Each case states what the reader
  * must make of it. */
 #include <elf.h>
 #include <stdarg.h>
@@ -298,6 +298,22 @@ static void expect_refused(uint16_t machine, uint8_t cls, uint8_t data, const ch
 	free(b.p);
 }
 
+/* A minidump of one stream, SystemInfo, whose processor is CPU. */
+static void expect_minidump_refused(uint16_t cpu, const char *want)
+{
+	uint8_t md[32 + 12 + 56] = { 0 };
+	uint32_t hdr[4] = { 0x504d444d, 0xa793, 1, 32 };       /* "MDMP", version, 1 stream at 32 */
+	uint32_t dir[3] = { 7, 56, 44 };                       /* SystemInfo, 56 bytes at 44 */
+	memcpy(md, hdr, sizeof(hdr));
+	memcpy(md + 32, dir, sizeof(dir));
+	memcpy(md + 44, &cpu, 2);
+	struct dump *d;
+	enum pc_code st = open_bytes(md, sizeof(md), &d);
+	CHECK(st == PC_EUNSUPPORTED, "minidump cpu %u: status %d: %s", cpu, st, last_error);
+	CHECK(strcmp(last_error, want) == 0, "minidump cpu %u: '%s', want '%s'", cpu, last_error, want);
+	dump_close(d);
+}
+
 static void test_other_machines(void)
 {
 	expect_refused(EM_AARCH64, ELFCLASS64, ELFDATA2LSB,
@@ -315,6 +331,10 @@ static void test_other_machines(void)
 		       "core of an x32 process: pycore cannot analyze x32 dumps yet");
 	expect_refused(0x1234, ELFCLASS64, ELFDATA2LSB,
 		       "core of a process of ELF machine type 4660: pycore cannot analyze its dumps");
+	expect_minidump_refused(12, "minidump of an aarch64 process: pycore cannot analyze aarch64 dumps yet");
+	expect_minidump_refused(5, "minidump of an arm process: pycore cannot analyze arm dumps yet");
+	expect_minidump_refused(999, "minidump of a process of processor architecture 999: pycore cannot "
+				"analyze its dumps");
 }
 
 static void test_truncated_segment(void)
