@@ -26,6 +26,7 @@ static void fill_process(struct model_report *r, const struct dump *d, const str
 	r->input_path = arena_strdup(a, d->path);
 	r->input_format = d->format;
 	r->input_compression = d->compression;
+	r->input_architecture = d->platform ? d->platform->name : NULL;
 	r->input_size = d->file_size;
 	r->pid = d->pid;
 	r->ppid = d->ppid;

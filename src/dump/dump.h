@@ -14,19 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/platform.h"
 #include "util/error.h"
-
-/* x86_64 general registers, in the order of the kernel's user_regs_struct. */
-struct dump_regs {
-	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8;
-	uint64_t rax, rcx, rdx, rsi, rdi, orig_rax, rip, cs, eflags, rsp, ss;
-	uint64_t fs_base, gs_base, ds, es, fs, gs;
-};
 
 struct dump_thread {
 	int64_t tid;                 /* OS thread id (LWP) */
 	int signal;                  /* pending/current signal (pr_cursig), 0 if none */
-	struct dump_regs regs;
+	struct platform_regs regs;   /* as the dump's platform parsed them */
 };
 
 struct dump_mapping {
@@ -74,9 +68,9 @@ struct dump_signal {
 	int64_t sender_uid;
 };
 
-/* Fill S's address or sender from WORD, the 8 bytes at offset 16 of the
- * x86_64 siginfo_t (si_addr; or si_pid at 16 and si_uid at 20), given S's
- * number and code (has_code set). */
+/* Fill S's address or sender from WORD, the 8 bytes at offset 16 of a
+ * 64-bit Linux siginfo_t (si_addr; or si_pid at 16 and si_uid at 20),
+ * given S's number and code (has_code set). */
 void dump_signal_decode(struct dump_signal *s, uint64_t word);
 
 /* What systemd-coredump recorded about the crash in the extended
@@ -98,6 +92,9 @@ struct dump_priv;
 struct dump {
 	char *path;
 	const char *format;          /* "elf-core", "minidump", or "memory" (dump_open_runs) */
+	/* the machine the process ran on (never the one pycore runs on):
+	 * its registers, thread pointer, glibc and kernel layouts */
+	const struct platform *platform;
 	const char *compression;     /* NULL, "zstd", "gzip", "xz" or "lz4" */
 	uint64_t file_size;
 
@@ -169,7 +166,8 @@ const char *dump_compression_of(const uint8_t *p, size_t n);
 
 /* Copy LEN bytes at ADDR.  PC_ENOTCAPTURED when any byte is missing. */
 enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len);
-/* Convenience readers for native-endian (x86_64: little) integers. */
+/* Convenience readers for the process's integers (little-endian: every
+ * platform pycore reads is). */
 enum pc_code dump_read_u64(struct dump *d, uint64_t addr, uint64_t *out);
 enum pc_code dump_read_u32(struct dump *d, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most MAX-1 bytes into BUF. */
@@ -210,16 +208,27 @@ void dump_files_attached(struct dump *d);
 /* Whether a read was served from M's attached file. */
 bool dump_file_used(const struct dump *d, const struct dump_module *m);
 
-/* The OS thread whose thread pointer (fs_base) is FS_BASE, -1 if none.  On
- * x86_64 glibc, pthread_self() and so Python's thread ident is it.  When
- * the dump keeps no thread pointers: the thread whose tid glibc's struct
- * pthread at FS_BASE holds, if the dump captured it. */
-int64_t dump_tid_of_thread_pointer(struct dump *d, uint64_t fs_base);
+/* The OS threads of the dump (dump/thread.c), as the dump's platform
+ * locates them. */
+
+/* The OS thread whose glibc pthread_t (pthread_self(), and so CPython's
+ * thread ident) is PTHREAD: the thread whose thread pointer gives it, -1
+ * if none.  When the dump keeps no thread pointers: the thread whose tid
+ * glibc's struct pthread at PTHREAD holds, if the dump captured it. */
+int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread);
 
 /* The OS thread whose stack holds ADDR: the thread whose stack pointer is
  * at or below ADDR in the same run of captured memory (thread stacks are
  * mappings of their own, between unmapped guard pages), -1 if none. */
 int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr);
+
+/* The kernel's signal frame of a handler that returned into the signal
+ * trampoline (platform_is_sigreturn) whose frame has stack pointer SP:
+ * the signal as its siginfo says (number, code, and address or sender,
+ * decoded as dump_signal_decode does) and the registers at the signal.
+ * PC_ENOTCAPTURED when the dump does not hold the frame. */
+enum pc_code dump_signal_frame(struct dump *d, uint64_t sp, struct dump_signal *sig,
+			       struct platform_regs *regs);
 
 /* The warnings the readers collected (a truncated file, ...), and whether
  * the file ends before the data it declares. */

@@ -1,8 +1,10 @@
-/* The ELF core reader (x86_64 Linux): kernel cores and gdb's gcore.
+/* The ELF core reader (Linux, 64-bit little-endian): kernel cores and
+ * gdb's gcore.
  *
- * Note layouts are the kernel's (include/uapi/linux/elfcore.h and
- * arch/x86/include/asm/user_64.h): elf_prstatus is 336 bytes with pr_cursig
- * at 12, pr_pid at 32 and the 27 registers of user_regs_struct at 112;
+ * Note layouts are the kernel's (include/linux/elfcore.h,
+ * include/uapi/linux/elfcore.h): every 64-bit elf_prstatus has pr_cursig
+ * at 12 and pr_pid at 32, its registers (the platform's: platform/) at
+ * 112, and its size the platform's;
  * elf_prpsinfo is 136 bytes with pr_sname (the state letter) at 1, pr_uid
  * and pr_gid (32 bits) at 16 and 20, pr_pid at 24, pr_ppid at 28,
  * pr_fname[16] at 40 and pr_psargs[80] at 56; NT_FILE is count, page size, count triples of
@@ -15,10 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PRSTATUS_SIZE    336
 #define PRSTATUS_CURSIG  12
 #define PRSTATUS_PID     32
-#define PRSTATUS_REGS    112
 #define PRPSINFO_SIZE    136
 #define PRPSINFO_SNAME   1
 #define PRPSINFO_UID     16
@@ -50,7 +50,7 @@ struct core_parse {
 
 static enum pc_code add_thread(struct dump *d, const uint8_t *desc, size_t len)
 {
-	if (len < PRSTATUS_SIZE) {
+	if (len < d->platform->prstatus_size) {
 		dump_set_error(d, "NT_PRSTATUS note of %zu bytes is too short", len);
 		return PC_ECORRUPT;
 	}
@@ -68,7 +68,7 @@ static enum pc_code add_thread(struct dump *d, const uint8_t *desc, size_t len)
 	memcpy(&cursig, desc + PRSTATUS_CURSIG, 2);
 	t->signal = cursig;
 	t->tid = (int32_t)dump_le32(desc + PRSTATUS_PID);
-	memcpy(&t->regs, desc + PRSTATUS_REGS, sizeof(t->regs));
+	d->platform->parse_prstatus(desc, &t->regs);
 	return PC_OK;
 }
 
@@ -204,6 +204,11 @@ static enum pc_code parse_notes(struct dump *d, struct core_parse *cp,
 			default: break;
 			}
 		}
+		/* a thread's other register sets follow its NT_PRSTATUS, as
+		 * "LINUX" notes (the kernel's and gdb's: NT_ARM_TLS ...) */
+		if (d->platform->parse_thread_note && d->nthreads &&
+		    nh.n_namesz == 6 && memcmp(name, "LINUX", 6) == 0)
+			d->platform->parse_thread_note(nh.n_type, desc, dlen, &d->threads[d->nthreads - 1].regs);
 		if (st != PC_OK)
 			return st;
 		off += namesz;
@@ -337,35 +342,59 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
  * The reader
  * ------------------------------------------------------------------------ */
 
+/* The ELF header's type and machine (at 16 and 18 in either class, in the
+ * file's byte order), and the platform that reads the core: PC_EFORMAT
+ * for an ELF file that is not a core, PC_EUNSUPPORTED for the core of a
+ * machine no platform file describes. */
+static enum pc_code elf_platform(struct dump *d)
+{
+	const uint8_t *h = d->p->map;
+	if (d->p->map_len < 20) {
+		dump_set_error(d, "truncated ELF header (%zu bytes)", d->p->map_len);
+		return PC_ECORRUPT;
+	}
+	uint8_t cls = h[EI_CLASS], data = h[EI_DATA];
+	bool msb = data == ELFDATA2MSB;
+	uint16_t type = msb ? (uint16_t)(h[16] << 8 | h[17]) : (uint16_t)(h[17] << 8 | h[16]);
+	uint16_t machine = msb ? (uint16_t)(h[18] << 8 | h[19]) : (uint16_t)(h[19] << 8 | h[18]);
+	if ((cls != ELFCLASS32 && cls != ELFCLASS64) || (data != ELFDATA2LSB && !msb)) {
+		dump_set_error(d, "an ELF file of unknown class %u or byte order %u", cls, data);
+		return PC_EFORMAT;
+	}
+	if (type != ET_CORE) {
+		dump_set_error(d, "an ELF %s, not a core dump",
+			       type == ET_EXEC ? "executable" :
+			       type == ET_DYN ? "shared object or executable" :
+			       type == ET_REL ? "object file" : "file");
+		return PC_EFORMAT;
+	}
+	d->platform = platform_by_elf(machine, cls, data);
+	if (!d->platform) {
+		char buf[40];
+		const char *name = platform_elf_name(machine, cls, data, buf, sizeof(buf));
+		if (name == buf)
+			dump_set_error(d, "core of a process of ELF %s: pycore cannot analyze its dumps", name);
+		else
+			dump_set_error(d, "core of %s %s process: pycore cannot analyze %s dumps yet",
+				       platform_article(name), name, name);
+		return PC_EUNSUPPORTED;
+	}
+	return PC_OK;
+}
+
 enum pc_code dump_elfcore_open(struct dump *d)
 {
 	d->format = "elf-core";
 	Elf64_Ehdr eh;
-	if (d->p->map_len < EI_NIDENT || d->p->map[EI_CLASS] != ELFCLASS64) {
-		dump_set_error(d, d->p->map_len < EI_NIDENT ? "truncated ELF header"
-				   : "32-bit ELF files are not supported");
-		return d->p->map_len < EI_NIDENT ? PC_ECORRUPT : PC_EFORMAT;
-	}
+	enum pc_code pst = elf_platform(d);
+	if (pst != PC_OK)
+		return pst;
+	/* every platform's cores are 64-bit little-endian */
 	if (d->p->map_len < sizeof(eh)) {
 		dump_set_error(d, "truncated ELF header (%zu bytes)", d->p->map_len);
 		return PC_ECORRUPT;
 	}
 	memcpy(&eh, d->p->map, sizeof(eh));
-	if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-		dump_set_error(d, "big-endian ELF files are not supported");
-		return PC_EFORMAT;
-	}
-	if (eh.e_type != ET_CORE) {
-		dump_set_error(d, "an ELF %s, not a core dump",
-			       eh.e_type == ET_EXEC ? "executable" :
-			       eh.e_type == ET_DYN ? "shared object or executable" :
-			       eh.e_type == ET_REL ? "object file" : "file");
-		return PC_EFORMAT;
-	}
-	if (eh.e_machine != EM_X86_64) {
-		dump_set_error(d, "core of machine type %u; only x86_64 is supported", eh.e_machine);
-		return PC_EFORMAT;
-	}
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) {
 		dump_set_error(d, "core has no usable program headers");
 		return PC_ECORRUPT;

@@ -1,4 +1,5 @@
-/* The minidump reader (Breakpad, Crashpad, lldb; x86_64 Linux processes).
+/* The minidump reader (Breakpad, Crashpad, lldb; Linux processes of the
+ * platforms in platform/, whose files parse a thread's CONTEXT).
  *
  * Format facts from Microsoft's minidumpapiset.h documentation and
  * Breakpad's minidump_format.h: a 32-byte header ("MDMP", version,
@@ -6,8 +7,8 @@
  * size, RVA), and streams: ThreadList (3), ModuleList (4), MemoryList (5),
  * Exception (6), SystemInfo (7), Memory64List (9), MiscInfo (15), and
  * Breakpad's Linux streams 0x47670003-0x4767000A (cpuinfo, status, LSB
- * release, cmdline, environ, auxv, maps, DSO debug).  An AMD64 thread
- * context is CONTEXT_AMD64: rax at 120 ... r15 at 240, rip at 248.
+ * release, cmdline, environ, auxv, maps, DSO debug).  SystemInfo starts
+ * with the 16-bit processor architecture, which names the platform.
  * Breakpad's MD_LINUX_PROC_STATUS is /proc/PID/status as text (Pid:,
  * PPid:, and the real, effective, saved and filesystem Uid: and Gid:),
  * MD_LINUX_AUXV the raw auxiliary vector (pairs of 64-bit type, value).
@@ -59,10 +60,8 @@
 
 #define MD_THREAD_SIZE      48
 #define MD_MODULE_SIZE      108
-#define MD_CONTEXT_AMD64    1232
 #define MD_CV_BPEL          0x4270454cu   /* Breakpad's 'BpEL' (MD_CVINFOELF_SIGNATURE): build-id follows */
 #define MD_CV_RSDS          0x53445352u   /* "RSDS": GUID form of the build-id */
-#define MD_ARCH_AMD64       9
 
 /* Breakpad's exception code for a dump written on request, of a process
  * that got no signal (minidump_exception_linux.h,
@@ -102,17 +101,6 @@ static enum pc_code corrupt(struct dump *d, const char *what, uint32_t type)
  * Streams
  * ------------------------------------------------------------------------ */
 
-static void context_regs(const uint8_t *c, struct dump_regs *r)
-{
-	r->rax = dump_le64(c + 120); r->rcx = dump_le64(c + 128); r->rdx = dump_le64(c + 136);
-	r->rbx = dump_le64(c + 144); r->rsp = dump_le64(c + 152); r->rbp = dump_le64(c + 160);
-	r->rsi = dump_le64(c + 168); r->rdi = dump_le64(c + 176);
-	r->r8 = dump_le64(c + 184); r->r9 = dump_le64(c + 192); r->r10 = dump_le64(c + 200);
-	r->r11 = dump_le64(c + 208); r->r12 = dump_le64(c + 216); r->r13 = dump_le64(c + 224);
-	r->r14 = dump_le64(c + 232); r->r15 = dump_le64(c + 240); r->rip = dump_le64(c + 248);
-	r->eflags = dump_le32(c + 68);
-}
-
 static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
@@ -133,12 +121,12 @@ static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 		struct dump_thread *dt = &d->threads[d->nthreads++];
 		dt->tid = dump_le32(t);
 		/* Teb: Breakpad leaves it 0 on Linux; pycore's own converter
-		 * stores the thread pointer (fs_base) there */
-		dt->regs.fs_base = dump_le64(t + 16);
+		 * stores the thread pointer there */
+		dt->regs.tp = dump_le64(t + 16);
 		uint32_t csize = dump_le32(t + 40), crva = dump_le32(t + 44);
 		const uint8_t *ctx = at(d, crva, csize);
-		if (ctx && csize >= 256)
-			context_regs(ctx, &dt->regs);
+		if (ctx && csize >= d->platform->minidump_context_size)
+			d->platform->parse_minidump_context(ctx, &dt->regs);
 		else
 			dump_warn(d, "thread %lld: its registers are missing from the minidump", (long long)dt->tid);
 	}
@@ -289,7 +277,7 @@ static enum pc_code module_list(struct dump *d, const struct md_stream *s)
  * file-backed mappings, with their offsets.  The module list's size may
  * cover a module's first segment only (lldb writes the size of the mapping
  * at its base), and its path may differ from the maps' (lldb names
- * /lib/x86_64-linux-gnu/libc.so.6 what the maps call /usr/lib/...): a
+ * /lib/TUPLE/libc.so.6 what the maps call /usr/lib/TUPLE/...): a
  * module's mappings are the maps lines of the file mapped at its base,
  * told by device and inode, from that line up to the next file. */
 struct maps_line {
@@ -623,7 +611,27 @@ enum pc_code dump_minidump_open(struct dump *d)
 	}
 	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 };
 	enum pc_code st = PC_OK;
-	bool amd64 = true, dso_debug = false, proc_stat = false, crashpad = false;
+	bool dso_debug = false, proc_stat = false, crashpad = false;
+	/* the platform first: it reads the threads' contexts */
+	d->platform = platform_minidump_default();
+	for (uint32_t i = 0; i < nstreams; i++) {
+		uint32_t type = dump_le32(dir + 12 * i), size = dump_le32(dir + 12 * i + 4);
+		const uint8_t *si = at(d, dump_le32(dir + 12 * i + 8), size);
+		if (type != MD_SYSTEM_INFO || !si || size < 2)
+			continue;
+		uint32_t cpu = dump_le32(si) % 65536;
+		if (!(d->platform = platform_by_minidump(cpu))) {
+			char buf[48];
+			const char *name = platform_minidump_name(cpu, buf, sizeof(buf));
+			if (name == buf)
+				dump_set_error(d, "minidump of a process of %s: pycore cannot analyze its dumps", name);
+			else
+				dump_set_error(d, "minidump of %s %s process: pycore cannot analyze %s dumps yet",
+					       platform_article(name), name, name);
+			return PC_EUNSUPPORTED;
+		}
+		break;
+	}
 	for (uint32_t i = 0; i < nstreams && st == PC_OK; i++) {
 		struct md_stream s = { dump_le32(dir + 12 * i), dump_le32(dir + 12 * i + 4), dump_le32(dir + 12 * i + 8) };
 		if (s.type != 0 && !at(d, s.rva, s.size)) {
@@ -653,10 +661,6 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_LINUX_AUXV: linux_auxv(d, &s); break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_LINUX_STATUS: linux_status(d, &s); break;
-		case MD_SYSTEM_INFO:
-			if (s.size >= 2 && dump_le32(d->p->map + s.rva) % 65536 != MD_ARCH_AMD64)
-				amd64 = false;
-			break;
 		case MD_MISC_INFO:
 			if (s.size >= 12 && (dump_le32(d->p->map + s.rva + 4) & 1))
 				d->pid = dump_le32(d->p->map + s.rva + 8);
@@ -664,10 +668,6 @@ enum pc_code dump_minidump_open(struct dump *d)
 		default:
 			break;
 		}
-	}
-	if (st == PC_OK && !amd64) {
-		dump_set_error(d, "minidump of a processor other than x86_64");
-		st = PC_EFORMAT;
 	}
 	if (st == PC_OK && d->nthreads == 0) {
 		dump_set_error(d, "minidump has no thread list");
@@ -731,11 +731,9 @@ enum pc_code dump_minidump_open(struct dump *d)
 		uint64_t pc = 0, word = dump_le64(e + 24);
 		for (size_t i = 0; i < d->nthreads; i++)
 			if (d->threads[i].tid == d->crashed_tid) {
-				uint64_t fs_base = d->threads[i].regs.fs_base;
-				if (ctx && dump_le32(e + 160) >= 256)
-					context_regs(ctx, &d->threads[i].regs);
-				d->threads[i].regs.fs_base = fs_base;
-				pc = d->threads[i].regs.rip;
+				if (ctx && dump_le32(e + 160) >= d->platform->minidump_context_size)
+					d->platform->parse_minidump_context(ctx, &d->threads[i].regs);
+				pc = d->threads[i].regs.pc;
 			}
 		/* Breakpad and Crashpad copy siginfo's si_code and si_addr word
 		 * there (for a sent signal: the sender's pid and uid).  lldb 19

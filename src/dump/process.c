@@ -6,7 +6,7 @@
 /* si_code values and siginfo_t's layout from the Linux kernel's
  * include/uapi/asm-generic/siginfo.h: SI_USER 0 (kill), SI_QUEUE -1
  * (sigqueue), SI_TKILL -6 (tkill, tgkill) fill _kill/_rt, whose si_pid and
- * si_uid sit where _sigfault's si_addr does (offset 16 on x86_64);
+ * si_uid sit where _sigfault's si_addr does (offset 16 on 64-bit Linux);
  * SI_KERNEL 0x80 carries neither.  SIGILL, SIGFPE, SIGSEGV, SIGBUS and
  * SIGTRAP with a positive code (SEGV_MAPERR ...) carry si_addr. */
 void dump_signal_decode(struct dump_signal *s, uint64_t word)

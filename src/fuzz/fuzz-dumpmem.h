@@ -2,7 +2,8 @@
  * replaced by the format's magic so that every input reaches the reader,
  * opened as a dump in memory (dump_open_memory), then read the way the
  * layers above read a dump: every run of memory at its ends, every
- * module's build-id, every thread's stack. */
+ * module's build-id, every thread's stack (and a signal frame at its
+ * stack pointer). */
 #ifndef PYCORE_FUZZ_DUMPMEM_H
 #define PYCORE_FUZZ_DUMPMEM_H
 
@@ -41,8 +42,12 @@ static void fuzz_dump_magic(const uint8_t *data, size_t size, const char magic[4
 		size_t len;
 		dump_read_build_id(d, d->modules[i].base, id, &len);
 	}
-	for (size_t i = 0; i < d->nthreads && i < 256; i++)
-		dump_tid_of_stack_address(d, d->threads[i].regs.rsp + 64);
+	for (size_t i = 0; i < d->nthreads && i < 256; i++) {
+		dump_tid_of_stack_address(d, d->threads[i].regs.sp + 64);
+		struct dump_signal sig;
+		struct platform_regs at;
+		dump_signal_frame(d, d->threads[i].regs.sp, &sig, &at);
+	}
 	size_t nw;
 	dump_warnings(d, &nw);
 	dump_close(d);

@@ -315,10 +315,10 @@ static char **list_add(char **list, size_t *n, char *item)
 /* Directories the dynamic loader searches for a program's libraries when
  * no LD_LIBRARY_PATH is set (ld.so(8)): the program's DT_RPATH or
  * DT_RUNPATH, then the defaults; /etc/ld.so.cache is not read, Debian's
- * multiarch directories stand for it. */
+ * multiarch directories of the dump's platform (/lib/TUPLE,
+ * /usr/lib/TUPLE) stand for it, before these. */
 static const char *const LOADER_DEFAULTS[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/usr/local/lib",
-	"/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL,
+	"/usr/local/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL,
 };
 
 /* The RUNPATH (else RPATH) string of the ELF file DATA, or NULL. */
@@ -384,6 +384,13 @@ static void list_loader_dirs(struct locate *l)
 		free(origin);
 		free(rp);
 		break;
+	}
+	const char *tuple = d->platform->multiarch;
+	for (int k = 0; tuple && k < 2; k++) {
+		char *dir = NULL;
+		if (asprintf(&dir, "%s/%s", k ? "/usr/lib" : "/lib", tuple) < 0)
+			dir = NULL;
+		l->loader_dirs = list_add(l->loader_dirs, &n, dir);
 	}
 	for (const char *const *t = LOADER_DEFAULTS; *t; t++)
 		l->loader_dirs = list_add(l->loader_dirs, &n, strdup(*t));

@@ -175,6 +175,7 @@ struct model_report {
 	const char *input_path;
 	const char *input_format;
 	const char *input_compression;
+	const char *input_architecture;  /* the dump's platform's name ("x86_64") */
 	uint64_t input_size;
 	struct model_annotation *annotations;
 	size_t nannotations;

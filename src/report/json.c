@@ -381,13 +381,14 @@ static json_t *report_json(const struct model_report *r)
 	for (size_t i = 0; i < r->warnings.n; i++)
 		json_array_append_new(warnings, str_or_null(r->warnings.items[i]));
 
-	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o, s:I, s:o}, "
+	json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o, s:o, s:I, s:o}, "
 			 "s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "schema", REPORT_SCHEMA,
 			 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 			 "summary", summary_json(r),
 			 "input", "path", str_or_null(r->input_path), "format", str_or_null(r->input_format),
 			 "compression", str_or_null(r->input_compression),
+			 "architecture", str_or_null(r->input_architecture),
 			 "size", (json_int_t)r->input_size, "annotations", annotations,
 			 "process", "pid", r->pid >= 0 ? json_integer(r->pid) : json_null(),
 			 "ppid", r->ppid >= 0 ? json_integer(r->ppid) : json_null(),

@@ -1,12 +1,13 @@
-/* Names of Linux x86_64 signals and of their si_code values, and the one
- * line that says what a signal was. */
+/* Names of Linux signals and of their si_code values, and the one line
+ * that says what a signal was.  The numbering is the one every platform
+ * pycore reads shares (x86's arch/x86/include/uapi/asm/signal.h and the
+ * include/uapi/asm-generic/signal.h that arm64 uses agree on 1-31). */
 #include "report/report.h"
 
 #include <stdio.h>
 
 const char *report_signal_name(int n)
 {
-	/* Linux x86_64 numbering */
 	static const char *const names[] = {
 		NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
 		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",

@@ -52,6 +52,14 @@ struct symbols {
 	Dwfl_Callbacks cb;
 	struct symbol_memo *memo;    /* symbols_lookup's answers, found or not */
 	size_t nmemo, capmemo;
+	struct unwind_thread *threads;  /* libdwfl's thread arguments, parallel to dump->threads */
+};
+
+/* What libdwfl's callbacks get for a thread: it, and how its dump's
+ * platform numbers its registers. */
+struct unwind_thread {
+	const struct dump_thread *t;
+	const struct platform *platform;
 };
 
 struct symbol_memo {
@@ -181,6 +189,7 @@ void symbols_close(struct symbols *s)
 		dwfl_end(s->dwfl);
 	free(s->mods);
 	free(s->refs);
+	free(s->threads);
 	for (size_t i = 0; i < s->nmemo; i++)
 		free(s->memo[i].name);
 	free(s->memo);
@@ -381,26 +390,26 @@ static const char *demangle(const char *name, char *buf, size_t cap)
 	return buf;
 }
 
-/* The thread argument is the struct dump_thread itself. */
+/* The thread argument is the thread's struct unwind_thread. */
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
 	(void)dwfl;
-	struct dump *d = arg;
-	struct dump_thread *prev = *thread_argp;
-	size_t i = prev ? (size_t)(prev - d->threads) + 1 : 0;
-	if (i >= d->nthreads)
+	struct symbols *s = arg;
+	struct unwind_thread *prev = *thread_argp;
+	size_t i = prev ? (size_t)(prev - s->threads) + 1 : 0;
+	if (i >= s->dump->nthreads)
 		return 0;
-	*thread_argp = &d->threads[i];
-	return (pid_t)d->threads[i].tid;
+	*thread_argp = &s->threads[i];
+	return (pid_t)s->dump->threads[i].tid;
 }
 
 static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 {
 	(void)dwfl;
-	struct dump *d = arg;
-	for (size_t i = 0; i < d->nthreads; i++) {
-		if (d->threads[i].tid == tid) {
-			*thread_argp = &d->threads[i];
+	struct symbols *s = arg;
+	for (size_t i = 0; i < s->dump->nthreads; i++) {
+		if (s->dump->threads[i].tid == tid) {
+			*thread_argp = &s->threads[i];
 			return true;
 		}
 	}
@@ -411,27 +420,31 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
 	(void)dwfl;
 	uint64_t v;
-	if (dump_read_u64(arg, addr, &v) != PC_OK)
+	if (dump_read_u64(((struct symbols *)arg)->dump, addr, &v) != PC_OK)
 		return false;
 	*result = v;
 	return true;
 }
 
-/* x86_64 DWARF register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp,
- * rsp, r8-r15, rip (the psABI's numbering). */
+/* The thread's first frame: the general registers by DWARF number, as
+ * the dump's platform numbers them, and the pc. */
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
-	const struct dump_regs *r = &((const struct dump_thread *)thread_arg)->regs;
-	Dwarf_Word regs[17] = {
-		r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
-		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
-	};
-	return dwfl_thread_state_registers(thread, 0, 17, regs);
+	const struct unwind_thread *u = thread_arg;
+	Dwarf_Word regs[PLATFORM_DWARF_REGS];
+	unsigned n = u->platform->dwarf_nregs;
+	for (unsigned i = 0; i < n && i < PLATFORM_DWARF_REGS; i++)
+		regs[i] = u->t->regs.dwarf[i];
+	if (!dwfl_thread_state_registers(thread, 0, n, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, u->t->regs.pc);
+	return true;
 }
 
 struct unwind {
 	struct symbols *s;
 	Dwfl *dwfl;
+	const struct platform_regs *regs;  /* the thread's, for its code addresses */
 	const struct dump_module *quiet;   /* no line info for its frames */
 	char name[512];
 	char demangled[1024];
@@ -577,6 +590,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	bool activation;
 	if (!dwfl_frame_pc(frame, &pc, &activation))
 		return DWARF_CB_ABORT;
+	/* a return address without its pointer-authentication code */
+	if (u->regs)
+		pc = u->s->dump->platform->code_address(u->regs, pc);
 	if (u->n++ >= MAX_NATIVE_FRAMES) {
 		u->error = "native stack cut at 1024 frames";
 		return DWARF_CB_ABORT;
@@ -585,7 +601,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	Dwarf_Addr lookup = activation ? pc : pc - 1;
 	struct native_frame nf = { .pc = pc };
 	Dwarf_Word sp;
-	if (dwfl_frame_reg(frame, 7, &sp) == 0) /* DWARF register 7: rsp */
+	if (dwfl_frame_reg(frame, u->s->dump->platform->dwarf_sp, &sp) == 0)
 		nf.sp = sp;
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
 	if (!mod)
@@ -633,8 +649,15 @@ static int attach(struct symbols *s)
 	};
 	if (s->attached)
 		return s->attached > 0 ? 0 : -1;
-	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(s->dump->pid > 0 ? s->dump->pid : 1), &cb,
-					s->dump) ? 1 : -1;
+	struct dump *d = s->dump;
+	s->threads = calloc(d->nthreads ? d->nthreads : 1, sizeof(*s->threads));
+	if (!s->threads) {
+		s->attached = -1;
+		return -1;
+	}
+	for (size_t i = 0; i < d->nthreads; i++)
+		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform };
+	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(d->pid > 0 ? d->pid : 1), &cb, s) ? 1 : -1;
 	return s->attached > 0 ? 0 : -1;
 }
 
@@ -646,6 +669,9 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		return -1;
 	}
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
+		if (s->dump->threads[i].tid == tid)
+			u.regs = &s->dump->threads[i].regs;
 	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
 	if (u.error)
 		*error = u.error;

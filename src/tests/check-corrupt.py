@@ -12,7 +12,12 @@ a dict whose keys table claims 2**60 slots, a str whose length is
 2**50, a list whose items pointer is garbage; a list item that points
 nowhere and a NULL tuple item, which cost only themselves: the container
 keeps the rest of its repr (as the process printed it); a deque whose
-block pointer is garbage.  Every report must match the
+block pointer is garbage.  Cores of other machines: the same core with
+its ELF header's machine (and class and byte order) changed to aarch64,
+ppc64le, s390x and i386 -- a test of the reader's refusal at the header,
+not of real cores of those machines -- must get one line naming the
+architecture, exit 3 (a dump pycore cannot analyze), and a batch error
+record of code "unsupported".  Every report must match the
 schema.  Output: TAP, one line per case (a skip each when the 3.12 core
 cannot be made here).
 """
@@ -90,7 +95,7 @@ def find_local(report, function, name):
     raise cs.Failure("no local %s in %s" % (name, function))
 
 
-CASES = ["the intact core", "a thread list that loops", "a frame chain that points to itself",
+CASES = ["the intact core (input.architecture x86_64)", "a thread list that loops", "a frame chain that points to itself",
          "a frame chain cut short: said, and the outer frames recovered from the data stack",
          "a current frame that reads NULL: said, and every frame recovered from the data stack",
          "a dict whose keys claim 2**60 slots", "a str of length 2**50", "a list whose items pointer is garbage",
@@ -98,6 +103,31 @@ CASES = ["the intact core", "a thread list that loops", "a frame chain that poin
          "a list item that points nowhere: [1, <invalid object at 0xbad>, 3.0]",
          "a NULL tuple item: (1, <NULL>)",
          "a deque whose first block points nowhere"]
+# (e_machine, EI_CLASS, EI_DATA, name): the ELF header's fields changed
+OTHER_MACHINES = [(183, 2, 1, "aarch64"), (21, 2, 1, "ppc64le"), (22, 2, 2, "s390x"), (3, 1, 1, "i386")]
+MACHINE_CASES = ["a core of an %s process (the header changed): refused in one line, exit 3" % m[3]
+                 for m in OTHER_MACHINES]
+
+
+def other_machine(core, work, machine, cls, data, name):
+    """The x86-64 CORE with its ELF header saying MACHINE, CLASS and DATA
+    (e_type and e_machine in that byte order): pycore's refusal."""
+    c = bytearray(open(core, "rb").read())
+    c[4], c[5] = cls, data
+    struct.pack_into(">HH" if data == 2 else "<HH", c, 16, 4, machine)  # ET_CORE
+    path = os.path.join(work, "machine-" + name)
+    open(path, "wb").write(c)
+    article = "an" if name[0] in "aeiox" or name.startswith("s390") else "a"
+    want = "pycore: %s: core of %s %s process: pycore cannot analyze %s dumps yet" % (path, article, name, name)
+    rc, report, err = run(path)
+    if rc != 3 or err.strip() != want or report is not None:
+        raise cs.Failure("exit %d, stderr %r, a report: %s; want exit 3 and %r"
+                         % (rc, err, report is not None, want))
+    p = subprocess.run([cs.PYCORE, "batch", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    records = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
+    if p.returncode != 0 or len(records) != 1 or records[0].get("error", {}).get("code") != "unsupported":
+        raise cs.Failure("batch: exit %d, records %r; want one error record of code unsupported"
+                         % (p.returncode, records))
 
 
 def main():
@@ -109,7 +139,7 @@ def main():
     elif not shutil.which("gcore"):
         why = "gcore not installed (Debian package gdb)"
     if why:
-        for label in CASES:
+        for label in CASES + MACHINE_CASES:
             tap.skip(label, why)
         cs.schema_summary(tap)
         return tap.done()
@@ -123,12 +153,14 @@ def main():
             rc, report, err = run(core)
             if rc != 0:
                 raise cs.Failure("exit %d: %s" % (rc, err))
+            if report["input"].get("architecture") != "x86_64":
+                raise cs.Failure("input.architecture %r, not x86_64" % report["input"].get("architecture"))
             with open(truth_path) as f:
                 truth = json.load(f)
             got.update(core=core, report=report, truth=truth)
         tap.run(CASES[0], intact)
         if "core" not in got:
-            for label in CASES[1:]:
+            for label in CASES[1:] + MACHINE_CASES:
                 tap.skip(label, "the intact core could not be read")
             cs.schema_summary(tap)
             return tap.done()
@@ -268,6 +300,8 @@ def main():
         # dequeobject: leftblock is the first word after the var header
         dq = int(find_local(report, "stdlib_values", "dq")["address"], 16)
         case(lambda c: c.put64(dq + L["var_size"] + 8, 0x10), expect_local_error("stdlib_values", "dq"))
+        for label, m in zip(MACHINE_CASES, OTHER_MACHINES):
+            tap.run(label, lambda m=m: other_machine(core, work, *m))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cs.schema_summary(tap)

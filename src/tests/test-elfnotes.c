@@ -1,6 +1,8 @@
 /* Unit test of the ELF core reader's note and segment parsing, on small
- * cores built here in memory (a mock dump, beside the real-dump tests of
- * check-stacks.py).  Each case states what the reader must make of it. */
+ * x86-64 cores built here in memory (a mock dump, beside the real-dump
+ * tests of check-stacks.py), and of its refusal of other machines' cores
+ * and minidumps (headers only: a parser-level test).  Each case states what the reader
+ * must make of it. */
 #include <elf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +78,9 @@ static struct buf make_core(const struct core_spec *spec)
 		memcpy(pr + 32, &pid, 4);
 		memcpy(pr + 112 + 16 * 8, &rip, 8);   /* rip is register 16 */
 		memcpy(pr + 112 + 21 * 8, &fs, 8);    /* fs_base is register 21 */
+		uint64_t orig_rax = i == 0 ? 202 : UINT64_MAX, rdi = 0x7f0abc;
+		memcpy(pr + 112 + 15 * 8, &orig_rax, 8);  /* orig_rax is register 15 */
+		memcpy(pr + 112 + 14 * 8, &rdi, 8);       /* rdi is register 14 */
 		put_note(&notes, "CORE", NT_PRSTATUS, pr, sizeof(pr), i == 0 ? spec->note_claim : 0);
 	}
 	uint8_t ps[136] = { 0 };
@@ -109,7 +114,7 @@ static struct buf make_core(const struct core_spec *spec)
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
+	eh.e_machine = platform_x86_64.elf_machine;
 	eh.e_version = EV_CURRENT;
 	eh.e_phoff = sizeof(eh);
 	eh.e_ehsize = sizeof(eh);
@@ -178,8 +183,16 @@ static void test_good_core(void)
 	if (st == PC_OK) {
 		CHECK(d->nthreads == 3, "%zu threads", d->nthreads);
 		CHECK(d->threads[0].tid == 1000 && d->threads[2].tid == 1002, "tids");
-		CHECK(d->threads[1].regs.rip == 0x401001, "rip %llx", (unsigned long long)d->threads[1].regs.rip);
-		CHECK(d->threads[2].regs.fs_base == 0x7f2000, "fs_base");
+		CHECK(d->platform == &platform_x86_64, "platform %s", d->platform ? d->platform->name : "none");
+		CHECK(d->threads[1].regs.pc == 0x401001, "pc %llx", (unsigned long long)d->threads[1].regs.pc);
+		CHECK(d->threads[1].regs.dwarf[16] == 0x401001, "pc as DWARF's return address column");
+		CHECK(d->threads[2].regs.tp == 0x7f2000, "thread pointer");
+		/* orig_rax: thread 0 in futex(2) on the word rdi points to,
+		 * thread 1 in no system call (-1) */
+		CHECK(d->threads[0].regs.has_syscall && d->threads[0].regs.syscall == 202 &&
+		      d->threads[0].regs.has_syscall_arg0 && d->threads[0].regs.syscall_arg0 == 0x7f0abc,
+		      "futex(2) and its word");
+		CHECK(!d->threads[1].regs.has_syscall && !d->threads[1].regs.has_syscall_arg0, "no system call");
 		CHECK(d->pid == 1000, "pid %lld", (long long)d->pid);
 		CHECK(d->fname && strcmp(d->fname, "python3") == 0, "fname");
 		CHECK(d->psargs && strcmp(d->psargs, "python3 app.py") == 0, "psargs '%s'", d->psargs);
@@ -196,6 +209,16 @@ static void test_good_core(void)
 		CHECK(dump_read(d, 0x5000, x, 1) == PC_ENOTCAPTURED, "read below every segment");
 		/* the module's file is missing: its pages are not captured */
 		CHECK(dump_read(d, 0x30000, x, 1) == PC_ENOTCAPTURED, "file-backed page without its file");
+		/* a signal frame read from the dump's memory as the platform lays
+		 * it out (x86-64: siginfo at sp + 304, sigcontext at sp + 40, rip
+		 * its 17th word): the page at 0x10000 holds the bytes 0..255 */
+		struct dump_signal sig;
+		struct platform_regs at;
+		CHECK(dump_signal_frame(d, 0x10000, &sig, &at) == PC_OK && sig.number == 0x33323130 &&
+		      sig.code == 0x3b3a3938 && at.pc == 0xafaeadacabaaa9a8ull, "signal frame %x %x %llx",
+		      sig.number, sig.code, (unsigned long long)at.pc);
+		CHECK(dump_signal_frame(d, 0x10000 + 4096 - 100, &sig, &at) == PC_ENOTCAPTURED,
+		      "signal frame past the captured memory");
 	}
 	dump_close(d);
 	free(b.p);
@@ -253,6 +276,67 @@ static void test_bad_cores(void)
 	expect_error("text", (const uint8_t *)"hello world\n", 12, PC_EFORMAT);
 }
 
+/* A core's header with MACHINE, CLASS and DATA (e_type and e_machine in
+ * that byte order), the rest of the x86-64 core of make_core */
+static void expect_refused(uint16_t machine, uint8_t cls, uint8_t data, const char *want)
+{
+	struct core_spec spec = { .nthreads = 1 };
+	struct buf b = make_core(&spec);
+	b.p[EI_CLASS] = cls;
+	b.p[EI_DATA] = data;
+	uint16_t type = ET_CORE;
+	int hi = data == ELFDATA2MSB ? 0 : 1;
+	b.p[16 + hi] = (uint8_t)(type >> 8);
+	b.p[17 - hi] = (uint8_t)type;
+	b.p[18 + hi] = (uint8_t)(machine >> 8);
+	b.p[19 - hi] = (uint8_t)machine;
+	struct dump *d;
+	enum pc_code st = open_bytes(b.p, b.n, &d);
+	CHECK(st == PC_EUNSUPPORTED, "machine %u: status %d: %s", machine, st, last_error);
+	CHECK(strcmp(last_error, want) == 0, "machine %u: '%s', want '%s'", machine, last_error, want);
+	dump_close(d);
+	free(b.p);
+}
+
+/* A minidump of one stream, SystemInfo, whose processor is CPU. */
+static void expect_minidump_refused(uint16_t cpu, const char *want)
+{
+	uint8_t md[32 + 12 + 56] = { 0 };
+	uint32_t hdr[4] = { 0x504d444d, 0xa793, 1, 32 };       /* "MDMP", version, 1 stream at 32 */
+	uint32_t dir[3] = { 7, 56, 44 };                       /* SystemInfo, 56 bytes at 44 */
+	memcpy(md, hdr, sizeof(hdr));
+	memcpy(md + 32, dir, sizeof(dir));
+	memcpy(md + 44, &cpu, 2);
+	struct dump *d;
+	enum pc_code st = open_bytes(md, sizeof(md), &d);
+	CHECK(st == PC_EUNSUPPORTED, "minidump cpu %u: status %d: %s", cpu, st, last_error);
+	CHECK(strcmp(last_error, want) == 0, "minidump cpu %u: '%s', want '%s'", cpu, last_error, want);
+	dump_close(d);
+}
+
+static void test_other_machines(void)
+{
+	expect_refused(EM_AARCH64, ELFCLASS64, ELFDATA2LSB,
+		       "core of an aarch64 process: pycore cannot analyze aarch64 dumps yet");
+	expect_refused(EM_PPC64, ELFCLASS64, ELFDATA2LSB,
+		       "core of a ppc64le process: pycore cannot analyze ppc64le dumps yet");
+	expect_refused(EM_S390, ELFCLASS64, ELFDATA2MSB,
+		       "core of an s390x process: pycore cannot analyze s390x dumps yet");
+	expect_refused(EM_386, ELFCLASS32, ELFDATA2LSB,
+		       "core of an i386 process: pycore cannot analyze i386 dumps yet");
+	expect_refused(EM_RISCV, ELFCLASS64, ELFDATA2LSB,
+		       "core of a riscv64 process: pycore cannot analyze riscv64 dumps yet");
+	/* x32: x86-64's machine in a 32-bit core */
+	expect_refused(EM_X86_64, ELFCLASS32, ELFDATA2LSB,
+		       "core of an x32 process: pycore cannot analyze x32 dumps yet");
+	expect_refused(0x1234, ELFCLASS64, ELFDATA2LSB,
+		       "core of a process of ELF machine type 4660: pycore cannot analyze its dumps");
+	expect_minidump_refused(12, "minidump of an aarch64 process: pycore cannot analyze aarch64 dumps yet");
+	expect_minidump_refused(5, "minidump of an arm process: pycore cannot analyze arm dumps yet");
+	expect_minidump_refused(999, "minidump of a process of processor architecture 999: pycore cannot "
+				"analyze its dumps");
+}
+
 static void test_truncated_segment(void)
 {
 	struct core_spec spec = { .nthreads = 1 };
@@ -282,6 +366,7 @@ int main(void)
 	}
 	test_good_core();
 	test_bad_cores();
+	test_other_machines();
 	test_truncated_segment();
 	char path[128];
 	snprintf(path, sizeof(path), "%s/core", tmpdir);

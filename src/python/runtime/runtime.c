@@ -116,7 +116,7 @@ static struct dump_module *scan_debug_offsets(struct dump *d, uint64_t *runtime,
  * version's table.  A candidate is believed only if it points to an
  * interpreter whose newest thread state points back to it and belongs to
  * one of the dump's threads (its thread_id is that thread's pthread_t,
- * which on x86_64 is its fs_base). */
+ * which the platform finds from its thread pointer). */
 static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t interp)
 {
 	uint64_t ts, back, ident;
@@ -125,7 +125,7 @@ static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t
 	    dump_read_u64(d, ts + L->tstate_interp, &back) != PC_OK || back != interp ||
 	    dump_read_u64(d, ts + L->tstate_thread_id, &ident) != PC_OK || !ident)
 		return false;
-	return dump_tid_of_thread_pointer(d, ident) >= 0;
+	return dump_tid_of_pthread(d, ident) >= 0;
 }
 
 #define SCAN_BSS_BYTES (4u << 20)

@@ -55,7 +55,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 			t->tid = tid;
 	}
 	if (t->tid < 0)
-		t->tid = dump_tid_of_thread_pointer(c->d, ident);
+		t->tid = dump_tid_of_pthread(c->d, ident);
 	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
 	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
 

@@ -10,8 +10,9 @@
  *   0 of the frame's fast locals) is the object, and self's type (or one
  *   of its bases) must be the class the method belongs to.  The outermost
  *   of a run of such frames wins (Queue.get, not the Condition it waits in);
- * - the thread sleeps in futex(2) (its registers in the dump: orig_rax is
- *   SYS_futex, rdi the futex word) on the lock of a _thread.lock,
+ * - the thread sleeps in futex(2) (its registers in the dump: the system
+ *   call it is in is the platform's futex, its first argument the futex
+ *   word) on the lock of a _thread.lock,
  *   _thread.RLock or _queue.SimpleQueue that its innermost Python frame
  *   holds, as a variable or on its value stack (a.acquire() leaves the
  *   method descriptor and `a` there; `with a:` the bound __exit__ up to
@@ -56,7 +57,6 @@
 #include <string.h>
 
 #define MAX_STACK_SLOTS 4096
-#define SYS_FUTEX_X86_64 202
 #define FRAME_VALUESTACK_FROM_BACK 40   /* PyFrameObject.f_valuestack - f_back (3.8-3.10) */
 #define CODE_STACKSIZE_FROM_NLOCALS 4   /* PyCodeObject.co_stacksize - co_nlocals (3.8-3.10) */
 #define CODE_STACKSIZE_311_FROM_NLOCALSPLUS 8  /* co_nlocalsplus - co_stacksize (3.11) */
@@ -220,14 +220,15 @@ static int value_stack(struct py_ctx *c, uint64_t frame, uint64_t code, uint64_t
 }
 
 /* The futex word thread TID sleeps on: its registers show it inside
- * futex(2) (orig_rax 202 on x86_64), the word's address in rdi.  0 when
- * it is not. */
+ * futex(2), the word's address its first argument.  0 when it is not
+ * (or the dump does not say). */
 static uint64_t futex_word(struct py_ctx *c, int64_t tid)
 {
 	for (size_t i = 0; tid >= 0 && i < c->d->nthreads; i++) {
 		const struct dump_thread *dt = &c->d->threads[i];
 		if (dt->tid == tid)
-			return dt->regs.orig_rax == SYS_FUTEX_X86_64 ? dt->regs.rdi : 0;
+			return dt->regs.has_syscall && dt->regs.has_syscall_arg0 &&
+			       dt->regs.syscall == c->d->platform->sys_futex ? dt->regs.syscall_arg0 : 0;
 	}
 	return 0;
 }

@@ -64,7 +64,7 @@ static void finalizing(struct py_ctx *c, uint64_t runtime)
 	    py_rd_ptr(c, runtime + (uint64_t)L->runtime_finalizing, &ts) != PC_OK || !ts)
 		return;
 	int64_t tid = py_rd_ptr(c, ts + L->tstate_thread_id, &ident) == PC_OK
-		      ? dump_tid_of_thread_pointer(c->d, ident) : -1;
+		      ? dump_tid_of_pthread(c->d, ident) : -1;
 	if (tid >= 0)
 		model_warn(c->r, "the runtime is finalizing (Py_FinalizeEx, in thread %lld): modules and "
 			   "objects may already be torn down", (long long)tid);

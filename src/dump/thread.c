@@ -1,0 +1,64 @@
+/* The dump's OS threads located by what the platform says of them: by
+ * glibc's pthread_t (the thread pointer, struct pthread's tid), by an
+ * address on their stack, and the kernel's signal frames on it. */
+#include "dump_int.h"
+
+#include <stdlib.h>
+
+int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread)
+{
+	const struct platform *p = d->platform;
+	bool unknown = false;
+	for (size_t i = 0; i < d->nthreads; i++) {
+		uint64_t tp = d->threads[i].regs.tp;
+		if (tp && tp + (uint64_t)p->pthread_from_tp == pthread)
+			return d->threads[i].tid;
+		unknown |= !tp;
+	}
+	/* a dump that keeps no thread pointer (lldb's minidumps write none):
+	 * the tid the thread's struct pthread holds, believed only when it is
+	 * one of the dump's threads whose thread pointer is not known */
+	uint32_t tid;
+	if (!unknown || !pthread || dump_read_u32(d, pthread + p->pthread_tid, &tid) != PC_OK)
+		return -1;
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (!d->threads[i].regs.tp && d->threads[i].tid == (int64_t)tid)
+			return d->threads[i].tid;
+	return -1;
+}
+
+int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr)
+{
+	int64_t best = -1;
+	uint64_t best_len = UINT64_MAX;
+	for (size_t i = 0; i < d->nthreads; i++) {
+		uint64_t sp = d->threads[i].regs.sp, end;
+		if (!sp || addr < sp || dump_next_held(d, sp, &end) != sp || addr >= end)
+			continue;
+		if (addr - sp < best_len) {
+			best_len = addr - sp;
+			best = d->threads[i].tid;
+		}
+	}
+	return best;
+}
+
+enum pc_code dump_signal_frame(struct dump *d, uint64_t sp, struct dump_signal *sig,
+			       struct platform_regs *regs)
+{
+	size_t n = platform_sigframe_size(d->platform);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return PC_ENOMEM;
+	struct platform_signal_frame f;
+	enum pc_code st = dump_read(d, sp, buf, n);
+	if (st == PC_OK && !platform_parse_sigframe(d->platform, buf, n, &f))
+		st = PC_ENOTCAPTURED;
+	free(buf);
+	if (st != PC_OK)
+		return st;
+	*sig = (struct dump_signal){ .number = f.signo, .code = f.code, .has_code = true };
+	dump_signal_decode(sig, f.word);
+	*regs = f.regs;
+	return PC_OK;
+}

@@ -1,0 +1,150 @@
+/* aarch64 Linux: the platform facts (platform.h) of a process that ran on
+ * arm64.  Built and unit-tested on synthetic notes and frames
+ * (test-platform); not yet in platform.c's list, so such dumps are still
+ * refused, until real arm64 kernel cores and gcores prove it (#26).
+ *
+ * Sources of each fact:
+ * - NT_PRSTATUS: struct elf_prstatus (include/linux/elfcore.h) with
+ *   pr_reg an elf_gregset_t, which on arm64 is struct user_pt_regs
+ *   (arch/arm64/include/uapi/asm/ptrace.h: regs[31], sp, pc, pstate) at
+ *   112, then pr_fpvalid: 392 bytes.
+ * - Other register sets, notes named "LINUX" after each thread's
+ *   NT_PRSTATUS (include/uapi/linux/elf.h; arch/arm64/kernel/ptrace.c's
+ *   aarch64_regsets): NT_ARM_TLS 0x401 (tpidr_el0, then tpidr2_el0 on
+ *   kernels with SME), NT_ARM_SYSTEM_CALL 0x404 (the int syscallno, -1
+ *   when none: do_signal's forget_syscall sets that before a fatal signal
+ *   is taken, so a core's threads mostly say none), NT_ARM_PAC_MASK 0x406
+ *   (struct user_pac_mask: data_mask, insn_mask).  The first argument of
+ *   a system call (orig_x0) is in no note: x0 may hold its result.
+ * - DWARF numbers: the DWARF for the Arm 64-bit Architecture (AADWARF64):
+ *   0-30 x0-x30, 31 sp; the pc is given to libdwfl apart, as its aarch64
+ *   backend's own initial frame does.
+ * - Pointer authentication: a return address signed by PAC holds its code
+ *   in the bits insn_mask names; the address is the value with them
+ *   cleared (user addresses have bit 55 clear).
+ * - Minidump: ProcessorArchitecture 12 (PROCESSOR_ARCHITECTURE_ARM64) and
+ *   Breakpad's older 0x8003 (MD_CPU_ARCHITECTURE_ARM64_OLD); in both of
+ *   their contexts (Breakpad's minidump_cpu_arm64.h: MDRawContextARM64,
+ *   Microsoft's ARM64_NT_CONTEXT, and MDRawContextARM64_Old) x0-x30 are at
+ *   8-248, sp at 256 and pc at 264.
+ * - glibc (Debian 12's 2.36, libc6-arm64-cross, from its libthread_db
+ *   descriptors _thread_db_pthread_tid and _thread_db_sizeof_pthread):
+ *   aarch64 puts the TCB after struct pthread (TLS_DTV_AT_TP: the thread
+ *   pointer is just past it, THREAD_SELF is tp - sizeof(struct pthread)),
+ *   sizeof(struct pthread) is 1856 and tid is at 208.  Other glibc
+ *   versions may differ in size: to be checked on sid's.
+ * - futex(2) is system call 98 (include/uapi/asm-generic/unistd.h).
+ * - The signal frame (arch/arm64/kernel/signal.c): struct rt_sigframe is
+ *   { struct siginfo info; struct ucontext uc; }, and setup_return sets
+ *   the handler's sp to it and x30 to the trampoline (the vDSO's
+ *   __kernel_rt_sigreturn, or the sa_restorer given), so in the
+ *   trampoline sp is the frame: siginfo at 0 (128 bytes), uc at 128.
+ *   struct ucontext (arch/arm64/include/uapi/asm/ucontext.h): uc_flags,
+ *   uc_link, uc_stack (24 bytes), uc_sigmask (8) and padding to 1024 bits
+ *   of mask, then uc_mcontext, 16-byte aligned, at 176: struct sigcontext
+ *   (arch/arm64/include/uapi/asm/sigcontext.h): fault_address, regs[31],
+ *   sp, pc, pstate.  So the saved registers are at sp + 304.
+ */
+#include "platform/platform.h"
+
+#include <elf.h>
+
+#define PRSTATUS_SIZE      392
+#define PRSTATUS_REGS      112
+#define NT_TLS             0x401   /* NT_ARM_TLS */
+#define NT_SYSTEM_CALL     0x404   /* NT_ARM_SYSTEM_CALL */
+#define NT_PAC_MASK        0x406   /* NT_ARM_PAC_MASK */
+#define D_SP               31
+#define D_NREGS            32
+#define MD_CPU_ARM64       12
+#define MD_CPU_ARM64_OLD   0x8003
+#define MD_CONTEXT_READ    272     /* through pc */
+#define SYS_FUTEX          98
+#define GLIBC_PTHREAD_SIZE 1856
+#define GLIBC_PTHREAD_TID  208
+#define SIGFRAME_UC        128
+#define UCONTEXT_MCONTEXT  176
+#define SIGCONTEXT_READ    280     /* fault_address, regs[31], sp, pc, pstate */
+
+/* x0-x30 then sp, pc at P */
+static void take_gregs(const uint8_t *p, struct platform_regs *r)
+{
+	for (int i = 0; i < D_NREGS; i++)
+		r->dwarf[i] = platform_le64(p + 8 * i);
+	r->sp = r->dwarf[D_SP];
+	r->pc = platform_le64(p + 8 * D_NREGS);
+	r->fp = r->dwarf[29];
+}
+
+static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
+{
+	take_gregs(desc + PRSTATUS_REGS, r);
+}
+
+static void parse_thread_note(uint32_t type, const uint8_t *desc, size_t len, struct platform_regs *r)
+{
+	switch (type) {
+	case NT_TLS:
+		if (len >= 8)
+			r->tp = platform_le64(desc);
+		break;
+	case NT_SYSTEM_CALL:
+		if (len >= 4 && (int32_t)platform_le32(desc) >= 0) {
+			r->has_syscall = true;
+			r->syscall = platform_le32(desc);
+		}
+		break;
+	case NT_PAC_MASK:
+		if (len >= 16)
+			r->pac_mask = platform_le64(desc + 8);
+		break;
+	default:
+		break;
+	}
+}
+
+static void parse_minidump_context(const uint8_t *c, struct platform_regs *r)
+{
+	take_gregs(c + 8, r);
+}
+
+/* struct sigcontext: the registers after fault_address */
+static void parse_mcontext(const uint8_t *p, struct platform_regs *r)
+{
+	take_gregs(p + 8, r);
+}
+
+static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
+{
+	return addr & ~r->pac_mask;
+}
+
+static const char *const trampolines[] = { "__kernel_rt_sigreturn", NULL };
+
+const struct platform platform_aarch64 = {
+	.name = "aarch64",
+	.elf_machine = EM_AARCH64,
+	.elf_class = ELFCLASS64,
+	.elf_data = ELFDATA2LSB,
+	.minidump_cpus = { MD_CPU_ARM64, MD_CPU_ARM64_OLD },
+	.nminidump_cpus = 2,
+	.minidump_context_size = MD_CONTEXT_READ,
+	.parse_minidump_context = parse_minidump_context,
+	.prstatus_size = PRSTATUS_SIZE,
+	.parse_prstatus = parse_prstatus,
+	.parse_thread_note = parse_thread_note,
+	.dwarf_nregs = D_NREGS,
+	.dwarf_sp = D_SP,
+	.code_address = code_address,
+	.sys_futex = SYS_FUTEX,
+	.pthread_from_tp = -GLIBC_PTHREAD_SIZE,
+	.pthread_tid = GLIBC_PTHREAD_TID,
+	.multiarch = "aarch64-linux-gnu",
+	.sigframe = {
+		.trampolines = trampolines,
+		.siginfo = 0,
+		.mcontext = SIGFRAME_UC + UCONTEXT_MCONTEXT,
+		.mcontext_size = SIGCONTEXT_READ,
+		.parse_mcontext = parse_mcontext,
+	},
+};

@@ -1,0 +1,170 @@
+/* The platform seam: every fact that depends on the machine a process ran
+ * on, one file per architecture (x86_64.c; aarch64.c to come), behind one
+ * interface.
+ *
+ * Contract: a platform is a constant table of facts and small pure
+ * functions over bytes (no dump, no memory reads, no allocation), found by
+ * the dump's ELF e_machine or minidump processor architecture -- never by
+ * the machine pycore runs on.  The readers turn the dump's register notes
+ * into a struct platform_regs through it; the layers above read those
+ * architecture-neutral fields and ask the dump's platform for the rest.
+ * Adding an architecture: one file defining a struct platform, named in
+ * platform.c's list and in Makefile.am.
+ */
+#ifndef PYCORE_PLATFORM_PLATFORM_H
+#define PYCORE_PLATFORM_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The most DWARF registers a platform gives libdwfl for a thread's first
+ * frame (aarch64: x0-x30 and sp are DWARF 0-31; x86_64: 0-16, rip last). */
+#define PLATFORM_DWARF_REGS 32
+
+/* A thread's registers as the dump recorded them, in terms every layer
+ * above the readers can use.  All zero when unknown. */
+struct platform_regs {
+	/* the general registers by DWARF number (0 .. platform->dwarf_nregs-1),
+	 * the program counter apart: libdwfl's first frame */
+	uint64_t dwarf[PLATFORM_DWARF_REGS];
+	uint64_t pc;                 /* program counter */
+	uint64_t sp;                 /* stack pointer */
+	uint64_t fp;                 /* frame pointer (x86_64 rbp, aarch64 x29) */
+	uint64_t tp;                 /* thread pointer (x86_64 fs_base, aarch64
+				      * tpidr_el0); 0: the dump does not say */
+	/* the system call the thread is in, where the kernel kept it (x86_64
+	 * orig_rax, aarch64's NT_ARM_SYSTEM_CALL note), and its first
+	 * argument where it survives */
+	uint64_t syscall, syscall_arg0;
+	bool has_syscall, has_syscall_arg0;
+	/* the bits of a code address that hold a pointer-authentication code
+	 * (aarch64's NT_ARM_PAC_MASK insn_mask); 0: none */
+	uint64_t pac_mask;
+};
+
+/* The kernel's signal frame as a handler sees it: where the kernel put
+ * siginfo and the saved registers, relative to the stack pointer of the
+ * frame in the return trampoline (the stack pointer the unwinder gives the
+ * trampoline's frame, the handler having returned into it). */
+struct platform_sigframe {
+	const char *const *trampolines;   /* symbol names, NULL-terminated */
+	uint64_t siginfo;                 /* siginfo_t at sp + siginfo */
+	uint64_t mcontext;                /* the saved registers at sp + mcontext */
+	size_t mcontext_size;             /* bytes parse_mcontext reads */
+	/* The registers at the signal from the MCONTEXT_SIZE bytes at P. */
+	void (*parse_mcontext)(const uint8_t *p, struct platform_regs *r);
+};
+
+struct platform {
+	const char *name;                 /* "x86_64", as uname -m says */
+	/* ELF: e_machine, and the class and data encoding of its cores */
+	uint16_t elf_machine;
+	uint8_t elf_class, elf_data;
+	/* minidump: MINIDUMP_SYSTEM_INFO's ProcessorArchitecture values (up
+	 * to two: Breakpad wrote arm64 under a number of its own before
+	 * Microsoft's), and the bytes of a thread's CONTEXT that
+	 * parse_minidump_context reads (a shorter context: the thread's
+	 * registers are missing) */
+	uint32_t minidump_cpus[2];
+	unsigned nminidump_cpus;
+	size_t minidump_context_size;
+	/* The registers of the context at C (minidump_context_size bytes);
+	 * tp is left as it is (a minidump keeps it apart, in the Teb field). */
+	void (*parse_minidump_context)(const uint8_t *c, struct platform_regs *r);
+
+	/* ELF core notes: NT_PRSTATUS's whole size (pr_cursig at 12 and
+	 * pr_pid at 32 are every 64-bit Linux's; the registers follow at 112)
+	 * and its registers; NULL for a note the platform does not take */
+	size_t prstatus_size;
+	void (*parse_prstatus)(const uint8_t *desc, struct platform_regs *r);
+	/* Another register set of a thread (a core's note named "LINUX", of
+	 * type TYPE, LEN bytes at DESC, which the kernel and gdb write after
+	 * the thread's NT_PRSTATUS): the thread pointer, PAC masks or system
+	 * call some architectures keep apart.  NULL when the platform takes
+	 * none. */
+	void (*parse_thread_note)(uint32_t type, const uint8_t *desc, size_t len,
+				  struct platform_regs *r);
+
+	/* libdwfl: the general registers set for a thread's first frame
+	 * (DWARF 0 .. dwarf_nregs-1, the pc apart) and the stack pointer's
+	 * number */
+	unsigned dwarf_nregs;
+	unsigned dwarf_sp;
+	/* A code address (a return address read from memory, a saved pc)
+	 * without its pointer-authentication bits, given the thread's
+	 * registers; the identity where there are none. */
+	uint64_t (*code_address)(const struct platform_regs *r, uint64_t addr);
+
+	/* futex(2)'s system call number */
+	uint64_t sys_futex;
+
+	/* glibc: pthread_self() (and so CPython's thread ident) less the
+	 * thread pointer, and where struct pthread keeps the thread's tid */
+	int64_t pthread_from_tp;
+	uint64_t pthread_tid;
+
+	/* Debian's multiarch tuple ("x86_64-linux-gnu"): the loader's
+	 * default directories /lib/TUPLE and /usr/lib/TUPLE */
+	const char *multiarch;
+
+	struct platform_sigframe sigframe;
+};
+
+/* The platform of a core whose ELF header says MACHINE, CLASS (EI_CLASS)
+ * and DATA (EI_DATA); NULL when pycore has none. */
+const struct platform *platform_by_elf(uint16_t machine, uint8_t elf_class, uint8_t data);
+/* The platform of a minidump whose system info says CPU; NULL when none. */
+const struct platform *platform_by_minidump(uint32_t cpu);
+
+/* The architecture's name, as uname -m says it ("aarch64", "ppc64le",
+ * "s390x", "i386"), for any ELF machine, class and data encoding; for a
+ * machine this table does not know, "machine type N" written into BUF. */
+const char *platform_elf_name(uint16_t machine, uint8_t elf_class, uint8_t data, char *buf, size_t cap);
+/* The same for a minidump's processor architecture. */
+const char *platform_minidump_name(uint32_t cpu, char *buf, size_t cap);
+
+/* The platform of a minidump that has no system info stream (every
+ * producer on Linux writes one; a minidump without was read as x86_64's
+ * before there were platforms, and still is). */
+const struct platform *platform_minidump_default(void);
+/* "an" or "a", for NAME ("an aarch64", "a ppc64le"). */
+const char *platform_article(const char *name);
+
+/* Whether NAME is one of P's signal return trampolines. */
+bool platform_is_sigreturn(const struct platform *p, const char *name);
+
+/* What the kernel's signal frame holds: the N bytes at P are the memory
+ * from the trampoline frame's stack pointer on.  Fills the signal's
+ * number, code and the word at siginfo's offset 16 (si_addr, or si_pid
+ * and si_uid: every 64-bit Linux's siginfo_t, include/uapi/asm-generic/
+ * siginfo.h) and the registers at the signal.  false when N is too short. */
+struct platform_signal_frame {
+	int signo, code;
+	uint64_t word;
+	struct platform_regs regs;
+};
+/* The bytes platform_parse_sigframe needs from the stack pointer on. */
+size_t platform_sigframe_size(const struct platform *p);
+bool platform_parse_sigframe(const struct platform *p, const uint8_t *mem, size_t n,
+			     struct platform_signal_frame *out);
+
+/* Little-endian integers (every platform here is little-endian). */
+static inline uint64_t platform_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+static inline uint32_t platform_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+extern const struct platform platform_x86_64;
+/* Written from the kernel's and glibc's facts and unit-tested, but not in
+ * platform.c's list (so not in pycore) until real arm64 cores prove it. */
+extern const struct platform platform_aarch64;
+
+#endif

@@ -1,0 +1,149 @@
+/* x86-64 Linux: the platform facts (platform.h) of a process that ran on
+ * x86-64.
+ *
+ * Sources of each fact:
+ * - NT_PRSTATUS: the kernel's struct elf_prstatus (include/linux/
+ *   elfcore.h) is 336 bytes on x86-64, its pr_reg the 27 registers of
+ *   user_regs_struct (arch/x86/include/asm/user_64.h) at 112: r15, r14,
+ *   r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi,
+ *   orig_rax, rip, cs, eflags, rsp, ss, fs_base, gs_base, ds, es, fs, gs.
+ *   orig_rax is the system call a thread is in (-1 when none); rdi, its
+ *   first argument, is not clobbered by the syscall instruction.
+ * - DWARF numbers: the System V AMD64 psABI's: 0 rax, 1 rdx, 2 rcx, 3 rbx,
+ *   4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return address (rip),
+ *   all 17 given to libdwfl as its x86-64 backend's own initial frame
+ *   does.
+ * - Minidump: ProcessorArchitecture 9 (PROCESSOR_ARCHITECTURE_AMD64,
+ *   Microsoft's minidumpapiset.h; Breakpad's MD_CPU_ARCHITECTURE_AMD64);
+ *   CONTEXT_AMD64 is 1232 bytes, EFlags at 68, Rax at 120, Rcx, Rdx, Rbx,
+ *   Rsp, Rbp, Rsi, Rdi, R8 ... R15 every 8 bytes to 240, Rip at 248
+ *   (winnt.h's CONTEXT; Breakpad's MDRawContextAMD64).
+ * - glibc: on x86-64 the thread pointer (fs_base) is the struct pthread
+ *   itself (TLS_TCB_AT_TP: tcbhead_t, whose self field pthread_self()
+ *   returns, starts it), and struct pthread keeps the tid at 720, as
+ *   glibc's own descriptor for libthread_db says (the field (pthread, tid)
+ *   of nptl_db/structs.def, in libc.so.6 as the symbol
+ *   _thread_db_pthread_tid), read from Debian 12's libc.so.6 and
+ *   unstable's.
+ * - futex(2) is system call 202 (arch/x86/entry/syscalls/syscall_64.tbl).
+ * - The signal frame: arch/x86/include/asm/sigframe.h's struct rt_sigframe
+ *   is { char *pretcode; struct ucontext uc; struct siginfo info; }.  The
+ *   handler is entered as if called, its stack pointer at pretcode (the
+ *   address of the restorer, glibc's __restore_rt, sysdeps/unix/sysv/
+ *   linux/x86_64/libc_sigaction.c); its ret pops it, so in __restore_rt
+ *   the stack pointer is &uc.  struct ucontext (include/uapi/
+ *   asm-generic/ucontext.h, which arch/x86/include/uapi/asm/ucontext.h
+ *   includes) is uc_flags, uc_link, uc_stack (a 24-byte stack_t), then
+ *   uc_mcontext at 40, a struct sigcontext (arch/x86/include/uapi/asm/
+ *   sigcontext.h, 64-bit: r8 ... r15 at 0-56, rdi 64, rsi 72, rbp 80,
+ *   rbx 88, rdx 96, rax 104, rcx 112, rsp 120, rip 128, eflags 136, four
+ *   16-bit selectors, err, trapno, oldmask, cr2, fpstate, reserved1[8]:
+ *   256 bytes), then uc_sigmask (8 bytes): 304 bytes, siginfo right after.
+ */
+#include "platform/platform.h"
+
+#include <elf.h>
+
+#define PRSTATUS_SIZE      336
+#define PRSTATUS_REGS      112
+/* indexes of user_regs_struct */
+enum { U_R15, U_R14, U_R13, U_R12, U_RBP, U_RBX, U_R11, U_R10, U_R9, U_R8, U_RAX, U_RCX, U_RDX,
+       U_RSI, U_RDI, U_ORIG_RAX, U_RIP, U_CS, U_EFLAGS, U_RSP, U_SS, U_FS_BASE };
+/* DWARF numbers */
+enum { D_RAX, D_RDX, D_RCX, D_RBX, D_RSI, D_RDI, D_RBP, D_RSP, D_R8, D_R9, D_R10, D_R11,
+       D_R12, D_R13, D_R14, D_R15, D_RIP, D_NREGS };
+
+#define MD_CPU_AMD64       9
+/* CONTEXT_AMD64 is 1232 bytes; the registers read end with Rip's */
+#define MD_CONTEXT_READ    256
+#define SYS_FUTEX          202
+#define GLIBC_PTHREAD_TID  720
+#define UCONTEXT_MCONTEXT  40
+#define UCONTEXT_SIZE      304
+#define SIGCONTEXT_SIZE    256
+
+static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
+{
+	uint64_t u[U_FS_BASE + 1];
+	for (int i = 0; i <= U_FS_BASE; i++)
+		u[i] = platform_le64(desc + PRSTATUS_REGS + 8 * i);
+	static const unsigned char from_user[D_NREGS] = {
+		U_RAX, U_RDX, U_RCX, U_RBX, U_RSI, U_RDI, U_RBP, U_RSP,
+		U_R8, U_R9, U_R10, U_R11, U_R12, U_R13, U_R14, U_R15, U_RIP,
+	};
+	for (int i = 0; i < D_NREGS; i++)
+		r->dwarf[i] = u[from_user[i]];
+	r->pc = u[U_RIP];
+	r->sp = u[U_RSP];
+	r->fp = u[U_RBP];
+	r->tp = u[U_FS_BASE];
+	/* orig_rax is -1 outside a system call */
+	r->has_syscall = r->has_syscall_arg0 = (int64_t)u[U_ORIG_RAX] >= 0;
+	r->syscall = r->has_syscall ? u[U_ORIG_RAX] : 0;
+	r->syscall_arg0 = r->has_syscall ? u[U_RDI] : 0;
+}
+
+/* CONTEXT_AMD64: Rax ... R15 in DWARF-unrelated order from 120 */
+static void parse_minidump_context(const uint8_t *c, struct platform_regs *r)
+{
+	static const unsigned char dwarf_of[16] = {
+		D_RAX, D_RCX, D_RDX, D_RBX, D_RSP, D_RBP, D_RSI, D_RDI,
+		D_R8, D_R9, D_R10, D_R11, D_R12, D_R13, D_R14, D_R15,
+	};
+	for (int i = 0; i < 16; i++)
+		r->dwarf[dwarf_of[i]] = platform_le64(c + 120 + 8 * i);
+	r->pc = r->dwarf[D_RIP] = platform_le64(c + 248);
+	r->sp = r->dwarf[D_RSP];
+	r->fp = r->dwarf[D_RBP];
+}
+
+/* struct sigcontext (64-bit): r8 ... r15, rdi, rsi, rbp, rbx, rdx, rax,
+ * rcx, rsp, rip */
+static void parse_mcontext(const uint8_t *p, struct platform_regs *r)
+{
+	static const unsigned char dwarf_of[16] = {
+		D_R8, D_R9, D_R10, D_R11, D_R12, D_R13, D_R14, D_R15,
+		D_RDI, D_RSI, D_RBP, D_RBX, D_RDX, D_RAX, D_RCX, D_RSP,
+	};
+	for (int i = 0; i < 16; i++)
+		r->dwarf[dwarf_of[i]] = platform_le64(p + 8 * i);
+	r->pc = r->dwarf[D_RIP] = platform_le64(p + 128);
+	r->sp = r->dwarf[D_RSP];
+	r->fp = r->dwarf[D_RBP];
+}
+
+static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
+{
+	(void)r;
+	return addr;
+}
+
+static const char *const trampolines[] = { "__restore_rt", NULL };
+
+const struct platform platform_x86_64 = {
+	.name = "x86_64",
+	.elf_machine = EM_X86_64,
+	.elf_class = ELFCLASS64,
+	.elf_data = ELFDATA2LSB,
+	.minidump_cpus = { MD_CPU_AMD64 },
+	.nminidump_cpus = 1,
+	.minidump_context_size = MD_CONTEXT_READ,
+	.parse_minidump_context = parse_minidump_context,
+	.prstatus_size = PRSTATUS_SIZE,
+	.parse_prstatus = parse_prstatus,
+	.parse_thread_note = NULL,
+	.dwarf_nregs = D_NREGS,
+	.dwarf_sp = D_RSP,
+	.code_address = code_address,
+	.sys_futex = SYS_FUTEX,
+	.pthread_from_tp = 0,
+	.pthread_tid = GLIBC_PTHREAD_TID,
+	.multiarch = "x86_64-linux-gnu",
+	.sigframe = {
+		.trampolines = trampolines,
+		.siginfo = UCONTEXT_SIZE,
+		.mcontext = UCONTEXT_MCONTEXT,
+		.mcontext_size = SIGCONTEXT_SIZE,
+		.parse_mcontext = parse_mcontext,
+	},
+};
