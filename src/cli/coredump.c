@@ -683,9 +683,7 @@ static int analyze_and_report(const struct coredump_config *cfg, const struct cr
 	struct analysis *a;
 	struct pc_error *e = analysis_run_fd(core_fd, core_name, &opt, &a);
 	if (e) {
-		const char *code = e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? "not-python"
-				   : e->code == PC_ENOMEM ? "out-of-memory" : "bad-input";
-		int bad = report_json_error_write(sidecar, core_name, code, e->message);
+		int bad = report_json_error_write(sidecar, core_name, pc_code_hook_name(e->code), e);
 		char *why = NULL;
 		if (asprintf(&why, "cannot analyze the core: %s", e->message) < 0)
 			why = NULL;
@@ -922,14 +920,16 @@ int coredump_main(int argc, char **argv)
 	j = NULL;
 	cache = hook_debug_cache(cfg.user);
 	if (drop_privileges(cfg.user) != 0) {
-		report_json_error_write(sidecar, core_name, "not-analyzed", "privileges could not be dropped");
+		struct pc_error e = { .code = PC_ENOTANALYZED, .message = (char *)"privileges could not be dropped" };
+		report_json_error_write(sidecar, core_name, NULL, &e);
 		rc = 1;
 		goto out;
 	}
 	if (!slots || !take_slot(slots, cfg.max_concurrent)) {
 		journal_note(&c, core_name, 6, "MaxConcurrent= analyses were running for 60 s: skipped");
-		report_json_error_write(sidecar, core_name, "busy",
-					"skipped: MaxConcurrent= analyses were running for 60 s");
+		struct pc_error e = { .code = PC_EBUSY,
+				      .message = (char *)"skipped: MaxConcurrent= analyses were running for 60 s" };
+		report_json_error_write(sidecar, core_name, NULL, &e);
 		goto out;
 	}
 	rc = analyze_and_report(&cfg, &c, core_fd, core_name, sidecar, sidecar_name, cache);

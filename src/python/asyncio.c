@@ -493,6 +493,7 @@ static void coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, 
 	for (int n = 0; coro && n < MAX_CHAIN && kind_of(w, coro) == K_CORO; n++) {
 		if (addrtab_add(&seen, coro) != 0) {
 			m->error = "the chain of awaited coroutines loops";
+			m->error_info = model_err_at(PC_ECORRUPT, coro);
 			break;
 		}
 		bool suspended;
@@ -518,8 +519,10 @@ static void coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, 
 		coro = awaited(w, frame, state);
 	}
 	addrtab_free(&seen);
-	if (chain.error && !m->error)
+	if (chain.error && !m->error) {
 		m->error = chain.error;
+		m->error_info = chain.error_info;
+	}
 	for (size_t i = chain.frames.n; i-- > 0;)
 		ptrvec_push(c->a, &m->stack, chain.frames.items[i]);
 }
@@ -576,6 +579,7 @@ static int add_task(struct py_ctx *c, uint64_t obj, uint64_t unused, void *arg)
 	m->address = obj;
 	if (read_future(w, obj, k, &t->f) != 0) {
 		m->error = "the task object is not captured";
+		m->error_info = model_err_at(PC_ENOTCAPTURED, obj);
 		m->state = NULL;
 	}
 	t->loop = loop_of(w, t->f.loop);
@@ -796,8 +800,10 @@ static void describe(struct aio *w, struct task *t)
 	case FUT_CANCELLED: m->state = "cancelled"; break;
 	case FUT_FINISHED: m->state = "done"; break;
 	default:
-		if (!m->error)
+		if (!m->error) {
 			m->error = "the task's state is not one asyncio writes";
+			m->error_info = model_err_at(PC_ECORRUPT, m->address);
+		}
 	}
 	if (f->state == FUT_FINISHED) {
 		static const struct repr_limits lim = { 256, 100, 8 };

@@ -41,6 +41,7 @@ struct py_code {
 	uint8_t *table;              /* co_lnotab or co_linetable, arena-owned */
 	size_t table_len;
 	const char *error;           /* set when the code object could not be read */
+	struct model_error_info error_info;
 };
 
 /* What a walk remembers of a type's name (py_type_qualname). */
@@ -71,6 +72,10 @@ struct py_ctx {
 	const char *state_missing;
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
+	/* the kind and address of the reason the last object reader to give
+	 * one gave through its why or error out-parameter (py_repr,
+	 * py_str_utf8, py_bytes): read with that reason, before the next call */
+	struct model_error_info why_info;
 	struct py_asyncio_offsets *aio_offsets; /* 3.14+: _AsyncioDebug, NULL when not found */
 	struct addrtab type_names;   /* struct py_type_name (repr.c), by type address */
 	/* 3.14+, without _AsyncioDebug and with L from the DWARF: the thread
@@ -189,11 +194,12 @@ void py_gc_after_native(struct py_ctx *c);
  * FRAME was read from when that is not the thread state itself (3.11,
  * 3.12: the _PyCFrame), else 0. */
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via);
-/* A thread whose current frame cannot be had (WHY says how): the error
- * WHY, and (3.11+) the frames on its data stack, from the bottom to the
+/* A thread whose current frame cannot be had (WHY says how, INFO its
+ * kind and address): the error WHY, and (3.11+) the frames on its data stack, from the bottom to the
  * top its thread state records, appended (innermost first) marked
  * recovered when that walk meets the top exactly; the error counts them. */
-void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why);
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, struct model_error_info info,
+		       const char *why);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
@@ -230,8 +236,8 @@ void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 /* True once the time budget (--timeout) is spent; the walk then stops
  * where it is and says so. */
 bool py_out_of_time(struct py_ctx *c);
-/* Mark T incomplete with MSG (the first reason is kept). */
-void py_thread_error(struct py_ctx *c, struct model_thread *t, const char *msg);
+/* Mark T incomplete with MSG, of kind WHY (the first reason is kept). */
+void py_thread_error(struct py_ctx *c, struct model_thread *t, struct model_error_info why, const char *msg);
 /* CLOCK_MONOTONIC, in nanoseconds. */
 uint64_t py_now_ns(void);
 

@@ -695,7 +695,7 @@ static bool repr_odict(struct rctx *r, uint64_t addr)
 			}
 			if (!node || !rd_ptr(c, node, &key) || !key || !(e = addrtab_get(&values, key, &found)) ||
 			    !found) {
-				repr_fail(r, "OrderedDict's linked list does not match its dict");
+				repr_fail_as(r, PC_ECORRUPT, "OrderedDict's linked list does not match its dict");
 				break;
 			}
 			if (i)
@@ -889,7 +889,7 @@ static bool repr_partial(struct rctx *r, uint64_t addr)
 	if (f[2] && py_dict_items(c, f[2], partial_kw, &w) != 0)
 		repr_fail(r, "partial's keywords not captured");
 	if (!w.ok)
-		repr_fail(r, "partial has a keyword that is not a str");
+		repr_fail_as(r, PC_ECORRUPT, "partial has a keyword that is not a str");
 	sb_puts(&r->b, ")");
 	r->depth--;
 	return true;
