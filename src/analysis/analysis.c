@@ -187,10 +187,9 @@ struct pc_error *analysis_walk(struct analysis *a)
 	const char *const *w = dump_warnings(a->dump, &nw);
 	if (e && dump_truncated(a->dump)) {
 		/* what is missing may be just what the walk needed */
-		struct pc_error *t = pc_error_new(PC_ETRUNCATED, a->dump->path, "truncated beyond use (%s): %s",
-						  nw ? w[0] : "the file ends early", e->message);
-		pc_error_free(e);
-		e = t;
+		e = pc_error_wrap(e, "truncated beyond use (%s)", nw ? w[0] : "the file ends early");
+		if (e->code != PC_ENOMEM)
+			e->code = PC_ETRUNCATED;
 	}
 	if (e) {
 		model_report_free(r);

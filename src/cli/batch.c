@@ -66,24 +66,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* "not-python" for PC_ENOTPYTHON: the error codes of error records. */
-static const char *code_name(enum pc_code c)
-{
-	switch (c) {
-	case PC_EIO: return "io";
-	case PC_EFORMAT: return "format";
-	case PC_ECORRUPT: return "corrupt";
-	case PC_ETRUNCATED: return "truncated";
-	case PC_ENOTPYTHON: return "not-python";
-	case PC_EUNSUPPORTED: return "unsupported";
-	case PC_ENOMEM: return "out-of-memory";
-	case PC_OK:
-	case PC_ENOTCAPTURED:
-		break;
-	}
-	return "corrupt";
-}
-
 /* ---- the worker (a child process) ---- */
 
 static void __attribute__((noreturn)) work(const char *path, int fd, const struct pool *p)
@@ -107,8 +89,7 @@ static void __attribute__((noreturn)) work(const char *path, int fd, const struc
 	struct analysis *a;
 	struct pc_error *e = analysis_run(path, &ao, &a);
 	if (e) {
-		rc = report_json_error_write(out, path, code_name(e->code), e->message) == 0 ? WORKER_FAILED
-											  : WORKER_UNWRITTEN;
+		rc = report_json_error_write(out, path, NULL, e) == 0 ? WORKER_FAILED : WORKER_UNWRITTEN;
 	} else {
 		const struct model_report *r = analysis_report(a);
 		rc = report_json_write(out, r, false) != 0 ? WORKER_UNWRITTEN
@@ -151,10 +132,10 @@ static void finish(struct pool *p, size_t i, char *text, size_t len, enum outcom
 	}
 }
 
-/* An error record written by the parent. */
-static void finish_error(struct pool *p, size_t i, const char *code, const char *fmt, ...)
+/* An error record written by the parent, of kind CODE. */
+static void finish_error(struct pool *p, size_t i, enum pc_code code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static void finish_error(struct pool *p, size_t i, const char *code, const char *fmt, ...)
+static void finish_error(struct pool *p, size_t i, enum pc_code code, const char *fmt, ...)
 {
 	char *msg = NULL, *text = NULL;
 	size_t len = 0;
@@ -164,7 +145,8 @@ static void finish_error(struct pool *p, size_t i, const char *code, const char 
 		msg = NULL;
 	va_end(ap);
 	FILE *m = open_memstream(&text, &len);
-	if (!m || report_json_error_write(m, p->list.items[i].path, code, msg ? msg : code) != 0) {
+	struct pc_error e = { .code = code, .message = msg ? msg : (char *)pc_code_str(code) };
+	if (!m || report_json_error_write(m, p->list.items[i].path, NULL, &e) != 0) {
 		fprintf(stderr, "pycore: batch: %s: out of memory writing its error record\n",
 			p->list.items[i].path);
 		p->write_failed = true;
@@ -193,11 +175,11 @@ static void collect(struct pool *p, struct worker *w, int status)
 	} else if (WIFSIGNALED(status)) {
 		int s = WTERMSIG(status);
 		const char *name = report_signal_name(s);
-		finish_error(p, i, "crashed", "pycore's worker died of %s%s while analyzing this dump%s",
+		finish_error(p, i, PC_ECRASHED, "pycore's worker died of %s%s while analyzing this dump%s",
 			     name ? name : "signal ", name ? "" : "?", memory_note(p));
 		free(w->buf);
 	} else {
-		finish_error(p, i, "worker-failed", "pycore's worker ended with status %d without a whole record%s",
+		finish_error(p, i, PC_EWORKER, "pycore's worker ended with status %d without a whole record%s",
 			     code, memory_note(p));
 		free(w->buf);
 	}
@@ -210,12 +192,12 @@ static int start(struct pool *p, struct worker *w)
 {
 	size_t i = p->next++;
 	if (p->list.items[i].error) {
-		finish_error(p, i, "io", "%s", p->list.items[i].error);
+		finish_error(p, i, PC_EIO, "%s", p->list.items[i].error);
 		return 0;
 	}
 	int fds[2];
 	if (pipe(fds) != 0) {
-		finish_error(p, i, "worker-failed", "cannot start a worker: pipe: %s", strerror(errno));
+		finish_error(p, i, PC_EWORKER, "cannot start a worker: pipe: %s", strerror(errno));
 		return 0;
 	}
 	fflush(stdout);
@@ -223,7 +205,7 @@ static int start(struct pool *p, struct worker *w)
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		finish_error(p, i, "worker-failed", "cannot start a worker: fork: %s", strerror(errno));
+		finish_error(p, i, PC_EWORKER, "cannot start a worker: fork: %s", strerror(errno));
 		return 0;
 	}
 	if (pid == 0) {
@@ -280,7 +262,7 @@ static void timeouts(struct pool *p, double t)
 		w->buf = NULL;
 		w->len = w->cap = 0;
 		w->pid = 0;
-		finish_error(p, w->item, "timeout", "pycore's worker was killed after --timeout %g s", p->bo->timeout);
+		finish_error(p, w->item, PC_ETIMEOUT, "pycore's worker was killed after --timeout %g s", p->bo->timeout);
 	}
 }
 

@@ -280,13 +280,15 @@ static int drop_and_wait(struct run *h)
 	h->j = NULL;
 	h->cache = hook_debug_cache(h->cfg.user);
 	if (hook_drop_privileges(h->cfg.user) != 0) {
-		report_json_error_write(h->sidecar, h->core_name, "not-analyzed", "privileges could not be dropped");
+		struct pc_error e = { .code = PC_ENOTANALYZED, .message = (char *)"privileges could not be dropped" };
+		report_json_error_write(h->sidecar, h->core_name, NULL, &e);
 		return 1;
 	}
 	if (!h->slots || !hook_take_slot(h->slots, h->cfg.max_concurrent)) {
 		hook_journal_note(&h->c, h->core_name, 6, "MaxConcurrent= analyses were running for 60 s: skipped");
-		report_json_error_write(h->sidecar, h->core_name, "busy",
-					"skipped: MaxConcurrent= analyses were running for 60 s");
+		struct pc_error e = { .code = PC_EBUSY,
+				      .message = (char *)"skipped: MaxConcurrent= analyses were running for 60 s" };
+		report_json_error_write(h->sidecar, h->core_name, NULL, &e);
 		return 0;
 	}
 	return GO_ON;

@@ -95,9 +95,7 @@ int hook_analyze_and_report(const struct coredump_config *cfg, const struct cras
 	struct analysis *a;
 	struct pc_error *e = analysis_run_fd(core_fd, core_name, &opt, &a);
 	if (e) {
-		const char *code = e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? "not-python"
-				   : e->code == PC_ENOMEM ? "out-of-memory" : "bad-input";
-		int bad = report_json_error_write(sidecar, core_name, code, e->message);
+		int bad = report_json_error_write(sidecar, core_name, pc_code_hook_name(e->code), e);
 		char *why = NULL;
 		if (asprintf(&why, "cannot analyze the core: %s", e->message) < 0)
 			why = NULL;

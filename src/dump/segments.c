@@ -104,7 +104,8 @@ static int seg_cmp(const void *a, const void *b)
 
 enum pc_code dump_segments_finish(struct dump *d)
 {
-	qsort(d->p->segs, d->p->nsegs, sizeof(*d->p->segs), seg_cmp);
+	if (d->p->nsegs) /* none at all (a core cut in its notes): segs is NULL, which qsort may not take */
+		qsort(d->p->segs, d->p->nsegs, sizeof(*d->p->segs), seg_cmp);
 	for (size_t i = 1; i < d->p->nsegs; i++) {
 		if (d->p->segs[i].start < d->p->segs[i - 1].end) {
 			dump_set_error(d, "overlapping memory segments at 0x%llx",

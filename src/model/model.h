@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/error.h"
+
 struct arena;
 struct model_fingerprint;
 
@@ -23,6 +25,26 @@ struct ptrvec {
 };
 int ptrvec_push(struct arena *a, struct ptrvec *v, void *item);
 
+/* A node's error as a value, beside its message (the node's `error`,
+ * text as before): the kind of failure (error.h; the JSON's error_code)
+ * and the address it concerns, when known (error_address).  Code PC_OK
+ * with the message NULL: nothing failed. */
+struct model_error_info {
+	enum pc_code code;
+	bool has_address;
+	uint64_t address;
+};
+
+static inline struct model_error_info model_err(enum pc_code code)
+{
+	return (struct model_error_info){ code, false, 0 };
+}
+
+static inline struct model_error_info model_err_at(enum pc_code code, uint64_t address)
+{
+	return (struct model_error_info){ code, true, address };
+}
+
 enum frame_kind { FRAME_PYTHON, FRAME_NATIVE, FRAME_GC };
 
 struct model_local {
@@ -32,6 +54,7 @@ struct model_local {
 	uint64_t address;
 	const char *repr;            /* NULL when it could not be formed */
 	const char *error;
+	struct model_error_info error_info;
 	int64_t length;              /* len() when a limit cut repr (str, bytes, containers) */
 	bool has_length;
 	bool has_attributes;         /* --locals=deep, for instances */
@@ -74,6 +97,7 @@ struct model_exception {
 	const char *type;            /* "ValueError", "mymod.MyError" */
 	const char *message;         /* str(exception), NULL when unreadable */
 	const char *error;           /* why something is missing */
+	struct model_error_info error_info;
 	struct ptrvec traceback;     /* of struct model_frame, innermost first */
 	const char *repr;            /* repr(exception), NULL when it cannot be formed */
 	const char *relation;        /* in chain: "cause" (raise ... from) or "context" */
@@ -101,6 +125,7 @@ struct model_thread {
 	bool holds_gil;
 	bool crashed;
 	const char *error;
+	struct model_error_info error_info;
 	struct ptrvec frames;        /* of struct model_frame, innermost first */
 	struct model_exception *exception;   /* NULL: none being handled */
 	struct model_wait *waiting_on; /* NULL: not known to wait on anything */
@@ -124,6 +149,7 @@ struct model_task {
 	const char *exception_type;  /* done with an exception: its type, and str() */
 	const char *exception_message;
 	const char *error;           /* why something of it could not be read */
+	struct model_error_info error_info;
 };
 
 /* An event loop and the tasks that belong to it. */

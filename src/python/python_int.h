@@ -55,6 +55,10 @@ struct py_ctx {
 	const char *state_missing;
 	bool keep_internal;          /* native stacks keep the interpreter's frames */
 	struct addrtab codes;        /* struct py_code, by address */
+	/* the kind and address of the reason the last object reader to give
+	 * one gave through its why or error out-parameter (py_repr,
+	 * py_str_utf8, py_bytes): read with that reason, before the next call */
+	struct model_error_info why_info;
 	struct py_asyncio_offsets *aio_offsets; /* 3.14+: _AsyncioDebug, NULL when not found */
 	struct addrtab type_names;   /* struct py_type_name (objects/classes.c), by type address */
 	/* 3.14+, without _AsyncioDebug and with L from the DWARF: the thread

@@ -88,16 +88,32 @@ static json_t *addr_or_null(uint64_t a, bool known)
 	return json_string(buf);
 }
 
+/* error_code and error_address, beside a node's error: its kind's name
+ * (error.h's one table) and the address concerned; null when the node has
+ * no error, or its kind or address is not known. */
+static json_t *error_code(const char *error, struct model_error_info e)
+{
+	const char *name = error ? pc_code_name(e.code) : NULL;
+	return name ? json_string(name) : json_null();
+}
+
+static json_t *error_address(const char *error, struct model_error_info e)
+{
+	return addr_or_null(e.address, error && e.code != PC_OK && e.has_address);
+}
+
 /* A list of variables (or of an instance's attributes). */
 static json_t *locals_json(const struct ptrvec *v)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < v->n; i++) {
 		const struct model_local *l = v->items[i];
-		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			"name", str_or_null(l->name), "kind", str_or_null(l->kind),
 			"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
 			"repr", str_or_null(l->repr), "error", str_or_null(l->error),
+			"error_code", error_code(l->error, l->error_info),
+			"error_address", error_address(l->error, l->error_info),
 			"length", l->has_length ? json_integer(l->length) : json_null(),
 			"attributes", l->has_attributes ? locals_json(&l->attributes) : json_null(),
 			"attributes_shown_in", l->attributes_elsewhere
@@ -143,8 +159,10 @@ static json_t *exception_json(const struct model_exception *e)
 {
 	if (!e)
 		return json_null();
-	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
+	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(e->type),
 			      "message", str_or_null(e->message), "error", str_or_null(e->error),
+			      "error_code", error_code(e->error, e->error_info),
+			      "error_address", error_address(e->error, e->error_info),
 			      "traceback", frames_json(&e->traceback), "repr", str_or_null(e->repr));
 	if (e->relation) {
 		json_object_set_new(o, "relation", json_string(e->relation));
@@ -172,7 +190,7 @@ static json_t *wait_json(const struct model_wait *w)
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
@@ -180,6 +198,8 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "holds_gil", t->holds_gil,
 			 "crashed", t->crashed,
 			 "error", str_or_null(t->error),
+			 "error_code", error_code(t->error, t->error_info),
+			 "error_address", error_address(t->error, t->error_info),
 			 "frames", frames,
 			 "exception", exception_json(t->exception),
 			 "waiting_on", wait_json(t->waiting_on));
@@ -201,13 +221,15 @@ static json_t *task_json(const struct model_task *t)
 	json_t *waiting = t->waiter ? json_pack("{s:o, s:o}", "type", str_or_null(t->waiter_type),
 						"address", addr_or_null(t->waiter, true))
 			  : json_null();
-	return json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "name", str_or_null(t->name), "address", addr_or_null(t->address, true),
 			 "state", str_or_null(t->state), "running", t->running,
 			 "coroutine", str_or_null(t->coroutine), "stack", frames_json(&t->stack),
 			 "awaiting", task_refs(&t->awaiting), "awaited_by", task_refs(&t->awaited_by),
 			 "waiting_on", waiting, "result", str_or_null(t->result), "exception", exc,
-			 "error", str_or_null(t->error));
+			 "error", str_or_null(t->error),
+			 "error_code", error_code(t->error, t->error_info),
+			 "error_address", error_address(t->error, t->error_info));
 }
 
 /* The interpreter's event loops; null when they were not read. */
@@ -429,11 +451,15 @@ int report_json_write(FILE *out, const struct model_report *r, bool pretty)
 	return write_line(out, report_json(r), pretty);
 }
 
-int report_json_error_write(FILE *out, const char *path, const char *code, const char *message)
+int report_json_error_write(FILE *out, const char *path, const char *code, const struct pc_error *e)
 {
-	return write_line(out, json_pack("{s:s, s:{s:s, s:s}, s:{s:o}, s:{s:s, s:o}}",
+	const char *kind = pc_code_name(e->code);
+	return write_line(out, json_pack("{s:s, s:{s:s, s:s}, s:{s:o}, s:{s:s, s:o, s:o, s:o}}",
 					 "schema", REPORT_SCHEMA,
 					 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 					 "input", "path", str_or_null(path),
-					 "error", "code", code, "message", str_or_null(message)), false);
+					 "error", "code", code ? code : kind ? kind : "corrupt",
+					 "message", str_or_null(e->message),
+					 "kind", kind ? json_string(kind) : json_null(),
+					 "address", addr_or_null(e->address, e->has_address)), false);
 }

@@ -40,10 +40,13 @@ int report_text_write(FILE *out, const struct model_report *r);
  * threads with that stack. */
 int report_collapsed_write(FILE *out, const struct model_report *r);
 
-/* An error record: the line batch mode writes for a dump that has no
- * report, {"schema", "tool", "input": {"path"}, "error": {"code",
- * "message"}} (README, "Batch mode").  0, or -1 when writing failed. */
-int report_json_error_write(FILE *out, const char *path, const char *code, const char *message);
+/* An error record: the line batch mode (and the coredump hook) writes for
+ * a dump that has no report, {"schema", "tool", "input": {"path"},
+ * "error": {"code", "message", "kind", "address"}} (README, "Batch mode"):
+ * kind is E's code's name (error.h's one table), code the same unless the
+ * caller passes another (the hook's older names); 0, or -1 when writing
+ * failed. */
+int report_json_error_write(FILE *out, const char *path, const char *code, const struct pc_error *e);
 
 /* "SIGSEGV" for 11; NULL when the number has no name. */
 const char *report_signal_name(int number);

@@ -57,20 +57,69 @@ void pc_error_free(struct pc_error *e)
 	free(e);
 }
 
+struct pc_error *pc_error_wrap(struct pc_error *cause, const char *fmt, ...)
+{
+	if (!cause || cause == &nomem)
+		return cause;
+	char *step = NULL, *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&step, fmt, ap) < 0)
+		step = NULL;
+	va_end(ap);
+	if (step && asprintf(&msg, "%s: %s", step, cause->message) >= 0) {
+		free(cause->message);
+		cause->message = msg;
+	}
+	free(step);
+	return cause;
+}
+
+/* The one code -> name table.  NAME is the JSON's (a contract: never
+ * renamed); TEXT is for people. */
+static const struct {
+	const char *name, *text;
+} codes[PC_NCODES] = {
+	[PC_OK] = { NULL, "ok" },
+	[PC_ENOTCAPTURED] = { "not-captured", "memory not captured in the dump" },
+	[PC_EIO] = { "io", "cannot read" },
+	[PC_EFORMAT] = { "format", "not a supported dump" },
+	[PC_ECORRUPT] = { "corrupt", "corrupt dump" },
+	[PC_ENOMEM] = { "out-of-memory", "out of memory" },
+	[PC_ETRUNCATED] = { "truncated", "truncated beyond use" },
+	[PC_ENOTPYTHON] = { "not-python", "not a CPython process" },
+	[PC_EUNSUPPORTED] = { "unsupported", "a CPython pycore cannot read" },
+	[PC_ETIMEOUT] = { "timeout", "the time budget ran out" },
+	[PC_ELIMIT] = { "limit", "cut short by one of pycore's limits" },
+	[PC_ECRASHED] = { "crashed", "pycore's worker crashed" },
+	[PC_EWORKER] = { "worker-failed", "pycore's worker failed" },
+	[PC_ENOTANALYZED] = { "not-analyzed", "not analyzed" },
+	[PC_EBUSY] = { "busy", "too many analyses running" },
+};
+
 const char *pc_code_str(enum pc_code code)
 {
+	return (unsigned)code < PC_NCODES ? codes[code].text : "unknown error";
+}
+
+const char *pc_code_name(enum pc_code code)
+{
+	return (unsigned)code < PC_NCODES ? codes[code].name : NULL;
+}
+
+const char *pc_code_hook_name(enum pc_code code)
+{
 	switch (code) {
-	case PC_OK: return "ok";
-	case PC_ENOTCAPTURED: return "memory not captured in the dump";
-	case PC_EIO: return "cannot read";
-	case PC_EFORMAT: return "not a supported dump";
-	case PC_ECORRUPT: return "corrupt dump";
-	case PC_ENOMEM: return "out of memory";
-	case PC_ETRUNCATED: return "truncated beyond use";
-	case PC_ENOTPYTHON: return "not a CPython process";
-	case PC_EUNSUPPORTED: return "a CPython pycore cannot read";
+	case PC_ENOTPYTHON:
+	case PC_EUNSUPPORTED:
+		return "not-python";
+	case PC_ENOMEM:
+	case PC_ENOTANALYZED:
+	case PC_EBUSY:
+		return pc_code_name(code);
+	default:
+		return "bad-input";
 	}
-	return "unknown error";
 }
 
 const char *pc_basename(const char *path)

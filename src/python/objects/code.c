@@ -11,7 +11,8 @@
  * the next call. */
 const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 {
-	static const struct py_code none = { .error = "the frame has no code object" };
+	static const struct py_code none = { .error = "the frame has no code object",
+					     .error_info = { PC_ECORRUPT, false, 0 } };
 	bool found;
 	if (!addr)
 		return &none;
@@ -25,11 +26,13 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 	int32_t first = 0;
 	if (py_rd_ptr(c, addr + L->object_type, &type) != 0) {
 		pc->error = arena_printf(c->a, "code object at 0x%llx not captured", (unsigned long long)addr);
+		pc->error_info = model_err_at(PC_ENOTCAPTURED, addr);
 		return pc;
 	}
 	if (c->code_type && type != c->code_type) {
 		pc->error = arena_printf(c->a, "object at 0x%llx is not a code object",
 					 (unsigned long long)addr);
+		pc->error_info = model_err_at(PC_ECORRUPT, addr);
 		return pc;
 	}
 	if (py_rd_ptr(c, addr + L->code_name, &name) != 0 ||
@@ -37,17 +40,20 @@ const struct py_code *py_code_get(struct py_ctx *c, uint64_t addr)
 	    (L->code_qualname >= 0 && py_rd_ptr(c, addr + L->code_qualname, &qualname) != 0) ||
 	    py_rd_i32(c, addr + L->code_firstlineno, &first) != 0) {
 		pc->error = arena_printf(c->a, "code object at 0x%llx not captured", (unsigned long long)addr);
+		pc->error_info = model_err_at(PC_ENOTCAPTURED, addr);
 		return pc;
 	}
 	pc->firstlineno = first;
 	pc->name = py_str_utf8(c, name, PY_MAX_NAME, &why);
 	if (!pc->name) {
 		pc->error = arena_printf(c->a, "code object's name: %s", why);
+		pc->error_info = c->why_info;
 		return pc;
 	}
 	pc->filename = py_str_utf8(c, filename, PY_MAX_NAME, &why);
 	if (!pc->filename) {
 		pc->error = arena_printf(c->a, "code object's file name: %s", why);
+		pc->error_info = c->why_info;
 		return pc;
 	}
 	if (qualname)

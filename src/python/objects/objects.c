@@ -33,6 +33,13 @@ size_t py_utf8_encode(uint32_t cp, char *out)
 	return 4;
 }
 
+/* WHY, its kind CODE and the address ADDR (0: none) kept in c->why_info. */
+static const char *why_at(struct py_ctx *c, enum pc_code code, uint64_t addr, const char *why)
+{
+	c->why_info = addr ? model_err_at(code, addr) : model_err(code);
+	return why;
+}
+
 /* Where the characters of the str at ADDR are: its length, kind (bytes a
  * character: 1, 2 or 4) and their address; NULL, or why not. */
 static const char *str_chars(struct py_ctx *c, uint64_t addr, int64_t *length, unsigned *kind, uint64_t *data)
@@ -40,22 +47,23 @@ static const char *str_chars(struct py_ctx *c, uint64_t addr, int64_t *length, u
 	const struct py_layout *L = c->L;
 	uint32_t state;
 	if (addr == 0)
-		return "NULL string";
+		return why_at(c, PC_ECORRUPT, 0, "NULL string");
 	if (py_rd_i64(c, addr + L->unicode_length, length) != 0 ||
 	    dump_read_u32(c->d, addr + L->unicode_state, &state) != PC_OK)
-		return "string object not captured";
+		return why_at(c, PC_ENOTCAPTURED, addr, "string object not captured");
 	if (*length < 0 || (uint64_t)*length > 1u << 30)
-		return "corrupt string length";
+		return why_at(c, PC_ECORRUPT, addr, "corrupt string length");
 	*kind = (state >> L->unicode_kind_shift) & 7;
 	bool compact = (state >> L->unicode_compact_shift) & 1;
 	bool ascii = (state >> L->unicode_ascii_shift) & 1;
 	if (*kind != 1 && *kind != 2 && *kind != 4)
 		return L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)
-			       ? "string not ready (legacy wstr form)" : "corrupt string kind";
+			       ? why_at(c, PC_EUNSUPPORTED, addr, "string not ready (legacy wstr form)")
+			       : why_at(c, PC_ECORRUPT, addr, "corrupt string kind");
 	if (compact)
 		*data = addr + (uint64_t)(ascii ? L->sizeof_ascii : L->sizeof_compact);
 	else if (L->unicode_data < 0 || py_rd_ptr(c, addr + L->unicode_data, data) != 0 || *data == 0)
-		return "legacy string data not captured";
+		return why_at(c, PC_ENOTCAPTURED, addr, "legacy string data not captured");
 	return NULL;
 }
 
@@ -74,13 +82,13 @@ const char *py_str_utf8(struct py_ctx *c, uint64_t addr, size_t maxchars, const 
 	if (!raw || !out) {
 		if (raw != small)
 			free(raw);
-		*why = "out of memory";
+		*why = why_at(c, PC_ENOMEM, 0, "out of memory");
 		return NULL;
 	}
 	if (dump_read(c->d, data, raw, n * kind) != PC_OK) {
 		if (raw != small)
 			free(raw);
-		*why = "string data not captured";
+		*why = why_at(c, PC_ENOTCAPTURED, data, "string data not captured");
 		return NULL;
 	}
 	size_t o = 0;
@@ -124,20 +132,20 @@ uint8_t *py_bytes(struct py_ctx *c, uint64_t addr, size_t max, size_t *len, cons
 {
 	int64_t size;
 	if (addr == 0 || py_rd_i64(c, addr + c->L->var_size, &size) != 0) {
-		*why = "bytes object not captured";
+		*why = why_at(c, PC_ENOTCAPTURED, addr, "bytes object not captured");
 		return NULL;
 	}
 	if (size < 0 || (uint64_t)size > max) {
-		*why = "bytes object of implausible size";
+		*why = why_at(c, PC_ECORRUPT, addr, "bytes object of implausible size");
 		return NULL;
 	}
 	uint8_t *buf = arena_alloc(c->a, (size_t)size + 1);
 	if (!buf) {
-		*why = "out of memory";
+		*why = why_at(c, PC_ENOMEM, 0, "out of memory");
 		return NULL;
 	}
 	if (dump_read(c->d, addr + c->L->bytes_sval, buf, (size_t)size) != PC_OK) {
-		*why = "bytes data not captured";
+		*why = why_at(c, PC_ENOTCAPTURED, addr, "bytes data not captured");
 		return NULL;
 	}
 	*len = (size_t)size;

@@ -15,6 +15,7 @@ struct py_code {
 	uint8_t *table;              /* co_lnotab or co_linetable, arena-owned */
 	size_t table_len;
 	const char *error;           /* set when the code object could not be read */
+	struct model_error_info error_info;
 };
 
 /* What a walk remembers of a type's name (py_type_qualname). */

@@ -76,10 +76,17 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
  * ------------------------------------------------------------------------ */
 
 /* A hard failure: the object cannot be printed truthfully. */
+void repr_fail_as(struct rctx *r, enum pc_code code, const char *why)
+{
+	if (!r->error) {
+		r->error = why;
+		r->error_info = r->at ? model_err_at(code, r->at) : model_err(code);
+	}
+}
+
 void repr_fail(struct rctx *r, const char *why)
 {
-	if (!r->error)
-		r->error = why;
+	repr_fail_as(r, PC_ENOTCAPTURED, why);
 }
 
 /* A limit reached: stop here; what was printed is a true prefix. */

@@ -153,7 +153,7 @@ bool repr_odict(struct rctx *r, uint64_t addr)
 			}
 			if (!node || !rd_ptr(c, node, &key) || !key || !(e = addrtab_get(&values, key, &found)) ||
 			    !found) {
-				repr_fail(r, "OrderedDict's linked list does not match its dict");
+				repr_fail_as(r, PC_ECORRUPT, "OrderedDict's linked list does not match its dict");
 				break;
 			}
 			if (i)

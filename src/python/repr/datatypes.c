@@ -70,7 +70,7 @@ bool repr_partial(struct rctx *r, uint64_t addr)
 	if (f[2] && py_dict_items(c, f[2], partial_kw, &w) != 0)
 		repr_fail(r, "partial's keywords not captured");
 	if (!w.ok)
-		repr_fail(r, "partial has a keyword that is not a str");
+		repr_fail_as(r, PC_ECORRUPT, "partial has a keyword that is not a str");
 	sb_puts(&r->b, ")");
 	r->depth--;
 	return true;

@@ -238,13 +238,23 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	sb_printf(&r->b, " object at 0x%llx>", (unsigned long long)addr);
 }
 
+static void repr_obj_at(struct rctx *r, uint64_t addr);
+
 void repr_obj(struct rctx *r, uint64_t addr)
+{
+	uint64_t outer = r->at;
+	r->at = addr;
+	repr_obj_at(r, addr);
+	r->at = outer;
+}
+
+static void repr_obj_at(struct rctx *r, uint64_t addr)
 {
 	struct py_ctx *c = r->c;
 	if (sb_full(&r->b))
 		return;
 	if (addr == 0) {
-		repr_fail(r, "NULL object");
+		repr_fail_as(r, PC_ECORRUPT, "NULL object");
 		sb_puts(&r->b, "<NULL>");
 		return;
 	}
@@ -287,11 +297,14 @@ void repr_obj(struct rctx *r, uint64_t addr)
 void repr_item(struct rctx *r, uint64_t addr)
 {
 	const char *outer = r->error;
+	struct model_error_info outer_info = r->error_info;
 	size_t n = r->b.n, chars = r->b.chars;
 	r->error = NULL;
 	repr_obj(r, addr);
 	const char *why = r->error;
+	struct model_error_info why_info = r->error_info;
 	r->error = outer;
+	r->error_info = outer_info;
 	if (!why || r->b.oom)
 		return;
 	/* take back what the item printed and show it as Python's own
@@ -304,9 +317,11 @@ void repr_item(struct rctx *r, uint64_t addr)
 		sb_printf(&r->b, "<invalid object at 0x%llx>", (unsigned long long)addr);
 	else
 		sb_puts(&r->b, "<NULL>");
-	if (!r->damaged)
+	if (!r->damaged) {
+		r->damaged_info = why_info;
 		r->damaged = arena_printf(r->c->a, "an item could not be read (%s): shown as %s", why,
 					  addr ? "<invalid object at 0x...>" : "<NULL>");
+	}
 }
 
 int64_t py_len(struct py_ctx *c, uint64_t addr)
@@ -346,6 +361,7 @@ const char *py_repr_len(struct py_ctx *c, uint64_t addr, const struct repr_limit
 	if (r.b.oom || r.error) {
 		free(r.b.p);
 		*error = r.b.oom ? "out of memory" : r.error;
+		c->why_info = r.b.oom ? model_err(PC_ENOMEM) : r.error_info;
 		return NULL;
 	}
 	const char *why = NULL;
@@ -372,6 +388,10 @@ const char *py_repr_len(struct py_ctx *c, uint64_t addr, const struct repr_limit
 		if (notes[i])
 			why = why ? arena_printf(c->a, "%s; %s", why, notes[i]) : notes[i];
 	*error = why;
+	/* the kind: an item's failure before a limit, a limit before a type
+	 * whose own __repr__ pycore cannot run */
+	c->why_info = r.damaged ? r.damaged_info : r.b.cut ? model_err_at(PC_ELIMIT, addr)
+		      : model_err_at(PC_EUNSUPPORTED, addr);
 	const char *out = arena_strdup(c->a, r.b.p ? r.b.p : "");
 	free(r.b.p);
 	return out;

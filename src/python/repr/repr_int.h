@@ -41,13 +41,19 @@ struct rctx {
 	uint64_t stack[REPR_MAX_DEPTH_HARD];
 	int depth;
 	const char *error;       /* first failure met inside */
+	struct model_error_info error_info;   /* its kind and address */
 	const char *limit_why;   /* which limit cut the repr */
 	const char *approx;      /* a type whose own __repr__ could not be run */
 	const char *damaged;     /* an item shown as <NULL> or <invalid object at 0x...> */
+	struct model_error_info damaged_info; /* the item's failure: kind and address */
+	uint64_t at;             /* the object being printed (the innermost) */
 };
 
-/* A hard failure: the object cannot be printed truthfully. */
+/* A hard failure: the object cannot be printed truthfully, because
+ * memory it needs is not in the dump (kind not captured, at the object
+ * being printed); repr_fail_as for any other kind (corrupt, ...). */
 void repr_fail(struct rctx *r, const char *why);
+void repr_fail_as(struct rctx *r, enum pc_code code, const char *why);
 /* A limit reached: stop here; what was printed is a true prefix. */
 void repr_limit(struct rctx *r, const char *why);
 /* Py_ReprEnter: true (and "..." is due) when ADDR is being printed further

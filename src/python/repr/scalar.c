@@ -38,19 +38,19 @@ void repr_long(struct rctx *r, uint64_t addr)
 	case PY_LONG_UNREADABLE:
 		return repr_fail(r, "int not captured");
 	case PY_LONG_CORRUPT_SIGN:
-		return repr_fail(r, "corrupt int sign");
+		return repr_fail_as(r, PC_ECORRUPT, "corrupt int sign");
 	case PY_LONG_TOO_LARGE:
-		return repr_fail(r, arena_printf(c->a, "int of %lld 30-bit digits: too large to print "
+		return repr_fail_as(r, PC_ELIMIT, arena_printf(c->a, "int of %lld 30-bit digits: too large to print "
 						 "(Python refuses more than 4300 decimal digits)", (long long)ndigits));
 	case PY_LONG_DIGITS_UNREADABLE:
 		return repr_fail(r, "int digits not captured");
 	}
 	char *text = malloc(LONG_MAX_DIGITS * 10 + 2);
 	if (!text)
-		return repr_fail(r, "out of memory");
+		return repr_fail_as(r, PC_ENOMEM, "out of memory");
 	const char *why = py_long_format(digits, (size_t)ndigits, negative, text, LONG_MAX_DIGITS * 10 + 2);
 	if (why)
-		repr_fail(r, why);
+		repr_fail_as(r, PC_ECORRUPT, why); /* a digit of more than 30 bits */
 	else
 		sb_puts(&r->b, text);
 	free(text);
@@ -258,14 +258,14 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 		return NULL;
 	}
 	if (length < 0 || length > ((int64_t)1 << 40)) {
-		repr_fail(r, "corrupt str length");
+		repr_fail_as(r, PC_ECORRUPT, "corrupt str length");
 		return NULL;
 	}
 	unsigned kind = (state >> L->unicode_kind_shift) & 7;
 	bool compact = (state >> L->unicode_compact_shift) & 1;
 	bool ascii = (state >> L->unicode_ascii_shift) & 1;
 	if (kind != 1 && kind != 2 && kind != 4) {
-		repr_fail(r, "str of unknown kind (not ready, or corrupt)");
+		repr_fail_as(r, PC_ECORRUPT, "str of unknown kind (not ready, or corrupt)");
 		return NULL;
 	}
 	uint64_t data;
@@ -280,7 +280,8 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 	uint32_t *cps = malloc((*n ? *n : 1) * sizeof(*cps));
 	uint8_t *raw = malloc((*n ? *n : 1) * kind);
 	if (!cps || !raw || dump_read(c->d, data, raw, *n * kind) != PC_OK) {
-		repr_fail(r, cps && raw ? "str data not captured" : "out of memory");
+		bool read = cps && raw;
+		repr_fail_as(r, read ? PC_ENOTCAPTURED : PC_ENOMEM, read ? "str data not captured" : "out of memory");
 		free(cps);
 		free(raw);
 		return NULL;
@@ -296,7 +297,7 @@ static uint32_t *str_codepoints(struct rctx *r, uint64_t addr, size_t max, size_
 			memcpy(&cps[i], raw + 4 * i, 4);
 		}
 		if (ascii && cps[i] > 0x7f) {
-			repr_fail(r, "corrupt ASCII str");
+			repr_fail_as(r, PC_ECORRUPT, "corrupt ASCII str");
 			free(cps);
 			free(raw);
 			return NULL;
@@ -354,7 +355,7 @@ void repr_bytes(struct rctx *r, uint64_t addr)
 	if (py_rd_i64(c, addr + c->L->var_size, &size) != 0)
 		return repr_fail(r, "bytes not captured");
 	if (size < 0)
-		return repr_fail(r, "corrupt bytes size");
+		return repr_fail_as(r, PC_ECORRUPT, "corrupt bytes size");
 	size_t n = (uint64_t)size < r->lim->max_repr + 16 ? (size_t)size : r->lim->max_repr + 16;
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf || dump_read(c->d, addr + c->L->bytes_sval, buf, n) != PC_OK) {

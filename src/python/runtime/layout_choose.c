@@ -92,9 +92,15 @@ static struct pc_error *apply_debug_offsets(struct py_ctx *c, struct py_layout *
 		*unreadable = true;
 		return NULL;
 	}
-	if (dr->err)
-		return pc_error_new(PC_EUNSUPPORTED, NULL, "%s: not supported (--layout=dwarf reads a build "
-				    "with debug info from its DWARF instead)", dr->err->message);
+	if (dr->err) {
+		struct pc_error *e = pc_error_new(PC_EUNSUPPORTED, NULL, "%s: not supported (--layout=dwarf reads "
+						  "a build with debug info from its DWARF instead)", dr->err->message);
+		if (e->code == PC_EUNSUPPORTED && dr->err->has_address) { /* not the static out of memory */
+			e->address = dr->err->address;
+			e->has_address = true;
+		}
+		return e;
+	}
 	if (o->free_threaded != py_layout_free_threaded(L)) {
 		return pc_error_new(PC_EUNSUPPORTED, NULL, "CPython %s's debug offsets say it is %s build, but the layout "
 				    "pycore has for it (%s) is of %s build",

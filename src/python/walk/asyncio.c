@@ -94,6 +94,7 @@ static int add_task(struct py_ctx *c, uint64_t obj, uint64_t unused, void *arg)
 	m->address = obj;
 	if (aio_read_future(w, obj, k, &t->f) != 0) {
 		m->error = "the task object is not captured";
+		m->error_info = model_err_at(PC_ENOTCAPTURED, obj);
 		m->state = NULL;
 	}
 	t->loop = loop_of(w, t->f.loop);
@@ -314,8 +315,10 @@ static void describe(struct aio *w, struct task *t)
 	case FUT_CANCELLED: m->state = "cancelled"; break;
 	case FUT_FINISHED: m->state = "done"; break;
 	default:
-		if (!m->error)
+		if (!m->error) {
 			m->error = "the task's state is not one asyncio writes";
+			m->error_info = model_err_at(PC_ECORRUPT, m->address);
+		}
 	}
 	if (f->state == FUT_FINISHED) {
 		static const struct repr_limits lim = { 256, 100, 8 };

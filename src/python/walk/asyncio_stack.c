@@ -205,6 +205,7 @@ void aio_coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, boo
 	for (int n = 0; coro && n < MAX_CHAIN && aio_kind_of(w, coro) == K_CORO; n++) {
 		if (addrtab_add(&seen, coro) != 0) {
 			m->error = "the chain of awaited coroutines loops";
+			m->error_info = model_err_at(PC_ECORRUPT, coro);
 			break;
 		}
 		bool suspended;
@@ -230,8 +231,10 @@ void aio_coroutine_stack(struct aio *w, struct model_task *m, uint64_t coro, boo
 		coro = awaited(w, frame, state);
 	}
 	addrtab_free(&seen);
-	if (chain.error && !m->error)
+	if (chain.error && !m->error) {
 		m->error = chain.error;
+		m->error_info = chain.error_info;
+	}
 	for (size_t i = chain.frames.n; i-- > 0;)
 		ptrvec_push(c->a, &m->stack, chain.frames.items[i]);
 }

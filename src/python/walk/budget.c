@@ -22,9 +22,11 @@ bool py_out_of_time(struct py_ctx *c)
 	return c->timed_out;
 }
 
-void py_thread_error(struct py_ctx *c, struct model_thread *t, const char *msg)
+void py_thread_error(struct py_ctx *c, struct model_thread *t, struct model_error_info why, const char *msg)
 {
-	if (!t->error)
+	if (!t->error) {
 		t->error = msg;
+		t->error_info = why;
+	}
 	c->r->incomplete = true;
 }

@@ -70,15 +70,15 @@ static void frame_locals(struct py_ctx *c, struct model_thread *t, struct model_
 static bool frame_visit(struct py_ctx *c, struct model_thread *t, struct addrtab *seen, uint64_t frame)
 {
 	if (py_out_of_time(c)) {
-		py_thread_error(c, t, "the time budget ran out here");
+		py_thread_error(c, t, model_err(PC_ETIMEOUT), "the time budget ran out here");
 		return false;
 	}
 	if (t->frames.n >= PY_MAX_FRAMES) {
-		py_thread_error(c, t, arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
+		py_thread_error(c, t, model_err(PC_ELIMIT), arena_printf(c->a, "stack cut at %d frames", PY_MAX_FRAMES));
 		return false;
 	}
 	if (addrtab_add(seen, frame) != 0) {
-		py_thread_error(c, t, arena_printf(c->a, "frame chain loops back to 0x%llx",
+		py_thread_error(c, t, model_err_at(PC_ECORRUPT, frame), arena_printf(c->a, "frame chain loops back to 0x%llx",
 						   (unsigned long long)frame));
 		return false;
 	}
@@ -98,13 +98,13 @@ static void walk_frame_objects(struct py_ctx *c, struct model_thread *t, uint64_
 		if (py_rd_ptr(c, frame + L->frame_code, &code) != 0 ||
 		    py_rd_ptr(c, frame + L->frame_back, &back) != 0 ||
 		    py_rd_i32(c, frame + L->frame_lasti, &lasti) != 0) {
-			py_thread_error(c, t, arena_printf(c->a, "frame at 0x%llx not captured",
+			py_thread_error(c, t, model_err_at(PC_ENOTCAPTURED, frame), arena_printf(c->a, "frame at 0x%llx not captured",
 							   (unsigned long long)frame));
 			break;
 		}
 		const struct py_code *pc = py_code_get(c, code);
 		if (!pc || pc->error) {
-			py_thread_error(c, t, arena_printf(c->a, "frame at 0x%llx: %s", (unsigned long long)frame,
+			py_thread_error(c, t, pc ? pc->error_info : model_err(PC_ENOMEM), arena_printf(c->a, "frame at 0x%llx: %s", (unsigned long long)frame,
 							   pc ? pc->error : "out of memory"));
 			break;
 		}
@@ -164,7 +164,7 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 		    py_rd_ptr(c, frame + L->iframe_code, &code) != 0 ||
 		    py_rd_ptr(c, frame + L->iframe_instr, &instr) != 0 ||
 		    dump_read(c->d, frame + L->iframe_owner, &owner, 1) != PC_OK) {
-			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx not captured",
+			py_thread_error(c, t, model_err_at(PC_ENOTCAPTURED, frame), arena_printf(c->a, "interpreter frame at 0x%llx not captured",
 							   (unsigned long long)frame));
 			break;
 		}
@@ -194,13 +194,13 @@ static void walk_interpreter_frames(struct py_ctx *c, struct model_thread *t, ui
 			continue;
 		}
 		if (owner > max_owner(L->minor)) {
-			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx has unknown owner %u",
+			py_thread_error(c, t, model_err_at(PC_ECORRUPT, frame), arena_printf(c->a, "interpreter frame at 0x%llx has unknown owner %u",
 							   (unsigned long long)frame, owner));
 			break;
 		}
 		const struct py_code *pc = py_code_get(c, code);
 		if (!pc || pc->error) {
-			py_thread_error(c, t, arena_printf(c->a, "interpreter frame at 0x%llx: %s",
+			py_thread_error(c, t, pc ? pc->error_info : model_err(PC_ENOMEM), arena_printf(c->a, "interpreter frame at 0x%llx: %s",
 							   (unsigned long long)frame,
 							   pc ? pc->error : "out of memory"));
 			break;
@@ -378,7 +378,9 @@ static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t t
 	s.nchunks = end->last_data || end->zeroed ? stack_chunks(c, ts, s.chunks, s.tops, 64) : 0;
 	uint64_t first = s.nchunks ? s.chunks[0] + STACK_CHUNK_DATA + 8 : 0;
 	const char *why = NULL;
+	struct model_error_info info = model_err(PC_ECORRUPT);
 	if (end->zeroed) {
+		info = model_err_at(PC_ENOTCAPTURED, end->zeroed);
 		int64_t on = dump_tid_of_stack_address(c->d, end->zeroed);
 		why = on >= 0 ? arena_printf(c->a, "interpreter frame at 0x%llx, on thread %lld's C stack, reads as "
 					     "zeros: the dump does not hold that stack", (unsigned long long)end->zeroed,
@@ -395,31 +397,35 @@ static void check_chain_end(struct py_ctx *c, struct model_thread *t, uint64_t t
 	} else if (!end->natural || !end->last_data || !first || end->last_data == first) {
 		return; /* complete, stopped for a reason said already, or cannot tell */
 	} else {
+		info = model_err_at(PC_ECORRUPT, end->last_data);
 		why = arena_printf(c->a, "the frame chain ends at 0x%llx, not at the thread's first frame "
 				   "(0x%llx, the bottom of its data stack)", (unsigned long long)end->last_data,
 				   (unsigned long long)first);
 	}
 	size_t got = first ? recover_outer(c, t, &s, end->last_data) : 0;
-	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
+	py_thread_error(c, t, info, got ? arena_printf(c->a, "%s; %zu outer frames recovered from the thread's data "
 						 "stack (marked recovered)", why, got)
 				  : arena_printf(c->a, "%s: outer frames are missing", why));
 }
 
-/* The error WHY on T, and the frames of its data stack S recovered. */
-static void recover_thread(struct py_ctx *c, struct model_thread *t, const struct data_stack *s, const char *why)
+/* The error WHY (of kind INFO) on T, and the frames of its data stack S
+ * recovered. */
+static void recover_thread(struct py_ctx *c, struct model_thread *t, const struct data_stack *s,
+			   struct model_error_info info, const char *why)
 {
 	size_t got = s->nchunks ? recover_outer(c, t, s, 0) : 0;
-	py_thread_error(c, t, got ? arena_printf(c->a, "%s; %zu frames recovered from the thread's data stack "
+	py_thread_error(c, t, info, got ? arena_printf(c->a, "%s; %zu frames recovered from the thread's data stack "
 						 "(marked recovered; frames that generators and coroutines run "
 						 "are kept outside it and cannot be)", why, got)
 				  : arena_printf(c->a, "%s: its frames are missing", why));
 }
 
-void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why)
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, struct model_error_info info,
+		       const char *why)
 {
 	struct data_stack s;
 	s.nchunks = c->L->minor >= 11 ? stack_chunks(c, ts, s.chunks, s.tops, 64) : 0;
-	recover_thread(c, t, &s, why);
+	recover_thread(c, t, &s, info, why);
 }
 
 /* 3.11+: a thread whose current frame is NULL though its data stack holds
@@ -432,7 +438,10 @@ static void check_null_start(struct py_ctx *c, struct model_thread *t, uint64_t 
 	if (!n || !s.tops[n - 1] || (n == 1 && s.tops[0] <= s.chunks[0] + STACK_CHUNK_DATA + 8))
 		return; /* an empty data stack: no Python frame runs, as the NULL says */
 	int64_t on = via ? dump_tid_of_stack_address(c->d, via) : -1;
-	recover_thread(c, t, &s, on >= 0 ? arena_printf(c->a, "the current frame, read through the _PyCFrame "
+	/* through VIA, a C stack the dump holds as zeros: not captured there;
+	 * else a NULL over a data stack that holds frames: corrupt */
+	struct model_error_info info = via ? model_err_at(PC_ENOTCAPTURED, via) : model_err(PC_ECORRUPT);
+	recover_thread(c, t, &s, info, on >= 0 ? arena_printf(c->a, "the current frame, read through the _PyCFrame "
 							   "at 0x%llx on thread %lld's C stack, is NULL, yet "
 							   "the thread's data stack holds frames: the dump "
 							   "does not hold that stack as it was",

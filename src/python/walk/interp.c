@@ -44,7 +44,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 	t->tid = -1;
 	uint64_t ident = 0;
 	if (py_rd_ptr(c, ts + L->tstate_thread_id, &ident) != 0) {
-		py_thread_error(c, t, arena_printf(c->a, "thread state at 0x%llx not captured",
+		py_thread_error(c, t, model_err_at(PC_ENOTCAPTURED, ts), arena_printf(c->a, "thread state at 0x%llx not captured",
 						   (unsigned long long)ts));
 		return;
 	}
@@ -74,7 +74,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		/* 3.11 and 3.12 keep the pointer in a _PyCFrame on the C stack,
 		 * where a truncated core ends first; its frames are still
 		 * on the thread's data stack */
-		py_recover_thread(c, t, ts, arena_printf(c->a, "current frame not captured (its pointer, at 0x%llx, "
+		py_recover_thread(c, t, ts, model_err_at(PC_ENOTCAPTURED, at), arena_printf(c->a, "current frame not captured (its pointer, at 0x%llx, "
 							 "is not in the dump)", (unsigned long long)at));
 		return;
 	}

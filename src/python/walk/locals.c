@@ -61,8 +61,10 @@ static void add_local(struct py_ctx *c, struct model_frame *f, const char *name,
 		return;
 	l->has_attributes = true;
 	struct attr_walk w = { l, lim, 0 };
-	if (py_instance_attrs(c, value, type, add_attr, &w) != 0 && !l->error)
+	if (py_instance_attrs(c, value, type, add_attr, &w) != 0 && !l->error) {
 		l->error = "its attributes could not all be read";
+		l->error_info = model_err_at(PC_ENOTCAPTURED, value);
+	}
 }
 
 static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, const char *name,
@@ -78,11 +80,14 @@ static struct model_local *new_local(struct py_ctx *c, struct ptrvec *into, cons
 	enum py_type t = py_type_of(c, value, &type);
 	if (t == PYT_UNREADABLE) {
 		l->error = "object not captured in the dump";
+		l->error_info = model_err_at(PC_ENOTCAPTURED, value);
 		return l;
 	}
 	l->type = py_type_name(c, type);
 	int64_t length;
 	l->repr = py_repr_len(c, value, lim, &l->error, &length);
+	if (l->error)
+		l->error_info = c->why_info;
 	if (l->repr && length >= 0) {
 		l->length = length;
 		l->has_length = true;

@@ -178,7 +178,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 		     struct dump_module *interp_module, bool shared)
 {
 	if (t->tid < 0) {
-		py_thread_error(c, t, "no OS thread for this Python thread: no native stack");
+		py_thread_error(c, t, model_err(PC_ENOTCAPTURED), "no OS thread for this Python thread: no native stack");
 		return;
 	}
 	struct unwind_into u = { .c = c, .interp_module = interp_module };

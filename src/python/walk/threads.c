@@ -81,11 +81,13 @@ const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **er
 	int kind = py_type_of(c, exc, &type) == PYT_UNREADABLE ? -2 : py_exception_str_kind(c, type);
 	if (kind == -1) {
 		*error = "its type's __str__ is its own: not run";
+		c->why_info = model_err_at(PC_EUNSUPPORTED, exc);
 		return NULL;
 	}
 	if (py_rd_ptr(c, exc + c->L->exc_args, &args) != 0 || !args ||
 	    dump_read(c->d, args + c->L->var_size, &n, 8) != PC_OK || n < 0) {
 		*error = "the exception's args are not captured";
+		c->why_info = model_err_at(PC_ENOTCAPTURED, exc);
 		return NULL;
 	}
 	if (n == 0)
@@ -94,6 +96,7 @@ const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **er
 		return py_repr(c, args, &lim, error);
 	if (py_rd_ptr(c, args + c->L->tuple_item, &arg) != 0) {
 		*error = "the exception's args are not captured";
+		c->why_info = model_err_at(PC_ENOTCAPTURED, args);
 		return NULL;
 	}
 	if (kind == 1)
@@ -155,6 +158,8 @@ static void read_exception(struct py_ctx *c, uint64_t exc, uint64_t type, struct
 	const char *why;
 	e->type = py_type_name(c, type);
 	e->message = py_exception_message(c, exc, &e->error);
+	if (e->error)
+		e->error_info = c->why_info;
 	e->repr = py_repr(c, exc, &lim, &why);
 	if (why)
 		e->repr = NULL;   /* only Python's own repr, never an approximation */
@@ -170,11 +175,13 @@ static void read_exception(struct py_ctx *c, uint64_t exc, uint64_t type, struct
 			break;
 		if (tb_entry(c, tb, &code, &lasti, &lineno) != 0 || py_rd_ptr(c, tb + L->tb_next, &next) != 0) {
 			e->error = "the traceback is not captured whole";
+			e->error_info = model_err_at(PC_ENOTCAPTURED, tb);
 			break;
 		}
 		const struct py_code *pc = py_code_get(c, code);
 		if (!pc || pc->error) {
 			e->error = pc ? pc->error : "out of memory";
+			e->error_info = pc ? pc->error_info : model_err(PC_ENOMEM);
 			break;
 		}
 		struct model_frame *f = arena_alloc(c->a, sizeof(*f));
@@ -246,6 +253,7 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 	t->exception = e;
 	if (pt == PYT_UNREADABLE) {
 		e->error = "the exception object is not captured";
+		e->error_info = model_err_at(PC_ENOTCAPTURED, exc);
 		return;
 	}
 	read_exception(c, exc, type, e);
@@ -259,14 +267,17 @@ void py_thread_exception(struct py_ctx *c, uint64_t ts, struct model_thread *t)
 			break; /* a cycle: Python's traceback stops there too */
 		struct model_exception *link = n <= MAX_CHAIN ? arena_alloc(c->a, sizeof(*link)) : NULL;
 		if (!link || ptrvec_push(c->a, &e->chain, link) != 0) {
-			if (!e->error)
+			if (!e->error) {
 				e->error = "its chain of causes is longer than pycore follows";
+				e->error_info = model_err(PC_ELIMIT);
+			}
 			break;
 		}
 		seen[n] = exc;
 		link->relation = relation;
 		if (py_type_of(c, exc, &type) == PYT_UNREADABLE) {
 			link->error = "the exception object is not captured";
+			link->error_info = model_err_at(PC_ENOTCAPTURED, exc);
 			break;
 		}
 		read_exception(c, exc, type, link);

@@ -20,11 +20,12 @@ void py_gc_after_native(struct py_ctx *c);
  * FRAME was read from when that is not the thread state itself (3.11,
  * 3.12: the _PyCFrame), else 0. */
 void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint64_t frame, uint64_t via);
-/* A thread whose current frame cannot be had (WHY says how): the error
- * WHY, and (3.11+) the frames on its data stack, from the bottom to the
+/* A thread whose current frame cannot be had (WHY says how, INFO its
+ * kind and address): the error WHY, and (3.11+) the frames on its data stack, from the bottom to the
  * top its thread state records, appended (innermost first) marked
  * recovered when that walk meets the top exactly; the error counts them. */
-void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, const char *why);
+void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, struct model_error_info info,
+		       const char *why);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
@@ -78,8 +79,8 @@ void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 /* True once the time budget (--timeout) is spent; the walk then stops
  * where it is and says so. */
 bool py_out_of_time(struct py_ctx *c);
-/* Mark T incomplete with MSG (the first reason is kept). */
-void py_thread_error(struct py_ctx *c, struct model_thread *t, const char *msg);
+/* Mark T incomplete with MSG, of kind WHY (the first reason is kept). */
+void py_thread_error(struct py_ctx *c, struct model_thread *t, struct model_error_info why, const char *msg);
 /* CLOCK_MONOTONIC, in nanoseconds. */
 uint64_t py_now_ns(void);
 
