@@ -1,0 +1,428 @@
+"""Real arm64 kernel cores and gcores, made on this machine by an arm64
+Debian virtual machine (issue 26), read here.
+
+scripts/arm64-vm builds once per machine, in ~/.cache/pycore/arm64/, a
+Debian arm64 root (bookworm's python3.11 and its -dbg, libc6-dbg, gdb;
+sid's python3.13 and 3.14 too where that root is built), Debian's arm64
+kernel and a busybox initramfs, and boots them under qemu-system-aarch64
+(TCG, no KVM: about a minute).  The machine's PID 1 is this test's own
+init (src/tests/arm64-init.sh): it runs scenarios of src/tests/scenarios/
+that record their own truth (sys._current_frames(), locals' repr(),
+thread ids) and crash (SIGSEGV in C), block (a gcore by the machine's gdb;
+kill -ABRT: the kernel's core), run asyncio tasks or recurse deeply, then
+powers off; the cores and truth files come out of its disk with debugfs.
+The last run's are kept in ~/.cache/pycore/arm64/cores/SUITE/ (NAME.core,
+NAME.truth.json, results, facts) for whoever works on aarch64 support.
+
+Per case, TAP lines:
+- the machine made the core and the truth (the status each way expects);
+- the core's notes: per thread NT_PRSTATUS (392 bytes, pr_pid the thread
+  ids the process recorded), NT_FPREGSET, NT_ARM_TLS, NT_ARM_PAC_MASK, and
+  once NT_PRPSINFO, NT_SIGINFO, NT_AUXV, NT_FILE; the thread pointer
+  (NT_ARM_TLS) minus sizeof(struct pthread) plus its tid offset (glibc's
+  arm64 layout, src/tests/arm64-facts.txt) holds each thread's id;
+- gdb-multiarch (set sysroot ROOT) unwinds every thread to its start and
+  the crashing one from strlen: the native-stack reference;
+- pycore's report against the process's truth (threads, frames, locals)
+  and its native stacks against gdb-multiarch's with PAC bits stripped:
+  skipped by name, "pycore cannot read aarch64 yet", while pycore refuses
+  the core's architecture.
+Where qemu-system-aarch64 or the cache (root once, to build it) is
+missing, every case is skipped by name, saying why.
+
+Environment: PYCORE, srcdir; PYCORE_ARM64_CACHE (scripts/arm64-vm);
+PYCORE_ARM64_SUITES (default: bookworm, and sid when its root is built);
+PYCORE_ARM64_TIMEOUT (seconds for a boot, default 420).
+"""
+import json
+import mmap
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import TAP, Failure, Skip, load_script  # noqa: E402
+
+SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
+VM = os.path.join(SRCDIR, "scripts", "arm64-vm")
+INIT = os.path.join(SRCDIR, "src", "tests", "arm64-init.sh")
+SCENARIOS = os.path.join(SRCDIR, "src", "tests", "scenarios")
+stacks = load_script("check_stacks", os.path.join(SRCDIR, "src", "tests", "check-stacks.py"))
+
+# NAME SCENARIO HOW (arm64-init.sh): the crash, the hang (gcore), asyncio,
+# deep recursion, locals (kernel cores of blocked processes, SIGABRT).
+CASES = [
+    ("crash", "crash.py", "crash"),
+    ("crash_fh", "crash.py", "crash-fh"),
+    ("threads", "threads.py", "gcore"),
+    ("aio_tasks", "aio_tasks.py", "ABRT"),
+    ("recursion", "recursion.py", "ABRT"),
+    ("locals", "locals.py", "ABRT"),
+]
+SUITE_PYTHONS = {"bookworm": ["python3.11"], "sid": ["python3.13", "python3.14"]}
+# what wait(1) in the machine's sh says of each way
+STATUS = {"crash": 128 + signal.SIGSEGV, "crash-fh": 128 + signal.SIGSEGV, "gcore": 128 + signal.SIGKILL, "ABRT": 128 + signal.SIGABRT}
+SIGNAL = {"crash": signal.SIGSEGV, "crash-fh": signal.SIGSEGV, "gcore": None, "ABRT": signal.SIGABRT}
+
+# Linux's note types (include/uapi/linux/elf.h)
+NT = {1: "PRSTATUS", 2: "FPREGSET", 3: "PRPSINFO", 6: "AUXV", 0x53494749: "SIGINFO", 0x46494C45: "FILE",
+      0x401: "ARM_TLS", 0x402: "ARM_HW_BREAK", 0x403: "ARM_HW_WATCH", 0x404: "ARM_SYSTEM_CALL",
+      0x405: "ARM_SVE", 0x406: "ARM_PAC_MASK", 0x407: "ARM_PACA_KEYS", 0x408: "ARM_PACG_KEYS",
+      0x409: "ARM_TAGGED_ADDR_CTRL", 0x40A: "ARM_PAC_ENABLED_KEYS", 0x40B: "ARM_SSVE", 0x40C: "ARM_ZA",
+      0x40D: "ARM_ZT"}
+PER_THREAD = ["PRSTATUS", "FPREGSET", "ARM_TLS", "ARM_PAC_MASK"]
+ONCE = {"kernel": ["PRPSINFO", "SIGINFO", "AUXV", "FILE"], "gcore": ["PRPSINFO", "AUXV", "FILE"]}
+EM_AARCH64 = 183
+# struct elf_prstatus on arm64 (include/uapi/linux/elfcore.h, arch/arm64
+# user_pt_regs): pr_pid at 32, pr_reg at 112 (x0..x30, sp, pc, pstate),
+# pr_fpvalid at 384, 392 bytes in all.
+PRSTATUS_SIZE, PR_PID, PR_REG = 392, 32, 112
+# glibc 2.36 (bookworm), from libc6-dbg's DWARF (gdb-multiarch ptype/o
+# struct pthread, src/tests/arm64-facts.txt): the thread pointer
+# (tpidr_el0) points just past struct pthread (TLS_DTV_AT_TP).
+PTHREAD_SIZE = {"bookworm": 0x700}
+PTHREAD_TID = {"bookworm": 0xd0}
+REFUSAL = re.compile(r"cannot analyze this architecture|only x86_64 is supported|machine type 183")
+
+
+def vm(*args, timeout=60):
+    return subprocess.run([VM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+
+
+class Core:
+    """An ELF core, mapped: its notes and its memory."""
+
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        self.m = mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ)
+        m = self.m
+        if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
+            raise Failure("%s: not a 64-bit little-endian ELF file" % path)
+        e_type, e_machine = struct.unpack_from("<HH", m, 16)
+        if e_type != 4:
+            raise Failure("%s: ELF type %d, not a core" % (path, e_type))
+        self.machine = e_machine
+        phoff, = struct.unpack_from("<Q", m, 32)
+        phentsize, phnum = struct.unpack_from("<HH", m, 54)
+        self.loads = []
+        self.notes = []   # (name, type, desc bytes)
+        for i in range(phnum):
+            p_type, _, off, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", m, phoff + i * phentsize)
+            if p_type == 1:
+                self.loads.append((vaddr, memsz, off, filesz))
+            elif p_type == 4:
+                pos, end = off, off + filesz
+                while pos + 12 <= end:
+                    namesz, descsz, ntype = struct.unpack_from("<III", m, pos)
+                    name = m[pos + 12:pos + 12 + namesz].rstrip(b"\0").decode("ascii", "replace")
+                    dpos = pos + 12 + ((namesz + 3) & ~3)
+                    self.notes.append((name, ntype, m[dpos:dpos + descsz]))
+                    pos = dpos + ((descsz + 3) & ~3)
+
+    def read(self, addr, size):
+        for vaddr, memsz, off, filesz in self.loads:
+            if vaddr <= addr and addr + size <= vaddr + memsz:
+                if addr + size > vaddr + filesz:
+                    return None   # not in the file
+                return self.m[off + addr - vaddr:off + addr - vaddr + size]
+        return None
+
+    def threads(self):
+        """Per NT_PRSTATUS: {type name: desc} of it and the notes after it
+        up to the next one."""
+        out = []
+        for name, t, desc in self.notes:
+            if t == 1:
+                out.append({})
+            if out and NT.get(t) in PER_THREAD + ["ARM_PACA_KEYS", "ARM_PACG_KEYS", "ARM_PAC_ENABLED_KEYS"]:
+                out[-1].setdefault(NT[t], desc)
+        return out
+
+    def close(self):
+        self.m.close()
+        self.f.close()
+
+
+def note_names(core):
+    return [NT.get(t, hex(t)) for _, t, _ in core.notes]
+
+
+def regs(prstatus):
+    return struct.unpack_from("<34Q", prstatus, PR_REG)
+
+
+def check_made(work, case, how, results):
+    name = case
+    core, truth = os.path.join(work, name + ".core"), os.path.join(work, name + ".truth.json")
+    r = results.get(name)
+    if r is None:
+        raise Failure("the machine did not run it (out/results: %s)" % sorted(results))
+    if int(r["status"]) != STATUS[how]:
+        log = open(os.path.join(work, name + ".log"), errors="replace").read()[-800:]
+        raise Failure("status %s, want %d\n%s" % (r["status"], STATUS[how], log))
+    for p in (core, truth):
+        if not os.path.isfile(p):
+            raise Failure("no %s" % os.path.basename(p))
+    return "%d MB, %.1f s in the machine" % (os.path.getsize(core) >> 20, float(r["end"]) - float(r["start"]))
+
+
+def check_notes(work, suite, name, how):
+    """The notes Debian's arm64 kernel (and gdb's gcore) write, per thread
+    and per process, and what they hold."""
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    core = Core(os.path.join(work, name + ".core"))
+    try:
+        if core.machine != EM_AARCH64:
+            raise Failure("e_machine %d, not EM_AARCH64" % core.machine)
+        names = note_names(core)
+        kind = "gcore" if how == "gcore" else "kernel"
+        for n in ONCE[kind]:
+            if names.count(n) != 1:
+                raise Failure("%d NT_%s notes, want 1: %s" % (names.count(n), n, names))
+        threads = core.threads()
+        tids = sorted(struct.unpack_from("<i", t["PRSTATUS"], PR_PID)[0] for t in threads)
+        want = sorted(t["native_id"] for t in truth["threads"])
+        if not set(want) <= set(tids):
+            raise Failure("NT_PRSTATUS pids %s, the process's threads %s" % (tids, want))
+        pac = None
+        for t in threads:
+            tid = struct.unpack_from("<i", t["PRSTATUS"], PR_PID)[0]
+            for n in PER_THREAD:
+                if n not in t:
+                    raise Failure("thread %d: no NT_%s: %s" % (tid, n, names))
+            if len(t["PRSTATUS"]) != PRSTATUS_SIZE:
+                raise Failure("NT_PRSTATUS of %d bytes, want %d" % (len(t["PRSTATUS"]), PRSTATUS_SIZE))
+            if len(t["ARM_TLS"]) < 8 or len(t["ARM_PAC_MASK"]) != 16:
+                raise Failure("NT_ARM_TLS %d bytes, NT_ARM_PAC_MASK %d bytes" % (len(t["ARM_TLS"]),
+                                                                              len(t["ARM_PAC_MASK"])))
+            data_mask, insn_mask = struct.unpack("<QQ", t["ARM_PAC_MASK"])
+            if data_mask != insn_mask or data_mask == 0 or pac not in (None, data_mask):
+                raise Failure("NT_ARM_PAC_MASK data %#x insn %#x (another thread: %s)"
+                              % (data_mask, insn_mask, pac))
+            pac = data_mask
+            tp, = struct.unpack_from("<Q", t["ARM_TLS"], 0)
+            if suite in PTHREAD_SIZE:
+                raw = core.read(tp - PTHREAD_SIZE[suite] + PTHREAD_TID[suite], 4)
+                if raw is None:
+                    raise Failure("thread %d: struct pthread below tpidr_el0 %#x is not in the core" % (tid, tp))
+                if struct.unpack("<i", raw)[0] != tid:
+                    raise Failure("thread %d: struct pthread's tid at tpidr_el0 %#x - %#x + %#x is %d"
+                                  % (tid, tp, PTHREAD_SIZE[suite], PTHREAD_TID[suite], struct.unpack("<i", raw)[0]))
+        if kind == "kernel":
+            si_signo, = struct.unpack_from("<i", [d for _, t, d in core.notes if t == 0x53494749][0], 0)
+            if si_signo != SIGNAL[how]:
+                raise Failure("NT_SIGINFO si_signo %d, want %d" % (si_signo, SIGNAL[how]))
+        return "%d threads; PAC mask %#x; notes %s" % (len(threads), pac, " ".join(sorted(set(names))))
+    finally:
+        core.close()
+
+
+def gdb_reference(root, work, name):
+    """gdb-multiarch's backtrace of every thread: {lwp: [(pc, function)]}."""
+    exe = root + "/usr/bin/" + open(os.path.join(work, name + ".python")).read().strip()
+    g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
+                        "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
+                        "-iex", "set auto-load off", "-ex", "set print frame-info location-and-address",
+                        "-ex", "thread apply all bt", exe, os.path.join(work, name + ".core")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    out = g.stdout.decode("utf-8", "replace")
+    threads, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^Thread \d+ \(LWP (\d+)\)", line)
+        if m:
+            cur = threads.setdefault(int(m.group(1)), [])
+            continue
+        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+)", line)
+        if m and cur is not None:
+            cur.append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
+    return threads, out
+
+
+def check_gdb(root, work, name, how):
+    """gdb-multiarch unwinds every thread of the core to its start (main,
+    or clone's start_thread), and the crashing thread from strlen."""
+    if not shutil.which("gdb-multiarch"):
+        raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
+    threads, out = gdb_reference(root, work, name)
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    for tt in truth["threads"]:
+        frames = threads.get(tt["native_id"])
+        if not frames:
+            raise Failure("gdb-multiarch lists no frames for thread %s\n%s" % (tt["native_id"], out[-3000:]))
+        fns = [f for _, f in frames]
+        if not any(f in ("main", "start_thread", "thread_start", "_start") for f in fns[-3:]):
+            raise Failure("thread %s: gdb-multiarch's backtrace ends %s\n%s" % (tt["native_id"], fns[-3:], out[-3000:]))
+        if not any(f.startswith("_PyEval_EvalFrameDefault") for f in fns):
+            raise Failure("thread %s: no _PyEval_EvalFrameDefault in %s" % (tt["native_id"], fns))
+        if how == "crash" and tt.get("main") and "strlen" not in fns[0]:
+            raise Failure("the crashing thread's innermost frame is %s, not strlen" % fns[0])
+        if how == "crash-fh" and tt.get("main"):
+            # faulthandler's handler raised the signal again: gdb goes
+            # through the kernel's signal frame to the fault
+            if "<signal" not in fns or "strlen" not in fns[fns.index("<signal") + 1]:
+                raise Failure("the crashing thread's frames %s: no signal frame above strlen" % fns)
+    return "%d threads, %d frames" % (len(threads), sum(len(f) for f in threads.values()))
+
+
+def pycore_json(args, core):
+    rc, out, err = stacks.run_pycore(["analyze", "--format", "json"] + args + [core])
+    if rc == 4 and REFUSAL.search(err):
+        raise Skip("pycore cannot read aarch64 yet (%s)" % err.strip().splitlines()[-1])
+    if rc != 0:
+        raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+    return stacks.load_report(out)
+
+
+def check_pycore(root, work, name, how):
+    """pycore's report against the process's truth: threads, frames, crash
+    facts, and every local of the locals scenario."""
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    core = os.path.join(work, name + ".core")
+    args = ["--sysroot", root] + (["--locals=deep"] if name.endswith("locals") else [])
+    report = pycore_json(args, core)
+    crashed = how.startswith("crash")
+    stacks.compare(truth, report, SIGNAL[how] if crashed else None, SIGNAL[how] if not crashed else None)
+    if name.endswith("locals"):
+        return "%d reprs exactly Python's" % stacks.compare_locals(truth, report)
+    return "%d threads" % len(truth["threads"])
+
+
+def check_native(root, work, name, how):
+    """--native-all: each thread's native frames are gdb-multiarch's,
+    return address for return address (PAC bits stripped)."""
+    if not shutil.which("gdb-multiarch"):
+        raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
+    report = pycore_json(["--sysroot", root, "--native-all"], os.path.join(work, name + ".core"))
+    theirs, _ = gdb_reference(root, work, name)
+    n = 0
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            mine = [int(f["address"], 16) for f in t["frames"] if f["kind"] == "native" and not f.get("inlined")]
+            ref = [pc for pc, _ in theirs.get(t["tid"], []) if pc is not None]
+            if mine[:len(ref)] != ref:
+                raise Failure("thread %s: native frames %s, gdb-multiarch's %s"
+                              % (t["tid"], [hex(a) for a in mine], [hex(a) for a in ref]))
+            n += len(ref)
+    return "%d native frames, gdb-multiarch's" % n
+
+
+def boot(suite, cache, timeout):
+    """One run of the machine: (directory of its out/, None) or (None, why)."""
+    work = tempfile.mkdtemp(prefix="pycore-arm64-")
+    payload = os.path.join(work, "payload")
+    os.makedirs(os.path.join(payload, "scenarios"))
+    for f in os.listdir(SCENARIOS):
+        if f.endswith(".py"):
+            shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
+    shutil.copy(INIT, os.path.join(payload, "init"))
+    os.chmod(os.path.join(payload, "init"), 0o755)
+    with open(os.path.join(payload, "cases"), "w") as f:
+        for py in SUITE_PYTHONS[suite]:
+            for name, scenario, how in CASES:
+                f.write("%s-%s %s %s %s\n" % (py, name, py, scenario, how))
+    disk = os.path.join(work, "disk.raw")
+    t0 = time.time()
+    p = vm("run", suite, payload, disk, str(timeout), timeout=timeout + 60)
+    took = time.time() - t0
+    console = open(disk + ".console", errors="replace").read()
+    if p.returncode != 0:
+        return None, "the machine's run ended with %d after %.0f s: %s %s" % (
+            p.returncode, took, p.stderr.decode(errors="replace").strip(), console[-1500:])
+    out = os.path.join(work, "out")
+    d = subprocess.run(["debugfs", "-R", "rdump /out " + work, disk], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=300)
+    os.unlink(disk)
+    if not os.path.isfile(os.path.join(out, "done")):
+        log = open(os.path.join(out, "init.log"), errors="replace").read() if os.path.isdir(out) else ""
+        return None, "the machine's init did not finish (%.0f s): %s %s %s" % (
+            took, d.stdout.decode(errors="replace")[-500:], log[-1500:], console[-1500:])
+    for py in SUITE_PYTHONS[suite]:
+        for name, _, _ in CASES:
+            with open(os.path.join(out, "%s-%s.python" % (py, name)), "w") as f:
+                f.write(py + "\n")
+    with open(os.path.join(out, "boot"), "w") as f:
+        f.write("seconds %.1f\n" % took)
+    # the last run's cores and truth, for whoever works on aarch64
+    keep = os.path.join(cache, "cores", suite)
+    shutil.rmtree(keep + ".new", ignore_errors=True)
+    shutil.copytree(out, keep + ".new")
+    shutil.rmtree(keep, ignore_errors=True)
+    os.rename(keep + ".new", keep)
+    shutil.rmtree(payload)
+    return out, took
+
+
+def results_of(out):
+    results = {}
+    for line in open(os.path.join(out, "results")):
+        words = line.split()
+        results[words[0]] = dict(w.split("=", 1) for w in words[1:])
+    return results
+
+
+def main():
+    tap = TAP()
+    suites = os.environ.get("PYCORE_ARM64_SUITES")
+    cache = vm("--print").stdout.decode().strip()
+    if suites:
+        suites = suites.split()
+    else:
+        suites = ["bookworm"] + [s for s in ["sid"] if os.path.isfile(os.path.join(cache, s + ".raw.ready"))]
+    timeout = int(os.environ.get("PYCORE_ARM64_TIMEOUT", "420"))
+    checks = [("the machine made the core and the truth", None),
+              ("its notes: per thread PRSTATUS, FPREGSET, ARM_TLS, ARM_PAC_MASK; SIGINFO, AUXV, FILE", check_notes),
+              ("gdb-multiarch unwinds every thread", check_gdb),
+              ("pycore's report against the process's truth", check_pycore),
+              ("pycore's native stacks against gdb-multiarch's", check_native)]
+    for suite in suites:
+        names = [("%s %s (%s)" % (suite, "%s-%s" % (py, c), how), "%s-%s" % (py, c), how)
+                 for py in SUITE_PYTHONS[suite] for c, _, how in CASES]
+        why = None
+        if not shutil.which("qemu-system-aarch64"):
+            why = "qemu-system-aarch64 not installed (Debian package qemu-system-arm)"
+        elif not shutil.which("debugfs") or not shutil.which("mkfs.ext4"):
+            why = "debugfs or mkfs.ext4 not installed (Debian package e2fsprogs)"
+        elif not os.path.isfile(os.path.join(cache, suite + ".raw.ready")):
+            if os.getuid() != 0:
+                why = "the arm64 machine is not built in %s (as root, once: scripts/arm64-vm build %s)" % (cache, suite)
+            else:
+                p = vm("build", suite, timeout=3600)
+                if p.returncode != 0:
+                    why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
+        out = took = None
+        if why is None:
+            out, took = boot(suite, cache, timeout)
+            if out is None:
+                tap.not_ok("%s: the arm64 machine runs its scenarios" % suite, took)
+                why = "the machine did not run"
+            else:
+                tap.ok("%s: the arm64 machine ran its scenarios" % suite, "%.0f s" % took)
+        root = os.path.join(cache, suite)
+        results = results_of(out) if out else {}
+        for label, name, how in names:
+            if why is not None:
+                for what, _ in checks:
+                    tap.skip("%s: %s" % (label, what), why)
+                continue
+            if tap.run("%s: %s" % (label, checks[0][0]), check_made, out, name, how, results) is None:
+                for what, _ in checks[1:]:
+                    tap.skip("%s: %s" % (label, what), "no core")
+                continue
+            tap.run("%s: %s" % (label, checks[1][0]), checks[1][1], out, suite, name, how)
+            for what, fn in checks[2:]:
+                tap.run("%s: %s" % (label, what), fn, root, out, name, how)
+        if out:
+            shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+    stacks.schema_summary(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
