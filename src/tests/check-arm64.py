@@ -101,6 +101,34 @@ PTHREAD_TID = {"bookworm": 0xd0}
 REFUSAL = re.compile(r"cannot analyze this architecture|only x86_64 is supported|machine type 183")
 
 
+_pthread = {}
+
+
+def pthread_offsets(root, suite):
+    """(sizeof(struct pthread), offsetof tid) of the root's glibc, from
+    libc6-dbg's DWARF through gdb-multiarch; the table's where it has none."""
+    if suite in _pthread:
+        return _pthread[suite]
+    got = None
+    if shutil.which("gdb-multiarch"):
+        libc = [os.path.join(d, "libc.so.6") for d in (root + "/lib/aarch64-linux-gnu", root + "/usr/lib/aarch64-linux-gnu")]
+        libc = [p for p in libc if os.path.isfile(p)]
+        if libc:
+            g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
+                                "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
+                                "-ex", "p sizeof(struct pthread)", "-ex", "p (long) &((struct pthread *) 0)->tid",
+                                libc[0]], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+            nums = re.findall(r"^\$\d+ = (\d+)$", g.stdout.decode(errors="replace"), re.M)
+            if len(nums) == 2:
+                got = (int(nums[0]), int(nums[1]))
+    table = (PTHREAD_SIZE[suite], PTHREAD_TID[suite]) if suite in PTHREAD_SIZE else None
+    if got and table and got != table:
+        raise Failure("struct pthread: size %#x, tid at %#x in libc6-dbg's DWARF; the table says %#x, %#x"
+                      % (got + table))
+    _pthread[suite] = got or table
+    return _pthread[suite]
+
+
 def vm(*args, timeout=60):
     return subprocess.run([VM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
 
@@ -121,12 +149,16 @@ class Core:
         phoff, = struct.unpack_from("<Q", m, 32)
         phentsize, phnum = struct.unpack_from("<HH", m, 54)
         self.loads = []
+        self.code = []    # executable mappings: (start, end)
         self.notes = []   # (name, type, desc bytes)
         self.gcore = False  # gdb's: a note of its own (its target description)
         for i in range(phnum):
             p_type, _, off, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", m, phoff + i * phentsize)
             if p_type == 1:
                 self.loads.append((vaddr, memsz, off, filesz))
+                p_flags, = struct.unpack_from("<I", m, phoff + i * phentsize + 4)
+                if p_flags & 1:
+                    self.code.append((vaddr, vaddr + memsz))
             elif p_type == 4:
                 pos, end = off, off + filesz
                 while pos + 12 <= end:
@@ -154,6 +186,26 @@ class Core:
                 out.append({})
             if out and t != 3 and (t != 0x53494749 or self.gcore) and t not in (6, 0x46494C45):
                 out[-1].setdefault(NT.get(t, hex(t)), desc)
+        return out
+
+    def is_code(self, addr):
+        return any(a <= addr < b for a, b in self.code)
+
+    def return_addresses(self, prstatus, limit=2000):
+        """The saved x30 of each frame record on the x29 chain."""
+        r = regs(prstatus)
+        fp, out = r[29], []
+        for _ in range(limit):
+            d = self.read(fp, 16) if fp and fp % 8 == 0 else None
+            if d is None:
+                break
+            nfp, lr = struct.unpack("<QQ", d)
+            if lr == 0:
+                break
+            out.append(lr)
+            if nfp <= fp:
+                break
+            fp = nfp
         return out
 
     def close(self):
@@ -184,7 +236,7 @@ def check_made(work, case, how, results):
     return "%d MB, %.1f s in the machine" % (os.path.getsize(core) >> 20, float(r["end"]) - float(r["start"]))
 
 
-def check_notes(work, suite, name, how):
+def check_notes(root, work, suite, name, how):
     """The notes Debian's arm64 kernel (and gdb's gcore) write, per thread
     and per process, and what they hold: pr_pid the threads' ids, the PAC
     mask the same for data and code and every thread, glibc's struct
@@ -205,6 +257,7 @@ def check_notes(work, suite, name, how):
         if not set(want) <= set(tids):
             raise Failure("NT_PRSTATUS pids %s, the process's threads %s" % (tids, want))
         pac = None
+        offsets = pthread_offsets(root, suite)
         for t in threads:
             tid = struct.unpack_from("<i", t["PRSTATUS"], PR_PID)[0]
             for n in PER_THREAD[kind]:
@@ -221,18 +274,49 @@ def check_notes(work, suite, name, how):
                               % (data_mask, insn_mask, pac))
             pac = data_mask
             tp, = struct.unpack_from("<Q", t["ARM_TLS"], 0)
-            if suite in PTHREAD_SIZE:
-                raw = core.read(tp - PTHREAD_SIZE[suite] + PTHREAD_TID[suite], 4)
+            if offsets:
+                size, off = offsets
+                raw = core.read(tp - size + off, 4)
                 if raw is None:
                     raise Failure("thread %d: struct pthread below tpidr_el0 %#x is not in the core" % (tid, tp))
                 if struct.unpack("<i", raw)[0] != tid:
                     raise Failure("thread %d: struct pthread's tid at tpidr_el0 %#x - %#x + %#x is %d"
-                                  % (tid, tp, PTHREAD_SIZE[suite], PTHREAD_TID[suite], struct.unpack("<i", raw)[0]))
+                                  % (tid, tp, size, off, struct.unpack("<i", raw)[0]))
         if kind == "kernel":
             si_signo, = struct.unpack_from("<i", [d for _, t, d in core.notes if t == 0x53494749][0], 0)
             if si_signo != SIGNAL[how]:
                 raise Failure("NT_SIGINFO si_signo %d, want %d" % (si_signo, SIGNAL[how]))
-        return "%d threads, PAC mask %#x, %d kinds of note" % (len(threads), pac, len(set(names)))
+        return "%d threads, PAC mask %#x, %d kinds of note%s" % (
+            len(threads), pac, len(set(names)), "" if offsets else "; struct pthread unknown (no gdb-multiarch)")
+    finally:
+        core.close()
+
+
+def check_pac(work, suite, name, how):
+    """The saved return addresses on each thread's frame-record chain:
+    with the PAC mask of NT_ARM_PAC_MASK stripped each is in an
+    executable mapping; sid's builds (branch protection) sign some,
+    bookworm's none."""
+    core = Core(os.path.join(work, name + ".core"))
+    try:
+        signed = total = 0
+        for t in core.threads():
+            insn_mask, = struct.unpack_from("<Q", t["ARM_PAC_MASK"], 8)
+            for lr in core.return_addresses(t["PRSTATUS"]):
+                total += 1
+                if lr & insn_mask:
+                    signed += 1
+                if not core.is_code(lr & ~insn_mask):
+                    raise Failure("saved return address %#x (stripped %#x) is in no executable mapping"
+                                  % (lr, lr & ~insn_mask))
+        if total == 0:
+            raise Failure("no frame record on any thread")
+        if suite == "bookworm" and signed:
+            raise Failure("%d of %d saved return addresses carry PAC bits; Debian 12 builds no branch protection"
+                          % (signed, total))
+        if suite == "sid" and not signed:
+            raise Failure("none of %d saved return addresses carries PAC bits (sid builds branch protection)" % total)
+        return "%d of %d saved return addresses signed" % (signed, total)
     finally:
         core.close()
 
@@ -391,6 +475,7 @@ def main():
     timeout = int(os.environ.get("PYCORE_ARM64_TIMEOUT", "420"))
     checks = [("the machine made the core and the truth", None),
               ("its notes, per thread and per process", check_notes),
+              ("saved return addresses, PAC stripped, are code", check_pac),
               ("gdb-multiarch unwinds every thread", check_gdb),
               ("pycore's report against the process's truth", check_pycore),
               ("pycore's native stacks against gdb-multiarch's", check_native)]
@@ -436,8 +521,9 @@ def main():
                 for what, _ in checks[1:]:
                     tap.skip("%s: %s" % (label, what), "no core")
                 continue
-            tap.run("%s: %s" % (label, checks[1][0]), checks[1][1], out, suite, name, how)
-            for what, fn in checks[2:]:
+            tap.run("%s: %s" % (label, checks[1][0]), checks[1][1], root, out, suite, name, how)
+            tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
+            for what, fn in checks[3:]:
                 tap.run("%s: %s" % (label, what), fn, root, out, name, how)
         if out and not reuse:
             shutil.rmtree(os.path.dirname(out), ignore_errors=True)
