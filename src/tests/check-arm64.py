@@ -110,8 +110,8 @@ PRSTATUS_SIZE, PR_PID, PR_REG = 392, 32, 112
 # glibc 2.36 (bookworm), from libc6-dbg's DWARF (gdb-multiarch ptype/o
 # struct pthread, src/tests/arm64-facts.txt): the thread pointer
 # (tpidr_el0) points just past struct pthread (TLS_DTV_AT_TP).
-PTHREAD_SIZE = {"bookworm": 0x740}
-PTHREAD_TID = {"bookworm": 0xd0}
+PTHREAD_SIZE = {"bookworm": 0x740, "sid": 0x720}
+PTHREAD_TID = {"bookworm": 0xd0, "sid": 0xd0}
 REFUSAL = re.compile(r"cannot analyze this architecture|only x86_64 is supported|machine type 183")
 
 
@@ -350,7 +350,8 @@ def gdb_reference(root, work, name):
         if m:
             cur = threads.setdefault(int(m.group(1)), [])
             continue
-        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+)", line)
+        # gdb marks a return address it stripped of PAC bits "[PAC]"
+        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+)(?: \[PAC\])? in )?(\S+)", line)
         if m and cur is not None:
             cur.append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
     return threads, out
