@@ -23,6 +23,7 @@ out=$T/out
 mkdir -p "$out"
 exec >"$out/init.log" 2>&1
 echo "$out/core.%p" >/proc/sys/kernel/core_pattern
+# shellcheck disable=SC3045  # /bin/sh is dash in the machine: it has ulimit -c
 ulimit -c unlimited
 {
 	echo "uname: $(uname -a)"
@@ -60,6 +61,6 @@ while read -r name python scenario how; do
 	[ -f "$out/core.$pid" ] && mv "$out/core.$pid" "$out/$name.core"
 	echo "$name pid=$pid status=$status start=$start end=$(now)" >>"$out/results"
 done <"$T/cases"
-echo done >"$out/done"
+echo finished >"$out/done"
 sync
 /run/busybox poweroff -f
