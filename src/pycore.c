@@ -15,6 +15,7 @@
 #include "cli/batch.h"
 #include "cli/coredump.h"
 #include "cli/group.h"
+#include "report/html.h"
 #include "report/report.h"
 
 enum exit_code {
@@ -31,6 +32,7 @@ enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 struct options {
 	bool json;
 	bool collapsed;              /* --format collapsed */
+	bool html;                   /* --format html */
 	bool pretty;
 	bool no_source;
 	bool all_threads;
@@ -278,11 +280,14 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 					    .sysroot = opt->analysis.files.sysroot,
 					    .all_threads = opt->all_threads, .color = use_color(opt->color) };
 	/* text reports of several dumps: a blank line between two */
-	if (!opt->json && !opt->collapsed && *written)
+	struct report_html_options html = { .source = !opt->no_source, .sysroot = opt->analysis.files.sysroot,
+					    .all_threads = opt->all_threads };
+	if (!opt->json && !opt->collapsed && !opt->html && *written)
 		putchar('\n');
 	*written = true;
 	if (opt->json ? report_json_write(stdout, r, opt->pretty)
 	    : opt->collapsed ? report_collapsed_write(stdout, r)
+	    : opt->html ? report_html_write(stdout, r, &html)
 	    : report_text_write_options(stdout, r, &text))
 		rc = EXIT_WRITE;
 	int err = errno;
@@ -355,8 +360,9 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			opt->format_given = true;
 			opt->json = strcmp(optarg, "json") == 0;
 			opt->collapsed = strcmp(optarg, "collapsed") == 0;
-			if (!opt->json && !opt->collapsed && strcmp(optarg, "text") != 0) {
-				usage_error("unknown format '%s': use text, json or collapsed", optarg);
+			opt->html = strcmp(optarg, "html") == 0;
+			if (!opt->json && !opt->collapsed && !opt->html && strcmp(optarg, "text") != 0) {
+				usage_error("unknown format '%s': use text, json, collapsed or html", optarg);
 				return EXIT_USAGE;
 			}
 			break;
