@@ -341,6 +341,7 @@ static const struct option longopts[] = {
 	{ "null", no_argument, NULL, '0' },
 	{ "skip-done", required_argument, NULL, 'k' },
 	{ "shard", required_argument, NULL, 'H' },
+	{ "html-dir", required_argument, NULL, 'J' },
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
 	{ "help", no_argument, NULL, 'h' },
@@ -515,6 +516,16 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			opt->batch.shard_k = k;
 			opt->batch.shard_n = n;
 			opt->batch_only = "--shard";
+			break;
+		}
+		case 'J': {
+			struct stat st;
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				usage_error("--html-dir '%s' is not a directory", optarg);
+				return EXIT_USAGE;
+			}
+			opt->batch.html_dir = optarg;
+			opt->batch_only = "--html-dir";
 			break;
 		}
 		case 'h':
