@@ -524,10 +524,15 @@ def snapshot(target, scenario, work, extra=()):
     return core, truth
 
 
+# an argument of bytes that are not UTF-8: the report's argv holds them as
+# they are, and only the page's escaping stands between them and the page
+HOSTILE_ARG = b"\xff\xfe</script><img src=x onerror=alert(1)>\xe2\x80"
+
+
 def hostile_core(target, work, many=False):
     truth = os.path.join(work, "truth.json")
-    proc = target.popen([os.path.join(cs.SCENARIOS, "html_hostile.py"), truth] + (["many"] if many else []), work,
-                        stdout=subprocess.PIPE)
+    proc = target.popen([os.path.join(cs.SCENARIOS, "html_hostile.py"), truth] + (["many"] if many else [])
+                        + [HOSTILE_ARG], work, stdout=subprocess.PIPE)
     try:
         if not cs.wait_ready(proc, timeout=60):
             raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
@@ -540,7 +545,7 @@ def hostile_core(target, work, many=False):
         proc.kill()
         proc.wait()
     hostile = [bytes.fromhex(h).decode("utf-8", "surrogateescape") for h in json.load(open(truth))["hostile"]]
-    return core, hostile
+    return core, hostile + [HOSTILE_ARG.decode("utf-8", "surrogateescape")]
 
 
 def stack_minidump(target, work):

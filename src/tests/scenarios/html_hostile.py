@@ -2,7 +2,8 @@
 string of the dump: threads named with them, each running a function
 whose name (co_name, co_qualname) and file name (co_filename) are one of
 them, with locals holding them (str, bytes that are not UTF-8, a dict) and
-inside an except block whose exception's message is one.  argv[2] "many":
+inside an except block whose exception's message is one (the test adds
+an argument of bytes that are not UTF-8).  An argument "many":
 200 such threads (the names cycled, numbered).  Once every thread stands
 at its blocking call, the main thread writes argv[1] (the strings, as
 os.fsencode gives them, in hex) and prints READY.  Runs on CPython 3.8+."""
@@ -54,7 +55,7 @@ def make(name):
 
 
 def main():
-    many = len(sys.argv) > 2 and sys.argv[2] == "many"
+    many = "many" in sys.argv[2:]
     n = 200 if many else len(HOSTILE)
     readies = []
     for i in range(n):
