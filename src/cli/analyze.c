@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/html.h"
 #include "report/report.h"
 
 /* --color: auto is a terminal on standard output and no NO_COLOR (set
@@ -40,12 +41,15 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
 					    .files = &opt->analysis.files,
 					    .all_threads = opt->all_threads, .modules = opt->verbose, .color = use_color(opt->color) };
+	struct report_html_options html = { .source = !opt->no_source, .files = &opt->analysis.files,
+					    .all_threads = opt->all_threads };
 	/* text reports of several dumps: a blank line between two */
-	if (!opt->json && !opt->collapsed && *written)
+	if (!opt->json && !opt->collapsed && !opt->html && *written)
 		putchar('\n');
 	*written = true;
 	if (opt->json ? report_json_write(stdout, r, opt->pretty)
 	    : opt->collapsed ? report_collapsed_write(stdout, r)
+	    : opt->html ? report_html_write(stdout, r, &html)
 	    : report_text_write_options(stdout, r, &text))
 		rc = EXIT_WRITE;
 	int err = errno;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/batch_input.h"
+#include "report/html.h"
 #include "report/report.h"
 
 /* A worker's exit status: its record is a report (complete or not), or an
@@ -68,6 +69,30 @@ static double now(void)
 
 /* ---- the worker (a child process) ---- */
 
+/* The report's page in DIR, written whole or not at all (a temporary
+ * file renamed); a failure is said on standard error, the record stays. */
+static void batch_write_page(const char *dir, const char *path, const struct model_report *r,
+			     const struct locate_policy *files)
+{
+	char name[96], *tmp = NULL, *final = NULL;
+	report_html_page_name(path, name, sizeof(name));
+	if (asprintf(&final, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.%ld", dir, name, (long)getpid()) < 0) {
+		free(final);
+		return;
+	}
+	struct report_html_options o = { .source = true, .files = files };
+	FILE *f = fopen(tmp, "w");
+	int ok = f && report_html_write(f, r, &o) == 0;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok || rename(tmp, final) != 0) {
+		fprintf(stderr, "pycore: batch: %s: cannot write its page %s: %s\n", path, final, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	free(final);
+}
+
 static void __attribute__((noreturn)) work(const char *path, int fd, const struct pool *p)
 {
 	signal(SIGPIPE, SIG_DFL);
@@ -94,6 +119,8 @@ static void __attribute__((noreturn)) work(const char *path, int fd, const struc
 		const struct model_report *r = analysis_report(a);
 		rc = report_json_write(out, r, false) != 0 ? WORKER_UNWRITTEN
 		     : r->incomplete ? WORKER_PARTIAL : WORKER_OK;
+		if (p->bo->html_dir)
+			batch_write_page(p->bo->html_dir, path, r, &ao.files);
 	}
 	if (fclose(out) != 0)
 		rc = WORKER_UNWRITTEN;

@@ -22,6 +22,7 @@ struct batch_options {
 	bool nul;                    /* the list on standard input is NUL-separated */
 	const char *skip_done;       /* JSON Lines of earlier records, or NULL */
 	unsigned long shard_k, shard_n;  /* keep paths hashing to K mod N; N 0: all */
+	const char *html_dir;        /* also each report's HTML page there (report_html_page_name); NULL: none */
 };
 
 int batch_run(char **paths, int npaths, const struct batch_options *bo, const struct analysis_options *ao);

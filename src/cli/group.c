@@ -25,38 +25,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/group_int.h"
 #include "cli/surrogates.h"
 #include "report/report.h"
 #include "util/hash.h"
 
 #define MAX_BAD_SHOWN 10
-
-struct seen {
-	unsigned long record;        /* the report's position in the input, from 1 */
-	bool has_time;               /* its dump exists: TIME is its mtime */
-	struct timespec time;
-	char *path;
-	char *summary;
-};
-
-struct group {
-	char *hash;
-	json_t *fingerprint;         /* the first report's, as read */
-	unsigned long count;
-	bool all_timed;              /* every dump of the group still exists */
-	struct seen first, last;     /* by input order, and (all_timed) by time */
-	struct seen first_t, last_t;
-};
-
-struct grouping {
-	struct group *groups;
-	size_t n, cap;
-	size_t *slots;               /* open addressing: 1 + index, 0 empty */
-	size_t nslots;
-	unsigned long records, reports, bad, no_fingerprint, errors;
-	json_t *error_codes;         /* code -> count */
-};
-
 /* ------------------------------------------------------------------------
  * Reading
  * ------------------------------------------------------------------------ */
@@ -169,6 +143,8 @@ static int add_report(struct grouping *g, json_t *j)
 		if (!gr->last_t.path || !earlier(&s.time, &gr->last_t.time))
 			rc |= seen_set(&gr->last_t, &s);
 	}
+	if (g->html)
+		rc |= group_html_add(&gr->html, j, s.has_time ? &s.time : NULL);
 	return rc;
 }
 
@@ -362,7 +338,7 @@ static int write_json(FILE *out, struct grouping *g)
 /* ------------------------------------------------------------------------ */
 
 static const char group_usage[] =
-	"Usage: pycore group [--format text|json] [FILE.jsonl...]\n"
+	"Usage: pycore group [--format text|json|html] [--html-dir DIR] [FILE.jsonl...]\n"
 	"Groups the reports of pycore batch (JSON Lines; - or none: standard input)\n"
 	"by their fingerprint, most frequent first.\n";
 
@@ -370,27 +346,33 @@ int group_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "html-dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false;
+	bool json = false, html = false;
+	const char *html_dir = NULL;
 	int c;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
-		if (c == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0)) {
+		if (c == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0 ||
+				 strcmp(optarg, "html") == 0)) {
 			json = strcmp(optarg, "json") == 0;
+			html = strcmp(optarg, "html") == 0;
+		} else if (c == 'd') {
+			html_dir = optarg;
 		} else if (c == 'h') {
 			fputs(group_usage, stdout);
 			return fflush(stdout) == 0 ? 0 : 5;
 		} else {
 			fprintf(stderr, "pycore: group: %s (try 'pycore --help')\n",
-				c == 'f' ? "unknown format: use text or json"
+				c == 'f' ? "unknown format: use text, json or html"
 				: c == ':' ? "an option needs a value" : "unknown option");
 			return 2;
 		}
 	}
-	struct grouping g = { .error_codes = json_object() };
+	struct grouping g = { .error_codes = json_object(), .html = html };
 	int rc = g.error_codes ? 0 : -1;
 	char *stdin_name[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_name;
@@ -421,6 +403,8 @@ int group_main(int argc, char **argv)
 			qsort(g.groups, g.n, sizeof(*g.groups), by_count);
 		if (json)
 			rc = write_json(stdout, &g);
+		else if (html)
+			rc = group_html_write(stdout, &g, html_dir, files, nfiles);
 		else
 			write_text(stdout, &g);
 		if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
@@ -439,6 +423,7 @@ int group_main(int argc, char **argv)
 		seen_free(&g.groups[i].last);
 		seen_free(&g.groups[i].first_t);
 		seen_free(&g.groups[i].last_t);
+		group_html_free(g.groups[i].html);
 	}
 	free(g.groups);
 	free(g.slots);

@@ -36,7 +36,7 @@ static char **split_append(char **list, const char *spec)
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
-	"       pycore group [--format text|json] [FILE.jsonl...]\n"
+	"       pycore group [--format text|json|html] [--html-dir DIR] [FILE.jsonl...]\n"
 	"       pycore coredump [--config FILE] INSTANCE\n"
 	"       pycore --help | --version\n"
 	"\n"
@@ -65,6 +65,13 @@ static const char usage_text[] =
 	"                       (flamegraph.pl, inferno, speedscope): a line per distinct\n"
 	"                       stack, \"frame;frame;... COUNT\", outermost first, COUNT\n"
 	"                       the threads with it; a frame is \"function (file:line)\"\n"
+	"                       html: one self-contained page (give one dump): the\n"
+	"                       warnings and summary first, facts, threads grouped as in\n"
+	"                       text with source and carets, variables as tables, lock\n"
+	"                       waits and asyncio tasks as pictures (SVG); no external\n"
+	"                       resource, a Content-Security-Policy allowing only its\n"
+	"                       own inline style and script (by hash), readable with\n"
+	"                       script off; dump strings are always escaped text\n"
 	"      --no-source      text: no source lines under Python frames (by default\n"
 	"                       read, as Python's tracebacks show them with 3.11+ carets,\n"
 	"                       from regular files named by absolute paths ending in .py,\n"
@@ -154,6 +161,9 @@ static const char usage_text[] =
 	"                       Lines of an earlier run; a missing FILE holds none)\n"
 	"      --shard K/N      keep only the dumps whose path hashes to K (0 <= K < N):\n"
 	"                       FNV-1a 64 of the path's bytes, mod N\n"
+	"      --html-dir DIR   also write each report's HTML page into DIR, named\n"
+	"                       NAME-HASH.html (NAME: the path's last component, safe\n"
+	"                       characters only; HASH: FNV-1a 64 of the path)\n"
 	"\n"
 	"group: the reports of batch's JSON Lines (FILE.jsonl, - or none: standard\n"
 	"input) grouped by fingerprint, most frequent first: count, first and last\n"
@@ -162,6 +172,10 @@ static const char usage_text[] =
 	"counted apart; a line that is neither is named on standard error and\n"
 	"counted (exit 1).  --format json: one object per group, {\"fingerprint\",\n"
 	"\"count\", \"seen_by\", \"first_seen\", \"last_seen\", \"example\"} (README).\n"
+	"--format html: the crash dashboard (counts, first/last seen, a histogram per\n"
+	"day, executables, hosts, Python versions, the example's traceback, an icicle\n"
+	"graph of the group's stacks); --html-dir DIR links each dump to its page there\n"
+	"(batch --html-dir's; the links are relative: write the dashboard into DIR).\n"
 	"\n"
 	"coredump: the systemd-coredump hook, run as root by\n"
 	"pycore-coredump@INSTANCE.service after systemd-coredump@INSTANCE.service\n"
@@ -250,6 +264,7 @@ static const struct option longopts[] = {
 	{ "null", no_argument, NULL, '0' },
 	{ "skip-done", required_argument, NULL, 'k' },
 	{ "shard", required_argument, NULL, 'H' },
+	{ "html-dir", required_argument, NULL, 'J' },
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
 	{ "help", no_argument, NULL, 'h' },
@@ -273,8 +288,9 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->format_given = true;
 			opt->json = strcmp(optarg, "json") == 0;
 			opt->collapsed = strcmp(optarg, "collapsed") == 0;
-			if (!opt->json && !opt->collapsed && strcmp(optarg, "text") != 0) {
-				options_usage_error("unknown format '%s': use text, json or collapsed", optarg);
+			opt->html = strcmp(optarg, "html") == 0;
+			if (!opt->json && !opt->collapsed && !opt->html && strcmp(optarg, "text") != 0) {
+				options_usage_error("unknown format '%s': use text, json, collapsed or html", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -430,6 +446,16 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->batch.shard_k = k;
 			opt->batch.shard_n = n;
 			opt->batch_only = "--shard";
+			break;
+		}
+		case 'J': {
+			struct stat st;
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				options_usage_error("--html-dir '%s' is not a directory", optarg);
+				return EXIT_USAGE;
+			}
+			opt->batch.html_dir = optarg;
+			opt->batch_only = "--html-dir";
 			break;
 		}
 		case 'h':

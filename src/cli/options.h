@@ -23,6 +23,7 @@ enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 struct options {
 	bool json;
 	bool collapsed;              /* --format collapsed */
+	bool html;                   /* --format html */
 	bool pretty;
 	bool no_source;
 	bool all_threads;

@@ -1,0 +1,45 @@
+/* Which threads share one section of a report: those whose section would
+ * hold nothing but a stack, with the same frames and the same wait (the
+ * text report's "N threads with this stack"; the HTML page groups the
+ * same way). */
+#include "report/html_int.h"
+
+#include <string.h>
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool report_stack_groupable(const struct model_thread *t)
+{
+	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0)
+		return false;
+	for (size_t i = 0; i < t->frames.n; i++)
+		if (((const struct model_frame *)t->frames.items[i])->has_locals)
+			return false;
+	return true;
+}
+
+static bool same_frame(const struct model_frame *a, const struct model_frame *b)
+{
+	return a->kind == b->kind && a->line == b->line && a->address == b->address &&
+	       a->recovered == b->recovered && a->inlined == b->inlined &&
+	       a->has_position == b->has_position && a->column == b->column &&
+	       a->end_line == b->end_line && a->end_column == b->end_column &&
+	       same_str(a->file, b->file) && same_str(a->function, b->function) &&
+	       same_str(a->source_file, b->source_file);
+}
+
+bool report_same_stack(const struct model_thread *a, const struct model_thread *b)
+{
+	const struct model_wait *wa = a->waiting_on, *wb = b->waiting_on;
+	if (a->frames.n != b->frames.n || !wa != !wb ||
+	    (wa && (wa->address != wb->address || wa->owner != wb->owner || wa->count != wb->count ||
+		    wa->joins != wb->joins)))
+		return false;
+	for (size_t i = 0; i < a->frames.n; i++)
+		if (!same_frame(a->frames.items[i], b->frames.items[i]))
+			return false;
+	return true;
+}
