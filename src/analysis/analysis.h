@@ -1,5 +1,5 @@
 /* One analysis of one dump: open it, resolve and attach its module files, walk it, report.
- * Contract: the only wiring of the pipeline (the CLI and the fuzz targets come through here); reports stay the analysis's.
+ * Contract: the pipeline's only wiring (the CLI, the fuzz targets); a report lives as long as its analysis.
  *
  * analysis_run returns NULL and *out, whose report stays valid
  * until analysis_free, or the error that stopped it (then *out is NULL):
