@@ -42,6 +42,7 @@ runs jobs as their users), munged or Slurm's programs missing
 or slurmd refusing to start for want of cgroup support or permissions, or
 when the kernel's cores cannot be had.  Prints TAP.
 """
+import ctypes
 import json
 import os
 import re
@@ -96,6 +97,15 @@ def memory_mb():
     return 1024
 
 
+def die_with_parent():
+    """In the child: SIGTERM when this test dies, even of SIGKILL
+    (prctl PR_SET_PDEATHSIG, 1)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def tail(path, n=5):
     try:
         lines = open(path, errors="replace").read().splitlines()
@@ -125,7 +135,7 @@ class Cluster:
     def start(self, name, argv, log):
         out = open(self.path(name + ".out"), "wb")
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                             env=self.env, start_new_session=True, cwd=self.d)
+                             env=self.env, start_new_session=True, cwd=self.d, preexec_fn=die_with_parent)
         out.close()
         self.procs.append((name, p))
         return p
