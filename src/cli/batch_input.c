@@ -88,7 +88,10 @@ static void set_free(struct path_set *s)
 
 /* Every input.path of the records in FILE (a missing file holds none;
  * lines that are not records, such as a line cut short by an interrupted
- * run, are passed over, so that their dumps are analyzed again). */
+ * run, are passed over, so that their dumps are analyzed again).  When FILE
+ * is standard output too (--skip-done FILE ... >> FILE) and ends in such a
+ * cut line, a newline ends it first: the first new record gets a line of
+ * its own instead of being glued to the cut one. */
 static int read_done(const char *file, struct path_set *s)
 {
 	FILE *f = fopen(file, "r");
@@ -101,8 +104,10 @@ static int read_done(const char *file, struct path_set *s)
 	char *line = NULL;
 	size_t cap = 0;
 	int rc = 0;
+	bool cut = false;
 	ssize_t n;
 	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		cut = line[n - 1] != '\n';
 		/* a path that is not UTF-8 is written with lone surrogates */
 		char *paired = jsonl_pair_surrogates(line, (size_t)n);
 		json_t *j = paired ? json_loads(paired, 0, NULL) : NULL;
@@ -118,6 +123,12 @@ static int read_done(const char *file, struct path_set *s)
 	}
 	if (rc == 0 && ferror(f)) {
 		fprintf(stderr, "pycore: batch: --skip-done %s: read error\n", file);
+		rc = -1;
+	}
+	struct stat in, out;
+	if (rc == 0 && cut && fstat(fileno(f), &in) == 0 && fstat(STDOUT_FILENO, &out) == 0 &&
+	    in.st_dev == out.st_dev && in.st_ino == out.st_ino && (fputc('\n', stdout) == EOF || fflush(stdout) != 0)) {
+		fprintf(stderr, "pycore: batch: cannot write to standard output: %s\n", strerror(errno));
 		rc = -1;
 	}
 	free(line);

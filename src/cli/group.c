@@ -109,6 +109,16 @@ static bool earlier(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+/* A seen before B by time, dumps of one time by path: whatever order the
+ * reports come in (the parts of a sharded run, in any order), the same
+ * dump is the first and the last seen. */
+static bool seen_before(const struct seen *a, const struct seen *b)
+{
+	if (earlier(&a->time, &b->time) || earlier(&b->time, &a->time))
+		return earlier(&a->time, &b->time);
+	return strcmp(a->path, b->path) < 0;
+}
+
 /* One report into its group; -1 when out of memory. */
 static int add_report(struct grouping *g, json_t *j)
 {
@@ -138,9 +148,9 @@ static int add_report(struct grouping *g, json_t *j)
 		rc |= seen_set(&gr->first, &s);
 	rc |= seen_set(&gr->last, &s);
 	if (s.has_time) {
-		if (!gr->first_t.path || earlier(&s.time, &gr->first_t.time))
+		if (!gr->first_t.path || seen_before(&s, &gr->first_t))
 			rc |= seen_set(&gr->first_t, &s);
-		if (!gr->last_t.path || !earlier(&s.time, &gr->last_t.time))
+		if (!gr->last_t.path || seen_before(&gr->last_t, &s))
 			rc |= seen_set(&gr->last_t, &s);
 	}
 	if (g->html)
@@ -222,12 +232,29 @@ static const struct seen *last_of(const struct group *gr)
 	return gr->all_timed ? &gr->last_t : &gr->last;
 }
 
+/* Most frequent first; among groups of one count, those seen by time
+ * before those seen by input order, then the first seen first (by the
+ * dump's time, or the record's position), then by hash.  By time, the
+ * order does not depend on how the records are split among files or in
+ * what order they come: the dashboard of a sharded run's parts is that of
+ * one batch over all. */
 static int by_count(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return x->first.record < y->first.record ? -1 : x->first.record > y->first.record;
+	if (x->all_timed != y->all_timed)
+		return x->all_timed ? -1 : 1;
+	if (x->all_timed) {
+		const struct timespec *s = &x->first_t.time, *t = &y->first_t.time;
+		if (s->tv_sec != t->tv_sec)
+			return s->tv_sec < t->tv_sec ? -1 : 1;
+		if (s->tv_nsec != t->tv_nsec)
+			return s->tv_nsec < t->tv_nsec ? -1 : 1;
+	} else if (x->first.record != y->first.record) {
+		return x->first.record < y->first.record ? -1 : 1;
+	}
+	return strcmp(x->hash, y->hash);
 }
 
 static void iso_time(const struct timespec *t, char *buf, size_t size)

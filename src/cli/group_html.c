@@ -61,6 +61,7 @@ struct group_html {
 	json_t *example, *example_t; /* the last report's traceback: by input order, by mtime */
 	bool has_t;
 	struct timespec time_t_;
+	char *path_t;                /* example_t's dump (of one time, the greatest path: as group.c) */
 };
 
 /* ------------------------------------------------------------------------
@@ -269,7 +270,16 @@ int group_html_add(struct group_html **hp, json_t *j, const struct timespec *mti
 		return -1;
 	json_decref(h->example);
 	h->example = json_incref(ex);
-	if (mtime && (!h->has_t || !earlier(mtime, &h->time_t_))) {
+	const char *path = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
+	if (mtime && path && (!h->has_t || earlier(&h->time_t_, mtime) ||
+			      (!earlier(mtime, &h->time_t_) && strcmp(h->path_t, path) < 0))) {
+		char *copy = strdup(path);
+		if (!copy) {
+			json_decref(ex);
+			return -1;
+		}
+		free(h->path_t);
+		h->path_t = copy;
 		json_decref(h->example_t);
 		h->example_t = json_incref(ex);
 		h->has_t = true;
@@ -286,6 +296,7 @@ void group_html_free(struct group_html *h)
 	tally_free(&h->exes);
 	tally_free(&h->hosts);
 	tally_free(&h->versions);
+	free(h->path_t);
 	free(h->days);
 	for (size_t i = 0; i < h->nnodes; i++)
 		free(h->nodes[i].label);
@@ -378,11 +389,20 @@ static void write_fingerprint(FILE *out, json_t *fp)
 static void write_tally(FILE *out, const char *what, const struct tally *t)
 {
 	fprintf(out, "<dt>%s</dt><dd>", what);
+	/* most frequent first, then by name: not in the order the reports came */
+	size_t order[MAX_TALLY], n = 0;
+	for (; n < MAX_TALLY && t->s[n]; n++) {
+		size_t k = n;
+		for (; k > 0 && (t->n[order[k - 1]] < t->n[n] ||
+				 (t->n[order[k - 1]] == t->n[n] && strcmp(t->s[order[k - 1]], t->s[n]) > 0)); k--)
+			order[k] = order[k - 1];
+		order[k] = n;
+	}
 	const char *sep = "";
-	for (size_t i = 0; i < MAX_TALLY && t->s[i]; i++) {
+	for (size_t i = 0; i < n; i++) {
 		fputs(sep, out);
-		put(out, t->s[i]);
-		fprintf(out, " <span class=\"mark\">%lu</span>", t->n[i]);
+		put(out, t->s[order[i]]);
+		fprintf(out, " <span class=\"mark\">%lu</span>", t->n[order[i]]);
 		sep = "; ";
 	}
 	if (t->other)
@@ -476,10 +496,31 @@ static void flame_node(FILE *out, const struct group_html *h, int n, double x, i
 	}
 }
 
+/* Each node's children widest first, then by label (insertion sort of the
+ * lists: at most MAX_FLAME_NODES nodes in all), so that the graph does not
+ * depend on the order the reports came in. */
+static void flame_sort(struct fnode *nodes, int n)
+{
+	int sorted = -1;
+	for (int c = nodes[n].child; c >= 0;) {
+		int next = nodes[c].next, *at = &sorted;
+		while (*at >= 0 && (nodes[*at].count > nodes[c].count ||
+				    (nodes[*at].count == nodes[c].count && strcmp(nodes[*at].label, nodes[c].label) < 0)))
+			at = &nodes[*at].next;
+		nodes[c].next = *at;
+		*at = c;
+		c = next;
+	}
+	nodes[n].child = sorted;
+	for (int c = sorted; c >= 0; c = nodes[c].next)
+		flame_sort(nodes, c);
+}
+
 static void write_flame(FILE *out, const struct group_html *h)
 {
 	if (!h->nnodes || !h->nodes[0].count)
 		return;
+	flame_sort(h->nodes, 0);
 	int depth = flame_depth(h, 0);
 	fprintf(out, "<h3>Stacks of all its dumps' threads (%lu)</h3>\n<svg class=\"flame\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.0f %d\" role=\"img\">"
