@@ -1,5 +1,5 @@
 """asyncio tasks from real cores, on every interpreter present from 3.8
-(src/tests/interpreters/*.interp).
+(src/tests/e2e/interpreters/*.interp).
 
 The aio_tasks scenario runs an event loop in a thread of its own with tasks
 in every state, records what the process itself says of each task (the

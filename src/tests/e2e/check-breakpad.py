@@ -10,7 +10,7 @@ cmdline, environ, maps and status files of /proc/PID, copied while the
 process was stopped; dump_syms makes symbol files (CFI and public
 symbols) for minidump_stackwalk.
 
-For every interpreter of src/tests/interpreters/ present (Debian
+For every interpreter of src/tests/e2e/interpreters/ present (Debian
 unstable's in their root, read with --sysroot), threads.py runs until it
 has recorded its threads; pid2md writes a dump; the process is stopped,
 its /proc files copied, and the kernel's core taken (SIGQUIT; gcore where

@@ -9,7 +9,7 @@ bin/crashpad_handler, include/crashpad/, lib/libcrashpad_client.a and
 the static libraries it needs, built position-independent; README says
 how), and is one skip naming why otherwise.
 
-For every interpreter of src/tests/interpreters/ present (Debian
+For every interpreter of src/tests/e2e/interpreters/ present (Debian
 unstable's in their root), the test starts Crashpad's handler (outside
 any root, with --initial-client-fd: a socket pair, the other end
 inherited by the process) and scenarios/crashpad_crash.py, which loads

@@ -4,7 +4,7 @@ full|modified-memory|stack), from a live process (lldb -p PID) and from the
 kernel's core of a crash (lldb --core CORE EXE).
 
 - full and modified-memory: pycore's Python stacks are the ones the process
-  recorded (sys._current_frames(), src/tests/scenarios/); modified-memory
+  recorded (sys._current_frames(), src/tests/e2e/scenarios/); modified-memory
   leaves the modules' read-only pages out and lists the main program with
   its first segment's size, so this also proves the extents taken from the
   Linux maps stream and the pages read from the modules' files;
@@ -20,7 +20,7 @@ kernel's core of a crash (lldb --core CORE EXE).
   modified-memory style may leave part of the heap out: then pycore's exit
   1, and a thread cut short says what is not captured.
 
-Interpreters: every one of src/tests/interpreters/ present (one in the
+Interpreters: every one of src/tests/e2e/interpreters/ present (one in the
 Debian unstable root is run with chroot; lldb reads its files through
 "platform select host --sysroot", pycore through --sysroot; its snapshot
 for gdb is the kernel's core of SIGQUIT, as check-stacks.py takes it; lldb

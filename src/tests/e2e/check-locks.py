@@ -1,5 +1,5 @@
 """Lock waits and deadlocks from real cores, on every interpreter present from
-3.8 (src/tests/interpreters/*.interp).
+3.8 (src/tests/e2e/interpreters/*.interp).
 
 The lock_waits scenario blocks threads on RLocks (two of them in a deadlock),
 a queue.Queue, an Event, a Condition, a Semaphore, a _thread.lock, the

@@ -2,7 +2,7 @@
 core it was made from, an independent reader's view of pycore's converter,
 lldb-written minidumps of a live process, and corrupt ones.
 
-1. For every interpreter of src/tests/interpreters/ present (Debian
+1. For every interpreter of src/tests/e2e/interpreters/ present (Debian
    unstable's in their root, read with --sysroot): a snapshot of each
    scenario below (gcore's; the kernel's, by SIGQUIT, in the root) and a
    kernel core of the crash scenario are converted by scripts/core2minidump;

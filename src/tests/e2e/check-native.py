@@ -1,5 +1,5 @@
 """Native stacks with --native / --native-all, on real cores of every
-interpreter present (src/tests/interpreters/*.interp).
+interpreter present (src/tests/e2e/interpreters/*.interp).
 
 - native scenario: a thread that never touches Python (libc's sleep started
   by pthread_create) is listed in "native_threads" with the OS thread id

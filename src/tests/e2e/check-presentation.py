@@ -1,7 +1,7 @@
 """How the text report presents the stacks, and the process facts around
 them, on real cores of every interpreter on this machine (pyenv's
 /root/.pyenv/versions/3.*, Debian's /usr/bin/python3.11) running
-src/tests/scenarios/presenting.py, both as a gcore snapshot (wait) and as a
+src/tests/e2e/scenarios/presenting.py, both as a gcore snapshot (wait) and as a
 kernel core of a real SIGSEGV (fault):
 
   * process.ppid, uid and gid in JSON and the text's "Parent pid" line are
@@ -31,7 +31,7 @@ kernel core of a real SIGSEGV (fault):
     distinct stack of the process's threads (outermost first, "function
     (file:line)"), its count the number of threads with it.
 
-The interpreters of the Debian unstable root (src/tests/interpreters/
+The interpreters of the Debian unstable root (src/tests/e2e/interpreters/
 sid*.interp) run there, and their kernel cores of the fault are read with
 --sysroot (source lines from the root).
 

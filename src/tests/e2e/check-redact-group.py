@@ -1,6 +1,6 @@
 """--redact over a real core, and pycore group over a batch of real crashes.
 
-Redaction: the secrets scenario (src/tests/scenarios/redact_secrets.py; not
+Redaction: the secrets scenario (src/tests/e2e/scenarios/redact_secrets.py; not
 secrets.py, which would shadow the standard library's module for every
 scenario, numpy's imports among them) on the newest pyenv interpreter, a gcore snapshot with --locals=deep.  Its values
 are random, made by the process, which records their repr() itself:

@@ -1,6 +1,6 @@
 """What the report says first and how it says it, on real cores of every
 interpreter on this machine (pyenv's /root/.pyenv/versions/3.*, Debian's
-/usr/bin/python3.11), each running src/tests/scenarios/report.py with an
+/usr/bin/python3.11), each running src/tests/e2e/scenarios/report.py with an
 argument holding a newline and one holding a byte that is not UTF-8:
 
   * a real SIGSEGV at an address the process records, in a thread whose

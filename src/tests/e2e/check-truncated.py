@@ -1,5 +1,5 @@
 """Truncated cores, cut the way the kernel cuts them: for every interpreter
-present (src/tests/interpreters/), the crash scenario (a SIGSEGV in the
+present (src/tests/e2e/interpreters/), the crash scenario (a SIGSEGV in the
 main thread, a worker blocked; both record their stacks first) crashes
 with RLIMIT_CORE unlimited, then again with RLIMIT_CORE at 8 KiB (within
 the notes or just past them) and at 25, 50, 75 and 90 % of the bytes the

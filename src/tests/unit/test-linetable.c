@@ -2,7 +2,7 @@
  *
  *   test-linetable [FILE...]     (no FILE, or "-": standard input)
  *
- * 1. Truth: every record that src/tests/linetable-vectors.py printed from a
+ * 1. Truth: every record that src/tests/unit/linetable-vectors.py printed from a
  *    real interpreter ("TAG FORMAT FIRSTLINENO TABLEHEX POS:LINE,... LABEL")
  *    is decoded at each of its positions and compared with the line the
  *    interpreter reported.  Counts are printed per TAG (interpreter

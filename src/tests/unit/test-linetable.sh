@@ -1,7 +1,7 @@
 #!/bin/sh
 # The line-table decoders (src/python/linetable.c) against the lines that
 # each interpreter present reports for every instruction of a varied set of
-# code objects (src/tests/linetable-vectors.py), plus the checker's own
+# code objects (src/tests/unit/linetable-vectors.py), plus the checker's own
 # hand-made and random tables.
 #
 # Builds nothing: the checker is $TEST_LINETABLE (default ./test-linetable).
