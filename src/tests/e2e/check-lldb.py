@@ -41,7 +41,7 @@ import time
 
 
 import pycoretest as pt
-from pycoretest import native
+from pycoretest import native as gdb_native
 from pycoretest import interpreters
 
 STYLES = ("full", "modified-memory", "stack")
@@ -136,7 +136,7 @@ def md_holds(path, addr):
 
 def analyze(target, path, *opts):
     rc, out, err = pt.run_pycore(["analyze", "--format", "json"] + list(opts) + target.pycore_args() +
-                                 native.debug_args(target) + [path])
+                                 gdb_native.debug_args(target) + [path])
     if not out:
         raise pt.Failure("pycore exit %d, no report: %s" % (rc, err.strip()))
     return rc, pt.load_report(out)
@@ -225,9 +225,9 @@ def check_stack(dmp, truth, target, core, tids, live):
         raise pt.Failure("native_threads %s, the process had %s" % (got, sorted(tids)))
     inlined = 0
     for t in report["native_threads"]:
-        if not any(f["function"] and f["function"].startswith(native.EVAL) for f in t["frames"]):
+        if not any(f["function"] and f["function"].startswith(gdb_native.EVAL) for f in t["frames"]):
             raise pt.Failure("thread %s: no eval loop frame named: %s" % (t["tid"], [f["function"] for f in t["frames"]]))
-        inlined += native.same_as_gdb("thread %d" % t["tid"], target, core, t)
+        inlined += gdb_native.same_as_gdb("thread %d" % t["tid"], target, core, t)
     return inlined
 
 

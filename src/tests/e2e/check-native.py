@@ -40,7 +40,7 @@ import subprocess
 import sys
 
 import pycoretest as pt
-from pycoretest import native
+from pycoretest import native as gdb_native
 from pycoretest import interpreters
 
 def targets(tap):
@@ -59,7 +59,7 @@ def targets(tap):
 
 def analyze(target, core, *opts):
     rc, out, err = pt.run_pycore(["analyze", "--format", "json"] + list(opts) + target.pycore_args() +
-                                 native.debug_args(target) + [core])
+                                 gdb_native.debug_args(target) + [core])
     if rc != 0:
         raise pt.Failure("pycore %s: exit %d: %s" % (" ".join(opts), rc, err.strip()))
     return pt.load_report(out)
@@ -76,7 +76,7 @@ def check_woven(label, thread):
     for i, f in enumerate(frames):
         if f["kind"] == "python" and (i + 1 == len(frames) or frames[i + 1]["kind"] != "python"):
             nxt = frames[i + 1] if i + 1 < len(frames) else None
-            if not nxt or nxt["kind"] != "native" or (nxt["function"] or "").split(".")[0] != native.EVAL:
+            if not nxt or nxt["kind"] != "native" or (nxt["function"] or "").split(".")[0] != gdb_native.EVAL:
                 raise pt.Failure("%s: Python frame %s is not inside an eval loop call (next: %s)"
                                  % (label, f["function"], nxt and (nxt["kind"], nxt["function"])))
 
@@ -105,7 +105,7 @@ def check_native_scenario(target, work):
         raise pt.Failure("thread %d: frames %s" % (tids[0], mine))
     inlined = 0
     if shutil.which("gdb"):
-        native.same_as_gdb("thread %d" % tids[0], target, core, native[0])
+        gdb_native.same_as_gdb("thread %d" % tids[0], target, core, native[0])
     python = [t for i in report["interpreters"] for t in i["threads"]]
     for tt in truth["threads"]:
         mt = [t for t in python if t["ident"] == tt["ident"]]
@@ -117,7 +117,7 @@ def check_native_scenario(target, work):
                              % (tt["name"], python_frames(mt[0]), want))
         check_woven("thread %s" % tt["name"], mt[0])
         if shutil.which("gdb") and tt.get("main"):
-            inlined = native.same_as_gdb("thread %s" % tt["name"], target, core, mt[0])
+            inlined = gdb_native.same_as_gdb("thread %s" % tt["name"], target, core, mt[0])
     cache = debug_cache(target, core, work, report)
     # --native keeps the thread, without the interpreter's own frames
     plain = analyze(target, core, "--native")
@@ -133,7 +133,7 @@ def debug_cache(target, core, work, report):
     the next; the report is the same byte for byte, with or without it."""
     cache = os.path.join(work, "debug-cache")
     env = dict(os.environ, PYCORE_DEBUG_CACHE=cache)
-    args = ["analyze", "--format", "json", "--native-all"] + target.pycore_args() + native.debug_args(target) + [core]
+    args = ["analyze", "--format", "json", "--native-all"] + target.pycore_args() + gdb_native.debug_args(target) + [core]
     runs = [pt.run_pycore(args, env=env), pt.run_pycore(args, env=env),
             pt.run_pycore(["--no-debug-cache"] + args)]
     if any(r[0] != 0 for r in runs) or len(set(r[1] for r in runs)) != 1:
@@ -434,7 +434,7 @@ def check_gc_nogil(target, work):
     carries the one <GC> marker, inside the collector's native frames."""
     core, truth_path, _ = pt.take_snapshot(target, "gc_nogil", work)
     truth = json.load(open(truth_path))
-    rc, out, err = pt.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + native.debug_args(target)
+    rc, out, err = pt.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + gdb_native.debug_args(target)
                                  + [core])
     plain = pt.load_report(out) if rc in (0, 1) else None
     if not plain or plain["interpreters"][0]["gc_collecting"] is not True:
