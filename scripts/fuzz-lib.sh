@@ -30,7 +30,7 @@ fuzz_prepare() {
 }
 
 # fuzz_asyncio_core: $work/asyncio.core, gcore's core of the asyncio
-# scenario (src/tests/scenarios/aio_tasks.py: a loop, tasks awaiting tasks,
+# scenario (src/tests/e2e/scenarios/aio_tasks.py: a loop, tasks awaiting tasks,
 # gathers, futures) run by the first of these interpreters present (asyncio
 # is read for 3.8-3.13); none (and fuzz-asyncio skipped) without one or gdb.
 fuzz_asyncio_core() {
@@ -38,7 +38,7 @@ fuzz_asyncio_core() {
 	for py in /root/.pyenv/versions/3.12.*/bin/python3.12 /usr/bin/python3.11 \
 		/root/.pyenv/versions/3.13.*/bin/python3.13 /root/.pyenv/versions/3.11.*/bin/python3.11; do
 		[ -x "$py" ] || continue
-		"$py" "$top/src/tests/scenarios/aio_tasks.py" "$work/aio-truth.json" >"$work/aio.out" 2>&1 &
+		"$py" "$top/src/tests/e2e/scenarios/aio_tasks.py" "$work/aio-truth.json" >"$work/aio.out" 2>&1 &
 		pid=$!
 		i=0
 		while ! grep -q READY "$work/aio.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

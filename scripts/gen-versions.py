@@ -19,7 +19,7 @@
 # fields.txt, takes the first); a member that is a bit-field where a byte
 # offset is wanted; layout.h and fields.txt not naming the same fields.
 # These are the semantics of src/python/runtime/dwarf_layout.c, which
-# src/tests/test-dwarf-layout checks against the tables this writes.
+# src/tests/unit/test-dwarf-layout checks against the tables this writes.
 
 import os
 import re

@@ -5,7 +5,7 @@
  *    Objects/lnotab_notes.txt, in its 3.9 and 3.10 editions;
  *  - 3.11+ co_linetable: CPython's Objects/locations.md (3.11, 3.12),
  *    moved to InternalDocs/locations.md (3.13+).
- * Checked against every interpreter present by src/tests/test-linetable.sh.
+ * Checked against every interpreter present by src/tests/unit/test-linetable.sh.
  *
  * Every loop below consumes at least one table byte per step and stops at
  * LEN, so the work is linear in the table and nothing past LEN is read.

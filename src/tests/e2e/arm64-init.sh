@@ -1,0 +1,66 @@
+#!/bin/sh
+# PID 1 of pycore's arm64 test machine (scripts/arm64-vm run boots it; the
+# test src/tests/e2e/check-arm64.py writes it to the test's disk as /init).
+#
+# Reads /pycore-test/cases, a line per process: NAME PYTHON SCENARIO HOW.
+# PYTHON runs src/tests/e2e/scenarios/SCENARIO (copied to /pycore-test/scenarios)
+# with /pycore-test/out/NAME.truth.json, where the process writes its own
+# truth (threads, frames, locals) and then prints READY.  HOW:
+#   crash  the process crashes by itself: the kernel writes its core
+#   crash-fh  the same with PYTHONFAULTHANDLER=1: faulthandler's handler
+#          runs on its alternate stack and raises the signal again, so the
+#          core holds the kernel's signal frame (__kernel_rt_sigreturn)
+#   gcore  it blocks: the machine's gdb takes a gcore, then it is killed
+#   ABRT   it blocks: kill -ABRT, the kernel writes its core
+# (not SIGQUIT: a shell that is not interactive starts its background
+# commands with SIGQUIT ignored).  The cores end up in out/NAME.core,
+# a line per case in out/results, the machine's facts in out/facts.
+# Then the machine powers off.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+T=/pycore-test
+out=$T/out
+mkdir -p "$out"
+exec >"$out/init.log" 2>&1
+echo "$out/core.%p" >/proc/sys/kernel/core_pattern
+# shellcheck disable=SC3045  # /bin/sh is dash in the machine: it has ulimit -c
+ulimit -c unlimited
+{
+	echo "uname: $(uname -a)"
+	echo "core_pattern: $(cat /proc/sys/kernel/core_pattern)"
+	grep -m1 '^Features' /proc/cpuinfo
+	echo "hwcap_pac: $(LD_SHOW_AUXV=1 /bin/true | grep -E 'AT_HWCAP2?:')"
+} >"$out/facts" 2>&1
+now() { date +%s.%N | cut -c1-14; }
+
+while read -r name python scenario how; do
+	case $name in '' | '#'*) continue ;; esac
+	start=$(now)
+	truth=$out/$name.truth.json
+	log=$out/$name.log
+	fh=
+	[ "$how" = crash-fh ] && fh=1
+	PYTHONFAULTHANDLER=$fh "/usr/bin/$python" "$T/scenarios/$scenario" "$truth" >"$log" 2>&1 &
+	pid=$!
+	if [ "$how" != crash ] && [ "$how" != crash-fh ]; then
+		n=0
+		until grep -q READY "$log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null || [ $n -ge 1200 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		case $how in
+		gcore)
+			gdb -nx -batch -iex 'set debug-file-directory /nonexistent' -iex 'set auto-load off' \
+				-p "$pid" -ex "gcore $out/$name.core" -ex detach >"$out/$name.gdb" 2>&1
+			kill -KILL "$pid" ;;
+		*) kill "-$how" "$pid" ;;
+		esac
+	fi
+	wait "$pid"
+	status=$?
+	[ -f "$out/core.$pid" ] && mv "$out/core.$pid" "$out/$name.core"
+	echo "$name pid=$pid status=$status start=$start end=$(now)" >>"$out/results"
+done <"$T/cases"
+echo finished >"$out/done"
+sync
+/run/busybox poweroff -f

@@ -1,0 +1,574 @@
+"""Real arm64 kernel cores and gcores, made on this machine by an arm64
+Debian virtual machine (issue 26), read here.
+
+scripts/arm64-vm builds once per machine, in ~/.cache/pycore/arm64/, a
+Debian arm64 root (bookworm's python3.11 and its -dbg, libc6-dbg, gdb;
+sid's python3.13 and 3.14 too where that root is built), Debian's arm64
+kernel and a busybox initramfs, and boots them under qemu-system-aarch64
+(TCG, no KVM: about a minute).  The machine's PID 1 is this test's own
+init (src/tests/e2e/arm64-init.sh): it runs scenarios of src/tests/e2e/scenarios/
+that record their own truth (sys._current_frames(), locals' repr(),
+thread ids) and crash (SIGSEGV in C), block (a gcore by the machine's gdb;
+kill -ABRT: the kernel's core), run asyncio tasks or recurse deeply, then
+powers off; the cores and truth files come out of its disk with debugfs.
+The last run's are kept in ~/.cache/pycore/arm64/cores/SUITE/ (NAME.core,
+NAME.truth.json, results, facts) for whoever works on aarch64 support.
+
+Per case, TAP lines:
+- the machine made the core and the truth (the status each way expects);
+- the core's notes: per thread NT_PRSTATUS (392 bytes, pr_pid the thread
+  ids the process recorded), NT_FPREGSET, NT_ARM_TLS, NT_ARM_PAC_MASK, and
+  once NT_PRPSINFO, NT_SIGINFO, NT_AUXV, NT_FILE; the thread pointer
+  (NT_ARM_TLS) minus sizeof(struct pthread) plus its tid offset (glibc's
+  arm64 layout, src/tests/e2e/arm64-facts.txt) holds each thread's id;
+- gdb-multiarch (set sysroot ROOT) unwinds every thread to its start and
+  the crashing one from strlen: the native-stack reference;
+- pycore's report against the process's truth (threads, frames, locals)
+  and its native stacks against gdb-multiarch's with PAC bits stripped:
+  skipped by name, "pycore cannot read aarch64 yet", while pycore refuses
+  the core's architecture.
+Where qemu-system-aarch64 or the cache (root once, to build it) is
+missing, every case is skipped by name, saying why.
+
+Environment: PYCORE, srcdir; PYCORE_ARM64_CACHE (scripts/arm64-vm);
+PYCORE_ARM64_SUITES (default: bookworm, and sid when its root is built;
+empty: none, one skip);
+PYCORE_ARM64_TIMEOUT (seconds for a boot, default 420);
+PYCORE_ARM64_REUSE=1 reads the kept cores of the last run instead of
+booting (quick, for work on pycore's aarch64 support).
+"""
+import json
+import mmap
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pycoretest.tap import TAP, Failure, Skip  # noqa: E402
+from pycoretest.tap import load_script  # noqa: E402
+
+SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
+VM = os.path.join(SRCDIR, "scripts", "arm64-vm")
+INIT = os.path.join(SRCDIR, "src", "tests", "e2e", "arm64-init.sh")
+SCENARIOS = os.path.join(SRCDIR, "src", "tests", "e2e", "scenarios")
+import pycoretest as stacks  # noqa: E402
+
+# NAME SCENARIO HOW (arm64-init.sh): the crash, the hang (gcore), asyncio,
+# deep recursion, locals (kernel cores of blocked processes, SIGABRT).
+CASES = [
+    ("crash", "crash.py", "crash"),
+    ("crash_fh", "crash.py", "crash-fh"),
+    ("threads", "threads.py", "gcore"),
+    ("aio_tasks", "aio_tasks.py", "ABRT"),
+    ("recursion", "recursion.py", "ABRT"),
+    ("locals", "locals.py", "ABRT"),
+]
+def cases(suite):
+    """(python, name, scenario, how) of a suite's run: gdb's gcore under
+    emulation takes a minute, so only the suite's last Python's hang is a
+    gcore, the others' a kernel core (SIGABRT)."""
+    out = []
+    for py in SUITE_PYTHONS[suite]:
+        for name, scenario, how in CASES:
+            if how == "gcore" and py != SUITE_PYTHONS[suite][-1]:
+                how = "ABRT"
+            out.append((py, "%s-%s" % (py, name), scenario, how))
+    return out
+
+
+SUITE_PYTHONS = {"bookworm": ["python3.11"], "sid": ["python3.13", "python3.14"]}
+# what wait(1) in the machine's sh says of each way
+STATUS = {"crash": 128 + signal.SIGSEGV, "crash-fh": 128 + signal.SIGSEGV, "gcore": 128 + signal.SIGKILL, "ABRT": 128 + signal.SIGABRT}
+SIGNAL = {"crash": signal.SIGSEGV, "crash-fh": signal.SIGSEGV, "gcore": None, "ABRT": signal.SIGABRT}
+
+# Linux's note types (include/uapi/linux/elf.h)
+NT = {1: "PRSTATUS", 2: "FPREGSET", 3: "PRPSINFO", 6: "AUXV", 0x53494749: "SIGINFO", 0x46494C45: "FILE",
+      0x401: "ARM_TLS", 0x402: "ARM_HW_BREAK", 0x403: "ARM_HW_WATCH", 0x404: "ARM_SYSTEM_CALL",
+      0x405: "ARM_SVE", 0x406: "ARM_PAC_MASK", 0x407: "ARM_PACA_KEYS", 0x408: "ARM_PACG_KEYS",
+      0x409: "ARM_TAGGED_ADDR_CTRL", 0x40A: "ARM_PAC_ENABLED_KEYS", 0x40B: "ARM_SSVE", 0x40C: "ARM_ZA",
+      0x40D: "ARM_ZT"}
+# Measured (src/tests/e2e/arm64-facts.txt): Debian's 6.1 kernel writes per
+# thread PRSTATUS, FPREGSET, ARM_TLS, ARM_HW_BREAK, ARM_HW_WATCH,
+# ARM_SYSTEM_CALL, ARM_SVE, ARM_PAC_MASK, ARM_PAC_ENABLED_KEYS,
+# ARM_PACA_KEYS, ARM_PACG_KEYS, ARM_TAGGED_ADDR_CTRL; gdb 13's gcore per
+# thread PRSTATUS, ARM_SVE (the FP/SIMD registers: no FPREGSET on a CPU
+# with SVE), ARM_PAC_MASK, ARM_TLS, SIGINFO, and a GDB target description.
+PER_THREAD = {"kernel": ["PRSTATUS", "FPREGSET", "ARM_TLS", "ARM_PAC_MASK", "ARM_SVE"],
+              "gcore": ["PRSTATUS", "ARM_TLS", "ARM_PAC_MASK", "ARM_SVE", "SIGINFO"]}
+ONCE = {"kernel": ["PRPSINFO", "SIGINFO", "AUXV", "FILE"], "gcore": ["PRPSINFO", "AUXV", "FILE"]}
+EM_AARCH64 = 183
+# struct elf_prstatus on arm64 (include/uapi/linux/elfcore.h, arch/arm64
+# user_pt_regs): pr_pid at 32, pr_reg at 112 (x0..x30, sp, pc, pstate),
+# pr_fpvalid at 384, 392 bytes in all.
+PRSTATUS_SIZE, PR_PID, PR_REG = 392, 32, 112
+# glibc 2.36 (bookworm), from libc6-dbg's DWARF (gdb-multiarch ptype/o
+# struct pthread, src/tests/e2e/arm64-facts.txt): the thread pointer
+# (tpidr_el0) points just past struct pthread (TLS_DTV_AT_TP).
+PTHREAD_SIZE = {"bookworm": 0x740, "sid": 0x720}
+PTHREAD_TID = {"bookworm": 0xd0, "sid": 0xd0}
+REFUSAL = re.compile(r"cannot analyze this architecture|only x86_64 is supported|machine type 183")
+
+
+_pthread = {}
+
+
+def pthread_offsets(root, suite):
+    """(sizeof(struct pthread), offsetof tid) of the root's glibc, from
+    libc6-dbg's DWARF through gdb-multiarch; the table's where it has none."""
+    if suite in _pthread:
+        return _pthread[suite]
+    got = None
+    if shutil.which("gdb-multiarch"):
+        libc = [os.path.join(d, "libc.so.6") for d in (root + "/lib/aarch64-linux-gnu", root + "/usr/lib/aarch64-linux-gnu")]
+        libc = [p for p in libc if os.path.isfile(p)]
+        if libc:
+            g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
+                                "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
+                                "-ex", "p sizeof(struct pthread)", "-ex", "p (long) &((struct pthread *) 0)->tid",
+                                libc[0]], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+            nums = re.findall(r"^\$\d+ = (\d+)$", g.stdout.decode(errors="replace"), re.M)
+            if len(nums) == 2:
+                got = (int(nums[0]), int(nums[1]))
+    table = (PTHREAD_SIZE[suite], PTHREAD_TID[suite]) if suite in PTHREAD_SIZE else None
+    if got and table and got != table:
+        raise Failure("struct pthread: size %#x, tid at %#x in libc6-dbg's DWARF; the table says %#x, %#x"
+                      % (got + table))
+    _pthread[suite] = got or table
+    return _pthread[suite]
+
+
+def vm(*args, timeout=60):
+    return subprocess.run([VM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+
+
+class Core:
+    """An ELF core, mapped: its notes and its memory."""
+
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        self.m = mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ)
+        m = self.m
+        if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
+            raise Failure("%s: not a 64-bit little-endian ELF file" % path)
+        e_type, e_machine = struct.unpack_from("<HH", m, 16)
+        if e_type != 4:
+            raise Failure("%s: ELF type %d, not a core" % (path, e_type))
+        self.machine = e_machine
+        phoff, = struct.unpack_from("<Q", m, 32)
+        phentsize, phnum = struct.unpack_from("<HH", m, 54)
+        self.loads = []
+        self.code = []    # executable mappings: (start, end)
+        self.notes = []   # (name, type, desc bytes)
+        self.gcore = False  # gdb's: a note of its own (its target description)
+        for i in range(phnum):
+            p_type, _, off, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", m, phoff + i * phentsize)
+            if p_type == 1:
+                self.loads.append((vaddr, memsz, off, filesz))
+                p_flags, = struct.unpack_from("<I", m, phoff + i * phentsize + 4)
+                if p_flags & 1:
+                    self.code.append((vaddr, vaddr + memsz))
+            elif p_type == 4:
+                pos, end = off, off + filesz
+                while pos + 12 <= end:
+                    namesz, descsz, ntype = struct.unpack_from("<III", m, pos)
+                    name = m[pos + 12:pos + 12 + namesz].rstrip(b"\0").decode("ascii", "replace")
+                    dpos = pos + 12 + ((namesz + 3) & ~3)
+                    self.notes.append((name, ntype, m[dpos:dpos + descsz]))
+                    self.gcore = self.gcore or name == "GDB"
+                    pos = dpos + ((descsz + 3) & ~3)
+
+    def read(self, addr, size):
+        for vaddr, memsz, off, filesz in self.loads:
+            if vaddr <= addr and addr + size <= vaddr + memsz:
+                if addr + size > vaddr + filesz:
+                    return None   # not in the file
+                return self.m[off + addr - vaddr:off + addr - vaddr + size]
+        return None
+
+    def threads(self):
+        """Per NT_PRSTATUS: {type name: desc} of it and the notes after it
+        up to the next one."""
+        out = []
+        for name, t, desc in self.notes:
+            if t == 1:
+                out.append({})
+            if out and t != 3 and (t != 0x53494749 or self.gcore) and t not in (6, 0x46494C45):
+                out[-1].setdefault(NT.get(t, hex(t)), desc)
+        return out
+
+    def is_code(self, addr):
+        return any(a <= addr < b for a, b in self.code)
+
+    def return_addresses(self, prstatus, limit=2000):
+        """The saved x30 of each frame record on the x29 chain."""
+        r = regs(prstatus)
+        fp, out = r[29], []
+        for _ in range(limit):
+            d = self.read(fp, 16) if fp and fp % 8 == 0 else None
+            if d is None:
+                break
+            nfp, lr = struct.unpack("<QQ", d)
+            if lr == 0:
+                break
+            out.append(lr)
+            if nfp <= fp:
+                break
+            fp = nfp
+        return out
+
+    def close(self):
+        self.m.close()
+        self.f.close()
+
+
+def note_names(core):
+    return [NT.get(t, hex(t)) for _, t, _ in core.notes]
+
+
+def regs(prstatus):
+    return struct.unpack_from("<34Q", prstatus, PR_REG)
+
+
+def check_made(work, case, how, results):
+    name = case
+    core, truth = os.path.join(work, name + ".core"), os.path.join(work, name + ".truth.json")
+    r = results.get(name)
+    if r is None:
+        raise Failure("the machine did not run it (out/results: %s)" % sorted(results))
+    if int(r["status"]) != STATUS[how]:
+        log = open(os.path.join(work, name + ".log"), errors="replace").read()[-800:]
+        raise Failure("status %s, want %d\n%s" % (r["status"], STATUS[how], log))
+    for p in (core, truth):
+        if not os.path.isfile(p):
+            raise Failure("no %s" % os.path.basename(p))
+    return "%d MB, %.1f s in the machine" % (os.path.getsize(core) >> 20, float(r["end"]) - float(r["start"]))
+
+
+def check_notes(root, work, suite, name, how):
+    """The notes Debian's arm64 kernel (and gdb's gcore) write, per thread
+    and per process, and what they hold: pr_pid the threads' ids, the PAC
+    mask the same for data and code and every thread, glibc's struct
+    pthread just below the thread pointer holding the thread's id."""
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    core = Core(os.path.join(work, name + ".core"))
+    try:
+        if core.machine != EM_AARCH64:
+            raise Failure("e_machine %d, not EM_AARCH64" % core.machine)
+        names = note_names(core)
+        kind = "gcore" if how == "gcore" else "kernel"
+        for n in ONCE[kind]:
+            if names.count(n) != 1:
+                raise Failure("%d NT_%s notes, want 1: %s" % (names.count(n), n, names))
+        threads = core.threads()
+        tids = sorted(struct.unpack_from("<i", t["PRSTATUS"], PR_PID)[0] for t in threads)
+        want = sorted(t["native_id"] for t in truth["threads"])
+        if not set(want) <= set(tids):
+            raise Failure("NT_PRSTATUS pids %s, the process's threads %s" % (tids, want))
+        pac = None
+        offsets = pthread_offsets(root, suite)
+        for t in threads:
+            tid = struct.unpack_from("<i", t["PRSTATUS"], PR_PID)[0]
+            for n in PER_THREAD[kind]:
+                if n not in t:
+                    raise Failure("thread %d: no NT_%s: %s" % (tid, n, names))
+            if len(t["PRSTATUS"]) != PRSTATUS_SIZE:
+                raise Failure("NT_PRSTATUS of %d bytes, want %d" % (len(t["PRSTATUS"]), PRSTATUS_SIZE))
+            if len(t["ARM_TLS"]) < 8 or len(t["ARM_PAC_MASK"]) != 16:
+                raise Failure("NT_ARM_TLS %d bytes, NT_ARM_PAC_MASK %d bytes" % (len(t["ARM_TLS"]),
+                                                                              len(t["ARM_PAC_MASK"])))
+            data_mask, insn_mask = struct.unpack("<QQ", t["ARM_PAC_MASK"])
+            if data_mask != insn_mask or data_mask == 0 or pac not in (None, data_mask):
+                raise Failure("NT_ARM_PAC_MASK data %#x insn %#x (another thread: %s)"
+                              % (data_mask, insn_mask, pac))
+            pac = data_mask
+            tp, = struct.unpack_from("<Q", t["ARM_TLS"], 0)
+            if offsets:
+                size, off = offsets
+                raw = core.read(tp - size + off, 4)
+                if raw is None:
+                    raise Failure("thread %d: struct pthread below tpidr_el0 %#x is not in the core" % (tid, tp))
+                if struct.unpack("<i", raw)[0] != tid:
+                    raise Failure("thread %d: struct pthread's tid at tpidr_el0 %#x - %#x + %#x is %d"
+                                  % (tid, tp, size, off, struct.unpack("<i", raw)[0]))
+        if kind == "kernel":
+            si_signo, = struct.unpack_from("<i", [d for _, t, d in core.notes if t == 0x53494749][0], 0)
+            if si_signo != SIGNAL[how]:
+                raise Failure("NT_SIGINFO si_signo %d, want %d" % (si_signo, SIGNAL[how]))
+        return "%d threads, PAC mask %#x, %d kinds of note%s" % (
+            len(threads), pac, len(set(names)), "" if offsets else "; struct pthread unknown (no gdb-multiarch)")
+    finally:
+        core.close()
+
+
+def check_pac(work, suite, name, how):
+    """The saved return addresses on each thread's frame-record chain:
+    with the PAC mask of NT_ARM_PAC_MASK stripped each is in an
+    executable mapping; sid's builds (branch protection) sign some,
+    bookworm's none."""
+    core = Core(os.path.join(work, name + ".core"))
+    try:
+        signed = total = 0
+        for t in core.threads():
+            insn_mask, = struct.unpack_from("<Q", t["ARM_PAC_MASK"], 8)
+            for lr in core.return_addresses(t["PRSTATUS"]):
+                total += 1
+                if lr & insn_mask:
+                    signed += 1
+                if not core.is_code(lr & ~insn_mask):
+                    raise Failure("saved return address %#x (stripped %#x) is in no executable mapping"
+                                  % (lr, lr & ~insn_mask))
+        if total == 0:
+            raise Failure("no frame record on any thread")
+        if suite == "bookworm" and signed:
+            raise Failure("%d of %d saved return addresses carry PAC bits; Debian 12 builds no branch protection"
+                          % (signed, total))
+        if suite == "sid" and not signed:
+            raise Failure("none of %d saved return addresses carries PAC bits (sid builds branch protection)" % total)
+        return "%d of %d saved return addresses signed" % (signed, total)
+    finally:
+        core.close()
+
+
+def gdb_reference(root, work, name):
+    """gdb-multiarch's backtrace of every thread: {lwp: [(pc, function)]}."""
+    exe = root + "/usr/bin/" + open(os.path.join(work, name + ".python")).read().strip()
+    g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
+                        "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
+                        "-iex", "set auto-load off", "-ex", "set print frame-info location-and-address",
+                        "-ex", "thread apply all bt", exe, os.path.join(work, name + ".core")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    out = g.stdout.decode("utf-8", "replace")
+    threads, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^Thread \d+ \(.*LWP (\d+)\)", line)
+        if m:
+            cur = threads.setdefault(int(m.group(1)), [])
+            continue
+        # gdb marks a return address it stripped of PAC bits "[PAC]"
+        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+)(?: \[PAC\])? in )?(\S+)", line)
+        if m and cur is not None:
+            cur.append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
+    return threads, out
+
+
+def check_gdb(root, work, name, how):
+    """gdb-multiarch unwinds every thread of the core to its start (main,
+    or clone's start_thread), and the crashing thread from strlen."""
+    if not shutil.which("gdb-multiarch"):
+        raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
+    threads, out = gdb_reference(root, work, name)
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    for tt in truth["threads"]:
+        frames = threads.get(tt["native_id"])
+        if not frames:
+            raise Failure("gdb-multiarch lists no frames for thread %s\n%s" % (tt["native_id"], out[-3000:]))
+        fns = [f for _, f in frames]
+        if not any(f in ("main", "start_thread", "thread_start", "_start") for f in fns[-3:]):
+            raise Failure("thread %s: gdb-multiarch's backtrace ends %s\n%s" % (tt["native_id"], fns[-3:], out[-3000:]))
+        if not any(f.startswith("_PyEval_EvalFrameDefault") for f in fns):
+            raise Failure("thread %s: no _PyEval_EvalFrameDefault in %s" % (tt["native_id"], fns))
+        if how == "crash" and tt.get("main") and "strlen" not in fns[0]:
+            raise Failure("the crashing thread's innermost frame is %s, not strlen" % fns[0])
+        if how == "crash-fh" and tt.get("main"):
+            # faulthandler's handler raised the signal again: gdb goes
+            # through the kernel's signal frame to the fault
+            if "<signal" not in fns or "strlen" not in fns[fns.index("<signal") + 1]:
+                raise Failure("the crashing thread's frames %s: no signal frame above strlen" % fns)
+    return "%d threads, %d frames" % (len(threads), sum(len(f) for f in threads.values()))
+
+
+def pycore_json(args, core):
+    rc, out, err = stacks.run_pycore(["analyze", "--format", "json"] + args + [core])
+    if rc == 4 and REFUSAL.search(err):
+        raise Skip("pycore cannot read aarch64 yet")
+    if rc != 0:
+        raise Failure("pycore exit %d: %s" % (rc, err.strip()))
+    return stacks.load_report(out)
+
+
+def check_pycore(root, work, name, how):
+    """pycore's report against the process's truth: threads, frames, crash
+    facts, and every local of the locals scenario."""
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    core = os.path.join(work, name + ".core")
+    args = ["--sysroot", root] + (["--locals=deep"] if name.endswith("locals") else [])
+    report = pycore_json(args, core)
+    crashed = how.startswith("crash")
+    stacks.compare(truth, report, SIGNAL[how] if crashed else None, SIGNAL[how] if not crashed else None)
+    if name.endswith("locals"):
+        return "%d reprs exactly Python's" % stacks.compare_locals(truth, report)
+    if name.endswith("aio_tasks"):
+        # the tasks as the process listed them (check-asyncio.py's comparison)
+        aio = load_script("check_asyncio", os.path.join(SRCDIR, "src", "tests", "e2e", "check-asyncio.py"))
+        want = json.load(open(os.path.join(work, name + ".truth.json.asyncio")))
+        return "%d threads, %d tasks" % (len(truth["threads"]), aio.compare_tasks(want, report))
+    return "%d threads" % len(truth["threads"])
+
+
+def check_native(root, work, name, how):
+    """--native-all: each thread's native frames are gdb-multiarch's,
+    return address for return address (PAC bits stripped)."""
+    if not shutil.which("gdb-multiarch"):
+        raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
+    report = pycore_json(["--sysroot", root, "--native-all"], os.path.join(work, name + ".core"))
+    theirs, _ = gdb_reference(root, work, name)
+    n = 0
+    for interp in report["interpreters"]:
+        for t in interp["threads"]:
+            mine = [int(f["address"], 16) for f in t["frames"] if f["kind"] == "native" and not f.get("inlined")]
+            ref = [pc for pc, _ in theirs.get(t["tid"], []) if pc is not None]
+            if mine[:len(ref)] != ref:
+                raise Failure("thread %s: native frames %s, gdb-multiarch's %s"
+                              % (t["tid"], [hex(a) for a in mine], [hex(a) for a in ref]))
+            n += len(ref)
+    return "%d native frames, gdb-multiarch's" % n
+
+
+def boot(suite, cache, timeout):
+    """One run of the machine: (directory of its out/, seconds) or (None,
+    why); "timeout" when it did not finish in time."""
+    work = tempfile.mkdtemp(prefix="pycore-arm64-")
+    try:
+        out, took = boot_in(work, suite, cache, timeout)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if out is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return out, took
+
+
+def boot_in(work, suite, cache, timeout):
+    payload = os.path.join(work, "payload")
+    os.makedirs(os.path.join(payload, "scenarios"))
+    for f in os.listdir(SCENARIOS):
+        if f.endswith(".py"):
+            shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
+    shutil.copy(INIT, os.path.join(payload, "init"))
+    os.chmod(os.path.join(payload, "init"), 0o755)
+    with open(os.path.join(payload, "cases"), "w") as f:
+        for py, name, scenario, how in cases(suite):
+            f.write("%s %s %s %s\n" % (name, py, scenario, how))
+    disk = os.path.join(work, "disk.raw")
+    t0 = time.time()
+    p = vm("run", suite, payload, disk, str(timeout), timeout=timeout + 60)
+    took = time.time() - t0
+    console = open(disk + ".console", errors="replace").read()
+    if p.returncode == 124:
+        return None, "timeout"
+    if p.returncode != 0:
+        return None, "the machine's run ended with %d after %.0f s: %s %s" % (
+            p.returncode, took, p.stderr.decode(errors="replace").strip(), console[-1500:])
+    out = os.path.join(work, "out")
+    d = subprocess.run(["debugfs", "-R", "rdump /out " + work, disk], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=300)
+    os.unlink(disk)
+    if not os.path.isfile(os.path.join(out, "done")):
+        log = open(os.path.join(out, "init.log"), errors="replace").read() if os.path.isdir(out) else ""
+        return None, "the machine's init did not finish (%.0f s): %s %s %s" % (
+            took, d.stdout.decode(errors="replace")[-500:], log[-1500:], console[-1500:])
+    for py, name, _, _ in cases(suite):
+        with open(os.path.join(out, name + ".python"), "w") as f:
+            f.write(py + "\n")
+    with open(os.path.join(out, "boot"), "w") as f:
+        f.write("seconds %.1f\n" % took)
+    # the last run's cores and truth, for whoever works on aarch64
+    keep = os.path.join(cache, "cores", suite)
+    shutil.rmtree(keep + ".new", ignore_errors=True)
+    shutil.copytree(out, keep + ".new")
+    shutil.rmtree(keep, ignore_errors=True)
+    os.rename(keep + ".new", keep)
+    shutil.rmtree(payload)
+    return out, took
+
+
+def results_of(out):
+    results = {}
+    for line in open(os.path.join(out, "results")):
+        words = line.split()
+        results[words[0]] = dict(w.split("=", 1) for w in words[1:])
+    return results
+
+
+def main():
+    tap = TAP()
+    suites = os.environ.get("PYCORE_ARM64_SUITES")
+    cache = vm("--print").stdout.decode().strip()
+    if suites is not None and not suites.split():
+        tap.skip("the arm64 machine", "PYCORE_ARM64_SUITES is empty: no arm64 machine booted")
+        return tap.done()
+    if suites:
+        suites = suites.split()
+    else:
+        suites = ["bookworm"] + [s for s in ["sid"] if os.path.isfile(os.path.join(cache, s + ".raw.ready"))]
+    timeout = int(os.environ.get("PYCORE_ARM64_TIMEOUT", "420"))
+    checks = [("the machine made the core and the truth", None),
+              ("its notes, per thread and per process", check_notes),
+              ("saved return addresses, PAC stripped, are code", check_pac),
+              ("gdb-multiarch unwinds every thread", check_gdb),
+              ("pycore's report against the process's truth", check_pycore),
+              ("pycore's native stacks against gdb-multiarch's", check_native)]
+    for suite in suites:
+        names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how in cases(suite)]
+        why = None
+        if not shutil.which("qemu-system-aarch64"):
+            why = "qemu-system-aarch64 not installed (Debian package qemu-system-arm)"
+        elif not shutil.which("debugfs") or not shutil.which("mkfs.ext4"):
+            why = "debugfs or mkfs.ext4 not installed (Debian package e2fsprogs)"
+        elif not os.path.isfile(os.path.join(cache, suite + ".raw.ready")):
+            if os.getuid() != 0:
+                why = "the arm64 machine is not built in %s (as root, once: scripts/arm64-vm build %s)" % (cache, suite)
+            else:
+                p = vm("build", suite, timeout=3600)
+                if p.returncode != 0:
+                    why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
+        out = took = None
+        kept = os.path.join(cache, "cores", suite)
+        reuse = os.environ.get("PYCORE_ARM64_REUSE") == "1"
+        if reuse and why is None:
+            if not os.path.isfile(os.path.join(kept, "done")):
+                why = "PYCORE_ARM64_REUSE=1, but no kept run in %s" % kept
+            else:
+                out = kept
+                tap.ok("%s: the arm64 machine's kept run" % suite, kept)
+        elif why is None:
+            out, took = boot(suite, cache, timeout)
+            if out is None and took == "timeout":
+                why = ("the arm64 machine did not finish within %d s (emulated, no KVM for arm64 here; "
+                       "PYCORE_ARM64_TIMEOUT gives it longer)" % timeout)
+                tap.skip("%s: the arm64 machine runs its scenarios" % suite, why)
+            elif out is None:
+                tap.not_ok("%s: the arm64 machine runs its scenarios" % suite, took)
+                why = "the machine did not run"
+            else:
+                tap.ok("%s: the arm64 machine ran its scenarios" % suite, "%.0f s" % took)
+        root = os.path.join(cache, suite)
+        results = results_of(out) if out else {}
+        for label, name, how in names:
+            if why is not None:
+                for what, _ in checks:
+                    tap.skip("%s: %s" % (label, what), why)
+                continue
+            if tap.run("%s: %s" % (label, checks[0][0]), check_made, out, name, how, results) is None:
+                for what, _ in checks[1:]:
+                    tap.skip("%s: %s" % (label, what), "no core")
+                continue
+            tap.run("%s: %s" % (label, checks[1][0]), checks[1][1], root, out, suite, name, how)
+            tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
+            for what, fn in checks[3:]:
+                tap.run("%s: %s" % (label, what), fn, root, out, name, how)
+        if out and not reuse:
+            shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+    stacks.schema_summary(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,702 @@
+"""The HTML report and the crash dashboard, in a real browser, on real cores.
+
+One interpreter of src/tests/interpreters (the first present of 3.12,
+3.13, 3.11, 3.10) makes the cores: a crash (the kernel's core of
+crash.py's SIGSEGV), a hang (gcore of threads.py), locals (locals.py,
+--locals=deep), asyncio (aio_tasks.py), locks and a deadlock
+(lock_waits.py), a stack-only minidump (lldb's, of threads.py), a
+truncated core (crash.py's, cut in half), hostile strings
+(html_hostile.py: thread, file and function names, locals and exception
+messages holding </script>, <img onerror>, javascript: URLs, quotes,
+bidi and control characters and bytes that are not UTF-8) and 200 threads
+of them with --locals.  For each, pycore analyze --format html's page:
+
+  * parsed with Python's html.parser: every tag and attribute one the
+    renderer writes, every link a fragment of the page or a page of
+    --html-dir, one <style> and one <script>, both allowed by the CSP's
+    hashes and nothing else;
+  * loaded by headless Chromium from a file:// URL with the network off
+    (a DevTools pipe): no console message, no exception, no CSP
+    violation, no request but the page's own; the DOM after load has the
+    JSON report's facts: every Python thread in one section, its frames
+    (file, line, function), variables (name, type, repr) and exception,
+    the warnings, the summary, the asyncio tasks, the lock waits and the
+    deadlock's threads, each string escaped as the page escapes it;
+  * with script disabled (--dump-dom, scriptEnabled=false): the same facts;
+  * the hostile strings appear as text and never as markup.
+
+Then pycore batch --html-dir over those dumps and pycore group --format
+html over its JSON Lines (given twice, as two shards): the dashboard's
+groups, counts and links equal group --format json's, in Chromium too.
+Screenshots of one report and of the dashboard (chromium --screenshot)
+are made in the build directory, and copied to $PYCORE_SCREENSHOTS when
+set.  The 200-thread page's load time is reported (not a pass condition).
+
+Prints TAP; a scenario that cannot run here is skipped by name."""
+import base64
+import fcntl
+import glob
+import hashlib
+import html.parser
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from pycoretest.tap import load_script  # noqa: E402
+
+import pycoretest as cs  # noqa: E402
+Failure, Skip = cs.Failure, cs.Skip
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PREFERRED = ["py3.12", "py3.13", "py3.11", "py3.10"]
+
+# ---------------------------------------------------------------------------
+# What the page may contain
+
+TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "div", "span",
+        "input", "label", "main", "section", "p", "dl", "dt", "dd", "a", "code", "ol", "ul", "li",
+        "pre", "details", "summary", "table", "thead", "tbody", "tr", "th", "td", "svg", "defs",
+        "marker", "path", "line", "g", "rect", "text", "script", "button"}
+ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "type",
+         "checked", "for", "open", "data-tids", "data-tid", "data-from", "data-to", "data-address",
+         "data-tasks", "data-hash", "data-count", "xmlns", "width", "height", "viewbox", "role", "x",
+         "y", "x1", "y1", "x2", "y2", "rx", "refx", "refy", "markerwidth", "markerheight", "orient", "d",
+         "text-anchor", "marker-end"}
+SAFE_VALUE = re.compile(r"^[A-Za-z0-9 #._:;,()'=/+\-%]*$")
+HREF = re.compile(r"^(#[A-Za-z0-9-]+|[A-Za-z0-9._-]+\.html)$")
+VOID = {"meta", "input", "br", "img", "link", "hr"}
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent, self.children = tag, dict(attrs), parent, []
+
+    def cls(self):
+        return (self.attrs.get("class") or "").split()
+
+    def text(self):
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def walk(self):
+        for c in self.children:
+            if not isinstance(c, str):
+                yield c
+                yield from c.walk()
+
+    def find(self, tag=None, cls=None):
+        return [n for n in self.walk() if (tag is None or n.tag == tag) and (cls is None or cls in n.cls())]
+
+    def inside(self, tag, cls):
+        p = self.parent
+        while p is not None:
+            if p.tag == tag and cls in p.cls():
+                return True
+            p = p.parent
+        return False
+
+
+class Page(html.parser.HTMLParser):
+    """The page as a tree; every tag and attribute checked against what
+    the renderer writes."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", {}, None)
+        self.cur = self.root
+        self.bad = []
+        self.scripts, self.styles, self.csp = [], [], None
+        self._raw = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in TAGS:
+            self.bad.append("element <%s>" % tag)
+        for k, v in attrs:
+            if k not in ATTRS:
+                self.bad.append("attribute %s=%r on <%s>" % (k, v, tag))
+            elif k == "href" and not HREF.match(v or ""):
+                self.bad.append("link %r" % v)
+            elif k not in ("content", "d") and v is not None and not SAFE_VALUE.match(v):
+                self.bad.append("attribute value %s=%r on <%s>" % (k, v, tag))
+        d = dict(attrs)
+        if tag == "meta" and d.get("http-equiv") == "Content-Security-Policy":
+            self.csp = d.get("content")
+        node = Node(tag, attrs, self.cur)
+        self.cur.children.append(node)
+        if tag in ("script", "style"):
+            self._raw = []
+        if tag not in VOID:
+            self.cur = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.cur = self.cur.parent
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self._raw is not None:
+            (self.scripts if tag == "script" else self.styles).append("".join(self._raw))
+            self._raw = None
+        n = self.cur
+        while n is not self.root and n.tag != tag:
+            n = n.parent
+        if n is self.root:
+            self.bad.append("end tag </%s> without its start" % tag)
+        else:
+            self.cur = n.parent
+
+    def handle_data(self, data):
+        if self._raw is not None:
+            self._raw.append(data)
+        self.cur.children.append(data)
+
+    def handle_comment(self, data):
+        self.bad.append("a comment <!--%s-->" % data[:40])
+
+
+def csp_hash(s):
+    return "'sha256-%s'" % base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+
+
+def check_markup(page, label):
+    if page.bad:
+        raise Failure("%s: markup the renderer does not write: %s" % (label, page.bad[:5]))
+    if len(page.styles) != 1 or len(page.scripts) != 1:
+        raise Failure("%s: %d styles and %d scripts, want one each" % (label, len(page.styles), len(page.scripts)))
+    want = ("default-src 'none'; style-src %s; script-src %s; img-src 'none'; base-uri 'none'; "
+            "form-action 'none'" % (csp_hash(page.styles[0]), csp_hash(page.scripts[0])))
+    if page.csp != want:
+        raise Failure("%s: CSP %r, want %r" % (label, page.csp, want))
+
+
+# ---------------------------------------------------------------------------
+# How the page shows a string of the report
+
+def esc(s):
+    """report_html_escape's text for S, a string of the JSON report
+    (a byte that is not UTF-8 is "\\udcNN" there)."""
+    if s is None:
+        return "?"
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if 0xdc80 <= o <= 0xdcff:
+            out.append("\\x%02x" % (o - 0xdc00))
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch.isprintable():
+            out.append(ch)
+        elif o <= 0xff:
+            out.append("\\x%02x" % o)
+        elif o <= 0xffff:
+            out.append("\\u%04x" % o)
+        else:
+            out.append("\\U%08x" % o)
+    return "".join(out)
+
+
+def one(node, tag, cls):
+    found = [n for n in node.find(tag, cls)]
+    return found[0].text() if found else None
+
+
+def python_threads(report):
+    return [t for i in report["interpreters"] for t in i["threads"]]
+
+
+def frames_of(section):
+    """The stack's frames of a thread section (not its exception's)."""
+    return [li for li in section.find("li", "frame") if not li.inside("div", "exc")]
+
+
+def compare_frame(label, li, f):
+    kind = [k for k in ("python", "native", "gc") if k in li.cls()]
+    if kind != [f["kind"]]:
+        raise Failure("%s: a %s frame, the JSON's is %s" % (label, kind, f["kind"]))
+    if f["kind"] == "python":
+        got = (one(li, "span", "file"), one(li, "span", "lineno"), one(li, "span", "func"))
+        want = (esc(f["file"]), str(f["line"]) if f["line"] else "?", esc(f["function"]))
+        if got != want:
+            raise Failure("%s: frame %r, the JSON's %r" % (label, got, want))
+    rows = [tr for tr in li.find("tr", "local")]
+    want_l = [(esc(l["name"]), esc(l["type"]), esc(l["repr"]) if l["repr"] is not None else "(no value)")
+              for l in (f["locals"] or [])]
+    got_l = [(one(tr, "td", "name"), one(tr, "td", "type"), one(tr, "td", "repr")) for tr in rows]
+    if got_l != want_l:
+        raise Failure("%s: variables %r, the JSON's %r" % (label, got_l[:3], want_l[:3]))
+    return len(want_l)
+
+
+def compare_page(page, report, label):
+    """The facts of REPORT (JSON) in PAGE; a summary of what matched."""
+    body = page.root
+    sections = [s for s in body.find("section", "thread") if "os-thread" not in s.cls()]
+    by_tid = {}
+    for s in sections:
+        for tid in s.attrs.get("data-tids", "").split():
+            if tid in by_tid:
+                raise Failure("%s: thread %s in two sections" % (label, tid))
+            by_tid[tid] = s
+    threads = python_threads(report)
+    want_tids = sorted(str(t["tid"] if t["tid"] is not None else -1) for t in threads)
+    if sorted(by_tid) != want_tids:
+        raise Failure("%s: thread sections %s, the JSON's threads %s" % (label, sorted(by_tid), want_tids))
+    nframes = nlocals = 0
+    for t in threads:
+        s = by_tid[str(t["tid"] if t["tid"] is not None else -1)]
+        lis = frames_of(s)
+        if len(lis) != len(t["frames"]):
+            raise Failure("%s: thread %s: %d frames, the JSON has %d" % (label, t["tid"], len(lis), len(t["frames"])))
+        for li, f in zip(lis, reversed(t["frames"])):
+            nlocals += compare_frame("%s: thread %s" % (label, t["tid"]), li, f)
+        nframes += len(lis)
+        if t["name"] is not None and len(s.attrs["data-tids"].split()) == 1:
+            if one(s, "span", "tname") != esc(t["name"]):
+                raise Failure("%s: thread %s named %r, the JSON %r" % (label, t["tid"], one(s, "span", "tname"),
+                                                                      esc(t["name"])))
+        e = t["exception"]
+        if e is not None:
+            excs = s.find("div", "exc")
+            if not excs or one(excs[0], "span", "exc-type") != esc(e["type"] or "an exception"):
+                raise Failure("%s: thread %s: no exception %r" % (label, t["tid"], e["type"]))
+            if e["message"] and one(excs[0], "span", "exc-msg") != esc(e["message"]):
+                raise Failure("%s: thread %s: message %r, the JSON's %r" % (label, t["tid"],
+                                                                            one(excs[0], "span", "exc-msg"),
+                                                                            esc(e["message"])))
+    warnings = [li.text() for li in body.find("li", "warning")]
+    if warnings != [esc(w) for w in report["warnings"]]:
+        raise Failure("%s: warnings %r, the JSON's %r" % (label, warnings[:3], report["warnings"][:3]))
+    answer = one(body, "p", "answer")
+    if answer is None or esc(report["summary"]["text"]) not in answer:
+        raise Failure("%s: summary %r, the JSON's %r" % (label, answer, report["summary"]["text"]))
+    if report["native_threads"] is not None:
+        os_sections = [s for s in body.find("section", "os-thread")]
+        if len(os_sections) != len(report["native_threads"]):
+            raise Failure("%s: %d sections of OS threads, the JSON has %d" % (label, len(os_sections),
+                                                                              len(report["native_threads"])))
+    ntasks = 0
+    for it in report["interpreters"]:
+        for loop in it["asyncio"] or []:
+            ntasks += len(loop["tasks"])
+    got_tasks = sorted(li.attrs["data-address"] for li in body.find("li", "task"))
+    want_tasks = sorted(t["address"] for it in report["interpreters"] for loop in it["asyncio"] or []
+                        for t in loop["tasks"])
+    if got_tasks != want_tasks:
+        raise Failure("%s: tasks %s, the JSON's %s" % (label, got_tasks[:5], want_tasks[:5]))
+    edges = sorted((g.attrs["data-from"], g.attrs["data-to"]) for g in body.find("g", "wait-edge"))
+    want_edges = sorted((str(t["tid"]), str(t["waiting_on"]["owner"])) for t in threads
+                        if t["waiting_on"] and t["waiting_on"]["owner"] is not None and t["tid"] is not None
+                        and t["waiting_on"]["owner"] != t["tid"])
+    if edges != want_edges:
+        raise Failure("%s: wait edges %s, the JSON's %s" % (label, edges, want_edges))
+    cyc = sorted(g.attrs["data-tid"] for g in body.find("g", "wait-node") if g.find("rect", "cyc"))
+    want_cyc = sorted(str(t) for t in report["summary"]["deadlock"] or [])
+    if cyc != want_cyc:
+        raise Failure("%s: deadlock drawn for %s, the JSON's %s" % (label, cyc, want_cyc))
+    return "%d threads, %d frames, %d variables, %d tasks, %d waits, %d warnings" % (
+        len(threads), nframes, nlocals, len(got_tasks), len(edges), len(warnings))
+
+
+# ---------------------------------------------------------------------------
+# Chromium
+
+BASE_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              "--disable-default-apps", "--mute-audio", "--host-resolver-rules=MAP * ~NOTFOUND",
+              "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"]
+
+
+def need_chromium():
+    if not CHROMIUM:
+        raise Skip("chromium not installed (Debian package chromium)")
+
+
+class Browser:
+    """Headless Chromium driven over --remote-debugging-pipe (DevTools
+    protocol messages, NUL-terminated JSON, on fds 3 and 4)."""
+
+    def __init__(self, work):
+        need_chromium()
+        self.profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
+        to_r, self.to_w = os.pipe()
+        self.from_r, from_w = os.pipe()
+
+        def fds():
+            # through fds above 4 first: a pipe may be fd 3 or 4 already
+            a, b = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+        self.proc = subprocess.Popen([CHROMIUM] + BASE_FLAGS + ["--remote-debugging-pipe",
+                                                                "--user-data-dir=" + self.profile, "about:blank"],
+                                     preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        os.close(to_r)
+        os.close(from_w)
+        self.buf, self.next_id, self.events = b"", 0, []
+
+    def send(self, method, params=None, session=None, timeout=60):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.to_w, json.dumps(msg).encode() + b"\0")
+        end = time.monotonic() + timeout
+        while True:
+            m = self.receive(end)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise Failure("DevTools %s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.events.append(m)
+
+    def receive(self, end):
+        while b"\0" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([self.from_r], [], [], left)[0]:
+                raise Failure("Chromium did not answer in time")
+            chunk = os.read(self.from_r, 1 << 20)
+            if not chunk:
+                raise Failure("Chromium closed its DevTools pipe (exit %s)" % self.proc.poll())
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(line)
+
+    def wait_event(self, method, session, timeout=60):
+        end = time.monotonic() + timeout
+        for m in self.events:
+            if m.get("method") == method and m.get("sessionId") == session:
+                return m
+        while True:
+            m = self.receive(end)
+            self.events.append(m)
+            if m.get("method") == method and m.get("sessionId") == session:
+                return m
+
+    def load(self, path, script=True):
+        """(the DOM after load as HTML, problems seen, seconds from
+        navigation to the load event and a layout); with SCRIPT false,
+        the page's script disabled."""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Network", "Page", "DOM"):
+            self.send(domain + ".enable", session=session)
+        if not script:
+            self.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+        self.events = []
+        url = "file://" + os.path.abspath(path)
+        t0 = time.monotonic()
+        self.send("Page.navigate", {"url": url}, session=session)
+        self.wait_event("Page.loadEventFired", session)
+        self.send("Page.getLayoutMetrics", session=session)
+        secs = time.monotonic() - t0
+        root = self.send("DOM.getDocument", {"depth": 1}, session=session)["root"]
+        html_node = [c for c in root.get("children", []) if c.get("nodeName") == "HTML"][0]
+        dom = self.send("DOM.getOuterHTML", {"nodeId": html_node["nodeId"]}, session=session)["outerHTML"]
+        problems = []
+        for m in self.events:
+            p, meth = m.get("params", {}), m.get("method")
+            if meth == "Runtime.consoleAPICalled":
+                problems.append("console.%s: %s" % (p.get("type"), [a.get("value") for a in p.get("args", [])]))
+            elif meth == "Runtime.exceptionThrown":
+                problems.append("exception: %s" % p.get("exceptionDetails", {}).get("text"))
+            elif meth == "Log.entryAdded":
+                e = p.get("entry", {})
+                problems.append("log %s: %s" % (e.get("level"), e.get("text")))
+            elif meth == "Network.requestWillBeSent" and p.get("request", {}).get("url") != url:
+                problems.append("request: %s" % p.get("request", {}).get("url"))
+        self.send("Target.closeTarget", {"targetId": target})
+        return "<!DOCTYPE html>\n" + dom, problems, secs
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=10)
+        except (Failure, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.to_w)
+        os.close(self.from_r)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def no_script_dom(browser, path):
+    """The DOM of PATH loaded with script disabled (chromium --dump-dom
+    with scriptEnabled=false writes nothing: it reads the DOM with script)."""
+    dom, problems, _ = browser.load(path, script=False)
+    if problems:
+        raise Failure("with script off: %s" % problems[:5])
+    return dom
+
+
+def screenshot(path, png, work, size="1100,1000"):
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
+    try:
+        subprocess.run([CHROMIUM] + BASE_FLAGS + ["--user-data-dir=" + profile, "--hide-scrollbars",
+                                                  "--window-size=" + size, "--screenshot=" + png,
+                                                  "file://" + os.path.abspath(path)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    if not os.path.exists(png) or os.path.getsize(png) < 1000:
+        raise Failure("chromium --screenshot wrote no picture")
+    dest = os.environ.get("PYCORE_SCREENSHOTS")
+    if dest:
+        # for the README: 64 colours keep the page readable at a third of the size
+        out = os.path.join(dest, os.path.basename(png))
+        if not shutil.which("convert") or subprocess.run(["convert", png, "-colors", "64", "PNG8:" + out]).returncode:
+            shutil.copy(png, out)
+    return os.path.getsize(png)
+
+
+# ---------------------------------------------------------------------------
+# Scenarios
+
+def render(core, args, work, name, ok=(0,)):
+    """pycore's JSON report and HTML page of CORE, the page's path."""
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json"] + args + [core])
+    if rc not in ok:
+        raise Failure("JSON: exit %d: %s" % (rc, err.strip()[-300:]))
+    report = cs.load_report(out)
+    page = os.path.join(work, name + ".html")
+    with open(page, "wb") as f:
+        p = subprocess.run([os.environ["PYCORE"], "analyze", "--format", "html"] + args + [core], stdout=f,
+                           stderr=subprocess.PIPE)
+    if p.returncode not in ok:
+        raise Failure("HTML: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace").strip()[-300:]))
+    return report, page
+
+
+def check_page(browser, report, path, work, label):
+    with open(path, encoding="utf-8") as f:
+        page = Page(f.read())
+    check_markup(page, label + " (as written)")
+    detail = compare_page(page, report, label + " (as written)")
+    dom, problems, secs = browser.load(path)
+    if problems:
+        raise Failure("%s in Chromium: %s" % (label, problems[:5]))
+    live = Page(dom)
+    check_markup(live, label + " (Chromium's DOM)")
+    compare_page(live, report, label + " (Chromium's DOM)")
+    if not live.root.find("button"):
+        raise Failure("%s: the script added no button (did it run?)" % label)
+    quiet = Page(no_script_dom(browser, path))
+    check_markup(quiet, label + " (script off)")
+    compare_page(quiet, report, label + " (script off)")
+    if quiet.root.find("button"):
+        raise Failure("%s: buttons with script off" % label)
+    return detail, secs
+
+
+def check_hostile(page_path, strings):
+    """Each hostile string appears as text, escaped, and no markup of the
+    page comes from it (check_markup has seen every tag and attribute)."""
+    text = Page(open(page_path, encoding="utf-8").read()).root.text()
+    missing = [s for s in strings if esc(s) not in text]
+    if missing:
+        raise Failure("hostile strings not shown as text: %r" % missing)
+    return len(strings)
+
+
+def pick_target():
+    for name in PREFERRED:
+        path = os.path.join(HERE, "interpreters", name + ".interp")
+        target, why = cs.interpreter(path)
+        if not why and not target.root:
+            return name, target, None
+    return None, None, "none of %s is installed" % ", ".join(PREFERRED)
+
+
+def snapshot(target, scenario, work, extra=()):
+    core, truth, _ = cs.take_snapshot(target, scenario, work)
+    return core, truth
+
+
+# an argument of bytes that are not UTF-8: the report's argv holds them as
+# they are, and only the page's escaping stands between them and the page
+HOSTILE_ARG = b"\xff\xfe</script><img src=x onerror=alert(1)>\xe2\x80"
+
+
+def hostile_core(target, work, many=False):
+    truth = os.path.join(work, "truth.json")
+    proc = target.popen([os.path.join(cs.SCENARIOS, "html_hostile.py"), truth] + (["many"] if many else [])
+                        + [HOSTILE_ARG], work, stdout=subprocess.PIPE)
+    try:
+        if not cs.wait_ready(proc, timeout=60):
+            raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(proc.pid)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=300)
+        core = os.path.join(work, "core.%d" % proc.pid)
+        if g.returncode != 0 or not os.path.exists(core):
+            raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-300:])
+    finally:
+        proc.kill()
+        proc.wait()
+    hostile = [bytes.fromhex(h).decode("utf-8", "surrogateescape") for h in json.load(open(truth))["hostile"]]
+    return core, hostile + [HOSTILE_ARG.decode("utf-8", "surrogateescape")]
+
+
+def stack_minidump(target, work):
+    md = load_script("check_minidump", os.path.join(HERE, "check-minidump.py"))
+    if not md.LLDB:
+        raise Skip(md.LLDB_VERSION)
+    dmp = os.path.join(work, "stack.dmp")
+    proc = target.popen([os.path.join(cs.SCENARIOS, "threads.py"), os.path.join(work, "truth.json")], work,
+                        stdout=subprocess.PIPE)
+    try:
+        if not cs.wait_ready(proc):
+            raise Failure("the scenario did not get ready")
+        subprocess.run([md.LLDB, "-p", str(proc.pid), "-b", "-o",
+                        "process save-core --plugin-name=minidump --style stack %s" % dmp],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    if not os.path.exists(dmp):
+        raise Failure("%s wrote no minidump" % md.LLDB)
+    return dmp
+
+
+def main():
+    tap = cs.TAP()
+    name, target, why = pick_target()
+    if not why and not shutil.which("gcore"):
+        why = "gcore not installed (Debian package gdb)"
+    if not why and not CHROMIUM:
+        why = "chromium not installed (Debian package chromium)"
+    work = tempfile.mkdtemp(prefix="pycore-html-", dir=target.workdir("pycore-html-") if target else None)
+    pages = os.path.join(work, "pages")
+    os.mkdir(pages)
+    dumps = []            # (core, args) for the batch
+    browser = [None]
+
+    def get_browser():
+        if browser[0] is None:
+            browser[0] = Browser(work)
+        return browser[0]
+
+    def scenario(label, make, args=(), ok=(0,), hostile=False, shot=None):
+        def run():
+            if why:
+                raise Skip(why)
+            sub = tempfile.mkdtemp(dir=work)
+            made = make(sub)
+            core, strings = made if isinstance(made, tuple) else (made, None)
+            report, page = render(core, list(args), sub, "page", ok)
+            detail, secs = check_page(get_browser(), report, page, sub, label)
+            if hostile:
+                detail += "; %d hostile strings shown as text" % check_hostile(page, strings)
+            if shot:
+                detail += "; screenshot %d bytes" % screenshot(page, os.path.join(os.getcwd(), shot), sub)
+            dumps.append((core, list(args)))
+            return "%s; loaded and laid out in %.2f s" % (detail, secs)
+        tap.run("%s %s" % (name or "html", label), run)
+
+    def crash(sub):
+        return cs.take_crash(target, sub, ["crash.py"], signal.SIGSEGV)[0]
+
+    def truncated(sub):
+        core = crash(sub)
+        size = os.path.getsize(core)
+        with open(core, "r+b") as f:
+            f.truncate(size // 2)
+        return core
+
+    try:
+        scenario("crash", crash, ["--native"], shot="html-report.png")
+        scenario("hang", lambda sub: snapshot(target, "threads", sub)[0])
+        scenario("locals", lambda sub: snapshot(target, "locals", sub)[0], ["--locals=deep"])
+        scenario("exceptions", lambda sub: snapshot(target, "exceptions", sub)[0])
+        scenario("recursion", lambda sub: snapshot(target, "recursion", sub)[0])
+        scenario("asyncio", lambda sub: snapshot(target, "aio_tasks", sub)[0])
+        scenario("locks and a deadlock", lambda sub: snapshot(target, "lock_waits", sub)[0])
+        scenario("stack-only minidump", lambda sub: stack_minidump(target, sub), ["--native"], ok=(1,))
+        scenario("truncated core", truncated, ok=(0, 1))
+        scenario("hostile strings", lambda sub: hostile_core(target, sub), ["--locals"], hostile=True)
+        scenario("200 threads of hostile strings, --locals", lambda sub: hostile_core(target, sub, True),
+                 ["--locals"], hostile=True)
+
+        def dashboard():
+            if why:
+                raise Skip(why)
+            if len(dumps) < 2:
+                raise Failure("fewer than two dumps were made")
+            jsonl = os.path.join(work, "batch.jsonl")
+            with open(jsonl, "wb") as f:
+                p = subprocess.run([os.environ["PYCORE"], "batch", "--html-dir", pages, "-j", "2"]
+                                   + [c for c, _ in dumps], stdout=f, stderr=subprocess.PIPE, timeout=900)
+            if p.returncode != 0:
+                raise Failure("batch: exit %d: %s" % (p.returncode, p.stderr.decode()[-300:]))
+            half = os.path.join(work, "part1.jsonl"), os.path.join(work, "part2.jsonl")
+            lines = open(jsonl, "rb").read().splitlines(True)
+            for k, path in enumerate(half):
+                with open(path, "wb") as f:
+                    f.writelines(lines[k::2])
+            rc, out, err = cs.run_pycore(["group", "--format", "json"] + list(half))
+            if rc != 0:
+                raise Failure("group --format json: exit %d: %s" % (rc, err))
+            groups = [json.loads(l) for l in out.splitlines()]
+            index = os.path.join(pages, "index.html")
+            with open(index, "wb") as f:
+                p = subprocess.run([os.environ["PYCORE"], "group", "--format", "html", "--html-dir", pages]
+                                   + list(half), stdout=f, stderr=subprocess.PIPE)
+            if p.returncode != 0:
+                raise Failure("group --format html: exit %d: %s" % (p.returncode, p.stderr.decode()))
+            written = Page(open(index, encoding="utf-8").read())
+            check_markup(written, "dashboard")
+            dom, problems, secs = get_browser().load(index)
+            if problems:
+                raise Failure("dashboard in Chromium: %s" % problems[:5])
+            for label, page in (("as written", written), ("Chromium's DOM", Page(dom)),
+                                ("script off", Page(no_script_dom(get_browser(), index)))):
+                check_markup(page, "dashboard (%s)" % label)
+                rows = [(r.attrs["data-hash"], int(r.attrs["data-count"])) for r in page.root.find("tr", "group-row")]
+                want = [(g["fingerprint"]["hash"], g["count"]) for g in groups]
+                if rows != want:
+                    raise Failure("dashboard (%s): groups %s, group --format json's %s" % (label, rows, want))
+                if page.root.find("span")[0] is None or one(page.root, "p", "answer") is None:
+                    raise Failure("dashboard (%s): no totals" % label)
+                sections = page.root.find("section", "group")
+                if len(sections) != min(len(groups), 20):
+                    raise Failure("dashboard (%s): %d group sections" % (label, len(sections)))
+                links = [a.attrs["href"] for a in page.root.find("a") if not a.attrs["href"].startswith("#")]
+                missing = [h for h in links if not os.path.exists(os.path.join(pages, h))]
+                if not links or missing:
+                    raise Failure("dashboard (%s): links %s, missing %s" % (label, links[:3], missing[:3]))
+            reports = sum(1 for l in lines if b'"error":' not in l[:200])
+            total = int(re.search(r'<span id="reports">(\d+)</span>', open(index).read()).group(1))
+            if total != len(lines) - sum(1 for l in lines if json.loads(l).get("error")):
+                raise Failure("dashboard: %d reports, the JSON Lines hold %d" % (total, reports))
+            pages_made = len([p for p in os.listdir(pages) if p != "index.html"])
+            size = screenshot(index, os.path.join(os.getcwd(), "html-dashboard.png"), work, "1100,1000")
+            return "%d groups of %d records, %d pages linked, loaded in %.2f s; screenshot %d bytes" % (
+                len(groups), len(lines), pages_made, secs, size)
+        tap.run("%s dashboard of batch --html-dir over two shards" % (name or "html"), dashboard)
+    finally:
+        if browser[0]:
+            browser[0].close()
+        if os.environ.get("KEEP_CORES") == "1":
+            tap.diag("kept in %s" % work)
+        else:
+            shutil.rmtree(os.path.dirname(work) if target else work, ignore_errors=True)
+    cs.schema_summary(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

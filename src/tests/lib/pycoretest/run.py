@@ -1,0 +1,23 @@
+"""Running pycore, and scenarios in scratch directories."""
+import os
+import shutil
+import subprocess
+
+from .env import PYCORE
+
+
+def run_pycore(args, env=None):
+    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def run_in(tap, label, work, fn, *args):
+    """tap.run(LABEL, FN, *ARGS) with WORK, a scratch directory, removed
+    afterwards (kept, and said so, with KEEP_CORES=1)."""
+    try:
+        return tap.run(label, fn, *args)
+    finally:
+        if os.environ.get("KEEP_CORES") == "1":
+            tap.diag("kept in %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
