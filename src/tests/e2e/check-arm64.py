@@ -51,7 +51,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pycoretest.tap import TAP, Failure, Skip  # noqa: E402
-from pycoretest.tap import load_script  # noqa: E402
+from pycoretest import aio  # noqa: E402
 
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
@@ -406,7 +406,6 @@ def check_pycore(root, work, name, how):
         return "%d reprs exactly Python's" % stacks.compare_locals(truth, report)
     if name.endswith("aio_tasks"):
         # the tasks as the process listed them (check-asyncio.py's comparison)
-        aio = load_script("check_asyncio", os.path.join(SRCDIR, "src", "tests", "e2e", "check-asyncio.py"))
         want = json.load(open(os.path.join(work, name + ".truth.json.asyncio")))
         return "%d threads, %d tasks" % (len(truth["threads"]), aio.compare_tasks(want, report))
     return "%d threads" % len(truth["threads"])

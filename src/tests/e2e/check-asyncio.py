@@ -24,46 +24,11 @@ import shutil
 import subprocess
 import sys
 
-
-
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.aio import compare_tasks
 
-FIELDS = ("name", "state", "running", "coroutine", "result", "exception", "waiting_on")
 FIRST_MINOR, LAST_MINOR = 8, 15
-
-
-def frames(stack):
-    return [(f["function"], f["file"], f["line"]) for f in stack]
-
-
-def compare_tasks(want, report):
-    loops = [l for i in report["interpreters"] for l in (i["asyncio"] or [])]
-    mine = [l for l in loops if l["loop"] == want["loop"]]
-    if len(mine) != 1:
-        raise pt.Failure("loop %s: pycore has loops %s" % (want["loop"], [l["loop"] for l in loops]))
-    loop = mine[0]
-    if loop["thread"] != want["thread"]:
-        raise pt.Failure("loop %s: thread %s, the process says %s" % (want["loop"], loop["thread"], want["thread"]))
-    got = dict((t["address"], t) for t in loop["tasks"])
-    need = dict((t["address"], t) for t in want["tasks"])
-    if sorted(got) != sorted(need):
-        raise pt.Failure("tasks %s, the process has %s" % (sorted((t["name"], a) for a, t in got.items()),
-                                                           sorted((t["name"], a) for a, t in need.items())))
-    for addr, w in need.items():
-        g = got[addr]
-        label = "task %s (%s)" % (w["name"], addr)
-        if g["error"]:
-            raise pt.Failure("%s: pycore says: %s" % (label, g["error"]))
-        for k in FIELDS:
-            if g[k] != w[k]:
-                raise pt.Failure("%s: %s %r, the process says %r" % (label, k, g[k], w[k]))
-        for k in ("awaiting", "awaited_by"):
-            if sorted(g[k]) != w[k]:
-                raise pt.Failure("%s: %s %s, the process says %s" % (label, k, sorted(g[k]), w[k]))
-        if frames(g["stack"]) != frames(w["stack"]):
-            raise pt.Failure("%s: stack %s, the process says %s" % (label, frames(g["stack"]), frames(w["stack"])))
-    return len(need)
 
 
 def check_text(target, core, want):

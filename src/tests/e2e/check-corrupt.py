@@ -23,7 +23,6 @@ cannot be made here).
 """
 import json
 import os
-import re
 import shutil
 import struct
 import subprocess
@@ -32,43 +31,7 @@ import tempfile
 
 import pycoretest as pt
 from pycoretest import interpreters
-
-
-class Core:
-    """A core file's PT_LOAD map, to read and patch process addresses."""
-
-    def __init__(self, path):
-        self.data = bytearray(open(path, "rb").read())
-        phoff, = struct.unpack_from("<Q", self.data, 32)
-        phnum, = struct.unpack_from("<H", self.data, 56)
-        self.loads = []
-        for i in range(phnum):
-            t, _, off, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", self.data, phoff + 56 * i)
-            if t == 1 and filesz:
-                self.loads.append((vaddr, vaddr + filesz, off))
-
-    def offset(self, addr):
-        for start, end, off in self.loads:
-            if start <= addr < end:
-                return off + addr - start
-        raise pt.Failure("address 0x%x is not in the core" % addr)
-
-    def u64(self, addr):
-        return struct.unpack_from("<Q", self.data, self.offset(addr))[0]
-
-    def put64(self, addr, v):
-        struct.pack_into("<Q", self.data, self.offset(addr), v)
-
-    def put8(self, addr, v):
-        self.data[self.offset(addr)] = v
-
-    def save(self, path):
-        open(path, "wb").write(self.data)
-
-
-def table(minor):
-    text = open(os.path.join(pt.SRCDIR, "versions", "3.%d.h" % minor)).read()
-    return dict((k, int(v)) for k, v in re.findall(r"\.(\w+) = (-?\d+),", text))
+from pycoretest.corefile import Core, table
 
 
 def run(core, *extra):

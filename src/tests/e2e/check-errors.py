@@ -41,11 +41,11 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from pycoretest.tap import load_script  # noqa: E402
+import pycoretest as cs
+from pycoretest import coredump as ccd
+from pycoretest.corefile import Core, crashing_stack_offset, layout, table
 
-import pycoretest as cs  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
 
 
@@ -156,10 +156,9 @@ def cut(src, dst, n):
             left -= len(chunk)
 
 
-# ---- the hook, inside a private mount namespace (check-coredump.py's) ----
+# ---- the hook, inside a private mount namespace (pycoretest.coredump) ----
 
 def hook_inner(out_path):
-    ccd = load_script("check_coredump", os.path.join(HERE, "check-coredump.py"))
     work = tempfile.mkdtemp(prefix="pycore-errors-hook-")
     os.chmod(work, 0o755)
     result = {}
@@ -240,11 +239,10 @@ def main():
             why = cs.kernel_core_usable()[1]
             if why:
                 raise Skip(why)
-            ct = load_script("check_truncated", os.path.join(HERE, "check-truncated.py"))
             sub = target.workdir("pycore-errors-311-")
             try:
                 core, truth = cs.take_crash(target, sub, ["crash.py"], signal.SIGSEGV)
-                at = ct.crashing_stack_offset(core)
+                at = crashing_stack_offset(core)
                 short = os.path.join(work, "stack-cut.core")
                 cut(core, short, at)
                 whole = Loads(core)
@@ -276,13 +274,12 @@ def main():
             pythons = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
             if not pythons or not shutil.which("gcore"):
                 raise Skip("needs python3.12 (pyenv) and gcore (Debian package gdb)")
-            cc = load_script("check_corrupt", os.path.join(HERE, "check-corrupt.py"))
             core, _ = cs.take_gcore(pythons[-1], "locals", work)
             intact = analyze(core, "--locals")
             gcore.update(report=intact)
-            L = cc.table(12)
+            L = table(12)
             runtime = int(intact["python"]["runtime_address"], 16)
-            c = cc.Core(core)
+            c = Core(core)
             interp = c.u64(runtime + L["runtime_interpreters_head"])
             ts = c.u64(interp + L["interp_tstate_head"])
             frame = c.u64(c.u64(ts + L["tstate_cframe"]) + L["cframe_current_frame"])
@@ -326,8 +323,7 @@ def main():
             sl = os.path.join(work, "sleep")
             os.mkdir(sl)
             core = kernel_core(["sleep", "100"], work, sl)
-            ct = load_script("check_truncated", os.path.join(HERE, "check-truncated.py"))
-            notes, _ = ct.layout(core)
+            notes, _ = layout(core)
             paths["not-python"] = core
             paths["truncated"] = os.path.join(work, "sleep-cut.core")
             cut(core, paths["truncated"], notes)
@@ -378,15 +374,13 @@ def main():
         tap.run("timeout: batch kills a worker blocked on a FIFO at --timeout", timeout)
 
         def hook():
-            ccd = load_script("check_coredump", os.path.join(HERE, "check-coredump.py"))
             why = ccd.why_not()
             if why:
                 raise Skip(why)
             out = os.path.join(work, "hook.json")
-            p = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
-                                os.path.abspath(__file__), "--hook-inner", out], timeout=600)
-            if p.returncode != 0 or not os.path.exists(out):
-                raise Failure("the hook's namespace exited %d" % p.returncode)
+            rc = ccd.in_namespace(__file__, "--hook-inner", out, timeout=600)
+            if rc != 0 or not os.path.exists(out):
+                raise Failure("the hook's namespace exited %d" % rc)
             res = json.load(open(out))
             if "error" in res:
                 raise Failure(res["error"])

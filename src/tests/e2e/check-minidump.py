@@ -33,30 +33,9 @@ import tempfile
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.minidump import LLDB, LLDB_NAME, LLDB_VERSION, need_lldb, save_minidump
 CONVERT = os.path.join(pt.SRCDIR, "scripts", "core2minidump")
 SNAPSHOTS = ("threads", "recursion", "genco", "exceptions", "gc")
-
-
-def find_lldb():
-    """(path, major version) of the lldb to use, or (None, why not)."""
-    names = [os.environ["LLDB"]] if os.environ.get("LLDB") else ["lldb-19", "lldb-16"]
-    for name in names:
-        path = shutil.which(name)
-        if not path:
-            continue
-        v = subprocess.run([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        m = re.search(r"lldb version (\d+)", v.stdout.decode("utf-8", "replace"))
-        return path, int(m.group(1)) if m else 0
-    return None, "%s not installed (Debian package lldb-19)" % " or ".join(names)
-
-
-LLDB, LLDB_VERSION = find_lldb()
-LLDB_NAME = os.path.basename(LLDB) if LLDB else "lldb"
-
-
-def need_lldb():
-    if not LLDB:
-        raise pt.Skip(LLDB_VERSION)
 
 
 def convert(core, out):
@@ -182,14 +161,12 @@ def live_minidump_in(python, style, work):
             unstrip = subprocess.run(["eu-unstrip", "-n", "-p", str(proc.pid)],
                                      stdout=subprocess.PIPE).stdout.decode()
             ids = set(l.split()[1].split("@")[0] for l in unstrip.splitlines() if len(l.split()) > 1)
-        saved = subprocess.run([LLDB, "-p", str(proc.pid), "-b", "-o",
-                                "process save-core --plugin-name=minidump --style %s %s" % (style, dmp)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        saved = save_minidump(proc.pid, style, dmp)
     finally:
         proc.kill()
         proc.wait()
     if not os.path.exists(dmp):
-        raise pt.Failure("%s wrote no minidump: %s" % (LLDB_NAME, saved.stdout.decode("utf-8", "replace")[-400:]))
+        raise pt.Failure("%s wrote no minidump: %s" % (LLDB_NAME, saved.decode("utf-8", "replace")[-400:]))
     rc, out, err = pt.run_pycore(["analyze", "--format", "json", dmp])
     if style != "stack":
         # every byte the walk needs is in it: a complete report, the

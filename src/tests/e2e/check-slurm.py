@@ -55,12 +55,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from pycoretest.tap import load_script  # noqa: E402
+import pycoretest as cs
+from pycoretest.htmlpage import Page, check_markup
 
-import pycoretest as cs  # noqa: E402
-ch = load_script("check_html", os.path.join(HERE, "check-html.py"))
+HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
 
 SHARDS = 4
@@ -396,8 +394,8 @@ def groups_json(files, bad=0):
 def dashboard(files, label):
     """The dashboard of FILES, checked as check-html.py checks markup:
     (totals, [(hash, count, crash) per row], [each group section's text])."""
-    page = ch.Page(group(["--format", "html"], files))
-    ch.check_markup(page, label)
+    page = Page(group(["--format", "html"], files))
+    check_markup(page, label)
     totals = [(n.attrs["id"], n.text()) for n in page.root.find("span")
               if n.attrs.get("id") in ("reports", "groups", "errors", "bad")]
     rows = []

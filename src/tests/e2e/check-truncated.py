@@ -37,52 +37,10 @@ import sys
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.corefile import crashing_stack_offset, layout
 Failure, Skip = pt.Failure, pt.Skip
 
 LIMITS = ["8192", "25%", "50%", "75%", "90%"]  # of the bytes the whole core holds
-
-
-def layout(path):
-    """The core's program headers by its own header: where the headers and
-    notes end (a cut before leaves nothing usable) and where its last
-    segment ends (the size of the core written whole)."""
-    with open(path, "rb") as f:
-        head = f.read(64)
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phentsize, phnum = struct.unpack_from("<HH", head, 54)
-        f.seek(phoff)
-        ph = f.read(phentsize * phnum)
-    notes = whole = phoff + phentsize * phnum
-    for i in range(len(ph) // phentsize):
-        t, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", ph, phentsize * i)
-        if t == 4:  # PT_NOTE
-            notes = max(notes, off + filesz)
-        whole = max(whole, off + filesz)
-    return notes, whole
-
-
-def crashing_stack_offset(path):
-    """Where in the core the segment holding the crashing thread's stack
-    pointer begins (the kernel writes that thread's NT_PRSTATUS first; rsp
-    is user_regs_struct's 20th word, pr_reg at byte 112 of elf_prstatus on
-    x86_64): cut there, the core keeps every other thread's memory, the
-    thread's data stack among it, but not its C stack."""
-    data = open(path, "rb").read(1 << 20)
-    phoff, = struct.unpack_from("<Q", data, 32)
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    phs = [struct.unpack_from("<IIQQQQQQ", data, phoff + phentsize * i) for i in range(phnum)]
-    note = [p for p in phs if p[0] == 4][0]
-    at, rsp = note[2], None
-    while at < note[2] + note[5] and rsp is None:
-        namesz, descsz, ntype = struct.unpack_from("<III", data, at)
-        desc = at + 12 + (namesz + 3) // 4 * 4
-        if ntype == 1:  # NT_PRSTATUS
-            rsp, = struct.unpack_from("<Q", data, desc + 112 + 19 * 8)
-        at = desc + (descsz + 3) // 4 * 4
-    for t, _, off, vaddr, _, filesz, memsz, _ in phs:
-        if t == 1 and vaddr <= rsp < vaddr + memsz and filesz:
-            return off
-    raise Failure("the crashing thread's stack (rsp 0x%x) is not in the core" % rsp)
 
 
 def check_cut(target, core, truth_path):

@@ -13,8 +13,14 @@ by hand: PYTHONPATH=src/tests/lib).
   locals        the one owner of the assertions on variables (--locals)
   native        native stacks against gdb's
   breakpad      Breakpad's tools and the minidump checks built on them
+  corefile      a core file's bytes: layout, cuts, patches (Core), offsets
+  coredump      the systemd-coredump hook's world (journald, World, hook)
+  minidump      lldb, and its minidumps of live processes
+  htmlpage      the HTML page parsed and checked; headless Chromium
+  aio           asyncio tasks against the process's own list
 
-The names most checkers use are here too: `import pycoretest as pt`.
+The names most checkers use are here too: `import pycoretest as pt`; the
+others come from their module (from pycoretest.htmlpage import Page).
 """
 from .tap import TAP, Failure, Skip
 from .env import SRCDIR, PYCORE, SCENARIOS

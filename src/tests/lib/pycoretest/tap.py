@@ -101,15 +101,3 @@ class TAP:
         """Print the plan; the script's exit status (1 when any failed)."""
         self._line("1..%d" % self.n)
         return 1 if self.failed else 0
-
-
-def load_script(name, path):
-    """Import another checker by its path (its name has dashes) as module
-    NAME.  Only the checkers written before the shared library still use
-    this (check-errors, check-html, check-slurm, check-arm64); what they
-    take from another checker belongs in this package."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
