@@ -111,6 +111,7 @@ struct dump {
 	struct dump_signal signal;
 	int64_t crashed_tid;         /* -1 when no thread received a signal */
 	uint64_t auxv_entry;         /* AT_ENTRY, 0 if unknown */
+	uint64_t auxv_vdso;          /* AT_SYSINFO_EHDR: the vDSO's ELF header, 0 if unknown */
 	/* for a dump that lacks the process's data memory: which setting of
 	 * its producer would have captured it (one clause), or NULL */
 	const char *capture_hint;

@@ -146,5 +146,7 @@ const struct platform platform_aarch64 = {
 		.mcontext = SIGFRAME_UC + UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_READ,
 		.parse_mcontext = parse_mcontext,
+		.unwind_from_mcontext = true,
+		.entered_at_symbol = true,
 	},
 };

@@ -54,6 +54,18 @@ struct platform_sigframe {
 	size_t mcontext_size;             /* bytes parse_mcontext reads */
 	/* The registers at the signal from the MCONTEXT_SIZE bytes at P. */
 	void (*parse_mcontext)(const uint8_t *p, struct platform_regs *r);
+	/* The trampoline's call frame information does not restore the
+	 * registers at the signal (aarch64's vDSO gives only x29 and x30, the
+	 * frame record of the interrupted code: the interrupted function
+	 * would be skipped and its caller's registers wrong): an unwinder
+	 * goes on from the registers the frame saved (parse_mcontext).
+	 * false where the CFI describes them all (x86_64: glibc's
+	 * __restore_rt). */
+	bool unwind_from_mcontext;
+	/* The trampoline's symbol starts at the return address a handler
+	 * returns to (no call precedes it: a return address's usual look-up
+	 * at the address less one finds no symbol there). */
+	bool entered_at_symbol;
 };
 
 struct platform {

@@ -1,5 +1,6 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
+#include "symbols/vdso.h"
 #include "util/addrtab.h"
 
 #include <dlfcn.h>
@@ -19,6 +20,7 @@ struct module_ref {
 	struct symbols *s;
 	struct dump_module *mod;
 	bool opened;                 /* libdwfl asked for its file, and got it */
+	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
 };
 
 /* What the unwinder learns of one code address, kept for the next stack
@@ -53,6 +55,12 @@ struct symbols {
 	struct symbol_memo *memo;    /* symbols_lookup's answers, found or not */
 	size_t nmemo, capmemo;
 	struct unwind_thread *threads;  /* libdwfl's thread arguments, parallel to dump->threads */
+	const struct platform_regs *unwinding;  /* the registers of the thread being unwound */
+	/* the vDSO's image from the dump (vdso.h), and its module when the
+	 * dump lists none there */
+	uint8_t *vdso;
+	size_t vdso_size;
+	struct module_ref vdso_ref;
 };
 
 /* What libdwfl's callbacks get for a thread: it, and how its dump's
@@ -60,6 +68,10 @@ struct symbols {
 struct unwind_thread {
 	const struct dump_thread *t;
 	const struct platform *platform;
+	const struct symbols *s;
+	/* the registers its first frame starts from: the dump's, or those a
+	 * signal frame on its stack saved (unwinding on from there) */
+	const struct platform_regs *from;
 };
 
 struct symbol_memo {
@@ -82,7 +94,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 {
 	(void)mod; (void)modname; (void)base; (void)elfp;
 	struct module_ref *ref = *userdata;
-	const char *path = ref ? module_file(ref->s, ref->mod) : NULL;
+	const char *path = ref && ref->mod ? module_file(ref->s, ref->mod) : NULL;
+	if (!path && ref && ref->vdso && ref->s->vdso) {
+		*elfp = elf_memory((char *)ref->s->vdso, ref->s->vdso_size);
+		return -1;
+	}
 	if (!path)
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -121,6 +137,29 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/* The vDSO (AT_SYSINFO_EHDR), which no file on disk holds: the dump's
+ * module there (Breakpad lists it as linux-gate.so) or a module "[vdso]"
+ * of its own, its ELF the copy in the dump. */
+static void report_vdso(struct symbols *s)
+{
+	struct dump *d = s->dump;
+	uint64_t span;
+	if (!(s->vdso = vdso_image(d, d->auxv_vdso, &s->vdso_size, &span)))
+		return;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		if (d->modules[i].base == d->auxv_vdso && s->mods[i]) {
+			s->refs[i].vdso = true;
+			return;
+		}
+	}
+	Dwfl_Module *dm = dwfl_report_module(s->dwfl, "[vdso]", d->auxv_vdso, d->auxv_vdso + span);
+	void **ud;
+	if (dm && dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL)) {
+		s->vdso_ref = (struct module_ref){ .s = s, .vdso = true };
+		*ud = &s->vdso_ref;
+	}
+}
+
 struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct symbols **out)
 {
 	struct symbols *s = calloc(1, sizeof(*s));
@@ -156,12 +195,13 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 			continue;
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		s->refs[i] = (struct module_ref){ s, m, false };
+		s->refs[i] = (struct module_ref){ s, m, false, false };
 		*ud = &s->refs[i];
 		/* The dump layer verifies build-ids (and allows a mismatch when
 		 * told to), so libdwfl is not asked to check them again. */
 		s->mods[i] = dm;
 	}
+	report_vdso(s);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	*out = s;
 	return NULL;
@@ -187,6 +227,7 @@ void symbols_close(struct symbols *s)
 	addrtab_free(&s->pcs);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	free(s->vdso);
 	free(s->mods);
 	free(s->refs);
 	free(s->threads);
@@ -361,6 +402,8 @@ long symbols_section(struct symbols *s, struct dump_module *m, const char *name,
  * ------------------------------------------------------------------------ */
 
 #define MAX_NATIVE_FRAMES 1024
+/* signal frames unwound through by their saved registers, per stack */
+#define MAX_SIGNAL_FRAMES 16
 
 /* C++ names are demangled by the C++ runtime's own demangler
  * (__cxa_demangle, the Itanium ABI's), loaded at run time so that pycore
@@ -416,13 +459,28 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return false;
 }
 
+/* A word the unwinder takes from a register or memory, without the
+ * pointer-authentication code a signed return address carries.  libdwfl
+ * (elfutils 0.188, Debian 12's) does not strip it: it would look the
+ * signed address up, find no module and fall back to the frame pointers,
+ * repeating or losing frames.  The word is taken for a signed code
+ * address when it has bits of the thread's PAC mask set and, without
+ * them, is a user-space address (bits 55 and up clear); anything else
+ * (the values of other saved registers) is left as it is. */
+static uint64_t unsigned_word(const struct symbols *s, const struct platform_regs *r, uint64_t v)
+{
+	uint64_t stripped = r ? s->dump->platform->code_address(r, v) : v;
+	return stripped != v && stripped >> 55 == 0 ? stripped : v;
+}
+
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
+	const struct symbols *s = arg;
 	uint64_t v;
-	if (dump_read_u64(((struct symbols *)arg)->dump, addr, &v) != PC_OK)
+	if (dump_read_u64(s->dump, addr, &v) != PC_OK)
 		return false;
-	*result = v;
+	*result = unsigned_word(s, s->unwinding, v);
 	return true;
 }
 
@@ -431,13 +489,15 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct unwind_thread *u = thread_arg;
+	const struct platform_regs *r = u->from ? u->from : &u->t->regs;
 	Dwarf_Word regs[PLATFORM_DWARF_REGS];
 	unsigned n = u->platform->dwarf_nregs;
+	/* the link register may hold a signed return address */
 	for (unsigned i = 0; i < n && i < PLATFORM_DWARF_REGS; i++)
-		regs[i] = u->t->regs.dwarf[i];
+		regs[i] = unsigned_word(u->s, r, r->dwarf[i]);
 	if (!dwfl_thread_state_registers(thread, 0, n, regs))
 		return false;
-	dwfl_thread_state_register_pc(thread, u->t->regs.pc);
+	dwfl_thread_state_register_pc(thread, unsigned_word(u->s, r, r->pc));
 	return true;
 }
 
@@ -452,6 +512,10 @@ struct unwind {
 	void *arg;
 	int n;
 	const char *error;
+	/* the registers a signal frame saved, to unwind on from (the
+	 * platform's sigframe.unwind_from_mcontext) */
+	bool restart;
+	struct platform_regs at_signal;
 };
 
 /* NAME without a symbol version ("clock_nanosleep@GLIBC_2.2.5": the version
@@ -583,6 +647,42 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 	free(symbol);
 }
 
+/* The frame at return address PC, whose call site (PC - 1, described in
+ * PF) has no symbol: when PC itself starts one of the platform's signal
+ * trampolines, that, described at PC (and cached under PC). */
+static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr pc, struct pc_frames *pf)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, unversioned(name, u->name, sizeof(u->name))))
+		return pf;
+	bool found;
+	struct pc_frames *at = addrtab_get(&u->s->pcs, pc, &found);
+	if (!at)
+		return pf;
+	if (!found) {
+		at->module = pf->module;
+		at->module_path = pf->module_path;
+		describe(u, mod, pc, true, at);
+	}
+	return at;
+}
+
+/* Stop this unwind and go on from the registers the signal frame at SP
+ * saved (symbols_native_stack starts the next one); 0 when the dump does
+ * not hold it: libdwfl goes on as it can. */
+static int from_signal_frame(struct unwind *u, uint64_t sp)
+{
+	struct dump_signal sig;
+	if (u->restart || dump_signal_frame(u->s->dump, sp, &sig, &u->at_signal) != PC_OK)
+		return 0;
+	u->at_signal.pac_mask = u->regs ? u->regs->pac_mask : 0;
+	u->at_signal.tp = u->regs ? u->regs->tp : 0;
+	u->restart = true;
+	return 1;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -619,8 +719,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
 		/* the file is known once describe() had libdwfl find it: before,
 		 * the first frame of a module would be named by the dump's path */
-		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		if (!pf->module_path && ref && ref->vdso)
+			pf->module_path = name;
 	}
+	/* a signal trampoline is returned to at its first instruction */
+	if (!activation && pf->n && !pf->e[pf->n - 1].function && u->s->dump->platform->sigframe.entered_at_symbol)
+		pf = trampoline_at(u, mod, pc, pf);
 	nf.module = pf->module;
 	nf.module_path = pf->module_path;
 	int stop = 0;
@@ -631,6 +736,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		nf.inlined = pf->e[i].inlined;
 		stop = u->fn(&nf, u->arg);
 	}
+	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
+	if (!stop && nf.sp && platform_is_sigreturn(u->s->dump->platform, function) &&
+	    u->s->dump->platform->sigframe.unwind_from_mcontext)
+		stop = from_signal_frame(u, nf.sp);
 	if (pf == &fresh) {
 		for (size_t i = 0; i < fresh.n; i++)
 			free(fresh.e[i].function);
@@ -656,7 +765,7 @@ static int attach(struct symbols *s)
 		return -1;
 	}
 	for (size_t i = 0; i < d->nthreads; i++)
-		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform };
+		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform, s, NULL };
 	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(d->pid > 0 ? d->pid : 1), &cb, s) ? 1 : -1;
 	return s->attached > 0 ? 0 : -1;
 }
@@ -669,10 +778,26 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		return -1;
 	}
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
-	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
-		if (s->dump->threads[i].tid == tid)
+	struct unwind_thread *ut = NULL;
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++) {
+		if (s->dump->threads[i].tid == tid) {
 			u.regs = &s->dump->threads[i].regs;
+			ut = &s->threads[i];
+		}
+	}
+	s->unwinding = u.regs;
 	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	/* through signal frames whose trampoline's CFI cannot unwind: on from
+	 * the registers each saved, a new unwind of the same thread */
+	struct platform_regs at_signal;
+	for (int k = 0; ut && u.restart && k < MAX_SIGNAL_FRAMES && !u.error; k++) {
+		at_signal = u.at_signal;
+		u.restart = false;
+		ut->from = &at_signal;
+		rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+		ut->from = NULL;
+	}
+	s->unwinding = NULL;
 	if (u.error)
 		*error = u.error;
 	else if (rc != 0 && u.n <= 1)

@@ -335,25 +335,40 @@ def check_pac(work, suite, name, how):
         core.close()
 
 
+# gdb's frames through its Python API: the kind of each (a call gdb shows
+# inlined, a tail call it inferred from DW_TAG_call_site, the signal
+# trampoline), its pc (return addresses with their PAC bits stripped: gdb
+# strips them itself) and its function.
+GDB_FRAMES = """python
+kinds = {gdb.NORMAL_FRAME: "N", gdb.INLINE_FRAME: "I", gdb.TAILCALL_FRAME: "T", gdb.SIGTRAMP_FRAME: "S"}
+for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.ptid[1]):
+    t.switch()
+    print("THREAD %d" % t.ptid[1])
+    f = gdb.newest_frame()
+    while f is not None:
+        print("FRAME %s 0x%x %s" % (kinds.get(f.type(), "?"), f.pc(), f.name()))
+        f = f.older()
+end"""
+
+
 def gdb_reference(root, work, name):
-    """gdb-multiarch's backtrace of every thread: {lwp: [(pc, function)]}."""
+    """gdb-multiarch's frames of every thread: {lwp: [(kind, pc, function)]},
+    innermost first, kind N (a frame), I (a call inlined into the next
+    one, at the same pc), T (a tail call gdb inferred), S (the signal
+    trampoline); and gdb's output."""
     exe = root + "/usr/bin/" + open(os.path.join(work, name + ".python")).read().strip()
     g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
                         "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
-                        "-iex", "set auto-load off", "-ex", "set print frame-info location-and-address",
-                        "-ex", "thread apply all bt", exe, os.path.join(work, name + ".core")],
+                        "-iex", "set auto-load off", "-ex", GDB_FRAMES, exe, os.path.join(work, name + ".core")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
     out = g.stdout.decode("utf-8", "replace")
     threads, cur = {}, None
     for line in out.splitlines():
-        m = re.match(r"^Thread \d+ \(.*LWP (\d+)\)", line)
-        if m:
-            cur = threads.setdefault(int(m.group(1)), [])
-            continue
-        # gdb marks a return address it stripped of PAC bits "[PAC]"
-        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+)(?: \[PAC\])? in )?(\S+)", line)
-        if m and cur is not None:
-            cur.append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
+        if line.startswith("THREAD "):
+            cur = threads.setdefault(int(line.split()[1]), [])
+        elif line.startswith("FRAME ") and cur is not None:
+            _, kind, pc, fn = line.split(" ", 3)
+            cur.append((kind, int(pc, 16), fn))
     return threads, out
 
 
@@ -368,7 +383,7 @@ def check_gdb(root, work, name, how):
         frames = threads.get(tt["native_id"])
         if not frames:
             raise Failure("gdb-multiarch lists no frames for thread %s\n%s" % (tt["native_id"], out[-3000:]))
-        fns = [f for _, f in frames]
+        fns = [f for _, _, f in frames]
         if not any(f in ("main", "start_thread", "thread_start", "_start") for f in fns[-3:]):
             raise Failure("thread %s: gdb-multiarch's backtrace ends %s\n%s" % (tt["native_id"], fns[-3:], out[-3000:]))
         if not any(f.startswith("_PyEval_EvalFrameDefault") for f in fns):
@@ -378,7 +393,8 @@ def check_gdb(root, work, name, how):
         if how == "crash-fh" and tt.get("main"):
             # faulthandler's handler raised the signal again: gdb goes
             # through the kernel's signal frame to the fault
-            if "<signal" not in fns or "strlen" not in fns[fns.index("<signal") + 1]:
+            kinds = [k for k, _, _ in frames]
+            if "S" not in kinds or "strlen" not in fns[kinds.index("S") + 1]:
                 raise Failure("the crashing thread's frames %s: no signal frame above strlen" % fns)
     return "%d threads, %d frames" % (len(threads), sum(len(f) for f in threads.values()))
 
@@ -411,23 +427,38 @@ def check_pycore(root, work, name, how):
     return "%d threads" % len(truth["threads"])
 
 
+def native_view(frames):
+    """gdb's frames as pycore reports them: a frame by its pc (the signal
+    trampoline's too: pycore shows it as a frame), an inlined call by its
+    function; gdb's tail calls left out (inferred from DW_TAG_call_site
+    entries, which libdwfl does not read: a frame that returned through a
+    tail call has left no return address on the stack)."""
+    return [("I", fn) if kind == "I" else ("N", pc) for kind, pc, fn in frames if kind in ("N", "I", "S")]
+
+
 def check_native(root, work, name, how):
     """--native-all: each thread's native frames are gdb-multiarch's,
-    return address for return address (PAC bits stripped)."""
+    return address for return address (PAC bits stripped), inlined call
+    for inlined call, through the kernel's signal frame."""
     if not shutil.which("gdb-multiarch"):
         raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
     report = pycore_json(["--sysroot", root, "--native-all"], os.path.join(work, name + ".core"))
     theirs, _ = gdb_reference(root, work, name)
-    n = 0
-    for interp in report["interpreters"]:
-        for t in interp["threads"]:
-            mine = [int(f["address"], 16) for f in t["frames"] if f["kind"] == "native" and not f.get("inlined")]
-            ref = [pc for pc, _ in theirs.get(t["tid"], []) if pc is not None]
-            if mine[:len(ref)] != ref:
-                raise Failure("thread %s: native frames %s, gdb-multiarch's %s"
-                              % (t["tid"], [hex(a) for a in mine], [hex(a) for a in ref]))
-            n += len(ref)
-    return "%d native frames, gdb-multiarch's" % n
+    n = inlined = 0
+    threads = [t for interp in report["interpreters"] for t in interp["threads"]]
+    if sorted(t["tid"] for t in threads) != sorted(theirs):
+        raise Failure("pycore's threads %s, gdb-multiarch's %s" % (sorted(t["tid"] for t in threads), sorted(theirs)))
+    for t in threads:
+        mine = [("I", f["function"]) if f.get("inlined") else ("N", int(f["address"], 16))
+                for f in t["frames"] if f["kind"] == "native"]
+        ref = native_view(theirs[t["tid"]])
+        if not ref or mine[:len(ref)] != ref:
+            raise Failure("thread %s: native frames\n  pycore %s\n  gdb    %s"
+                          % (t["tid"], [(k, hex(v) if k == "N" else v) for k, v in mine],
+                             [(k, hex(v) if k == "N" else v) for k, v in ref]))
+        n += len(ref)
+        inlined += sum(1 for k, _ in ref if k == "I")
+    return "%d native frames (%d inlined calls) of %d threads, gdb-multiarch's" % (n, inlined, len(threads))
 
 
 def boot(suite, cache, timeout):
