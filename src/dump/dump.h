@@ -218,6 +218,12 @@ bool dump_file_used(const struct dump *d, const struct dump_module *m);
  * glibc's struct pthread at PTHREAD holds, if the dump captured it. */
 int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread);
 
+/* What the dump's glibc says of its struct pthread (the libthread_db
+ * descriptors in libc.so.6: _thread_db_sizeof_pthread, the field
+ * _thread_db_pthread_tid): its SIZE and the offset of its tid, over the
+ * platform's defaults.  false (nothing changed) when they make no sense. */
+bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid);
+
 /* The OS thread whose stack holds ADDR: the thread whose stack pointer is
  * at or below ADDR in the same run of captured memory (thread stacks are
  * mappings of their own, between unmapped guard pages), -1 if none. */

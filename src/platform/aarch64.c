@@ -139,6 +139,7 @@ const struct platform platform_aarch64 = {
 	.sys_futex = SYS_FUTEX,
 	.pthread_from_tp = -GLIBC_PTHREAD_SIZE,
 	.pthread_tid = GLIBC_PTHREAD_TID,
+	.pthread_below_tp = true,
 	.multiarch = "aarch64-linux-gnu",
 	.sigframe = {
 		.trampolines = trampolines,

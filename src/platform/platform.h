@@ -112,9 +112,16 @@ struct platform {
 	uint64_t sys_futex;
 
 	/* glibc: pthread_self() (and so CPython's thread ident) less the
-	 * thread pointer, and where struct pthread keeps the thread's tid */
+	 * thread pointer, and where struct pthread keeps the thread's tid:
+	 * the values of one glibc (the one named in the platform's file),
+	 * for a dump whose libc does not say (dump_set_pthread_layout) */
 	int64_t pthread_from_tp;
 	uint64_t pthread_tid;
+	/* struct pthread ends at the thread pointer (glibc's TLS_DTV_AT_TP,
+	 * THREAD_SELF = tp - sizeof(struct pthread)): pthread_from_tp is
+	 * minus its size, which changes between glibc versions; false: the
+	 * thread pointer is the struct pthread (TLS_TCB_AT_TP) */
+	bool pthread_below_tp;
 
 	/* Debian's multiarch tuple ("x86_64-linux-gnu"): the loader's
 	 * default directories /lib/TUPLE and /usr/lib/TUPLE */
