@@ -137,22 +137,34 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
-/* The vDSO (AT_SYSINFO_EHDR), which no file on disk holds: the dump's
- * module there (Breakpad lists it as linux-gate.so) or a module "[vdso]"
- * of its own, its ELF the copy in the dump. */
+/* Whether a module's name is the vDSO's as a dump lists it: Breakpad's
+ * "linux-gate.so", lldb's "[vdso] (0x...)", the kernel's soname. */
+static bool vdso_name(const char *path)
+{
+	return path && (strncmp(path, "[vdso]", 6) == 0 || strcmp(path, "linux-gate.so") == 0 ||
+			strcmp(path, "linux-vdso.so.1") == 0);
+}
+
+/* The vDSO (AT_SYSINFO_EHDR; in a minidump without the auxiliary vector,
+ * the module named as the vDSO), which no file on disk holds: the dump's
+ * module there or a module "[vdso]" of its own, its ELF the copy in the
+ * dump. */
 static void report_vdso(struct symbols *s)
 {
 	struct dump *d = s->dump;
-	uint64_t span;
-	if (!(s->vdso = vdso_image(d, d->auxv_vdso, &s->vdso_size, &span)))
+	uint64_t span, base = d->auxv_vdso;
+	for (size_t i = 0; i < d->nmodules && !base; i++)
+		if (vdso_name(d->modules[i].path))
+			base = d->modules[i].base;
+	if (!(s->vdso = vdso_image(d, base, &s->vdso_size, &span)))
 		return;
 	for (size_t i = 0; i < d->nmodules; i++) {
-		if (d->modules[i].base == d->auxv_vdso && s->mods[i]) {
+		if (d->modules[i].base == base && s->mods[i]) {
 			s->refs[i].vdso = true;
 			return;
 		}
 	}
-	Dwfl_Module *dm = dwfl_report_module(s->dwfl, "[vdso]", d->auxv_vdso, d->auxv_vdso + span);
+	Dwfl_Module *dm = dwfl_report_module(s->dwfl, "[vdso]", base, base + span);
 	void **ud;
 	if (dm && dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL)) {
 		s->vdso_ref = (struct module_ref){ .s = s, .vdso = true };
