@@ -105,8 +105,8 @@ CASES = ["the intact core (input.architecture x86_64)", "a thread list that loop
          "a deque whose first block points nowhere"]
 # (e_machine, EI_CLASS, EI_DATA, name): the ELF header's fields changed
 OTHER_MACHINES = [(243, 2, 1, "riscv64"), (21, 2, 1, "ppc64le"), (22, 2, 2, "s390x"), (3, 1, 1, "i386")]
-MACHINE_CASES = ["a core of an %s process (the header changed): refused in one line, exit 3" % m[3]
-                 for m in OTHER_MACHINES]
+MACHINE_CASES = ["a core of %s %s process (the header changed): refused in one line, exit 3"
+                 % ("an" if m[3][0] in "aeiox" or m[3].startswith("s390") else "a", m[3]) for m in OTHER_MACHINES]
 
 
 def other_machine(core, work, machine, cls, data, name):
