@@ -1,9 +1,9 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
+#include "symbols/names.h"
 #include "symbols/vdso.h"
 #include "util/addrtab.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdbool.h>
@@ -417,34 +417,6 @@ long symbols_section(struct symbols *s, struct dump_module *m, const char *name,
 /* signal frames unwound through by their saved registers, per stack */
 #define MAX_SIGNAL_FRAMES 16
 
-/* C++ names are demangled by the C++ runtime's own demangler
- * (__cxa_demangle, the Itanium ABI's), loaded at run time so that pycore
- * needs no C++ library to run. */
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static const char *demangle(const char *name, char *buf, size_t cap)
-{
-	static demangle_fn fn;
-	static bool tried;
-	if (!name || strncmp(name, "_Z", 2) != 0)
-		return name;
-	if (!tried) {
-		tried = true;
-		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-		if (lib)
-			fn = (demangle_fn)dlsym(lib, "__cxa_demangle");
-	}
-	int status = -1;
-	char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
-	if (!out || status != 0) {
-		free(out);
-		return name;
-	}
-	snprintf(buf, cap, "%s", out);
-	free(out);
-	return buf;
-}
-
 /* The thread argument is the thread's struct unwind_thread. */
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -530,90 +502,6 @@ struct unwind {
 	struct platform_regs at_signal;
 };
 
-/* NAME without a symbol version ("clock_nanosleep@GLIBC_2.2.5": the version
- * is no part of the function's name), into BUF when it must be cut. */
-static const char *unversioned(const char *name, char *buf, size_t cap)
-{
-	const char *at = name ? strchr(name, '@') : NULL;
-	if (!at || at == name)
-		return name;
-	size_t n = (size_t)(at - name);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, name, n);
-	buf[n] = '\0';
-	return buf;
-}
-
-/* The name of an inlined subroutine's DIE: its abstract origin's, the
- * linkage name demangled when it has one. */
-static const char *inlined_name(Dwarf_Die *die, char *buf, size_t cap)
-{
-	Dwarf_Attribute attr;
-	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (linkage && strncmp(linkage, "_Z", 2) == 0)
-		return demangle(linkage, buf, cap);
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-}
-
-/* The file of a DW_AT_call_file index in CU's line table. */
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word idx;
-	Dwarf_Files *files;
-	size_t nfiles;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0 ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
-		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
-}
-
-static int call_line(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word line;
-	return dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 ? (int)line : 0;
-}
-
-#define MAX_INLINE_DEPTH 64
-
-/* The calls inlined at PC inside the concrete function that holds it,
- * outermost first, into CHAIN: below PARENT, the children whose ranges
- * hold PC (through namespaces and classes, which have none), keeping the
- * inlined subroutines on the way.  Returns their number. */
-static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int depth)
-{
-	Dwarf_Die child;
-	if (depth > 2 * MAX_INLINE_DEPTH || dwarf_child(parent, &child) != 0)
-		return n;
-	do {
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type: {
-			int m = inline_chain(&child, pc, chain, n, depth + 1);
-			if (m != n)
-				return m;
-			break;
-		}
-		case DW_TAG_subprogram:
-		case DW_TAG_lexical_block:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, pc) <= 0)
-				break;
-			if (dwarf_tag(&child) == DW_TAG_inlined_subroutine && n < MAX_INLINE_DEPTH)
-				chain[n++] = child;
-			return inline_chain(&child, pc, chain, n, depth + 1);
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return n;
-}
-
 /* Append an entry to PF (strings copied; FILE is libdw's). */
 static bool pc_add(struct pc_frames *pf, const char *function, const char *file, int line, bool inlined)
 {
@@ -634,7 +522,7 @@ static bool pc_add(struct pc_frames *pf, const char *function, const char *file,
  * the symbol. */
 static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
 {
-	const char *function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+	const char *function = names_unversioned(names_demangle(dwfl_module_addrname(mod, lookup), u->demangled,
 						    sizeof(u->demangled)), u->name, sizeof(u->name));
 	char *symbol = function ? strdup(function) : NULL;
 	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
@@ -645,14 +533,14 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 		Dwarf_Addr bias;
 		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
 		Dwarf_Die chain[MAX_INLINE_DEPTH];
-		int n = cu ? inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+		int n = cu ? names_inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
 		for (int i = n - 1; i >= 0; i--) {
 			char buf[1024];
-			if (!pc_add(pf, inlined_name(&chain[i], buf, sizeof(buf)), file, lineno, true))
+			if (!pc_add(pf, names_inlined(&chain[i], buf, sizeof(buf)), file, lineno, true))
 				break;
 			/* the caller's line is this call's site */
-			file = call_file(cu, &chain[i]);
-			lineno = call_line(&chain[i]);
+			file = names_call_file(cu, &chain[i]);
+			lineno = names_call_line(&chain[i]);
 		}
 	}
 	pc_add(pf, symbol, file, lineno, false);
@@ -667,7 +555,7 @@ static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, unversioned(name, u->name, sizeof(u->name))))
+	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, names_unversioned(name, u->name, sizeof(u->name))))
 		return pf;
 	bool found;
 	struct pc_frames *at = addrtab_get(&u->s->pcs, pc, &found);
