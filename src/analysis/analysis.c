@@ -150,6 +150,38 @@ static void attach_files(struct analysis *a)
 	dump_files_attached(a->dump);
 }
 
+/* Whether PATH names glibc's libc ("libc.so.6", "libc-2.31.so"). */
+static bool is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return strcmp(base, "libc.so.6") == 0 ||
+	       (strncmp(base, "libc-", 5) == 0 && strlen(base) > 8 && strcmp(base + strlen(base) - 3, ".so") == 0);
+}
+
+/* glibc's struct pthread as the dump's libc describes it for
+ * libthread_db (nptl_db/structs.def, db_info.c: _thread_db_sizeof_pthread
+ * is its size, a uint32_t; _thread_db_pthread_tid is the field's
+ * descriptor, three uint32_t: its size in bits (32), its count (1) and its
+ * offset), read from the libc file attached: the size changes between
+ * glibc versions (arm64: 0x740 in 2.36, 0x720 in 2.43), and aarch64's
+ * thread pointer points just past the struct. */
+static void glibc_pthread_layout(struct analysis *a)
+{
+	struct dump *d = a->dump;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		if (!d->modules[i].path || !is_libc(d->modules[i].path))
+			continue;
+		struct symbol_want want[] = { { "_thread_db_sizeof_pthread", 0, 0 }, { "_thread_db_pthread_tid", 0, 0 } };
+		uint32_t size, tid[3];
+		if (symbols_lookup(a->sym, &d->modules[i], want, 2) == 2 &&
+		    dump_read(d, want[0].addr, &size, sizeof(size)) == PC_OK &&
+		    dump_read(d, want[1].addr, tid, sizeof(tid)) == PC_OK && tid[0] == 32 && tid[1] == 1)
+			dump_set_pthread_layout(d, size, tid[2]);
+		return;
+	}
+}
+
 /* The dump opened from PATH, or from FD when FD >= 0 (PATH its name),
  * its files located and attached, its symbols read: ready to walk. */
 static struct pc_error *open_analysis(int fd, const char *path, const struct analysis_options *opt,
@@ -165,6 +197,8 @@ static struct pc_error *open_analysis(int fd, const char *path, const struct ana
 		attach_files(a);
 	if (!e)
 		e = symbols_open(a->dump, a->loc, &a->sym);
+	if (!e)
+		glibc_pthread_layout(a);
 	if (e) {
 		analysis_free(a);
 		return e;

@@ -111,6 +111,7 @@ struct dump {
 	struct dump_signal signal;
 	int64_t crashed_tid;         /* -1 when no thread received a signal */
 	uint64_t auxv_entry;         /* AT_ENTRY, 0 if unknown */
+	uint64_t auxv_vdso;          /* AT_SYSINFO_EHDR: the vDSO's ELF header, 0 if unknown */
 	/* for a dump that lacks the process's data memory: which setting of
 	 * its producer would have captured it (one clause), or NULL */
 	const char *capture_hint;
@@ -216,6 +217,12 @@ bool dump_file_used(const struct dump *d, const struct dump_module *m);
  * if none.  When the dump keeps no thread pointers: the thread whose tid
  * glibc's struct pthread at PTHREAD holds, if the dump captured it. */
 int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread);
+
+/* What the dump's glibc says of its struct pthread (the libthread_db
+ * descriptors in libc.so.6: _thread_db_sizeof_pthread, the field
+ * _thread_db_pthread_tid): its SIZE and the offset of its tid, over the
+ * platform's defaults.  false (nothing changed) when they make no sense. */
+bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid);
 
 /* The OS thread whose stack holds ADDR: the thread whose stack pointer is
  * at or below ADDR in the same run of captured memory (thread stacks are

@@ -46,6 +46,11 @@ struct dump_priv {
 	bool notes_full;             /* a cap was reached: no more are taken */
 	uint8_t **copies;            /* segments' bytes dump_patch copied (the dump's to free) */
 	size_t ncopies;
+	/* glibc's struct pthread as the dump's libc describes it
+	 * (dump_set_pthread_layout); else the platform's */
+	bool pthread_known;
+	int64_t pthread_from_tp;
+	uint64_t pthread_tid;
 };
 
 /* A message to pass on in the report. */

@@ -324,6 +324,8 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 		uint64_t type = dump_le64(cp->auxv + off), val = dump_le64(cp->auxv + off + 8);
 		if (type == AT_ENTRY)
 			d->auxv_entry = val;
+		else if (type == AT_SYSINFO_EHDR)
+			d->auxv_vdso = val;
 		else if (type == AT_EXECFN)
 			execfn = val;
 	}

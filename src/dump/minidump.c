@@ -467,13 +467,16 @@ static void linux_status(struct dump *d, const struct md_stream *s)
 }
 
 /* The entry point (AT_ENTRY) of MD_LINUX_AUXV: it tells the main program
- * among the modules. */
+ * among the modules; and the vDSO's address (AT_SYSINFO_EHDR). */
 static void linux_auxv(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = at(d, s->rva, s->size);
-	for (uint32_t off = 0; p && off + 16 <= s->size; off += 16)
+	for (uint32_t off = 0; p && off + 16 <= s->size; off += 16) {
 		if (dump_le64(p + off) == AT_ENTRY)
 			d->auxv_entry = dump_le64(p + off + 8);
+		else if (dump_le64(p + off) == AT_SYSINFO_EHDR)
+			d->auxv_vdso = dump_le64(p + off + 8);
+	}
 }
 
 /* A MinidumpUTF8String (a 32-bit length, then the bytes) as a C string;

@@ -5,13 +5,26 @@
 
 #include <stdlib.h>
 
+bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid)
+{
+	/* glibc's struct pthread is 1-3 KB on every 64-bit Linux */
+	if (size < 256 || size > 65536 || tid + 4 > size)
+		return false;
+	d->p->pthread_known = true;
+	d->p->pthread_from_tp = d->platform->pthread_below_tp ? -(int64_t)size : d->platform->pthread_from_tp;
+	d->p->pthread_tid = tid;
+	return true;
+}
+
 int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread)
 {
 	const struct platform *p = d->platform;
+	int64_t from_tp = d->p->pthread_known ? d->p->pthread_from_tp : p->pthread_from_tp;
+	uint64_t tid_at = d->p->pthread_known ? d->p->pthread_tid : p->pthread_tid;
 	bool unknown = false;
 	for (size_t i = 0; i < d->nthreads; i++) {
 		uint64_t tp = d->threads[i].regs.tp;
-		if (tp && tp + (uint64_t)p->pthread_from_tp == pthread)
+		if (tp && tp + (uint64_t)from_tp == pthread)
 			return d->threads[i].tid;
 		unknown |= !tp;
 	}
@@ -19,7 +32,7 @@ int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread)
 	 * the tid the thread's struct pthread holds, believed only when it is
 	 * one of the dump's threads whose thread pointer is not known */
 	uint32_t tid;
-	if (!unknown || !pthread || dump_read_u32(d, pthread + p->pthread_tid, &tid) != PC_OK)
+	if (!unknown || !pthread || dump_read_u32(d, pthread + tid_at, &tid) != PC_OK)
 		return -1;
 	for (size_t i = 0; i < d->nthreads; i++)
 		if (!d->threads[i].regs.tp && d->threads[i].tid == (int64_t)tid)

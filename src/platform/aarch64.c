@@ -1,7 +1,7 @@
 /* aarch64 Linux: the platform facts (platform.h) of a process that ran on
- * arm64.  Built and unit-tested on synthetic notes and frames
- * (test-platform); not yet in platform.c's list, so such dumps are still
- * refused, until real arm64 kernel cores and gcores prove it (#26).
+ * arm64.  Unit-tested on synthetic notes and frames (test-platform) and
+ * checked on real arm64 kernel cores and gcores of Debian 12 and unstable
+ * (check-arm64, src/tests/arm64-facts.txt).
  *
  * Sources of each fact:
  * - NT_PRSTATUS: struct elf_prstatus (include/linux/elfcore.h) with
@@ -23,16 +23,22 @@
  *   in the bits insn_mask names; the address is the value with them
  *   cleared (user addresses have bit 55 clear).
  * - Minidump: ProcessorArchitecture 12 (PROCESSOR_ARCHITECTURE_ARM64) and
- *   Breakpad's older 0x8003 (MD_CPU_ARCHITECTURE_ARM64_OLD); in both of
- *   their contexts (Breakpad's minidump_cpu_arm64.h: MDRawContextARM64,
- *   Microsoft's ARM64_NT_CONTEXT, and MDRawContextARM64_Old) x0-x30 are at
- *   8-248, sp at 256 and pc at 264.
+ *   Breakpad's older 0x8003 (MD_CPU_ARCHITECTURE_ARM64_OLD).  Breakpad's
+ *   src/google_breakpad/common/minidump_cpu_arm64.h (read in a copy of
+ *   Breakpad's tree, github.com/renewedvision/breakpad at 2c4e4501):
+ *   MDRawContextARM64 (Microsoft's ARM64_NT_CONTEXT, which lldb and
+ *   Crashpad write) is uint32 context_flags, uint32 cpsr, then
+ *   uint64 iregs[33] (x0-x30, x31 = sp, then pc) at 8;
+ *   MDRawContextARM64_Old (packed to 4) is uint64 context_flags, then the
+ *   same iregs[33] at 8.  So in both x0-x30 are at 8-248, sp at 256 and
+ *   pc at 264.
  * - glibc (Debian 12's 2.36, libc6-arm64-cross, from its libthread_db
  *   descriptors _thread_db_pthread_tid and _thread_db_sizeof_pthread):
  *   aarch64 puts the TCB after struct pthread (TLS_DTV_AT_TP: the thread
  *   pointer is just past it, THREAD_SELF is tp - sizeof(struct pthread)),
- *   sizeof(struct pthread) is 1856 and tid is at 208.  Other glibc
- *   versions may differ in size: to be checked on sid's.
+ *   sizeof(struct pthread) is 1856 and tid is at 208.  Unstable's 2.43
+ *   says 1824 (tid at 208 still): the analysis takes both from the dump's
+ *   libc.so.6 where it can (dump_set_pthread_layout), these otherwise.
  * - futex(2) is system call 98 (include/uapi/asm-generic/unistd.h).
  * - The signal frame (arch/arm64/kernel/signal.c): struct rt_sigframe is
  *   { struct siginfo info; struct ucontext uc; }, and setup_return sets
@@ -60,6 +66,7 @@
 #define MD_CPU_ARM64_OLD   0x8003
 #define MD_CONTEXT_READ    272     /* through pc */
 #define SYS_FUTEX          98
+#define PAC_MASK_VA48      0x007f000000000000ull
 #define GLIBC_PTHREAD_SIZE 1856
 #define GLIBC_PTHREAD_TID  208
 #define SIGFRAME_UC        128
@@ -103,9 +110,14 @@ static void parse_thread_note(uint32_t type, const uint8_t *desc, size_t len, st
 	}
 }
 
+/* A minidump keeps no PAC mask: Linux's for 48-bit user addresses, the
+ * mask every thread of the arm64 cores here had (arm64-facts.txt; the
+ * kernel's ptrauth_user_pac_mask() is bits 54 down to the number of
+ * virtual address bits, 48 unless a process asks for more). */
 static void parse_minidump_context(const uint8_t *c, struct platform_regs *r)
 {
 	take_gregs(c + 8, r);
+	r->pac_mask = PAC_MASK_VA48;
 }
 
 /* struct sigcontext: the registers after fault_address */
@@ -139,6 +151,7 @@ const struct platform platform_aarch64 = {
 	.sys_futex = SYS_FUTEX,
 	.pthread_from_tp = -GLIBC_PTHREAD_SIZE,
 	.pthread_tid = GLIBC_PTHREAD_TID,
+	.pthread_below_tp = true,
 	.multiarch = "aarch64-linux-gnu",
 	.sigframe = {
 		.trampolines = trampolines,
@@ -146,5 +159,7 @@ const struct platform platform_aarch64 = {
 		.mcontext = SIGFRAME_UC + UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_READ,
 		.parse_mcontext = parse_mcontext,
+		.unwind_from_mcontext = true,
+		.entered_at_symbol = true,
 	},
 };

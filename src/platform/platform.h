@@ -54,6 +54,18 @@ struct platform_sigframe {
 	size_t mcontext_size;             /* bytes parse_mcontext reads */
 	/* The registers at the signal from the MCONTEXT_SIZE bytes at P. */
 	void (*parse_mcontext)(const uint8_t *p, struct platform_regs *r);
+	/* The trampoline's call frame information does not restore the
+	 * registers at the signal (aarch64's vDSO gives only x29 and x30, the
+	 * frame record of the interrupted code: the interrupted function
+	 * would be skipped and its caller's registers wrong): an unwinder
+	 * goes on from the registers the frame saved (parse_mcontext).
+	 * false where the CFI describes them all (x86_64: glibc's
+	 * __restore_rt). */
+	bool unwind_from_mcontext;
+	/* The trampoline's symbol starts at the return address a handler
+	 * returns to (no call precedes it: a return address's usual look-up
+	 * at the address less one finds no symbol there). */
+	bool entered_at_symbol;
 };
 
 struct platform {
@@ -100,9 +112,16 @@ struct platform {
 	uint64_t sys_futex;
 
 	/* glibc: pthread_self() (and so CPython's thread ident) less the
-	 * thread pointer, and where struct pthread keeps the thread's tid */
+	 * thread pointer, and where struct pthread keeps the thread's tid:
+	 * the values of one glibc (the one named in the platform's file),
+	 * for a dump whose libc does not say (dump_set_pthread_layout) */
 	int64_t pthread_from_tp;
 	uint64_t pthread_tid;
+	/* struct pthread ends at the thread pointer (glibc's TLS_DTV_AT_TP,
+	 * THREAD_SELF = tp - sizeof(struct pthread)): pthread_from_tp is
+	 * minus its size, which changes between glibc versions; false: the
+	 * thread pointer is the struct pthread (TLS_TCB_AT_TP) */
+	bool pthread_below_tp;
 
 	/* Debian's multiarch tuple ("x86_64-linux-gnu"): the loader's
 	 * default directories /lib/TUPLE and /usr/lib/TUPLE */

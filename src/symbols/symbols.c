@@ -1,8 +1,9 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols.h"
+#include "symbols/names.h"
+#include "symbols/vdso.h"
 #include "util/addrtab.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@ struct module_ref {
 	struct symbols *s;
 	struct dump_module *mod;
 	bool opened;                 /* libdwfl asked for its file, and got it */
+	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
 };
 
 /* What the unwinder learns of one code address, kept for the next stack
@@ -53,6 +55,12 @@ struct symbols {
 	struct symbol_memo *memo;    /* symbols_lookup's answers, found or not */
 	size_t nmemo, capmemo;
 	struct unwind_thread *threads;  /* libdwfl's thread arguments, parallel to dump->threads */
+	const struct platform_regs *unwinding;  /* the registers of the thread being unwound */
+	/* the vDSO's image from the dump (vdso.h), and its module when the
+	 * dump lists none there */
+	uint8_t *vdso;
+	size_t vdso_size;
+	struct module_ref vdso_ref;
 };
 
 /* What libdwfl's callbacks get for a thread: it, and how its dump's
@@ -60,6 +68,10 @@ struct symbols {
 struct unwind_thread {
 	const struct dump_thread *t;
 	const struct platform *platform;
+	const struct symbols *s;
+	/* the registers its first frame starts from: the dump's, or those a
+	 * signal frame on its stack saved (unwinding on from there) */
+	const struct platform_regs *from;
 };
 
 struct symbol_memo {
@@ -82,7 +94,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 {
 	(void)mod; (void)modname; (void)base; (void)elfp;
 	struct module_ref *ref = *userdata;
-	const char *path = ref ? module_file(ref->s, ref->mod) : NULL;
+	const char *path = ref && ref->mod ? module_file(ref->s, ref->mod) : NULL;
+	if (!path && ref && ref->vdso && ref->s->vdso) {
+		*elfp = elf_memory((char *)ref->s->vdso, ref->s->vdso_size);
+		return -1;
+	}
 	if (!path)
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -121,6 +137,41 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/* Whether a module's name is the vDSO's as a dump lists it: Breakpad's
+ * "linux-gate.so", lldb's "[vdso] (0x...)", the kernel's soname. */
+static bool vdso_name(const char *path)
+{
+	return path && (strncmp(path, "[vdso]", 6) == 0 || strcmp(path, "linux-gate.so") == 0 ||
+			strcmp(path, "linux-vdso.so.1") == 0);
+}
+
+/* The vDSO (AT_SYSINFO_EHDR; in a minidump without the auxiliary vector,
+ * the module named as the vDSO), which no file on disk holds: the dump's
+ * module there or a module "[vdso]" of its own, its ELF the copy in the
+ * dump. */
+static void report_vdso(struct symbols *s)
+{
+	struct dump *d = s->dump;
+	uint64_t span, base = d->auxv_vdso;
+	for (size_t i = 0; i < d->nmodules && !base; i++)
+		if (vdso_name(d->modules[i].path))
+			base = d->modules[i].base;
+	if (!(s->vdso = vdso_image(d, base, &s->vdso_size, &span)))
+		return;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		if (d->modules[i].base == base && s->mods[i]) {
+			s->refs[i].vdso = true;
+			return;
+		}
+	}
+	Dwfl_Module *dm = dwfl_report_module(s->dwfl, "[vdso]", base, base + span);
+	void **ud;
+	if (dm && dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL)) {
+		s->vdso_ref = (struct module_ref){ .s = s, .vdso = true };
+		*ud = &s->vdso_ref;
+	}
+}
+
 struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct symbols **out)
 {
 	struct symbols *s = calloc(1, sizeof(*s));
@@ -156,12 +207,13 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 			continue;
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		s->refs[i] = (struct module_ref){ s, m, false };
+		s->refs[i] = (struct module_ref){ s, m, false, false };
 		*ud = &s->refs[i];
 		/* The dump layer verifies build-ids (and allows a mismatch when
 		 * told to), so libdwfl is not asked to check them again. */
 		s->mods[i] = dm;
 	}
+	report_vdso(s);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	*out = s;
 	return NULL;
@@ -187,6 +239,7 @@ void symbols_close(struct symbols *s)
 	addrtab_free(&s->pcs);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	free(s->vdso);
 	free(s->mods);
 	free(s->refs);
 	free(s->threads);
@@ -361,34 +414,8 @@ long symbols_section(struct symbols *s, struct dump_module *m, const char *name,
  * ------------------------------------------------------------------------ */
 
 #define MAX_NATIVE_FRAMES 1024
-
-/* C++ names are demangled by the C++ runtime's own demangler
- * (__cxa_demangle, the Itanium ABI's), loaded at run time so that pycore
- * needs no C++ library to run. */
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static const char *demangle(const char *name, char *buf, size_t cap)
-{
-	static demangle_fn fn;
-	static bool tried;
-	if (!name || strncmp(name, "_Z", 2) != 0)
-		return name;
-	if (!tried) {
-		tried = true;
-		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-		if (lib)
-			fn = (demangle_fn)dlsym(lib, "__cxa_demangle");
-	}
-	int status = -1;
-	char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
-	if (!out || status != 0) {
-		free(out);
-		return name;
-	}
-	snprintf(buf, cap, "%s", out);
-	free(out);
-	return buf;
-}
+/* signal frames unwound through by their saved registers, per stack */
+#define MAX_SIGNAL_FRAMES 16
 
 /* The thread argument is the thread's struct unwind_thread. */
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -416,13 +443,28 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return false;
 }
 
+/* A word the unwinder takes from a register or memory, without the
+ * pointer-authentication code a signed return address carries.  libdwfl
+ * (elfutils 0.188, Debian 12's) does not strip it: it would look the
+ * signed address up, find no module and fall back to the frame pointers,
+ * repeating or losing frames.  The word is taken for a signed code
+ * address when it has bits of the thread's PAC mask set and, without
+ * them, is a user-space address (bits 55 and up clear); anything else
+ * (the values of other saved registers) is left as it is. */
+static uint64_t unsigned_word(const struct symbols *s, const struct platform_regs *r, uint64_t v)
+{
+	uint64_t stripped = r ? s->dump->platform->code_address(r, v) : v;
+	return stripped != v && stripped >> 55 == 0 ? stripped : v;
+}
+
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
+	const struct symbols *s = arg;
 	uint64_t v;
-	if (dump_read_u64(((struct symbols *)arg)->dump, addr, &v) != PC_OK)
+	if (dump_read_u64(s->dump, addr, &v) != PC_OK)
 		return false;
-	*result = v;
+	*result = unsigned_word(s, s->unwinding, v);
 	return true;
 }
 
@@ -431,13 +473,15 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct unwind_thread *u = thread_arg;
+	const struct platform_regs *r = u->from ? u->from : &u->t->regs;
 	Dwarf_Word regs[PLATFORM_DWARF_REGS];
 	unsigned n = u->platform->dwarf_nregs;
+	/* the link register may hold a signed return address */
 	for (unsigned i = 0; i < n && i < PLATFORM_DWARF_REGS; i++)
-		regs[i] = u->t->regs.dwarf[i];
+		regs[i] = unsigned_word(u->s, r, r->dwarf[i]);
 	if (!dwfl_thread_state_registers(thread, 0, n, regs))
 		return false;
-	dwfl_thread_state_register_pc(thread, u->t->regs.pc);
+	dwfl_thread_state_register_pc(thread, unsigned_word(u->s, r, r->pc));
 	return true;
 }
 
@@ -452,91 +496,11 @@ struct unwind {
 	void *arg;
 	int n;
 	const char *error;
+	/* the registers a signal frame saved, to unwind on from (the
+	 * platform's sigframe.unwind_from_mcontext) */
+	bool restart;
+	struct platform_regs at_signal;
 };
-
-/* NAME without a symbol version ("clock_nanosleep@GLIBC_2.2.5": the version
- * is no part of the function's name), into BUF when it must be cut. */
-static const char *unversioned(const char *name, char *buf, size_t cap)
-{
-	const char *at = name ? strchr(name, '@') : NULL;
-	if (!at || at == name)
-		return name;
-	size_t n = (size_t)(at - name);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, name, n);
-	buf[n] = '\0';
-	return buf;
-}
-
-/* The name of an inlined subroutine's DIE: its abstract origin's, the
- * linkage name demangled when it has one. */
-static const char *inlined_name(Dwarf_Die *die, char *buf, size_t cap)
-{
-	Dwarf_Attribute attr;
-	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (linkage && strncmp(linkage, "_Z", 2) == 0)
-		return demangle(linkage, buf, cap);
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-}
-
-/* The file of a DW_AT_call_file index in CU's line table. */
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word idx;
-	Dwarf_Files *files;
-	size_t nfiles;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0 ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
-		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
-}
-
-static int call_line(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word line;
-	return dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 ? (int)line : 0;
-}
-
-#define MAX_INLINE_DEPTH 64
-
-/* The calls inlined at PC inside the concrete function that holds it,
- * outermost first, into CHAIN: below PARENT, the children whose ranges
- * hold PC (through namespaces and classes, which have none), keeping the
- * inlined subroutines on the way.  Returns their number. */
-static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int depth)
-{
-	Dwarf_Die child;
-	if (depth > 2 * MAX_INLINE_DEPTH || dwarf_child(parent, &child) != 0)
-		return n;
-	do {
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type: {
-			int m = inline_chain(&child, pc, chain, n, depth + 1);
-			if (m != n)
-				return m;
-			break;
-		}
-		case DW_TAG_subprogram:
-		case DW_TAG_lexical_block:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, pc) <= 0)
-				break;
-			if (dwarf_tag(&child) == DW_TAG_inlined_subroutine && n < MAX_INLINE_DEPTH)
-				chain[n++] = child;
-			return inline_chain(&child, pc, chain, n, depth + 1);
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return n;
-}
 
 /* Append an entry to PF (strings copied; FILE is libdw's). */
 static bool pc_add(struct pc_frames *pf, const char *function, const char *file, int line, bool inlined)
@@ -558,7 +522,7 @@ static bool pc_add(struct pc_frames *pf, const char *function, const char *file,
  * the symbol. */
 static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
 {
-	const char *function = unversioned(demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+	const char *function = names_unversioned(names_demangle(dwfl_module_addrname(mod, lookup), u->demangled,
 						    sizeof(u->demangled)), u->name, sizeof(u->name));
 	char *symbol = function ? strdup(function) : NULL;
 	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
@@ -569,18 +533,54 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 		Dwarf_Addr bias;
 		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
 		Dwarf_Die chain[MAX_INLINE_DEPTH];
-		int n = cu ? inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+		int n = cu ? names_inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
 		for (int i = n - 1; i >= 0; i--) {
 			char buf[1024];
-			if (!pc_add(pf, inlined_name(&chain[i], buf, sizeof(buf)), file, lineno, true))
+			if (!pc_add(pf, names_inlined(&chain[i], buf, sizeof(buf)), file, lineno, true))
 				break;
 			/* the caller's line is this call's site */
-			file = call_file(cu, &chain[i]);
-			lineno = call_line(&chain[i]);
+			file = names_call_file(cu, &chain[i]);
+			lineno = names_call_line(&chain[i]);
 		}
 	}
 	pc_add(pf, symbol, file, lineno, false);
 	free(symbol);
+}
+
+/* The frame at return address PC, whose call site (PC - 1, described in
+ * PF) has no symbol: when PC itself starts one of the platform's signal
+ * trampolines, that, described at PC (and cached under PC). */
+static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr pc, struct pc_frames *pf)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, names_unversioned(name, u->name, sizeof(u->name))))
+		return pf;
+	bool found;
+	struct pc_frames *at = addrtab_get(&u->s->pcs, pc, &found);
+	if (!at)
+		return pf;
+	if (!found) {
+		at->module = pf->module;
+		at->module_path = pf->module_path;
+		describe(u, mod, pc, true, at);
+	}
+	return at;
+}
+
+/* Stop this unwind and go on from the registers the signal frame at SP
+ * saved (symbols_native_stack starts the next one); 0 when the dump does
+ * not hold it: libdwfl goes on as it can. */
+static int from_signal_frame(struct unwind *u, uint64_t sp)
+{
+	struct dump_signal sig;
+	if (u->restart || dump_signal_frame(u->s->dump, sp, &sig, &u->at_signal) != PC_OK)
+		return 0;
+	u->at_signal.pac_mask = u->regs ? u->regs->pac_mask : 0;
+	u->at_signal.tp = u->regs ? u->regs->tp : 0;
+	u->restart = true;
+	return 1;
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -619,8 +619,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
 		/* the file is known once describe() had libdwfl find it: before,
 		 * the first frame of a module would be named by the dump's path */
-		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		if (!pf->module_path && ref && ref->vdso)
+			pf->module_path = name;
 	}
+	/* a signal trampoline is returned to at its first instruction */
+	if (!activation && pf->n && !pf->e[pf->n - 1].function && u->s->dump->platform->sigframe.entered_at_symbol)
+		pf = trampoline_at(u, mod, pc, pf);
 	nf.module = pf->module;
 	nf.module_path = pf->module_path;
 	int stop = 0;
@@ -631,6 +636,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		nf.inlined = pf->e[i].inlined;
 		stop = u->fn(&nf, u->arg);
 	}
+	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
+	if (!stop && nf.sp && platform_is_sigreturn(u->s->dump->platform, function) &&
+	    u->s->dump->platform->sigframe.unwind_from_mcontext)
+		stop = from_signal_frame(u, nf.sp);
 	if (pf == &fresh) {
 		for (size_t i = 0; i < fresh.n; i++)
 			free(fresh.e[i].function);
@@ -656,7 +665,7 @@ static int attach(struct symbols *s)
 		return -1;
 	}
 	for (size_t i = 0; i < d->nthreads; i++)
-		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform };
+		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform, s, NULL };
 	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(d->pid > 0 ? d->pid : 1), &cb, s) ? 1 : -1;
 	return s->attached > 0 ? 0 : -1;
 }
@@ -669,10 +678,26 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		return -1;
 	}
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
-	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
-		if (s->dump->threads[i].tid == tid)
+	struct unwind_thread *ut = NULL;
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++) {
+		if (s->dump->threads[i].tid == tid) {
 			u.regs = &s->dump->threads[i].regs;
+			ut = &s->threads[i];
+		}
+	}
+	s->unwinding = u.regs;
 	int rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	/* through signal frames whose trampoline's CFI cannot unwind: on from
+	 * the registers each saved, a new unwind of the same thread */
+	struct platform_regs at_signal;
+	for (int k = 0; ut && u.restart && k < MAX_SIGNAL_FRAMES && !u.error; k++) {
+		at_signal = u.at_signal;
+		u.restart = false;
+		ut->from = &at_signal;
+		rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+		ut->from = NULL;
+	}
+	s->unwinding = NULL;
 	if (u.error)
 		*error = u.error;
 	else if (rc != 0 && u.n <= 1)

@@ -23,10 +23,13 @@ Per case, TAP lines:
   arm64 layout, src/tests/e2e/arm64-facts.txt) holds each thread's id;
 - gdb-multiarch (set sysroot ROOT) unwinds every thread to its start and
   the crashing one from strlen: the native-stack reference;
-- pycore's report against the process's truth (threads, frames, locals)
-  and its native stacks against gdb-multiarch's with PAC bits stripped:
-  skipped by name, "pycore cannot read aarch64 yet", while pycore refuses
-  the core's architecture.
+- pycore's report, read here on x86-64 (--sysroot the arm64 root),
+  against the process's truth (threads, frames, locals, asyncio tasks,
+  the signal, its fault address or sender, the crashed thread), and its
+  native stacks against gdb-multiarch's, frame for frame and inlined call
+  for inlined call, PAC bits stripped, through the kernel's signal frame
+  (gdb's tail-call frames aside: inferred from DWARF call-site entries,
+  no unwinder of pycore's kind sees them).
 Where qemu-system-aarch64 or the cache (root once, to build it) is
 missing, every case is skipped by name, saying why.
 
@@ -113,7 +116,6 @@ PRSTATUS_SIZE, PR_PID, PR_REG = 392, 32, 112
 # (tpidr_el0) points just past struct pthread (TLS_DTV_AT_TP).
 PTHREAD_SIZE = {"bookworm": 0x740, "sid": 0x720}
 PTHREAD_TID = {"bookworm": 0xd0, "sid": 0xd0}
-REFUSAL = re.compile(r"cannot analyze this architecture|only x86_64 is supported|machine type 183")
 
 
 _pthread = {}
@@ -336,25 +338,40 @@ def check_pac(work, suite, name, how):
         core.close()
 
 
+# gdb's frames through its Python API: the kind of each (a call gdb shows
+# inlined, a tail call it inferred from DW_TAG_call_site, the signal
+# trampoline), its pc (return addresses with their PAC bits stripped: gdb
+# strips them itself) and its function.
+GDB_FRAMES = """python
+kinds = {gdb.NORMAL_FRAME: "N", gdb.INLINE_FRAME: "I", gdb.TAILCALL_FRAME: "T", gdb.SIGTRAMP_FRAME: "S"}
+for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.ptid[1]):
+    t.switch()
+    print("THREAD %d" % t.ptid[1])
+    f = gdb.newest_frame()
+    while f is not None:
+        print("FRAME %s 0x%x %s" % (kinds.get(f.type(), "?"), f.pc(), f.name()))
+        f = f.older()
+end"""
+
+
 def gdb_reference(root, work, name):
-    """gdb-multiarch's backtrace of every thread: {lwp: [(pc, function)]}."""
+    """gdb-multiarch's frames of every thread: {lwp: [(kind, pc, function)]},
+    innermost first, kind N (a frame), I (a call inlined into the next
+    one, at the same pc), T (a tail call gdb inferred), S (the signal
+    trampoline); and gdb's output."""
     exe = root + "/usr/bin/" + open(os.path.join(work, name + ".python")).read().strip()
     g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
                         "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
-                        "-iex", "set auto-load off", "-ex", "set print frame-info location-and-address",
-                        "-ex", "thread apply all bt", exe, os.path.join(work, name + ".core")],
+                        "-iex", "set auto-load off", "-ex", GDB_FRAMES, exe, os.path.join(work, name + ".core")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
     out = g.stdout.decode("utf-8", "replace")
     threads, cur = {}, None
     for line in out.splitlines():
-        m = re.match(r"^Thread \d+ \(.*LWP (\d+)\)", line)
-        if m:
-            cur = threads.setdefault(int(m.group(1)), [])
-            continue
-        # gdb marks a return address it stripped of PAC bits "[PAC]"
-        m = re.match(r"^#(\d+)\s+(?:(0x[0-9a-f]+)(?: \[PAC\])? in )?(\S+)", line)
-        if m and cur is not None:
-            cur.append((int(m.group(2), 16) if m.group(2) else None, m.group(3)))
+        if line.startswith("THREAD "):
+            cur = threads.setdefault(int(line.split()[1]), [])
+        elif line.startswith("FRAME ") and cur is not None:
+            _, kind, pc, fn = line.split(" ", 3)
+            cur.append((kind, int(pc, 16), fn))
     return threads, out
 
 
@@ -369,7 +386,7 @@ def check_gdb(root, work, name, how):
         frames = threads.get(tt["native_id"])
         if not frames:
             raise Failure("gdb-multiarch lists no frames for thread %s\n%s" % (tt["native_id"], out[-3000:]))
-        fns = [f for _, f in frames]
+        fns = [f for _, _, f in frames]
         if not any(f in ("main", "start_thread", "thread_start", "_start") for f in fns[-3:]):
             raise Failure("thread %s: gdb-multiarch's backtrace ends %s\n%s" % (tt["native_id"], fns[-3:], out[-3000:]))
         if not any(f.startswith("_PyEval_EvalFrameDefault") for f in fns):
@@ -379,16 +396,17 @@ def check_gdb(root, work, name, how):
         if how == "crash-fh" and tt.get("main"):
             # faulthandler's handler raised the signal again: gdb goes
             # through the kernel's signal frame to the fault
-            if "<signal" not in fns or "strlen" not in fns[fns.index("<signal") + 1]:
+            kinds = [k for k, _, _ in frames]
+            if "S" not in kinds or "strlen" not in fns[kinds.index("S") + 1]:
                 raise Failure("the crashing thread's frames %s: no signal frame above strlen" % fns)
     return "%d threads, %d frames" % (len(threads), sum(len(f) for f in threads.values()))
 
 
-def pycore_json(args, core):
+def pycore_json(args, core, incomplete=False):
+    """pycore's report; INCOMPLETE: exit 1 (a report that says what it
+    lacks) is expected too."""
     rc, out, err = stacks.run_pycore(["analyze", "--format", "json"] + args + [core])
-    if rc == 4 and REFUSAL.search(err):
-        raise Skip("pycore cannot read aarch64 yet")
-    if rc != 0:
+    if rc != 0 and not (incomplete and rc == 1):
         raise Failure("pycore exit %d: %s" % (rc, err.strip()))
     return stacks.load_report(out)
 
@@ -402,6 +420,16 @@ def check_pycore(root, work, name, how):
     report = pycore_json(args, core)
     crashed = how.startswith("crash")
     stacks.compare(truth, report, SIGNAL[how] if crashed else None, SIGNAL[how] if not crashed else None)
+    if report["input"]["architecture"] != "aarch64":
+        raise Failure("input architecture %s, not aarch64" % report["input"]["architecture"])
+    sig = report["process"]["signal"]
+    if how == "crash" and (sig["code_name"], sig["address"]) != ("SEGV_MAPERR", "0x0"):
+        # ctypes.string_at(0): strlen of NULL
+        raise Failure("signal %s: want SEGV_MAPERR at address 0x0" % sig)
+    if how == "crash-fh" and (sig["code_name"], sig["sender_pid"]) != ("SI_TKILL", truth["pid"]):
+        # the kernel's siginfo is faulthandler's re-raise, sent by the
+        # process to itself with tgkill
+        raise Failure("signal %s: want SI_TKILL sent by the process itself (%d)" % (sig, truth["pid"]))
     if name.endswith("locals"):
         return "%d reprs exactly Python's" % stacks.compare_locals(truth, report)
     if name.endswith("aio_tasks"):
@@ -411,23 +439,103 @@ def check_pycore(root, work, name, how):
     return "%d threads" % len(truth["threads"])
 
 
+def native_view(frames):
+    """gdb's frames as pycore reports them: a frame by its pc (the signal
+    trampoline's too: pycore shows it as a frame), an inlined call by its
+    function; gdb's tail calls left out (inferred from DW_TAG_call_site
+    entries, which libdwfl does not read: a frame that returned through a
+    tail call has left no return address on the stack)."""
+    return [("I", fn) if kind == "I" else ("N", pc) for kind, pc, fn in frames if kind in ("N", "I", "S")]
+
+
 def check_native(root, work, name, how):
     """--native-all: each thread's native frames are gdb-multiarch's,
-    return address for return address (PAC bits stripped)."""
+    return address for return address (PAC bits stripped), inlined call
+    for inlined call, through the kernel's signal frame."""
     if not shutil.which("gdb-multiarch"):
         raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
     report = pycore_json(["--sysroot", root, "--native-all"], os.path.join(work, name + ".core"))
     theirs, _ = gdb_reference(root, work, name)
+    n = inlined = 0
+    threads = [t for interp in report["interpreters"] for t in interp["threads"]]
+    if sorted(t["tid"] for t in threads) != sorted(theirs):
+        raise Failure("pycore's threads %s, gdb-multiarch's %s" % (sorted(t["tid"] for t in threads), sorted(theirs)))
+    for t in threads:
+        mine = [("I", f["function"]) if f.get("inlined") else ("N", int(f["address"], 16))
+                for f in t["frames"] if f["kind"] == "native"]
+        ref = native_view(theirs[t["tid"]])
+        if not ref or mine[:len(ref)] != ref:
+            raise Failure("thread %s: native frames\n  pycore %s\n  gdb    %s"
+                          % (t["tid"], [(k, hex(v) if k == "N" else v) for k, v in mine],
+                             [(k, hex(v) if k == "N" else v) for k, v in ref]))
+        n += len(ref)
+        inlined += sum(1 for k, _ in ref if k == "I")
+    return "%d native frames (%d inlined calls) of %d threads, gdb-multiarch's" % (n, inlined, len(threads))
+
+
+LLDB = shutil.which("lldb-19")
+
+
+def native_frames(report):
+    """{tid: [(kind, pc or function, module file)]} of a --native-all report,
+    innermost first."""
+    return {t["tid"]: [("I" if f.get("inlined") else "N", f["function"] if f.get("inlined") else f["address"],
+                        f.get("file"))
+                       for f in t["frames"] if f["kind"] == "native"]
+            for interp in report["interpreters"] for t in interp["threads"]}
+
+
+def check_minidump(root, work, name, how):
+    """lldb-19's minidump of the core (lldb writes an ARM64 context per
+    thread and, of a core, the threads' stacks only): pycore reads it on
+    x86-64 with the same native stacks as the core's, down to a signal
+    trampoline (the vDSO's pages, whose CFI and symbols go through it, are
+    not in such a minidump); its Python frames are said to be missing,
+    never invented."""
+    if not LLDB:
+        raise Skip("lldb-19 not installed (Debian package lldb-19)")
+    py = open(os.path.join(work, name + ".python")).read().strip()
+    core = os.path.join(work, name + ".core")
+    with tempfile.TemporaryDirectory(prefix="pycore-arm64-md-") as tmp:
+        dmp = os.path.join(tmp, name + ".dmp")
+        p = subprocess.run([LLDB, "-b", "-o", "platform select --sysroot %s remote-linux" % root,
+                            "-o", "target create --core %s %s/usr/bin/%s" % (core, root, py),
+                            "-o", "process save-core --plugin-name=minidump --style full " + dmp],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        if not os.path.isfile(dmp):
+            raise Failure("lldb wrote no minidump: %s" % p.stdout.decode(errors="replace")[-1500:])
+        args = ["--debug-dir", root + "/usr/lib/debug", "--native-all"]
+        md = pycore_json(args, dmp, incomplete=True)
+    if md["input"]["format"] != "minidump" or md["input"]["architecture"] != "aarch64":
+        raise Failure("input %s" % md["input"])
+    mine = native_frames(md)
+    want = native_frames(pycore_json(["--sysroot", root, "--native-all"], core))
+    if sorted(mine) != sorted(want):
+        raise Failure("threads %s, the core's %s" % (sorted(mine), sorted(want)))
     n = 0
-    for interp in report["interpreters"]:
-        for t in interp["threads"]:
-            mine = [int(f["address"], 16) for f in t["frames"] if f["kind"] == "native" and not f.get("inlined")]
-            ref = [pc for pc, _ in theirs.get(t["tid"], []) if pc is not None]
-            if mine[:len(ref)] != ref:
-                raise Failure("thread %s: native frames %s, gdb-multiarch's %s"
-                              % (t["tid"], [hex(a) for a in mine], [hex(a) for a in ref]))
-            n += len(ref)
-    return "%d native frames, gdb-multiarch's" % n
+    for tid, frames in want.items():
+        cut = [i for i, f in enumerate(frames) if f[2] == "[vdso]"]
+        ref = frames[:cut[0]] if cut else frames
+        got = mine[tid][:len(ref)]
+        if [f[:2] for f in got] != [f[:2] for f in ref]:
+            raise Failure("thread %s: native frames of the minidump\n  %s\nthe core's\n  %s"
+                          % (tid, [f[:2] for f in mine[tid]], [f[:2] for f in ref]))
+        n += len(ref)
+    # the Python frames it gives are the process's, innermost first, as
+    # far as the captured memory goes
+    truth = {t["ident"]: [(f["function"], f["file"], f["line"]) for f in t["frames"]]
+             for t in json.load(open(os.path.join(work, name + ".truth.json")))["threads"]}
+    python = 0
+    for t in (t for i in md["interpreters"] for t in i["threads"]):
+        got = [(f["function"], f["file"], f["line"]) for f in t["frames"] if f["kind"] == "python"]
+        if got and got != truth.get(t["ident"], [])[:len(got)]:
+            raise Failure("thread %s: Python frames %s, the process's %s" % (t["tid"], got, truth.get(t["ident"])))
+        python += len(got)
+    errors = sum(1 for i in md["interpreters"] for t in i["threads"] if t["error"])
+    if python == 0 and errors == 0:
+        raise Failure("no Python frame and no thread saying why")
+    return "%d native frames the core's; %d Python frames, %d threads saying what is not captured" % (
+        n, python, errors)
 
 
 def boot(suite, cache, timeout):
@@ -513,7 +621,8 @@ def main():
               ("saved return addresses, PAC stripped, are code", check_pac),
               ("gdb-multiarch unwinds every thread", check_gdb),
               ("pycore's report against the process's truth", check_pycore),
-              ("pycore's native stacks against gdb-multiarch's", check_native)]
+              ("pycore's native stacks against gdb-multiarch's", check_native),
+              ("lldb-19's minidump of the core", check_minidump)]
     for suite in suites:
         names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how in cases(suite)]
         why = None

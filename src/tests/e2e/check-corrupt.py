@@ -13,7 +13,7 @@ a dict whose keys table claims 2**60 slots, a str whose length is
 nowhere and a NULL tuple item, which cost only themselves: the container
 keeps the rest of its repr (as the process printed it); a deque whose
 block pointer is garbage.  Cores of other machines: the same core with
-its ELF header's machine (and class and byte order) changed to aarch64,
+its ELF header's machine (and class and byte order) changed to riscv64,
 ppc64le, s390x and i386 -- a test of the reader's refusal at the header,
 not of real cores of those machines -- must get one line naming the
 architecture, exit 3 (a dump pycore cannot analyze), and a batch error
@@ -52,9 +52,9 @@ CASES = ["the intact core (input.architecture x86_64)", "a thread list that loop
          "a NULL tuple item: (1, <NULL>)",
          "a deque whose first block points nowhere"]
 # (e_machine, EI_CLASS, EI_DATA, name): the ELF header's fields changed
-OTHER_MACHINES = [(183, 2, 1, "aarch64"), (21, 2, 1, "ppc64le"), (22, 2, 2, "s390x"), (3, 1, 1, "i386")]
+OTHER_MACHINES = [(243, 2, 1, "riscv64"), (21, 2, 1, "ppc64le"), (22, 2, 2, "s390x"), (3, 1, 1, "i386")]
 MACHINE_CASES = ["a core of %s %s process (the header changed): refused in one line, exit 3"
-                 % ("a" if m[3] == "ppc64le" else "an", m[3]) for m in OTHER_MACHINES]
+                 % ("an" if m[3][0] in "aeiox" or m[3].startswith("s390") else "a", m[3]) for m in OTHER_MACHINES]
 
 
 def other_machine(core, work, machine, cls, data, name):

@@ -1,6 +1,7 @@
 /* Unit test of the ELF core reader's note and segment parsing, on small
  * x86-64 cores built here in memory (a mock dump, beside the real-dump
- * tests of check-stacks.py), and of its refusal of other machines' cores
+ * tests of check-stacks.py; an arm64 one for the platform's notes), and
+ * of its refusal of other machines' cores
  * and minidumps (headers only: a parser-level test).  Each case states what the reader
  * must make of it. */
 #include <elf.h>
@@ -62,6 +63,7 @@ struct core_spec {
 	bool nt_file_lie;          /* NT_FILE count larger than its bytes */
 	bool overlap;              /* two PT_LOADs that overlap */
 	uint16_t phnum_lie;        /* nonzero: e_phnum */
+	bool aarch64;              /* an arm64 core: its NT_PRSTATUS, NT_ARM_TLS, NT_ARM_PAC_MASK */
 };
 
 /* A core with one PT_NOTE and two PT_LOAD segments; memory at 0x10000 holds
@@ -69,7 +71,19 @@ struct core_spec {
 static struct buf make_core(const struct core_spec *spec)
 {
 	struct buf notes = { 0 };
-	for (int i = 0; i < spec->nthreads; i++) {
+	for (int i = 0; spec->aarch64 && i < spec->nthreads; i++) {
+		/* user_pt_regs at 112: x0-x30, sp, pc; tpidr_el0 in NT_ARM_TLS */
+		uint8_t pr[392] = { 0 };
+		int32_t pid = 1000 + i;
+		uint64_t pc = 0x401000 + (uint64_t)i, tp[2] = { 0x7f0000 + (uint64_t)i * 0x1000, 0 };
+		uint64_t pac[2] = { 0x007f000000000000, 0x007f000000000000 };
+		memcpy(pr + 32, &pid, 4);
+		memcpy(pr + 112 + 32 * 8, &pc, 8);
+		put_note(&notes, "CORE", NT_PRSTATUS, pr, sizeof(pr), 0);
+		put_note(&notes, "LINUX", 0x401, tp, sizeof(tp), 0);      /* NT_ARM_TLS */
+		put_note(&notes, "LINUX", 0x406, pac, sizeof(pac), 0);    /* NT_ARM_PAC_MASK */
+	}
+	for (int i = 0; !spec->aarch64 && i < spec->nthreads; i++) {
 		uint8_t pr[336] = { 0 };
 		int16_t sig = (spec->signal && i == 0) ? 11 : 0;
 		int32_t pid = 1000 + i;
@@ -114,7 +128,7 @@ static struct buf make_core(const struct core_spec *spec)
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	eh.e_type = ET_CORE;
-	eh.e_machine = platform_x86_64.elf_machine;
+	eh.e_machine = spec->aarch64 ? platform_aarch64.elf_machine : platform_x86_64.elf_machine;
 	eh.e_version = EV_CURRENT;
 	eh.e_phoff = sizeof(eh);
 	eh.e_ehsize = sizeof(eh);
@@ -224,6 +238,33 @@ static void test_good_core(void)
 	free(b.p);
 }
 
+/* An arm64 core: registers, thread pointers and PAC masks from its notes;
+ * pthread_self() just below the thread pointer, by the size of the
+ * struct pthread the dump's glibc says (glibc 2.36's 1856 bytes until it
+ * says; sid's 2.43 says 1824). */
+static void test_aarch64_core(void)
+{
+	struct core_spec spec = { .nthreads = 2, .aarch64 = true };
+	struct buf b = make_core(&spec);
+	struct dump *d;
+	enum pc_code st = open_bytes(b.p, b.n, &d);
+	CHECK(st == PC_OK, "status %d: %s", st, last_error);
+	if (st == PC_OK) {
+		CHECK(d->platform == &platform_aarch64, "platform %s", d->platform ? d->platform->name : "none");
+		CHECK(d->nthreads == 2 && d->threads[1].tid == 1001, "threads");
+		CHECK(d->threads[1].regs.pc == 0x401001 && d->threads[1].regs.tp == 0x7f1000, "pc, tpidr_el0");
+		CHECK(d->threads[0].regs.pac_mask == 0x007f000000000000, "PAC mask");
+		CHECK(dump_tid_of_pthread(d, 0x7f1000 - 1856) == 1001, "glibc 2.36's struct pthread");
+		CHECK(dump_tid_of_pthread(d, 0x7f1000 - 1824) == -1, "not yet 2.43's");
+		CHECK(!dump_set_pthread_layout(d, 16, 8), "a struct pthread of 16 bytes refused");
+		CHECK(dump_set_pthread_layout(d, 1824, 208), "2.43's layout");
+		CHECK(dump_tid_of_pthread(d, 0x7f1000 - 1824) == 1001 && dump_tid_of_pthread(d, 0x7f0000 - 1824) == 1000,
+		      "glibc 2.43's struct pthread");
+	}
+	dump_close(d);
+	free(b.p);
+}
+
 static void expect_error(const char *what, const uint8_t *p, size_t n, enum pc_code want)
 {
 	struct dump *d;
@@ -316,8 +357,8 @@ static void expect_minidump_refused(uint16_t cpu, const char *want)
 
 static void test_other_machines(void)
 {
-	expect_refused(EM_AARCH64, ELFCLASS64, ELFDATA2LSB,
-		       "core of an aarch64 process: pycore cannot analyze aarch64 dumps yet");
+	expect_refused(EM_AARCH64, ELFCLASS64, ELFDATA2MSB,
+		       "core of an aarch64_be process: pycore cannot analyze aarch64_be dumps yet");
 	expect_refused(EM_PPC64, ELFCLASS64, ELFDATA2LSB,
 		       "core of a ppc64le process: pycore cannot analyze ppc64le dumps yet");
 	expect_refused(EM_S390, ELFCLASS64, ELFDATA2MSB,
@@ -331,7 +372,7 @@ static void test_other_machines(void)
 		       "core of an x32 process: pycore cannot analyze x32 dumps yet");
 	expect_refused(0x1234, ELFCLASS64, ELFDATA2LSB,
 		       "core of a process of ELF machine type 4660: pycore cannot analyze its dumps");
-	expect_minidump_refused(12, "minidump of an aarch64 process: pycore cannot analyze aarch64 dumps yet");
+	expect_minidump_refused(0x8004, "minidump of a mips64 process: pycore cannot analyze mips64 dumps yet");
 	expect_minidump_refused(5, "minidump of an arm process: pycore cannot analyze arm dumps yet");
 	expect_minidump_refused(999, "minidump of a process of processor architecture 999: pycore cannot "
 				"analyze its dumps");
@@ -367,6 +408,7 @@ int main(void)
 	test_good_core();
 	test_bad_cores();
 	test_other_machines();
+	test_aarch64_core();
 	test_truncated_segment();
 	char path[128];
 	snprintf(path, sizeof(path), "%s/core", tmpdir);

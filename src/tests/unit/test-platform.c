@@ -203,7 +203,9 @@ static void test_aarch64(void)
 	CHECK(p->minidump_context_size <= sizeof(ctx), "context size");
 	p->parse_minidump_context(ctx, &r);
 	CHECK(r.dwarf[5] == 0xa005 && r.sp == g.sp && r.pc == g.pc, "minidump context");
-	CHECK(platform_by_minidump(12) != p, "aarch64 not listed yet");
+	CHECK(platform_by_minidump(12) == p && platform_by_minidump(0x8003) == p, "ARM64 minidumps");
+	CHECK(platform_by_elf(EM_AARCH64, ELFCLASS64, ELFDATA2LSB) == p, "aarch64 core");
+	CHECK(!platform_by_elf(EM_AARCH64, ELFCLASS64, ELFDATA2MSB), "aarch64_be core");
 
 	/* the signal frame: sp at __kernel_rt_sigreturn is the rt_sigframe */
 	static struct a64_rt_sigframe f;
