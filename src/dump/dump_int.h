@@ -46,6 +46,11 @@ struct dump_priv {
 	bool notes_full;             /* a cap was reached: no more are taken */
 	uint8_t **copies;            /* segments' bytes dump_patch copied (the dump's to free) */
 	size_t ncopies;
+	/* what opening may spend (open.c): the caller's budget copied (all
+	 * zero: none), its deadline, what was written under $TMPDIR */
+	struct dump_budget budget;
+	uint64_t deadline_ns;
+	uint64_t spooled;
 };
 
 /* A message to pass on in the report. */
