@@ -55,7 +55,7 @@ fuzz_asyncio_core() {
 # fuzz_budget_seeds: seeds of fuzz-budget (src/fuzz/fuzz-budget.c): a byte
 # picking the front end, then the sample core's head as standard input
 # (0), and the head compressed by each format's CLI (1 zstd ... 4 lz4), and
-# bombs of each (an ELF magic, then 16 MiB of one byte or of zeros).
+# bombs of each (an ELF magic, then 2 MiB of one byte or of zeros).
 fuzz_budget_seeds() {
 	d=$work/seeds/budget
 	mkdir -p "$d"
@@ -67,10 +67,10 @@ fuzz_budget_seeds() {
 			# shellcheck disable=SC2086
 			{ printf "\\$(printf %03o $n)"; head -c 65536 "$work/sample.core" | $c -c; } >"$d/$tool-core"
 			# shellcheck disable=SC2086
-			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 16777216 /dev/zero | tr '\000' A; } |
+			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 2097152 /dev/zero | tr '\000' A; } |
 				$c -c; } >"$d/$tool-bomb"
 			# shellcheck disable=SC2086
-			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 16777216 /dev/zero; } | $c -c; } \
+			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 2097152 /dev/zero; } | $c -c; } \
 				>"$d/$tool-zeros"
 		fi
 		n=$((n + 1))
