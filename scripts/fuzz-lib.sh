@@ -65,12 +65,12 @@ fuzz_budget_seeds() {
 		tool=${c%% *}
 		if command -v "$tool" >/dev/null; then
 			# shellcheck disable=SC2086
-			{ printf "\\$(printf %03o $n)"; head -c 65536 "$work/sample.core" | $c -c; } >"$d/$tool-core"
+			{ printf '%b' "\\$(printf %03o "$n")"; head -c 65536 "$work/sample.core" | $c -c; } >"$d/$tool-core"
 			# shellcheck disable=SC2086
-			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 2097152 /dev/zero | tr '\000' A; } |
+			{ printf '%b' "\\$(printf %03o "$n")"; { printf '\177ELF'; head -c 2097152 /dev/zero | tr '\000' A; } |
 				$c -c; } >"$d/$tool-bomb"
 			# shellcheck disable=SC2086
-			{ printf "\\$(printf %03o $n)"; { printf '\177ELF'; head -c 2097152 /dev/zero; } | $c -c; } \
+			{ printf '%b' "\\$(printf %03o "$n")"; { printf '\177ELF'; head -c 2097152 /dev/zero; } | $c -c; } \
 				>"$d/$tool-zeros"
 		fi
 		n=$((n + 1))
