@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio"
+fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -19,6 +19,7 @@ fuzz_prepare() {
 		[ -f "$f" ] && cp "$f" "$work/seeds/dump/"
 	done
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
+	fuzz_budget_seeds
 	mkdir -p "$work/seeds/asyncio"
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/asyncio/none"
 	fuzz_asyncio_core
@@ -51,6 +52,31 @@ fuzz_asyncio_core() {
 	echo "fuzz-asyncio: no interpreter made an asyncio core: skipped"
 }
 
+# fuzz_budget_seeds: seeds of fuzz-budget (src/fuzz/fuzz-budget.c): a byte
+# picking the front end, then the sample core's head as standard input
+# (0), and the head compressed by each format's CLI (1 zstd ... 4 lz4), and
+# bombs of each (an ELF magic, then 2 MiB of one byte or of zeros).
+fuzz_budget_seeds() {
+	d=$work/seeds/budget
+	mkdir -p "$d"
+	{ printf '\000'; head -c 60000 "$work/sample.core"; } >"$d/stdin-core"
+	n=1
+	for c in "zstd -q -19" "gzip -9" "xz -9" "lz4 -q -9"; do
+		tool=${c%% *}
+		if command -v "$tool" >/dev/null; then
+			# shellcheck disable=SC2086
+			{ printf '%b' "\\$(printf %03o "$n")"; head -c 65536 "$work/sample.core" | $c -c; } >"$d/$tool-core"
+			# shellcheck disable=SC2086
+			{ printf '%b' "\\$(printf %03o "$n")"; { printf '\177ELF'; head -c 2097152 /dev/zero | tr '\000' A; } |
+				$c -c; } >"$d/$tool-bomb"
+			# shellcheck disable=SC2086
+			{ printf '%b' "\\$(printf %03o "$n")"; { printf '\177ELF'; head -c 2097152 /dev/zero; } | $c -c; } \
+				>"$d/$tool-zeros"
+		fi
+		n=$((n + 1))
+	done
+}
+
 # fuzz_core TARGET: the core a target reads ($PYCORE_FUZZ_CORE), if any.
 fuzz_core() {
 	case $1 in
@@ -72,5 +98,6 @@ fuzz_options() {
 	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	walk) echo "-max_len=768 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	asyncio) echo "-max_len=768 -timeout=20" ;;
+	budget) echo "-max_len=65536 -timeout=10" ;;
 	esac
 }

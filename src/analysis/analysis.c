@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dump/dump.h"
 #include "model/fingerprint.h"
@@ -192,7 +193,9 @@ static struct pc_error *open_analysis(int fd, const char *path, const struct ana
 	if (!a)
 		return pc_error_new(PC_ENOMEM, path, "out of memory");
 	a->opt = *opt;
-	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &a->dump) : dump_open(path, &a->dump);
+	struct dump_budget b = opt->budget;
+	b.timeout = opt->py.timeout;
+	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &b, &a->dump) : dump_open(path, &b, &a->dump);
 	if (!e && (a->loc = locate_modules(a->dump, &a->opt.files, &e)) != NULL)
 		attach_files(a);
 	if (!e)
@@ -246,11 +249,25 @@ struct pc_error *analysis_walk(struct analysis *a)
 	return NULL;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static struct pc_error *run(int fd, const char *path, const struct analysis_options *opt,
 			    struct analysis **out)
 {
 	struct analysis *a;
+	double t0 = now_s();
 	struct pc_error *e = open_analysis(fd, path, opt, &a);
+	if (!e && opt->py.timeout > 0) {
+		/* one time budget: the walk gets what opening left (at least a
+		 * moment, in which it stops at once and says so) */
+		double left = opt->py.timeout - (now_s() - t0);
+		a->opt.py.timeout = left > 1e-6 ? left : 1e-6;
+	}
 	if (!e && (e = analysis_walk(a)) != NULL)
 		analysis_free(a);
 	*out = e ? NULL : a;

@@ -5,7 +5,7 @@
  * until analysis_free, or the error that stopped it (then *out is NULL):
  * PC_EIO, PC_EFORMAT, PC_ECORRUPT (the input), PC_ETRUNCATED (a truncated
  * dump lacking what the walk needed), PC_ENOTPYTHON, PC_EUNSUPPORTED,
- * PC_ENOMEM.  A report that stands but is partial has ->incomplete set. */
+ * PC_ENOMEM, PC_ETIMEOUT or PC_ELIMIT (the budget ran out before a report).  A report that stands but is partial has ->incomplete set. */
 #ifndef PYCORE_ANALYSIS_ANALYSIS_H
 #define PYCORE_ANALYSIS_ANALYSIS_H
 
@@ -19,6 +19,10 @@ struct analysis_options {
 	struct locate_policy files;
 	struct py_options py;
 	bool redact;                 /* replace secrets' values (model/redact.h) */
+	/* what opening the dump may cost (dump.h): the disk budget and the
+	 * settings' names; its time is py.timeout, one budget for opening,
+	 * spooling, decompressing and walking (the walk gets what is left) */
+	struct dump_budget budget;
 	/* systemd-coredump's facts read beforehand (pycore coredump: before
 	 * dropping the privileges the attributes need), over the file's own;
 	 * NULL: the file's */

@@ -32,6 +32,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
 		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
 				    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
+				    : e->code == PC_ETIMEOUT || e->code == PC_ELIMIT ? EXIT_BUDGET
 				    : EXIT_BAD_INPUT;
 		pc_error_free(e);
 		return rc;
@@ -69,6 +70,16 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	return rc;
 }
 
+/* $PYCORE_MAX_SPOOL that is no size: a usage error (0), else 1. */
+static int spool_env_ok(const struct options *opt)
+{
+	if (!opt->spool_env_bad)
+		return 1;
+	options_usage_error("PYCORE_MAX_SPOOL needs a size (bytes, or with K, M, G or T; 0 for no cap), not '%s'",
+			    opt->spool_env_bad);
+	return 0;
+}
+
 int analyze_command(struct options *opt, int argc, char **argv, int first)
 {
 	opt->analysis.redact = opt->redact < 0 ? false : opt->redact;
@@ -84,6 +95,8 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "analyze: no dump given");
 		return EXIT_USAGE;
 	}
+	if (!spool_env_ok(opt))
+		return EXIT_USAGE;
 	/* the debug cache's directory, made when the dumps are analyzed */
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;
@@ -114,6 +127,8 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "batch: no dump given (paths, or a list of them on standard input)");
 		return EXIT_USAGE;
 	}
+	if (!spool_env_ok(opt))
+		return EXIT_USAGE;
 	opt->batch.timeout = opt->analysis.py.timeout;
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;

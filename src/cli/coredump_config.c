@@ -112,6 +112,10 @@ static int set(struct coredump_config *c, const char *key, const char *v)
 		return parse_bool(v, &c->debuginfod);
 	if (strcmp(key, "MaxCoreSize") == 0)
 		return parse_number(v, true, UINT64_MAX, &c->max_core_size);
+	if (strcmp(key, "MaxSpool") == 0)
+		return parse_number(v, true, UINT64_MAX, &c->max_spool);
+	if (strcmp(key, "TimeoutSec") == 0)
+		return parse_number(v, false, 1000000, &c->timeout);
 	if (strcmp(key, "RateLimitIntervalSec") == 0)
 		return parse_number(v, false, UINT32_MAX, &c->ratelimit_interval);
 	if (strcmp(key, "MaxConcurrent") == 0 || strcmp(key, "RateLimitBurst") == 0) {
@@ -128,7 +132,8 @@ int coredump_config_load(const char *path, bool must_exist, struct coredump_conf
 {
 	*c = (struct coredump_config){ .locals = true, .redact = true, .max_concurrent = 2,
 				       .ratelimit_interval = 3600, .ratelimit_burst = 10,
-				       .max_core_size = (uint64_t)4 << 30, .user = strdup("pycore") };
+				       .max_core_size = (uint64_t)4 << 30, .max_spool = (uint64_t)4 << 30,
+				       .timeout = 60, .user = strdup("pycore") };
 	*err = NULL;
 	FILE *f = fopen(path, "re");
 	if (!f) {

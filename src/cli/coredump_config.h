@@ -17,6 +17,8 @@ struct coredump_config {
 	uint64_t ratelimit_interval; /* RateLimitIntervalSec=, seconds; 0: no limit */
 	unsigned ratelimit_burst;    /* RateLimitBurst=; 0: no limit */
 	uint64_t max_core_size;      /* MaxCoreSize=, bytes */
+	uint64_t max_spool;          /* MaxSpool=, bytes a compressed core may write decompressed; 0: no cap */
+	uint64_t timeout;            /* TimeoutSec=, seconds for one analysis (opening it too); 0: none */
 	char *user;                  /* User= */
 	bool debuginfod;             /* Debuginfod= */
 };

@@ -88,7 +88,9 @@ int hook_analyze_and_report(const struct coredump_config *cfg, const struct cras
 			      const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache)
 {
 	struct analysis_options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
-						.timeout = 60, .locals = cfg->locals } };
+						.timeout = (double)cfg->timeout, .locals = cfg->locals },
+					.budget = { .max_spool = cfg->max_spool, .timeout_name = "TimeoutSec=",
+						    .spool_name = "MaxSpool=" } };
 	opt.files.debug_cache = cache;
 	opt.redact = cfg->redact;
 	opt.coredump = c->facts;

@@ -292,7 +292,10 @@ static void write_text(FILE *out, struct grouping *g)
 	for (size_t i = 0; i < g->n; i++) {
 		const struct group *gr = &g->groups[i];
 		json_t *frames = json_object_get(gr->fingerprint, "frames");
-		fprintf(out, "%s%lu  %s  ", i ? "\n" : "", gr->count, gr->hash);
+		/* everything below comes from files someone else wrote: escaped */
+		fprintf(out, "%s%lu  ", i ? "\n" : "", gr->count);
+		put_unmarked(out, gr->hash);
+		fputs("  ", out);
 		put_unmarked(out, json_string_value(json_object_get(gr->fingerprint, "kind")));
 		for (size_t k = 0; k < json_array_size(frames); k++) {
 			fputs(k ? " < " : ": ", out);
@@ -314,7 +317,9 @@ static void write_text(FILE *out, struct grouping *g)
 	json_t *count;
 	bool any = false;
 	json_object_foreach(g->error_codes, code, count) {
-		fprintf(out, "%s%s %lld", any ? ", " : " (", code, (long long)json_integer_value(count));
+		fputs(any ? ", " : " (", out);
+		put_unmarked(out, code);
+		fprintf(out, " %lld", (long long)json_integer_value(count));
 		any = true;
 	}
 	fprintf(out, "%s; %lu bad lines\n", any ? ")" : "", g->bad);

@@ -571,12 +571,17 @@ static void write_group(FILE *out, const struct group *gr, size_t rank, const ch
 	const struct group_html *h = gr->html;
 	const struct seen *first = gr->all_timed ? &gr->first_t : &gr->first;
 	const struct seen *last = gr->all_timed ? &gr->last_t : &gr->last;
-	fprintf(out, "<section class=\"card group\" id=\"g-%s\" data-hash=\"%s\" data-count=\"%lu\">\n"
-		"<h2>#%zu \xc2\xb7 <span class=\"count\">%lu</span> dump%s \xc2\xb7 ", gr->hash, gr->hash, gr->count,
-		rank + 1, gr->count, gr->count == 1 ? "" : "s");
+	/* the hash is the input's (a file someone else wrote): escaped */
+	fputs("<section class=\"card group\" id=\"g-", out);
+	put(out, gr->hash);
+	fputs("\" data-hash=\"", out);
+	put(out, gr->hash);
+	fprintf(out, "\" data-count=\"%lu\">\n<h2>#%zu \xc2\xb7 <span class=\"count\">%lu</span> dump%s \xc2\xb7 ",
+		gr->count, rank + 1, gr->count, gr->count == 1 ? "" : "s");
 	write_fingerprint(out, gr->fingerprint);
-	fprintf(out, "</h2>\n<dl class=\"facts\">\n<dt>Fingerprint</dt><dd><code>%s</code></dd>\n<dt>First seen</dt><dd>",
-		gr->hash);
+	fputs("</h2>\n<dl class=\"facts\">\n<dt>Fingerprint</dt><dd><code>", out);
+	put(out, gr->hash);
+	fputs("</code></dd>\n<dt>First seen</dt><dd>", out);
 	write_seen(out, first, gr->all_timed, html_dir);
 	fputs("</dd>\n<dt>Last seen</dt><dd>", out);
 	write_seen(out, last, gr->all_timed, html_dir);
@@ -631,12 +636,16 @@ int group_html_write(FILE *out, const struct grouping *g, const char *html_dir, 
 		for (size_t i = 0; i < g->n && i < MAX_ROWS; i++) {
 			const struct group *gr = &g->groups[i];
 			const struct seen *last = gr->all_timed ? &gr->last_t : &gr->last;
-			fprintf(out, "<tr class=\"group-row\" data-hash=\"%s\" data-count=\"%lu\"><td class=\"n\">", gr->hash,
-				gr->count);
-			if (i < MAX_DETAILED)
-				fprintf(out, "<a href=\"#g-%s\">%zu</a>", gr->hash, i + 1);
-			else
+			fputs("<tr class=\"group-row\" data-hash=\"", out);
+			put(out, gr->hash);
+			fprintf(out, "\" data-count=\"%lu\"><td class=\"n\">", gr->count);
+			if (i < MAX_DETAILED) {
+				fputs("<a href=\"#g-", out);
+				put(out, gr->hash);
+				fprintf(out, "\">%zu</a>", i + 1);
+			} else {
 				fprintf(out, "%zu", i + 1);
+			}
 			fprintf(out, "</td><td class=\"n\">%lu</td><td>", gr->count);
 			write_fingerprint(out, gr->fingerprint);
 			fputs("</td><td>", out);

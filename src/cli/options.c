@@ -112,8 +112,19 @@ static const char usage_text[] =
 	"                       holding one of those; listed in \"redacted\" (JSON) or\n"
 	"                       a Redacted: section (text).  Default in batch\n"
 	"      --no-redact      do not (default in analyze)\n"
-	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
-	"                       and report what was read, with a warning and exit 1\n"
+	"      --timeout S      one dump's time budget in seconds (default 60; 0: none),\n"
+	"                       from opening it (reading standard input, decompressing)\n"
+	"                       to the end of its walk: spent while opening, the dump is\n"
+	"                       refused (exit 6, \"the time budget (--timeout S s) ran\n"
+	"                       out while ...\"); spent while walking, what was read is\n"
+	"                       reported with a warning and exit 1\n"
+	"      --max-spool SIZE the most one dump may write to a temporary file under\n"
+	"                       $TMPDIR (standard input spooled, a compressed dump\n"
+	"                       decompressed; pages of zeros cost nothing): bytes, or\n"
+	"                       with K, M, G, T (1024's); default 16G, else\n"
+	"                       $PYCORE_MAX_SPOOL; 0: no cap.  Past it the dump is\n"
+	"                       refused (exit 6, \"... would write more than --max-spool\n"
+	"                       SIZE to the temporary directory\")\n"
 	"\n"
 	"Where the interpreter's files come from, tried in this order; a file is used\n"
 	"only when its build-id matches the one the core recorded:\n"
@@ -199,8 +210,13 @@ static const char usage_text[] =
 	"  3  not a CPython process, its interpreter cannot be found or read, or a dump\n"
 	"     pycore cannot analyze (a CPython version or an architecture it does not\n"
 	"     read: a core of another machine than x86_64 or aarch64 names it)\n"
-	"  4  input unreadable, truncated beyond use, or not a dump\n"
+	"  4  input unreadable, truncated beyond use, or not a dump (also: a FIFO, a\n"
+	"     device or a directory given as a dump, refused before it is read;\n"
+	"     standard input or a compressed stream whose first bytes are no dump's)\n"
 	"  5  the report could not be written (standard output failed: a full disk)\n"
+	"  6  a budget ran out before a report: --timeout while opening (reading\n"
+	"     standard input, decompressing), --max-spool, or the decoders' memory\n"
+	"     (a compressed stream's window over 256 MiB)\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n"
 	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
 	"1 when some record could not be written, 2 usage error (also: a list or\n"
@@ -262,6 +278,7 @@ static const struct option longopts[] = {
 	{ "max-depth", required_argument, NULL, 'D' },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "max-memory", required_argument, NULL, 'm' },
+	{ "max-spool", required_argument, NULL, 'Z' },
 	{ "ordered", no_argument, NULL, 'O' },
 	{ "null", no_argument, NULL, '0' },
 	{ "skip-done", required_argument, NULL, 'k' },
@@ -274,10 +291,41 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A size: bytes, or with a K, M, G or T suffix (powers of 1024); 0 is
+ * allowed.  False when ARG is none. */
+bool options_size(const char *arg, uint64_t *v)
+{
+	char *end;
+	if (!*arg || *arg < '0' || *arg > '9')
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(arg, &end, 10);
+	unsigned shift = 0;
+	if (*end) {
+		const char *units = "KMGT", *u = strchr(units, *end & ~0x20);
+		if (!u || end[1])
+			return false;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (errno || n > (UINT64_MAX >> shift))
+		return false;
+	*v = (uint64_t)n << shift;
+	return true;
+}
+
 void options_init(struct options *opt)
 {
 	*opt = (struct options){ .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
 						  .timeout = 60 }, .redact = -1 };
+	opt->analysis.budget.max_spool = DUMP_MAX_SPOOL_DEFAULT;
+	const char *env = getenv("PYCORE_MAX_SPOOL");
+	uint64_t v;
+	if (env && *env) {
+		if (options_size(env, &v))
+			opt->analysis.budget.max_spool = v;
+		else
+			opt->spool_env_bad = env;
+	}
 }
 
 int options_parse(int argc, char **argv, const char *optstring, struct options *opt)
@@ -372,6 +420,14 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->analysis.py.timeout = v;
 			break;
 		}
+		case 'Z':
+			if (!options_size(optarg, &opt->analysis.budget.max_spool)) {
+				options_usage_error("--max-spool needs a size (bytes, or with K, M, G or T; 0 for no "
+						    "cap), not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			opt->spool_env_bad = NULL;
+			break;
 		case 'Y':
 			if (strcmp(optarg, "auto") == 0) {
 				opt->analysis.py.layout = LAYOUT_AUTO;

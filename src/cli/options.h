@@ -5,6 +5,7 @@
 #define PYCORE_CLI_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "analysis/analysis.h"
 #include "cli/batch.h"
@@ -16,6 +17,7 @@ enum exit_code {
 	EXIT_NOT_PYTHON = 3,
 	EXIT_BAD_INPUT = 4,
 	EXIT_WRITE = 5,
+	EXIT_BUDGET = 6,
 };
 
 enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -34,12 +36,14 @@ struct options {
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
 	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
+	const char *spool_env_bad;   /* $PYCORE_MAX_SPOOL when it is no size (and no --max-spool) */
 	struct analysis_options analysis;
 	struct batch_options batch;
 };
 
 /* The defaults (--max-repr 256, --max-items 1000, --max-depth 32,
- * --timeout 60, neither --redact nor --no-redact). */
+ * --timeout 60, --max-spool $PYCORE_MAX_SPOOL or 16G, neither --redact
+ * nor --no-redact). */
 void options_init(struct options *opt);
 /* Parse options up to the first operand (OPTSTRING starts with '+') or
  * through all of them, getopt's optind after them.  Returns -1 to go on,
@@ -47,6 +51,9 @@ void options_init(struct options *opt);
  * --help or --version written). */
 int options_parse(int argc, char **argv, const char *optstring, struct options *opt);
 void options_free(struct options *opt);
+/* ARG as a size (bytes, or with K, M, G or T: powers of 1024) in *V;
+ * false when it is none. */
+bool options_size(const char *arg, uint64_t *v);
 /* "pycore: MESSAGE (try 'pycore --help')" on standard error. */
 void options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Where uncompressed copies of compressed debug files are kept:

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -97,7 +98,57 @@ struct inflate {
 	uint8_t *(*swap)(void *arg, uint8_t *given);
 	struct pc_error *err;        /* why decoding stopped, or NULL */
 	char *warning;               /* for the caller to pass on, or NULL */
+	struct dump_spend *spend;    /* the budget, or NULL */
+	uint8_t head[DUMP_HEAD_LEN]; /* the first bytes decompressed (spend->head_ok) */
+	size_t nhead;
 };
+
+/* ------------------------------------------------------------------------
+ * Budgets: time, the temporary file's size
+ * ------------------------------------------------------------------------ */
+
+uint64_t dump_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dump_deadline_ns(const struct dump_budget *b)
+{
+	return b && b->timeout > 0 ? dump_now_ns() + (uint64_t)(b->timeout * 1e9) : 0;
+}
+
+/* N bytes in a few characters: "512 bytes", "64 MiB", "1.5 GiB". */
+static void size_words(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (n < 1024) {
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+		return;
+	}
+	double v = (double)n;
+	size_t u = 0;
+	for (v /= 1024; v >= 1024 && u < 3; v /= 1024)
+		u++;
+	snprintf(buf, size, v == (double)(uint64_t)v ? "%.0f %s" : "%.1f %s", v, units[u]);
+}
+
+struct pc_error *dump_timeout_error(const struct dump_budget *b, const char *what)
+{
+	return pc_error_new(PC_ETIMEOUT, NULL, "the time budget (%s %g s) ran out %s",
+			    b && b->timeout_name ? b->timeout_name : "--timeout", b ? b->timeout : 0.0, what);
+}
+
+struct pc_error *dump_spool_error(const struct dump_budget *b, const char *what)
+{
+	char cap[32];
+	const char *dir = getenv("TMPDIR");
+	size_words(b ? b->max_spool : 0, cap, sizeof(cap));
+	return pc_error_new(PC_ELIMIT, NULL, "%s would write more than %s %s to the temporary directory "
+			    "(%s; the disk budget of one dump)", what,
+			    b && b->spool_name ? b->spool_name : "--max-spool", cap, dir && *dir ? dir : "/tmp");
+}
 
 /* Record why decoding failed (the first reason only); CODE. */
 static enum pc_code fail(struct inflate *z, enum pc_code code, const char *fmt, ...)
@@ -117,17 +168,65 @@ static enum pc_code fail(struct inflate *z, enum pc_code code, const char *fmt, 
 	return code;
 }
 
+/* Record E (taken over) as why decoding stopped, unless a reason is
+ * already there; its code. */
+static enum pc_code fail_with(struct inflate *z, struct pc_error *e)
+{
+	enum pc_code code = e->code;
+	if (z->err)
+		pc_error_free(e);
+	else
+		z->err = e;
+	return code;
+}
+
+/* The sink failed with ERR: the disk budget (EFBIG), or an I/O error. */
+static enum pc_code sink_failed(struct inflate *z, int err)
+{
+	if (err == EFBIG && z->spend) {
+		char what[64];
+		snprintf(what, sizeof(what), "decompressing the %s stream", z->name);
+		return fail_with(z, dump_spool_error(z->spend->budget, what));
+	}
+	return fail(z, PC_EIO, "cannot write the decompressed core: %s", strerror(err));
+}
+
+/* The budget before each piece goes out: the first bytes hold a dump's
+ * magic, the deadline has not passed. */
+static enum pc_code spend_check(struct inflate *z, const uint8_t *p, size_t n)
+{
+	struct dump_spend *s = z->spend;
+	if (s->head_ok && z->nhead < DUMP_HEAD_LEN) {
+		size_t k = n < DUMP_HEAD_LEN - z->nhead ? n : DUMP_HEAD_LEN - z->nhead;
+		memcpy(z->head + z->nhead, p, k);
+		z->nhead += k;
+		if (z->nhead == DUMP_HEAD_LEN && !s->head_ok(z->head, z->nhead))
+			return fail(z, PC_EFORMAT, "the %s stream does not hold a dump: its first bytes are "
+				    "neither an ELF core's nor a minidump's", z->name);
+	}
+	if (s->deadline_ns && dump_now_ns() > s->deadline_ns) {
+		char what[128];
+		snprintf(what, sizeof(what), "while decompressing the %s stream (%llu bytes out)", z->name,
+			 (unsigned long long)z->total);
+		return fail_with(z, dump_timeout_error(s->budget, what));
+	}
+	return PC_OK;
+}
+
 static enum pc_code emit(struct inflate *z, const uint8_t *p, size_t n)
 {
 	if (n == 0)
 		return PC_OK;
+	enum pc_code st = z->spend ? spend_check(z, p, n) : PC_OK;
+	if (st != PC_OK)
+		return st;
 	z->total += n;
 	if (z->total > INFLATE_MAX_OUTPUT) {
 		return fail(z, PC_ECORRUPT, "%s stream inflates past %llu bytes", z->name,
 			    (unsigned long long)INFLATE_MAX_OUTPUT);
 	}
 	if (z->sink(z->arg, p, n) != 0)
-		return fail(z, PC_EIO, "cannot write the decompressed core: %s", strerror(errno));
+		return sink_failed(z, errno);
 	if (z->swap)
 		z->out = z->swap(z->arg, z->out);
 	return PC_OK;
@@ -149,6 +248,13 @@ static enum pc_code no_memory(struct inflate *z)
 {
 	/* not the stream's fault: the window would not fit (a memory limit) */
 	return fail(z, PC_ENOMEM, "out of memory decompressing the %s stream", z->name);
+}
+
+/* The stream asks for a window larger than the memory budget allows. */
+static enum pc_code window_limit(struct inflate *z)
+{
+	return fail(z, PC_ELIMIT, "the %s stream's window needs more than %llu MiB, pycore's memory "
+		    "budget for decompressing", z->name, (unsigned long long)(z->mem_limit >> 20));
 }
 
 /* ------------------------------------------------------------------------
@@ -177,6 +283,7 @@ static enum pc_code zstd_decode(struct inflate *z)
 		if (ZSTD_isError(ret)) {
 			ZSTD_ErrorCode e = ZSTD_getErrorCode(ret);
 			st = e == ZSTD_error_memory_allocation ? no_memory(z)
+			     : e == ZSTD_error_frameParameter_windowTooLarge && z->mem_limit ? window_limit(z)
 			     : corrupt(z, in.pos, ZSTD_getErrorName(ret));
 			break;
 		}
@@ -277,7 +384,9 @@ static enum pc_code xz_decode(struct inflate *z)
 			continue;
 		if (r == LZMA_STREAM_END)
 			break;
-		if (r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR)
+		if (r == LZMA_MEMLIMIT_ERROR && z->mem_limit)
+			st = window_limit(z);
+		else if (r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR)
 			st = no_memory(z);
 		else if (r == LZMA_BUF_ERROR && s.avail_in == 0)
 			st = truncated(z);
@@ -329,10 +438,12 @@ static enum pc_code lz4_decode(struct inflate *z)
 /* OUT_SIZE: the size of the buffers SWAP hands out too.  Returns the
  * error (*WARNING: what to pass on, malloc'd, or NULL). */
 static struct pc_error *decode(const uint8_t *in, size_t len, dump_sink sink, uint8_t *(*swap)(void *, uint8_t *),
-			       void *arg, size_t out_size, uint64_t mem_limit, uint64_t *total, char **warning)
+			       void *arg, size_t out_size, uint64_t mem_limit, struct dump_spend *spend,
+			       uint64_t *total, char **warning)
 {
 	const char *name = dump_compression_of(in, len);
-	struct inflate z = { in, len, name, sink, arg, 0, mem_limit, malloc(out_size), out_size, swap, NULL, NULL };
+	struct inflate z = { in, len, name, sink, arg, 0, mem_limit, malloc(out_size), out_size, swap, NULL, NULL,
+			     spend, { 0 }, 0 };
 	enum pc_code st;
 	if (!name) {
 		st = fail(&z, PC_EFORMAT, "not a compressed file");
@@ -358,7 +469,13 @@ static struct pc_error *decode(const uint8_t *in, size_t len, dump_sink sink, ui
 struct pc_error *dump_decode(const uint8_t *in, size_t len, dump_sink sink, void *arg, uint64_t mem_limit,
 			     uint64_t *total)
 {
-	return decode(in, len, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, total, NULL);
+	return decode(in, len, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, NULL, total, NULL);
+}
+
+struct pc_error *dump_decode_spend(const uint8_t *in, size_t len, dump_sink sink, void *arg, uint64_t mem_limit,
+				   struct dump_spend *spend, uint64_t *total)
+{
+	return decode(in, len, sink, NULL, arg, SMALL_OUT_SIZE, mem_limit, spend, total, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -413,6 +530,19 @@ static bool all_zero(const uint8_t *p, size_t n)
 
 /* The pages of P that hold something, written at their offsets; the
  * others skipped (compress.h). */
+/* Write the N bytes at P at OFF, within S's cap. */
+static int sparse_put(struct dump_sparse *s, const uint8_t *p, size_t n, uint64_t off)
+{
+	if (s->limit && (s->written > s->limit || n > s->limit - s->written)) {
+		errno = EFBIG;   /* the disk budget: nothing past it is written */
+		return -1;
+	}
+	if (pwrite_all(s->fd, p, n, off) != 0)
+		return -1;
+	s->written += n;
+	return 0;
+}
+
 int dump_sparse_write(void *arg, const uint8_t *p, size_t n)
 {
 	struct dump_sparse *s = arg;
@@ -422,13 +552,13 @@ int dump_sparse_write(void *arg, const uint8_t *p, size_t n)
 		if (unit > n - i)
 			unit = n - i;
 		if (all_zero(p + i, unit)) {
-			if (run < i && pwrite_all(s->fd, p + run, i - run, s->off + run) != 0)
+			if (run < i && sparse_put(s, p + run, i - run, s->off + run) != 0)
 				return -1;
 			run = i + unit;
 		}
 		i += unit;
 	}
-	if (run < n && pwrite_all(s->fd, p + run, n - run, s->off + run) != 0)
+	if (run < n && sparse_put(s, p + run, n - run, s->off + run) != 0)
 		return -1;
 	s->off += n;
 	return 0;
@@ -507,20 +637,32 @@ static uint8_t *writer_swap(void *arg, uint8_t *given)
 }
 
 /* Decompress IN into FD, through the writer thread when one can start. */
-static struct pc_error *decode_to_file(const uint8_t *in, size_t len, int fd, uint64_t *total, char **warning)
+/* Decompress IN into FD, through the writer thread when one can start,
+ * within SPEND (NULL: no budget). */
+static struct pc_error *decode_to_file(const uint8_t *in, size_t len, int fd, struct dump_spend *spend,
+				       uint64_t *total, char **warning)
 {
-	struct writer w = { .sp = { fd, 0 }, .spare = malloc(OUT_SIZE) };
+	const struct dump_budget *b = spend ? spend->budget : NULL;
+	uint64_t limit = 0;
+	if (b && b->max_spool)
+		limit = b->max_spool > spend->written ? b->max_spool - spend->written : 1;
+	struct writer w = { .sp = { fd, 0, 0, limit }, .spare = malloc(OUT_SIZE) };
 	pthread_t th;
+	struct pc_error *e;
 	if (!w.spare || pthread_mutex_init(&w.mu, NULL) != 0) {
 		free(w.spare);
-		return decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total, warning);
+		w.spare = NULL;
+		e = decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, DUMP_INFLATE_MEM_MAX, spend, total,
+			   warning);
+		goto done;
 	}
 	pthread_cond_init(&w.cv, NULL);
-	struct pc_error *e;
 	if (pthread_create(&th, NULL, writer_main, &w) != 0) {
-		e = decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, 0, total, warning);
+		e = decode(in, len, dump_sparse_write, NULL, &w.sp, OUT_SIZE, DUMP_INFLATE_MEM_MAX, spend, total,
+			   warning);
 	} else {
-		e = decode(in, len, writer_sink, writer_swap, &w, OUT_SIZE, 0, total, warning);
+		e = decode(in, len, writer_sink, writer_swap, &w, OUT_SIZE, DUMP_INFLATE_MEM_MAX, spend, total,
+			   warning);
 		int err = writer_idle(&w);
 		pthread_mutex_lock(&w.mu);
 		w.stop = true;
@@ -528,17 +670,27 @@ static struct pc_error *decode_to_file(const uint8_t *in, size_t len, int fd, ui
 		pthread_mutex_unlock(&w.mu);
 		pthread_join(th, NULL);
 		if (err && (!e || e->code == PC_ETRUNCATED)) {
+			/* the last buffer's write failed after the decoder was done */
 			pc_error_free(e);
-			e = pc_error_new(PC_EIO, NULL, "cannot write the decompressed core: %s", strerror(err));
+			if (err == EFBIG && spend) {
+				char what[64];
+				snprintf(what, sizeof(what), "decompressing the %s stream", dump_compression_of(in, len));
+				e = dump_spool_error(b, what);
+			} else {
+				e = pc_error_new(PC_EIO, NULL, "cannot write the decompressed core: %s", strerror(err));
+			}
 		}
 	}
 	pthread_cond_destroy(&w.cv);
 	pthread_mutex_destroy(&w.mu);
 	free(w.spare);
+done:
+	if (spend)
+		spend->written += w.sp.written;
 	return e;
 }
 
-struct pc_error *dump_inflate(const uint8_t *in, size_t len, struct dump_inflated *out)
+struct pc_error *dump_inflate(const uint8_t *in, size_t len, struct dump_spend *spend, struct dump_inflated *out)
 {
 	*out = (struct dump_inflated){ .compression = dump_compression_of(in, len) };
 	struct pc_error *e = NULL;
@@ -546,7 +698,7 @@ struct pc_error *dump_inflate(const uint8_t *in, size_t len, struct dump_inflate
 	if (fd < 0)
 		return e ? e : pc_error_new(PC_EIO, NULL, "cannot create a temporary file: %s", strerror(errno));
 	uint64_t total;
-	e = decode_to_file(in, len, fd, &total, &out->warning);
+	e = decode_to_file(in, len, fd, spend, &total, &out->warning);
 	if (e && e->code == PC_ETRUNCATED && total > 0) {
 		/* keep what was decompressed: a truncated core */
 		out->cut = strdup(e->message);

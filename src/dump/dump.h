@@ -130,16 +130,37 @@ struct dump {
 	struct dump_priv *p;          /* the readers' own state */
 };
 
-/* Open PATH, whatever its format; "-" is standard input (a regular file
- * is mapped; anything else, a pipe, is first copied to an unlinked
- * temporary file under $TMPDIR, runs of zeros left as holes).  Returns
- * NULL, or the error (code PC_EIO, PC_EFORMAT, PC_ECORRUPT or PC_ENOMEM;
- * its message in one line); free *out with dump_close either way. */
-struct pc_error *dump_open(const char *path, struct dump **out);
+/* What opening one dump may cost: time, and the disk under $TMPDIR
+ * (memory: the decoders' windows are held to DUMP_INFLATE_MEM_MAX).
+ * The names are the settings' as the user knows them, for the messages. */
+struct dump_budget {
+	double timeout;              /* seconds for opening, spooling standard input and
+				      * decompressing; 0: none */
+	uint64_t max_spool;          /* bytes one dump may write under $TMPDIR (standard
+				      * input spooled plus a stream decompressed; pages of
+				      * zeros are holes and cost nothing); 0: no cap */
+	const char *timeout_name;    /* "--timeout" (NULL), or the hook's key */
+	const char *spool_name;      /* "--max-spool" (NULL), or the hook's key */
+};
+/* --max-spool's default: 16 GiB. */
+#define DUMP_MAX_SPOOL_DEFAULT ((uint64_t)16 << 30)
+
+/* Open PATH, whatever its format, within BUDGET (NULL: none).  PATH must
+ * be a regular file: anything else (a FIFO, a device, a directory) is
+ * refused before it is opened for reading.  "-" is standard input (a
+ * regular file is mapped; anything else, a pipe, is first copied to an
+ * unlinked temporary file under $TMPDIR, runs of zeros left as holes,
+ * once its first bytes are a dump's or a compressed stream's).  A
+ * compressed stream is dropped as soon as its first decompressed bytes
+ * are not a dump's.  Returns NULL, or the error (code PC_EIO, PC_EFORMAT,
+ * PC_ECORRUPT, PC_ENOMEM, PC_EUNSUPPORTED; PC_ETIMEOUT or PC_ELIMIT when
+ * the budget ran out; its message in one line); free *out with
+ * dump_close either way. */
+struct pc_error *dump_open(const char *path, const struct dump_budget *budget, struct dump **out);
 /* The same for the regular file open at FD (which stays the caller's),
  * named NAME in messages and reports: for a file opened with privileges
  * the reader no longer has. */
-struct pc_error *dump_open_fd(int fd, const char *name, struct dump **out);
+struct pc_error *dump_open_fd(int fd, const char *name, const struct dump_budget *budget, struct dump **out);
 /* systemd-coredump's attributes of the file open at FD, or NULL when it
  * has none of them (or out of memory); free with dump_coredump_free. */
 struct dump_coredump *dump_coredump_read(int fd);

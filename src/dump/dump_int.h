@@ -51,6 +51,11 @@ struct dump_priv {
 	bool pthread_known;
 	int64_t pthread_from_tp;
 	uint64_t pthread_tid;
+	/* what opening may spend (open.c): the caller's budget copied (all
+	 * zero: none), its deadline, what was written under $TMPDIR */
+	struct dump_budget budget;
+	uint64_t deadline_ns;
+	uint64_t spooled;
 };
 
 /* A message to pass on in the report. */

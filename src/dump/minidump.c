@@ -97,27 +97,47 @@ static enum pc_code corrupt(struct dump *d, const char *what, uint32_t type)
 	return PC_ECORRUPT;
 }
 
+/* A list stream: a 32-bit count, then COUNT entries of ITEM bytes, or 4
+ * bytes of padding first when the stream is exactly 8 + COUNT * ITEM bytes
+ * (Breakpad's Mac writer pads them so; its processor's rule, minidump.cc).
+ * The first entry, or NULL with D's error naming the stream's NAME. */
+static const uint8_t *md_list(struct dump *d, const struct md_stream *s, const char *name, uint32_t item,
+			      uint32_t max, uint32_t *count)
+{
+	const uint8_t *p = at(d, s->rva, s->size);
+	uint64_t need = p && s->size >= 4 ? (uint64_t)(*count = dump_le32(p)) * item : 0;
+	const char *why = !p || s->size < 4 ? "outside the file" : "holds fewer entries than its count";
+	if (p && s->size >= 4 && *count <= max) {
+		if (s->size != 4 + need && s->size == 8 + need)
+			return p + 8;
+		if (need <= s->size - 4)
+			return p + 4;
+	}
+	char what[64];
+	snprintf(what, sizeof(what), "%s %s", name, why);
+	corrupt(d, what, s->type);
+	return NULL;
+}
+
 /* ------------------------------------------------------------------------
  * Streams
  * ------------------------------------------------------------------------ */
 
 static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
-	if (!p || s->size < 4)
-		return corrupt(d, "thread list outside the file", s->type);
+	uint32_t n;
+	const uint8_t *p = md_list(d, s, "thread list", MD_THREAD_SIZE, DUMP_MAX_THREADS, &n);
+	if (!p)
+		return PC_ECORRUPT;
 	/* the format has one: a second one's threads would be written past
 	 * the first one's array, and which of them is true is unknown */
 	if (d->threads)
 		return corrupt(d, "a second thread list", s->type);
-	uint32_t n = dump_le32(p);
-	if (n > DUMP_MAX_THREADS || (uint64_t)n * MD_THREAD_SIZE > s->size - 4)
-		return corrupt(d, "more threads than the stream holds", s->type);
 	d->threads = calloc(n ? n : 1, sizeof(*d->threads));
 	if (!d->threads)
 		return PC_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *t = p + 4 + (uint64_t)i * MD_THREAD_SIZE;
+		const uint8_t *t = p + (uint64_t)i * MD_THREAD_SIZE;
 		struct dump_thread *dt = &d->threads[d->nthreads++];
 		dt->tid = dump_le32(t);
 		/* Teb: Breakpad leaves it 0 on Linux; pycore's own converter
@@ -146,14 +166,12 @@ static enum pc_code add_range(struct dump *d, const struct md_stream *s, uint64_
 
 static enum pc_code memory_list(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
-	if (!p || s->size < 4)
-		return corrupt(d, "memory list outside the file", s->type);
-	uint32_t n = dump_le32(p);
-	if (n > MD_MAX_RANGES || (uint64_t)n * 16 > s->size - 4)
-		return corrupt(d, "more memory ranges than the stream holds", s->type);
+	uint32_t n;
+	const uint8_t *p = md_list(d, s, "memory list", 16, MD_MAX_RANGES, &n);
+	if (!p)
+		return PC_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *m = p + 4 + (uint64_t)i * 16;
+		const uint8_t *m = p + (uint64_t)i * 16;
 		uint64_t start = dump_le64(m);
 		uint32_t size = dump_le32(m + 8), rva = dump_le32(m + 12);
 		enum pc_code st = add_range(d, s, start, size, rva);
@@ -235,14 +253,12 @@ static struct dump_module *add_module(struct dump *d, char *path, uint64_t base,
 
 static enum pc_code module_list(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
-	if (!p || s->size < 4)
-		return corrupt(d, "module list outside the file", s->type);
-	uint32_t n = dump_le32(p);
-	if (n > DUMP_MAX_MODULES || (uint64_t)n * MD_MODULE_SIZE > s->size - 4)
-		return corrupt(d, "more modules than the stream holds", s->type);
+	uint32_t n;
+	const uint8_t *p = md_list(d, s, "module list", MD_MODULE_SIZE, DUMP_MAX_MODULES, &n);
+	if (!p)
+		return PC_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *mp = p + 4 + (uint64_t)i * MD_MODULE_SIZE;
+		const uint8_t *mp = p + (uint64_t)i * MD_MODULE_SIZE;
 		uint64_t base = dump_le64(mp);
 		uint32_t size = dump_le32(mp + 8), name_rva = dump_le32(mp + 20);
 		uint32_t cv_size = dump_le32(mp + 76), cv_rva = dump_le32(mp + 80);
@@ -378,7 +394,8 @@ static void linux_maps(struct dump *d, const struct md_stream *s)
 		v[n++] = (struct maps_line){ start, end, off, inode, maj, min, perms[0] == 'r', perms[1] == 'w',
 					     line + pos };
 	}
-	qsort(v, n, sizeof(*v), maps_line_cmp);
+	if (n)  /* qsort's array may not be NULL, even empty (a stream without a line read) */
+		qsort(v, n, sizeof(*v), maps_line_cmp);
 	/* bounded work for modules not found by their base: lines times modules */
 	uint64_t budget = 50000000;
 	for (size_t i = 0; i < d->nmodules; i++) {
@@ -594,6 +611,25 @@ static void crashpad_info(struct dump *d, const struct md_stream *s)
  * The reader
  * ------------------------------------------------------------------------ */
 
+/* The systems other than Linux that SystemInfo's platform id (at byte
+ * 20: MDRawSystemInfo, Breakpad's minidump_format.h, MD_OS_*) names, with
+ * their article; NULL for Linux, Android and ids unknown or unset. */
+static const char *md_os_name(uint32_t id)
+{
+	switch (id) {
+	case 1: return "a Windows 9x";
+	case 2: return "a Windows";
+	case 3: return "a Windows CE";
+	case 0x8101: return "a macOS";
+	case 0x8102: return "an iOS";
+	case 0x8202: return "a Solaris";
+	case 0x8204: return "a PS3";
+	case 0x8205: return "a Native Client";
+	case 0x8206: return "a Fuchsia";
+	default: return NULL;
+	}
+}
+
 enum pc_code dump_minidump_open(struct dump *d)
 {
 	d->format = "minidump";
@@ -622,6 +658,12 @@ enum pc_code dump_minidump_open(struct dump *d)
 		const uint8_t *si = at(d, dump_le32(dir + 12 * i + 8), size);
 		if (type != MD_SYSTEM_INFO || !si || size < 2)
 			continue;
+		const char *os = size >= 24 ? md_os_name(dump_le32(si + 20)) : NULL;
+		if (os) {
+			dump_set_error(d, "minidump of %s process, not of a Linux one: pycore reads Linux "
+				       "processes only", os);
+			return PC_EUNSUPPORTED;
+		}
 		uint32_t cpu = dump_le32(si) % 65536;
 		if (!(d->platform = platform_by_minidump(cpu))) {
 			char buf[48];

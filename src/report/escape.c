@@ -11,6 +11,34 @@
 
 #include "util/unicode.h"
 
+/* The columns of the character at P (LEN bytes, 0: not UTF-8) as
+ * report_put_escaped writes it. */
+static size_t escaped_columns(size_t len, uint32_t cp)
+{
+	if (len == 0)
+		return 4;                       /* \xNN */
+	if (unicode_printable(cp))
+		return 1;
+	if (cp == '\n' || cp == '\r' || cp == '\t')
+		return 2;
+	return cp <= 0xff ? 4 : cp <= 0xffff ? 6 : 10;
+}
+
+size_t report_escaped_width(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t w = 0;
+	while (n > 0 && *p) {
+		uint32_t cp;
+		size_t len = utf8_decode(p, n, &cp);
+		w += escaped_columns(len, cp);
+		len = len ? len : 1;
+		p += len;
+		n -= len;
+	}
+	return w;
+}
+
 int report_put_escaped(FILE *out, const char *s)
 {
 	if (!s)

@@ -66,6 +66,9 @@ bool report_iso8601(int64_t usec, char *buf, size_t size);
 /* Write S (from a dump: any bytes) to OUT escaped as escape.c says, so
  * that no control character reaches a terminal.  0, or -1 on a write error. */
 int report_put_escaped(FILE *out, const char *s);
+/* The columns the first N bytes of S take once so written (a printable
+ * character one, an escape its length): what lines up under them. */
+size_t report_escaped_width(const char *s, size_t n);
 
 /* The answer first: what happened, in which thread, where. */
 struct report_summary {

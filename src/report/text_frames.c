@@ -54,13 +54,11 @@ static void write_locals(FILE *out, const struct ptrvec *v, const char *indent, 
 	}
 }
 
-/* Characters (code points) in the first N bytes of S (UTF-8). */
+/* The columns of the first N bytes of S as the text shows them (a
+ * character printed as an escape, \x1b or \t, takes the escape's). */
 static size_t chars(const char *s, size_t n)
 {
-	size_t c = 0;
-	for (size_t i = 0; i < n && s[i]; i++)
-		c += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return c;
+	return report_escaped_width(s, n);
 }
 
 static bool blank(char c)
@@ -72,7 +70,8 @@ static bool blank(char c)
  * without the indentation, and from 3.11 on a line of carets under the
  * instruction's range (to the end of the line when the range goes on to
  * other lines) unless the range is the whole line.  Columns are byte
- * offsets; carets count characters.  Python draws the operator of a
+ * offsets; carets count the columns the characters take as printed
+ * (escapes included, so that they stay under what they mark).  Python draws the operator of a
  * binary operation or a subscript with ^ and the rest with ~: here all of
  * the range is ^. */
 static void write_source(const struct tx *x, const char *indent, const struct model_frame *f)

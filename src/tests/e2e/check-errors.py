@@ -18,8 +18,9 @@ whose list of codes must be src/util/error.c's one table exactly.
     count escapes to a missing section header), truncated and not-python
     (the kernel's core of sleep, cut after its notes, and whole),
     unsupported (a 3.13 gcore whose _Py_DebugOffsets claim 3.99: at
-    _PyRuntime), timeout (a FIFO nobody writes: the worker blocks, batch
-    kills it at --timeout);
+    _PyRuntime), timeout (a gzip stream of an ELF magic and 16 GiB of
+    zeros: decompressing runs past the worker's time budget, 3/4 of
+    --timeout; a FIFO is refused before it is opened, code io);
   * the coredump hook (run as check-coredump.py runs it, in a private
     mount namespace with the real systemd-coredump and journald): a crash
     of sleep with Executables= naming it is analyzed and skipped with a
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import pycoretest as cs
 from pycoretest import coredump as ccd
@@ -365,13 +367,21 @@ def main():
                 unsupported_record)
 
         def timeout():
-            fifo = os.path.join(work, "fifo")
-            os.mkfifo(fifo)
+            # gzip members one after another are one stream (as gzip -d
+            # reads them): 256 of 64 MiB of zeros, holes on the disk
+            bomb = os.path.join(work, "zeros.gz")
+            unit = zlib.compressobj(1, zlib.DEFLATED, 31)
+            member = unit.compress(bytes(64 << 20)) + unit.flush()
+            first = zlib.compressobj(1, zlib.DEFLATED, 31)
+            with open(bomb, "wb") as f:
+                f.write(first.compress(b"\x7fELF" + bytes(64 << 20)) + first.flush())
+                for _ in range(255):
+                    f.write(member)
             t = time.monotonic()
-            e = record(batch([fifo], "--timeout", "0.5"), fifo, "timeout")
+            e = record(batch([bomb], "--timeout", "0.5"), bomb, "timeout")
             saw("timeout")
             return "%.1f s: %s" % (time.monotonic() - t, e["message"])
-        tap.run("timeout: batch kills a worker blocked on a FIFO at --timeout", timeout)
+        tap.run("timeout: a worker's time budget runs out while it decompresses a bomb", timeout)
 
         def hook():
             why = ccd.why_not()

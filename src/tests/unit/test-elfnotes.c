@@ -178,7 +178,7 @@ static enum pc_code open_bytes(const uint8_t *p, size_t n, struct dump **d)
 		exit(99);
 	}
 	fclose(f);
-	struct pc_error *e = dump_open(path, d);
+	struct pc_error *e = dump_open(path, NULL, d);
 	enum pc_code code = e ? e->code : PC_OK;
 	snprintf(last_error, sizeof(last_error), "%s", e ? e->message : "");
 	pc_error_free(e);
