@@ -32,7 +32,6 @@ JSON Lines file (ESC, BEL, CR, C1 controls in the fingerprint's hash,
 kind, frames, paths, summary and error codes): no control byte reaches
 its text or its HTML.  Output: TAP, one line per case.
 """
-import glob
 import json
 import os
 import re
