@@ -36,6 +36,7 @@
  * address, or a sender's pid and uid) as the address.
  */
 #include "dump_int.h"
+#include "minidump_int.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -67,29 +68,10 @@
  * that got no signal (minidump_exception_linux.h,
  * MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED): pid2md, ExceptionHandler::WriteMinidump */
 #define MD_DUMP_REQUESTED   0xffffffffu
-#define MD_CRASHPAD_STRING  1             /* Annotation::Type::kString */
-/* Crashpad's own limits are 256 bytes a simple annotation's key or value
- * (client/simple_string_dictionary.h) and 20 KiB an annotation object's
- * value (client/annotation.h, kValueMaxSize); what a dump may make pycore
- * keep is capped in all */
-#define MD_MAX_ANNOTATIONS  4096
-#define MD_MAX_NOTE         20480            /* bytes of one annotation string */
-#define MD_MAX_NOTE_BYTES   (1u << 20)       /* bytes of all annotations */
 
 #define MD_MAX_STREAMS      4096
 #define MD_MAX_RANGES       (1u << 20)
 
-/* Bytes [rva, rva+size) of the file, or NULL when they run past its end. */
-static const uint8_t *at(struct dump *d, uint64_t rva, uint64_t size)
-{
-	if (rva > d->p->map_len || size > d->p->map_len - rva)
-		return NULL;
-	return d->p->map + rva;
-}
-
-struct md_stream {
-	uint32_t type, size, rva;
-};
 
 static enum pc_code corrupt(struct dump *d, const char *what, uint32_t type)
 {
@@ -104,7 +86,7 @@ static enum pc_code corrupt(struct dump *d, const char *what, uint32_t type)
 static const uint8_t *md_list(struct dump *d, const struct md_stream *s, const char *name, uint32_t item,
 			      uint32_t max, uint32_t *count)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
+	const uint8_t *p = md_at(d, s->rva, s->size);
 	uint64_t need = p && s->size >= 4 ? (uint64_t)(*count = dump_le32(p)) * item : 0;
 	const char *why = !p || s->size < 4 ? "outside the file" : "holds fewer entries than its count";
 	if (p && s->size >= 4 && *count <= max) {
@@ -144,7 +126,7 @@ static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 		 * stores the thread pointer there */
 		dt->regs.tp = dump_le64(t + 16);
 		uint32_t csize = dump_le32(t + 40), crva = dump_le32(t + 44);
-		const uint8_t *ctx = at(d, crva, csize);
+		const uint8_t *ctx = md_at(d, crva, csize);
 		if (ctx && csize >= d->platform->minidump_context_size)
 			d->platform->parse_minidump_context(ctx, &dt->regs);
 		else
@@ -157,7 +139,7 @@ static enum pc_code thread_list(struct dump *d, const struct md_stream *s)
 static enum pc_code add_range(struct dump *d, const struct md_stream *s, uint64_t start,
 				  uint64_t size, uint64_t rva)
 {
-	const uint8_t *data = at(d, rva, size);
+	const uint8_t *data = md_at(d, rva, size);
 	if (!data || start + size < start)
 		return corrupt(d, "a memory range outside the file", s->type);
 	struct dump_segment seg = { start, start + size, data, NULL, 0 };
@@ -183,7 +165,7 @@ static enum pc_code memory_list(struct dump *d, const struct md_stream *s)
 
 static enum pc_code memory64_list(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
+	const uint8_t *p = md_at(d, s->rva, s->size);
 	if (!p || s->size < 16)
 		return corrupt(d, "memory64 list outside the file", s->type);
 	uint64_t n = dump_le64(p), rva = dump_le64(p + 8);
@@ -198,18 +180,6 @@ static enum pc_code memory64_list(struct dump *d, const struct md_stream *s)
 		rva += size;
 	}
 	return PC_OK;
-}
-
-/* A counted string at RVA (a 32-bit byte length, then the bytes): the
- * bytes and *LEN, or NULL when it runs past the file or MAX bytes. */
-static const uint8_t *md_counted(struct dump *d, uint32_t rva, uint32_t max, uint32_t *len)
-{
-	const uint8_t *p = at(d, rva, 4);
-	if (!p)
-		return NULL;
-	*len = dump_le32(p);
-	const uint8_t *s = at(d, (uint64_t)rva + 4, *len);
-	return s && *len <= max ? s : NULL;
 }
 
 /* MINIDUMP_STRING: a byte length, then UTF-16LE.  Paths are ASCII or
@@ -270,7 +240,7 @@ static enum pc_code module_list(struct dump *d, const struct md_stream *s)
 			free(name);
 			return PC_ENOMEM;
 		}
-		const uint8_t *cv = at(d, cv_rva, cv_size);
+		const uint8_t *cv = md_at(d, cv_rva, cv_size);
 		if (cv && cv_size >= 8 && dump_le32(cv) == MD_CV_BPEL && cv_size - 4 <= sizeof(m->build_id)) {
 			m->build_id_len = cv_size - 4;
 			memcpy(m->build_id, cv + 4, m->build_id_len);
@@ -363,7 +333,7 @@ static bool module_from_base(struct dump_module *m, const struct maps_line *v, s
 
 static void linux_maps(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
+	const uint8_t *p = md_at(d, s->rva, s->size);
 	if (!p)
 		return;
 	char *text = strndup((const char *)p, s->size);
@@ -415,7 +385,7 @@ static void linux_maps(struct dump *d, const struct md_stream *s)
 
 static void linux_cmdline(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
+	const uint8_t *p = md_at(d, s->rva, s->size);
 	if (!p || s->size == 0 || s->size > 1 << 20)
 		return;
 	if (d->argv) {
@@ -472,7 +442,7 @@ static int64_t status_field(const char *text, size_t len, const char *name, char
  * uid and gid and the state. */
 static void linux_status(struct dump *d, const struct md_stream *s)
 {
-	const char *text = (const char *)at(d, s->rva, s->size);
+	const char *text = (const char *)md_at(d, s->rva, s->size);
 	if (!text || s->size > 1 << 20)
 		return;
 	d->ppid = status_field(text, s->size, "PPid", NULL);
@@ -487,123 +457,12 @@ static void linux_status(struct dump *d, const struct md_stream *s)
  * among the modules; and the vDSO's address (AT_SYSINFO_EHDR). */
 static void linux_auxv(struct dump *d, const struct md_stream *s)
 {
-	const uint8_t *p = at(d, s->rva, s->size);
+	const uint8_t *p = md_at(d, s->rva, s->size);
 	for (uint32_t off = 0; p && off + 16 <= s->size; off += 16) {
 		if (dump_le64(p + off) == AT_ENTRY)
 			d->auxv_entry = dump_le64(p + off + 8);
 		else if (dump_le64(p + off) == AT_SYSINFO_EHDR)
 			d->auxv_vdso = dump_le64(p + off + 8);
-	}
-}
-
-/* A MinidumpUTF8String (a 32-bit length, then the bytes) as a C string;
- * NULL when it is outside the file or too long to be a note. */
-static char *md_utf8(struct dump *d, uint32_t rva)
-{
-	uint32_t len;
-	const uint8_t *b = md_counted(d, rva, MD_MAX_NOTE, &len);
-	return b ? strndup((const char *)b, len) : NULL;
-}
-
-/* Take NAME and VALUE (both freed when not kept) as an annotation of
- * MODULE; a value that could not be read (NULL) leaves it out, unless it
- * is one of an annotation that is not text (NOT_TEXT).  False: no more
- * annotations are taken (the caps, or out of memory). */
-static bool add_annotation(struct dump *d, const char *module, char *name, char *value, bool not_text)
-{
-	size_t bytes = (name ? strlen(name) : 0) + (value ? strlen(value) : 0);
-	if (d->p->notes_full || d->nannotations == MD_MAX_ANNOTATIONS ||
-	    bytes > MD_MAX_NOTE_BYTES - d->p->note_bytes) {
-		if (!d->p->notes_full)
-			dump_warn(d, "the minidump's annotations are too many: the rest were not read");
-		d->p->notes_full = true;
-		free(name);
-		free(value);
-		return false;
-	}
-	if (!value && !not_text) {
-		free(name);
-		return true; /* unreadable: this one is left out */
-	}
-	struct dump_annotation *v = realloc(d->annotations, (d->nannotations + 1) * sizeof(*v));
-	char *mod = module ? strdup(module) : NULL;
-	if (!v || (module && !mod)) {
-		if (v)
-			d->annotations = v;
-		free(mod);
-		free(name);
-		free(value);
-		return false;
-	}
-	d->annotations = v;
-	v[d->nannotations++] = (struct dump_annotation){ mod, name, value };
-	d->p->note_bytes += bytes;
-	return true;
-}
-
-/* A location descriptor at P: the array it points to, of COUNT (its first
- * word) items of ITEM bytes each after that word; NULL if it does not fit. */
-static const uint8_t *md_array(struct dump *d, const uint8_t *loc, uint32_t item, uint32_t *count)
-{
-	uint32_t size = dump_le32(loc), rva = dump_le32(loc + 4);
-	const uint8_t *p = size >= 4 ? at(d, rva, size) : NULL;
-	if (!p)
-		return NULL;
-	*count = dump_le32(p);
-	if ((uint64_t)*count * item > size - 4)
-		return NULL;
-	return p + 4;
-}
-
-/* A simple-string dictionary (its location descriptor at LOC). */
-static void crashpad_dictionary(struct dump *d, const uint8_t *loc, const char *module)
-{
-	uint32_t n = 0;
-	const uint8_t *e = md_array(d, loc, 8, &n);
-	for (uint32_t i = 0; e && i < n; i++)
-		if (!add_annotation(d, module, md_utf8(d, dump_le32(e + 8 * i)), md_utf8(d, dump_le32(e + 8 * i + 4)),
-				    false))
-			return;
-}
-
-static void crashpad_module(struct dump *d, const uint8_t *info, uint32_t size, const char *module)
-{
-	if (size < 28)
-		return;
-	uint32_t n = 0;
-	const uint8_t *e = md_array(d, info + 4, 4, &n);         /* list annotations */
-	for (uint32_t i = 0; e && i < n; i++)
-		if (!add_annotation(d, module, NULL, md_utf8(d, dump_le32(e + 4 * i)), false))
-			return;
-	crashpad_dictionary(d, info + 12, module);
-	e = md_array(d, info + 20, 12, &n);                      /* annotation objects */
-	for (uint32_t i = 0; e && i < n; i++) {
-		const uint8_t *o = e + 12 * i;
-		bool text = dump_le16(o + 4) == MD_CRASHPAD_STRING;
-		char *name = md_utf8(d, dump_le32(o));
-		if (!name)
-			continue;
-		if (!add_annotation(d, module, name, text ? md_utf8(d, dump_le32(o + 8)) : NULL, !text))
-			return;
-	}
-}
-
-/* Crashpad's info stream: its annotations, the process's and each
- * module's (read after the module list: they name modules by index). */
-static void crashpad_info(struct dump *d, const struct md_stream *s)
-{
-	const uint8_t *p = at(d, s->rva, s->size);
-	if (!p || s->size < 52)
-		return;
-	crashpad_dictionary(d, p + 36, NULL);
-	uint32_t n = 0;
-	const uint8_t *link = md_array(d, p + 44, 12, &n);
-	for (uint32_t i = 0; link && i < n; i++) {
-		const uint8_t *l = link + 12 * i;
-		uint32_t index = dump_le32(l), size = dump_le32(l + 4);
-		const uint8_t *info = at(d, dump_le32(l + 8), size);
-		if (info)
-			crashpad_module(d, info, size, index < d->nmodules ? d->modules[index].path : NULL);
 	}
 }
 
@@ -642,7 +501,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		dump_set_error(d, "minidump declares %u streams", nstreams);
 		return PC_ECORRUPT;
 	}
-	const uint8_t *dir = at(d, dir_rva, (uint64_t)nstreams * 12);
+	const uint8_t *dir = md_at(d, dir_rva, (uint64_t)nstreams * 12);
 	if (!dir) {
 		dump_set_error(d, "minidump stream directory (%u entries at %u) runs past the end of the file",
 			       nstreams, dir_rva);
@@ -655,7 +514,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 	d->platform = platform_minidump_default();
 	for (uint32_t i = 0; i < nstreams; i++) {
 		uint32_t type = dump_le32(dir + 12 * i), size = dump_le32(dir + 12 * i + 4);
-		const uint8_t *si = at(d, dump_le32(dir + 12 * i + 8), size);
+		const uint8_t *si = md_at(d, dump_le32(dir + 12 * i + 8), size);
 		if (type != MD_SYSTEM_INFO || !si || size < 2)
 			continue;
 		const char *os = size >= 24 ? md_os_name(dump_le32(si + 20)) : NULL;
@@ -679,7 +538,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 	}
 	for (uint32_t i = 0; i < nstreams && st == PC_OK; i++) {
 		struct md_stream s = { dump_le32(dir + 12 * i), dump_le32(dir + 12 * i + 4), dump_le32(dir + 12 * i + 8) };
-		if (s.type != 0 && !at(d, s.rva, s.size)) {
+		if (s.type != 0 && !md_at(d, s.rva, s.size)) {
 			st = corrupt(d, "points past the end of the file", s.type);
 			break;
 		}
@@ -772,7 +631,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		 * the signal handler, on the alternate signal stack it does not
 		 * capture), with the stack captured from the signal's stack
 		 * pointer (snapshot/linux/process_snapshot_linux.cc) */
-		const uint8_t *ctx = exc.size >= 168 ? at(d, dump_le32(e + 164), dump_le32(e + 160)) : NULL;
+		const uint8_t *ctx = exc.size >= 168 ? md_at(d, dump_le32(e + 164), dump_le32(e + 160)) : NULL;
 		uint64_t pc = 0, word = dump_le64(e + 24);
 		for (size_t i = 0; i < d->nthreads; i++)
 			if (d->threads[i].tid == d->crashed_tid) {
@@ -790,7 +649,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		dump_signal_decode(&d->signal, word);
 	}
 	if (cpinfo.type)
-		crashpad_info(d, &cpinfo);
+		md_crashpad_info(d, &cpinfo);
 	/* the module that holds the entry point; Breakpad and lldb list the
 	 * main program first */
 	struct dump_module *exe = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
