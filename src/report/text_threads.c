@@ -54,7 +54,7 @@ static void write_wait(FILE *out, const struct model_wait *w)
 static void write_stack(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
 {
 	FILE *out = x->out;
-	tx_frames(x, &t->frames);
+	tx_stack(x, &t->frames, t->fault_frame);
 	if (t->frames.n == 0)
 		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
 	if (t->waiting_on)

@@ -29,7 +29,7 @@ static void check_tid(struct py_ctx *c, const struct model_interp *mi, struct mo
 				   "frames run on the stack of thread %lld: reported as thread %lld",
 				   (long long)mi->id, (long long)t->tid, (long long)tid, (long long)tid);
 			t->tid = tid;
-			t->crashed = tid == c->d->crashed_tid;
+			t->crashed = tid == py_crash_tid(c);
 		}
 		return;
 	}
@@ -56,7 +56,7 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 	}
 	if (t->tid < 0)
 		t->tid = dump_tid_of_pthread(c->d, ident);
-	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
+	t->crashed = t->tid >= 0 && t->tid == py_crash_tid(c);
 	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
 
 	uint64_t frame = 0, cframe = 0, at;
