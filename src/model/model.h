@@ -140,6 +140,8 @@ struct model_thread {
 	size_t fault_frame;          /* 1 + the index in frames of the first frame at the fault
 					(below the kernel's signal frame: the stack a handler
 					interrupted, the report's crash site); 0: none */
+	bool walk_incomplete;        /* reading it left the report incomplete (walk's own) */
+	int64_t recorded_tid;        /* the tid the thread state recorded (3.8+); -1 unknown */
 	bool stale;                  /* a thread state no OS thread of the dump has (left by
 					fork(): the parent's threads); tid is the one it
 					recorded, frames are what it holds */
@@ -233,6 +235,9 @@ struct model_fault {
 	const char *handler_function;/* the handler's frame, as its symbol names it; NULL */
 	const char *handler_module;  /* that frame's file; NULL */
 	int64_t received_tid;        /* the thread the core's (re-raised) signal went to; -1 */
+	bool handler_returned;       /* the handler had returned (its frame, below the stack
+					pointer, holds the thread's registers exactly);
+					handler is then the program's (Apache, uWSGI) */
 };
 
 struct model_report {

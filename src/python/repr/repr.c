@@ -104,7 +104,10 @@ void repr_dict(struct rctx *r, uint64_t addr)
 		return;
 	sb_puts(&r->b, "{");
 	struct dict_walk w = { r, 0 };
-	if (py_dict_items(c, addr, dict_item, &w) != 0)
+	int rc = py_dict_items(c, addr, dict_item, &w);
+	if (rc == -2)
+		repr_limit(r, "a dict table larger than pycore reads");
+	else if (rc != 0)
 		repr_fail(r, "dict table unreadable");
 	sb_puts(&r->b, "}");
 	r->depth--;

@@ -99,6 +99,7 @@ static int look_frame(const struct native_frame *nf, void *arg)
 struct candidate {
 	struct dump_signal sig;
 	bool siginfo;                /* sig is the signal frame's siginfo */
+	bool returned;               /* the handler returned: its frame is below sp */
 	struct platform_regs regs;
 	int64_t tid;
 	struct look look;
@@ -148,9 +149,56 @@ static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
 static int rank(const struct py_ctx *c, const struct candidate *k)
 {
 	const struct dump *d = c->d;
+	if (k->returned && (k->sig.number != d->signal.number || !kernel_fault(&k->sig)))
+		return 9; /* only a fault's frame proves a re-raise */
 	if (k->sig.number != d->signal.number)
 		return kernel_fault(&k->sig) ? 3 : 9;
 	return (kernel_fault(&k->sig) ? 0 : 2) + (k->tid == d->crashed_tid ? 0 : 1);
+}
+
+/* How far below a thread's stack pointer a signal frame its handler
+ * returned from is looked for: the red zone, the frame, the saved FPU
+ * state (an AVX-512 XSAVE area is under 3 KiB, AMX's 11 KiB) */
+#define RETURNED_FRAME_WINDOW (64 * 1024)
+
+/* A handler that returned (Apache's and uWSGI's do, after kill()): the
+ * kernel restored the registers its signal frame saved, then delivered
+ * the re-raised signal before the next instruction, so the thread's
+ * registers are exactly those of a signal frame left below its stack
+ * pointer (memory nobody reused).  Every general register equal, pc and
+ * sp too, is the proof; the frame's trap and address are then the
+ * fault's. */
+static bool returned_frame(struct py_ctx *c, const struct dump_thread *t, struct candidate *k)
+{
+	const struct platform *p = c->d->platform;
+	uint64_t sp = t->regs.sp, end, lo = sp > RETURNED_FRAME_WINDOW ? sp - RETURNED_FRAME_WINDOW : 0;
+	uint64_t held = dump_next_held(c->d, lo, &end);
+	if (!sp || !held || held >= sp || end < sp)
+		return false;
+	size_t n = (size_t)(sp - held), need = platform_sigframe_size(p);
+	uint8_t *buf = malloc(n);
+	if (!buf || dump_read(c->d, held, buf, n) != PC_OK) {
+		free(buf);
+		return false;
+	}
+	bool found = false;
+	for (size_t off = 0; !found && off + need <= n; off += 8) {
+		struct platform_regs r;
+		const uint8_t *m = buf + off + p->sigframe.mcontext;
+		if (platform_le64(m + 0) != t->regs.dwarf[8] && p->dwarf_nregs > 8)
+			continue; /* (a quick test first: x86-64's first saved register, r8) */
+		memset(&r, 0, sizeof(r));
+		p->sigframe.parse_mcontext(m, &r);
+		bool same = r.pc == t->regs.pc && r.sp == t->regs.sp;
+		for (unsigned i = 0; same && i < p->dwarf_nregs; i++)
+			same = r.dwarf[i] == t->regs.dwarf[i];
+		if (same && read_frame(c, held + off, k)) {
+			k->look.tramp_sp = held + off;
+			found = true;
+		}
+	}
+	free(buf);
+	return found;
 }
 
 void py_find_fault(struct py_ctx *c, struct symbols *s)
@@ -164,8 +212,12 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	for (size_t i = 0; i < d->nthreads && !py_out_of_time(c); i++) {
 		k = (struct candidate){ .tid = d->threads[i].tid, .look = { .c = c } };
 		if (symbols_native_names(s, k.tid, look_frame, &k.look) <= 0 || !k.look.tramp_sp ||
-		    !read_frame(c, k.look.tramp_sp, &k))
-			continue;
+		    !read_frame(c, k.look.tramp_sp, &k)) {
+			k = (struct candidate){ .tid = d->threads[i].tid, .look = { .c = c } };
+			if (!returned_frame(c, &d->threads[i], &k))
+				continue;
+			k.returned = true;
+		}
 		int r = rank(c, &k);
 		if (r < best_rank) {
 			best = k;
@@ -190,6 +242,9 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	f->handler = best.look.proven;
 	f->handler_function = best.look.proven ? best.look.proven_function : best.look.adjacent;
 	f->handler_module = best.look.adjacent_module;
+	f->handler_returned = best.returned;
+	if (best.returned)
+		f->handler = program_of(d->executable); /* the program whose handler it is */
 	f->received_tid = d->crashed_tid;
 	c->r->fault = f;
 }
