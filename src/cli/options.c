@@ -74,7 +74,7 @@ static const char usage_text[] =
 	"                       script off; dump strings are always escaped text\n"
 	"      --no-source      text: no source lines under Python frames (by default\n"
 	"                       read, as Python's tracebacks show them with 3.11+ carets,\n"
-	"                       from regular files named by absolute paths ending in .py,\n"
+	"                       from regular files named by absolute paths (.py, .wsgi),\n"
 	"                       under --sysroot first; at most 16 MiB)\n"
 	"      --all-threads    text: a section per thread (by default threads with one\n"
 	"                       stack share one: \"N threads with this stack\")\n"

@@ -227,6 +227,10 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	py_type_qualname(c, type, &mod, &qual);
 	if (!qual)
 		return repr_fail(r, "type name not captured");
+	/* a function whose type pycore has no symbol for (PyFunction_Type
+	 * not found): its type names it, function.__repr__ needs no more */
+	if (strcmp(qual, "function") == 0 && (!mod || strcmp(mod, "builtins") == 0) && !c->type_addr[PYT_FUNCTION])
+		return repr_function(r, addr);
 	/* Only object.__repr__ can be formed without running Python code;
 	 * other types are shown the same way, and the repr says so. */
 	if (!r->approx && !c->type_addr[PYT_OBJECT])

@@ -207,6 +207,21 @@ static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model
 	return k;
 }
 
+/* A stack that ends in a module whose file was deleted after the process
+ * mapped it ("/usr/bin/python3.11 (deleted)", as the kernel names it) and
+ * for which no file was read (a frame names the file read, else the
+ * dump's path): unwinding needs that file's CFI, so say why it stops. */
+static void stops_at_deleted(struct py_ctx *c, const struct model_thread *t, const struct unwind_into *u)
+{
+	static const char deleted[] = " (deleted)";
+	const char *file = u->n ? u->v[u->n - 1].f->file : NULL;
+	size_t n = file ? strlen(file) : 0, k = sizeof(deleted) - 1;
+	if (n > k && strcmp(file + n - k, deleted) == 0)
+		model_warn(c->r, "thread %lld: the native stack stops in %s: its file was deleted after the "
+			   "process mapped it, and no file with its build-id was found to unwind through "
+			   "(--executable, --search-path or --sysroot can name one)", (long long)t->tid, file);
+}
+
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared)
 {
@@ -256,6 +271,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	} else if (why && n < 2) {
 		model_warn(c->r, "thread %lld: native stack incomplete: %s", (long long)t->tid, why);
 	}
+	stops_at_deleted(c, t, &u);
 	t->frames = out;
 }
 
