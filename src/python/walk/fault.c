@@ -19,7 +19,10 @@
  *
  * The handler is named only where symbols prove it: a frame of the
  * handler's part of the stack is faulthandler_fatal_error, uwsgi_segfault
- * or sig_coredump, or lies in the apache2/httpd or uwsgi executable; or
+ * or sig_coredump, or lies in the apache2/httpd or uwsgi executable; or,
+ * where no frame of the handler is left (it returned, or tail-called
+ * kill(): Debian's apache2 names no static function), the executable is
+ * apache2/httpd or uwsgi, whose handler re-raises so; or
  * (faulthandler_fatal_error tail-calls raise, so no frame of its own is
  * left) faulthandler's own table, faulthandler_handlers, says its handler
  * of this signal ran: that one entry disabled (faulthandler_disable_fatal_
@@ -243,8 +246,10 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	f->handler_function = best.look.proven ? best.look.proven_function : best.look.adjacent;
 	f->handler_module = best.look.adjacent_module;
 	f->handler_returned = best.returned;
-	if (best.returned)
-		f->handler = program_of(d->executable); /* the program whose handler it is */
+	/* no frame left of the handler (it returned, or it tail-called kill()):
+	 * the program whose handler re-raises so, when the process is one */
+	if (!f->handler)
+		f->handler = program_of(d->executable);
 	f->received_tid = d->crashed_tid;
 	c->r->fault = f;
 }
