@@ -11,11 +11,13 @@
  * glibc's __restore_rt, aarch64's __kernel_rt_sigreturn): that frame keeps
  * the original siginfo (signal, code, fault address) and the registers at
  * the fault (platform.h).  So when the core's signal came from the process
- * itself, each thread's stack is unwound, by symbols alone, to its first
+ * itself and is one a fault raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+ * SIGTRAP: not SIGABRT, which abort() sends so), each thread's stack is
+ * unwound, by symbols alone, to its first
  * trampoline frame, and the signal frame found there of the core's signal
  * (one the kernel raised first, then the receiving thread's, then the
  * first thread's) is the crash; any fault the kernel raised serves when
- * none is of the same signal (a handler that ends in abort()).
+ * none is of the same signal.
  *
  * The handler is named only where symbols prove it: a frame of the
  * handler's part of the stack is faulthandler_fatal_error, uwsgi_segfault
@@ -207,8 +209,13 @@ static bool returned_frame(struct py_ctx *c, const struct dump_thread *t, struct
 void py_find_fault(struct py_ctx *c, struct symbols *s)
 {
 	struct dump *d = c->d;
+	/* a signal the process sent itself, of the kind a fault raises (not
+	 * SIGABRT: abort() sends it so, and every thread's unwinding would
+	 * cost each abort's analysis for nothing: the abort is the crash) */
+	int n = d->signal.number;
 	if (!d->has_signal || !d->signal.has_sender || d->pid < 0 || d->signal.sender_pid != d->pid ||
-	    !d->platform || !d->platform->sigframe.parse_mcontext)
+	    (n != 4 && n != 5 && n != 7 && n != 8 && n != 11) || !d->platform ||
+	    !d->platform->sigframe.parse_mcontext)
 		return;
 	struct candidate best = { 0 }, k;
 	int best_rank = 9;
