@@ -324,7 +324,28 @@ b = threading.Thread(target=bg, name="bg-at-import", daemon=True)
 b.start()
 with open(TRUTH + "master", "w") as f:
     json.dump({"pid": os.getpid(), "bg_ident": b.ident, "bg_tid": b.native_id}, f)
-''' + WSGI_APP.split("\n", 3)[3]
+def note(name):
+    with open(TRUTH + name, "w") as f:
+        json.dump({"pid": os.getpid(), "tid": threading.get_native_id(), "address": 0x7890,
+                   "tasks": sorted(int(t) for t in os.listdir("/proc/self/task"))}, f)
+def crasher():
+    note("crash")
+    ctypes.string_at(0x7890)
+def application(environ, start_response):
+    path = environ.get("PATH_INFO")
+    if path == "/hang":
+        note("hang")
+        time.sleep(1000)
+    if path == "/crash":
+        # from a thread of its own: uwsgi_segfault kill()s the process and
+        # then exit(1)s, and the signal waits if every other thread blocks
+        # it (a worker's main thread faulting: its core threads block it)
+        c = threading.Thread(target=crasher, name="crasher")
+        c.start()
+        c.join()
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok"]
+'''
 
 
 def uwsgi(work):
@@ -360,12 +381,10 @@ def uwsgi(work):
         hung_core = os.path.join(work, "hung.%d" % hung["pid"])
         if g.returncode != 0 or not os.path.exists(hung_core):
             raise Failure("gcore failed: %s" % g.stdout.decode(errors="replace")[-300:])
-        # a worker's main thread that faults exits instead: uwsgi_segfault
-        # kill()s the process, its other threads block SIGSEGV, so the
-        # signal waits while the handler goes on to exit(1) (the log says
-        # "died" with no signal); the request goes to another thread then
+        # (tried again should the worker still exit without a core: the log
+        # says "died" with no signal then)
         core = None
-        for attempt in range(6):
+        for attempt in range(3):
             request(port, "/crash")
             try:
                 core = wait_core(work, before, timeout=8)
@@ -373,7 +392,7 @@ def uwsgi(work):
             except Failure:
                 continue
         if core is None:
-            raise Failure("no crash of a uWSGI worker left a core in 6 tries (see uwsgi.log)")
+            raise Failure("no crash of a uWSGI worker left a core in 3 tries (see uwsgi.log)")
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -401,9 +420,10 @@ def uwsgi(work):
     by = creport["process"]["reraised_by"]
     if creport["process"]["signal"]["sender_pid"] == crash["pid"] and (not by or by["handler"] != "uWSGI"):
         raise Failure("uWSGI's re-raise is not named: %s" % by)
-    return "hung worker: %d threads, %d stale thread states apart (master's bg ident %s %s); crash in %d" % (
+    return "hung worker: %d threads, %d stale thread states apart (master's bg ident %s %s); crash in %d, %s" % (
         len(threads_of(report)), len(stale), master["bg_ident"],
-        "live" if master["bg_ident"] in live_idents else "not live", crash["tid"])
+        "live" if master["bg_ident"] in live_idents else "not live", crash["tid"],
+        "re-raised by %s" % by["handler"] if by else "not re-raised")
 
 
 def main():
