@@ -219,6 +219,8 @@ struct pc_error *analysis_walk(struct analysis *a)
 		return pc_error_new(PC_ENOMEM, a->dump->path, "out of memory");
 	fill_process(r, a->dump, opt->coredump ? opt->coredump : a->dump->coredump);
 	struct pc_error *e = py_analyze(a->dump, a->loc, a->sym, &opt->py, r);
+	if (r->fault)
+		r->fault->name = report_signal_name(r->fault->signal.number);
 	fill_modules(a);
 	size_t nw;
 	const char *const *w = dump_warnings(a->dump, &nw);

@@ -41,7 +41,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	enum exit_code rc = EXIT_COMPLETE;
 	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
 					    .files = &opt->analysis.files,
-					    .all_threads = opt->all_threads, .modules = opt->verbose, .color = use_color(opt->color) };
+					    .all_threads = opt->all_threads, .all_frames = opt->all_frames, .modules = opt->verbose, .color = use_color(opt->color) };
 	struct report_html_options html = { .source = !opt->no_source, .files = &opt->analysis.files,
 					    .all_threads = opt->all_threads };
 	/* text reports of several dumps: a blank line between two */

@@ -75,10 +75,13 @@ static const char usage_text[] =
 	"                       script off; dump strings are always escaped text\n"
 	"      --no-source      text: no source lines under Python frames (by default\n"
 	"                       read, as Python's tracebacks show them with 3.11+ carets,\n"
-	"                       from regular files named by absolute paths ending in .py,\n"
+	"                       from regular files named by absolute paths (.py, .wsgi),\n"
 	"                       under --sysroot first; at most 16 MiB)\n"
 	"      --all-threads    text: a section per thread (by default threads with one\n"
 	"                       stack share one: \"N threads with this stack\")\n"
+	"      --all-frames     text: every frame of a recursion, with its locals (by\n"
+	"                       default, as Python does, three of a line repeated, then\n"
+	"                       \"[Previous line repeated N more times]\"; JSON has all)\n"
 	"  -v, --verbose        text: also every module of the process, the file read\n"
 	"                       for it and how that file was found (the path the dump\n"
 	"                       records, under --sysroot, a build-id tree, ...; JSON\n"
@@ -271,6 +274,7 @@ static const struct option longopts[] = {
 	{ "tasks", no_argument, NULL, 'W' },
 	{ "no-source", no_argument, NULL, 'n' },
 	{ "all-threads", no_argument, NULL, 'a' },
+	{ "all-frames", no_argument, NULL, 'F' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "color", required_argument, NULL, 'c' },
 	{ "max-repr", required_argument, NULL, 'R' },
@@ -390,6 +394,9 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			break;
 		case 'a':
 			opt->all_threads = true;
+			break;
+		case 'F':
+			opt->all_frames = true;
 			break;
 		case 'v':
 			opt->verbose = true;

@@ -29,6 +29,7 @@ struct options {
 	bool pretty;
 	bool no_source;
 	bool all_threads;
+	bool all_frames;             /* text: a recursion's frames all shown */
 	bool verbose;                /* text: the modules' files and how each was found */
 	enum color_when color;
 	bool tasks;                  /* text: a section of asyncio tasks */

@@ -95,7 +95,7 @@ const char *locate_debuginfo_path(const struct locate *l);
 const char *locate_how_str(enum locate_how how);
 
 /* A source file a Python frame names (its co_filename: from the dump,
- * trusted for nothing), under P: only an absolute path ending in .py, only
+ * trusted for nothing), under P: only an absolute path (.py, .wsgi, ...), only
  * a regular file of 1 to LOCATE_SOURCE_MAX bytes (no device; a FIFO never
  * blocks), P's sysroot + NAME first (nothing to verify it by, so the
  * crashed machine's copy wins), then NAME itself; P NULL: NAME only.

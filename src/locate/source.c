@@ -32,8 +32,9 @@ static const char *map_regular(const char *path, size_t *len)
 
 const char *locate_source_map(const struct locate_policy *p, const char *name, size_t *len)
 {
-	size_t n = name ? strlen(name) : 0;
-	if (n < 4 || name[0] != '/' || strcmp(name + n - 3, ".py") != 0)
+	/* any absolute path a code object names: .py, and Apache's .wsgi
+	 * scripts, a Cython module's .pyx, ... (a regular file, bounded) */
+	if (!name || name[0] != '/' || !name[1])
 		return NULL;
 	const char *m = NULL;
 	if (p && p->sysroot) {

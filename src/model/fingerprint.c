@@ -7,7 +7,9 @@
  *
  *   thread  the crashed thread, else the one holding the GIL, else the
  *           first thread of the first interpreter
- *   kind    the signal's name ("SIGSEGV"); without a signal, the type of
+ *           (a handler's re-raise: the thread that took the fault, its
+ *           frames from the fault down, the handler's left out)
+ *   kind    the signal's name ("SIGSEGV"; a re-raise: the fault's); without a signal, the type of
  *           the exception that thread is handling ("ValueError"); else
  *           "snapshot"
  *   frames  that thread's innermost Python frames, at most 5, each
@@ -190,6 +192,8 @@ static const char *native_function(struct arena *a, const char *module, const ch
 
 static const char *kind_of(const struct model_report *r, const struct model_thread *t)
 {
+	if (r->fault)
+		return r->fault->name ? r->fault->name : arena_printf(r->arena, "SIG%d", r->fault->signal.number);
 	if (r->has_signal)
 		return r->signal_name ? r->signal_name : arena_printf(r->arena, "SIG%d", r->signal_number);
 	if (t && t->exception && t->exception->type)
@@ -213,8 +217,11 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 	fp->version = FINGERPRINT_VERSION;
 	fp->kind = kind_of(r, t);
 	size_t nframes = t ? t->frames.n : 0;
+	/* the handler's frames above a re-raised fault are no part of it
+	 * (fault_frame): the same bug fingerprints the same with or without */
+	size_t top = t && t->fault_frame ? t->fault_frame - 1 : 0;
 	for (int skip = 1; skip >= 0 && fp->nframes == 0; skip--) {
-		for (size_t i = 0; i < nframes && fp->nframes < FINGERPRINT_PY_FRAMES; i++) {
+		for (size_t i = top; i < nframes && fp->nframes < FINGERPRINT_PY_FRAMES; i++) {
 			const struct model_frame *f = t->frames.items[i];
 			if (f->kind != FRAME_PYTHON || (skip && plumbing(f->file)))
 				continue;
@@ -222,8 +229,8 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 								 f->function ? f->function : "?");
 		}
 	}
-	if (t && t->crashed && nframes > 0) {
-		const struct model_frame *f = t->frames.items[0];
+	if (t && t->crashed && nframes > top) {
+		const struct model_frame *f = t->frames.items[top];
 		if (f->kind == FRAME_NATIVE && f->function) {
 			const char *m = native_module(a, f->file);
 			fp->frames[fp->nframes++] = arena_printf(a, "%s:%s", m, native_function(a, m, f->function));

@@ -116,6 +116,12 @@ struct model_wait {
 	const char *owner_name;      /* that thread's name, NULL unknown */
 	int64_t count;               /* an RLock's recursion level; -1 not one */
 	bool joins;                  /* it is a threading.Thread: owner is the thread joined */
+	/* the owner's thread ident as the object holds it, when it holds one
+	 * (owner_ident_known); with owner -1, owner_elsewhere when no thread of
+	 * this process has it (a lock held across fork() by a parent's thread) */
+	bool owner_ident_known;
+	uint64_t owner_ident;
+	bool owner_elsewhere;
 };
 
 struct model_thread {
@@ -131,6 +137,14 @@ struct model_thread {
 	struct model_wait *waiting_on; /* NULL: not known to wait on anything */
 	size_t gc_native;            /* 1 + the index in frames where its native stack runs the
 					garbage collector; 0: it does not (or not known) */
+	size_t fault_frame;          /* 1 + the index in frames of the first frame at the fault
+					(below the kernel's signal frame: the stack a handler
+					interrupted, the report's crash site); 0: none */
+	bool walk_incomplete;        /* reading it left the report incomplete (walk's own) */
+	int64_t recorded_tid;        /* the tid the thread state recorded (3.8+); -1 unknown */
+	bool stale;                  /* a thread state no OS thread of the dump has (left by
+					fork(): the parent's threads); tid is the one it
+					recorded, frames are what it holds */
 };
 
 /* One asyncio task (or a future of asyncio's, where one is awaited). */
@@ -165,6 +179,7 @@ struct model_interp {
 	int gc_collecting;           /* 1 yes, 0 no, -1 unknown */
 	int gil_enabled;             /* 1 yes, 0 disabled (free-threaded), -1 unknown */
 	struct ptrvec threads;
+	struct ptrvec stale_threads; /* of struct model_thread: stale ones, kept apart */
 	bool asyncio_read;           /* the asyncio registries were read (loops may be none) */
 	struct ptrvec loops;         /* of struct model_loop */
 };
@@ -195,6 +210,36 @@ struct model_annotation {
 	const char *value;           /* NULL: not text */
 };
 
+/* A signal as siginfo_t says (dump.h's struct dump_signal, in the model). */
+struct model_signal {
+	int number;
+	bool has_code;
+	int code;
+	bool has_address;            /* a fault address the kernel gave */
+	uint64_t address;
+	bool has_sender;             /* sent with kill, tkill or sigqueue */
+	int64_t sender_pid, sender_uid;
+};
+
+/* The fault behind a re-raised signal: a handler (faulthandler's,
+ * Apache's, uWSGI's) caught it, then sent the process the same signal
+ * again, which the core records instead; the kernel's signal frame on the
+ * faulting thread's stack keeps the original siginfo and registers. */
+struct model_fault {
+	struct model_signal signal;  /* the original's */
+	const char *name;            /* its name ("SIGSEGV"), NULL when it has none */
+	int64_t tid;                 /* the thread that faulted (and ran the handler) */
+	uint64_t pc, sp;             /* its registers at the fault */
+	uint64_t sp_frame;           /* the signal frame's (the trampoline frame's sp) */
+	const char *handler;         /* "faulthandler", "Apache", "uWSGI"; NULL: not proven */
+	const char *handler_function;/* the handler's frame, as its symbol names it; NULL */
+	const char *handler_module;  /* that frame's file; NULL */
+	int64_t received_tid;        /* the thread the core's (re-raised) signal went to; -1 */
+	bool handler_returned;       /* the handler had returned (its frame, below the stack
+					pointer, holds the thread's registers exactly);
+					handler is then the program's (Apache, uWSGI) */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -219,7 +264,8 @@ struct model_report {
 	uint64_t signal_address;
 	bool signal_has_sender;      /* sent with kill, tkill or sigqueue */
 	int64_t sender_pid, sender_uid;
-	int64_t crashed_tid;         /* -1: none */
+	int64_t crashed_tid;         /* -1: none (the core's: the thread that received it) */
+	struct model_fault *fault;   /* NULL: no re-raise found (the signal is the crash) */
 	const struct model_coredump *coredump;   /* NULL: not a systemd-coredump file */
 	struct ptrvec modules;       /* of struct model_module */
 	int64_t *tids;               /* every OS thread the dump holds */

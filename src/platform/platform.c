@@ -109,7 +109,9 @@ bool platform_is_sigreturn(const struct platform *p, const char *name)
 /* si_signo, si_errno, si_code, padding, then the union whose first word
  * is si_addr (or si_pid and si_uid) */
 #define SIGINFO_SIGNO 0
+#define SIGINFO_ERRNO 4
 #define SIGINFO_CODE  8
+#define SIGINFO_PAD   12
 #define SIGINFO_WORD  16
 #define SIGINFO_READ  24
 
@@ -129,6 +131,11 @@ bool platform_parse_sigframe(const struct platform *p, const uint8_t *mem, size_
 	out->signo = (int32_t)platform_le32(si + SIGINFO_SIGNO);
 	out->code = (int32_t)platform_le32(si + SIGINFO_CODE);
 	out->word = platform_le64(si + SIGINFO_WORD);
+	out->siginfo_written = out->signo >= 1 && out->signo <= 64 && platform_le32(si + SIGINFO_ERRNO) == 0 &&
+			       platform_le32(si + SIGINFO_PAD) == 0;
 	p->sigframe.parse_mcontext(mem + p->sigframe.mcontext, &out->regs);
+	if (p->sigframe.mcontext_fault)
+		out->trap_fault = p->sigframe.mcontext_fault(mem + p->sigframe.mcontext, out->trap_signals,
+							     &out->has_fault_address, &out->fault_address);
 	return true;
 }

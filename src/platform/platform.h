@@ -66,6 +66,13 @@ struct platform_sigframe {
 	 * returns to (no call precedes it: a return address's usual look-up
 	 * at the address less one finds no symbol there). */
 	bool entered_at_symbol;
+	/* What the saved state at P says of a hardware fault being delivered
+	 * (the kernel writes it whatever the handler asked for, while siginfo
+	 * is written only for an SA_SIGINFO handler): true when it names one,
+	 * with the signals (one or two, else 0) the kernel sends for such a
+	 * fault and its address when it has one.  NULL: the platform's state
+	 * does not say. */
+	bool (*mcontext_fault)(const uint8_t *p, int signals[2], bool *has_address, uint64_t *address);
 };
 
 struct platform {
@@ -162,6 +169,16 @@ struct platform_signal_frame {
 	int signo, code;
 	uint64_t word;
 	struct platform_regs regs;
+	/* siginfo looks written (si_signo 1-64, si_errno and the padding after
+	 * si_code 0, as the kernel's zeroed copy has them): the kernel writes
+	 * it for SA_SIGINFO handlers only, and the bytes are otherwise
+	 * whatever the stack held */
+	bool siginfo_written;
+	/* the saved state names a hardware fault (mcontext_fault): the
+	 * signals it may have been, and its address */
+	bool trap_fault, has_fault_address;
+	int trap_signals[2];
+	uint64_t fault_address;
 };
 /* The bytes platform_parse_sigframe needs from the stack pointer on. */
 size_t platform_sigframe_size(const struct platform *p);

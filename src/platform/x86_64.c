@@ -37,8 +37,15 @@
  *   uc_mcontext at 40, a struct sigcontext (arch/x86/include/uapi/asm/
  *   sigcontext.h, 64-bit: r8 ... r15 at 0-56, rdi 64, rsi 72, rbp 80,
  *   rbx 88, rdx 96, rax 104, rcx 112, rsp 120, rip 128, eflags 136, four
- *   16-bit selectors, err, trapno, oldmask, cr2, fpstate, reserved1[8]:
- *   256 bytes), then uc_sigmask (8 bytes): 304 bytes, siginfo right after.
+ *   16-bit selectors, err 152, trapno 160, oldmask, cr2 176, fpstate,
+ *   reserved1[8]: 256 bytes), then uc_sigmask (8 bytes): 304 bytes,
+ *   siginfo right after -- written only for an SA_SIGINFO handler
+ *   (arch/x86/kernel/signal_64.c, x64_setup_rt_frame), while trapno, err
+ *   and cr2 are always the thread's last fault's (setup_sigcontext:
+ *   thread.trap_nr, error_code, cr2, which the kernel sets only on the
+ *   way to a fault's signal, arch/x86/mm/fault.c set_signal_archinfo and
+ *   arch/x86/kernel/traps.c): the trap numbers are the CPU's vectors
+ *   (arch/x86/include/asm/trapnr.h), 14 a page fault whose address is cr2.
  */
 #include "platform/platform.h"
 
@@ -112,6 +119,36 @@ static void parse_mcontext(const uint8_t *p, struct platform_regs *r)
 	r->fp = r->dwarf[D_RBP];
 }
 
+/* The CPU's exception vectors that end in a signal of their own, and the
+ * signals the kernel sends for each (arch/x86/kernel/traps.c, mm/fault.c:
+ * a page fault is SIGSEGV, or SIGBUS past a file's end): #DB 1 and #BP 3
+ * SIGTRAP, #OF 4 and #BR 5 SIGSEGV, #UD 6 SIGILL, #TS 10, #NP 11, #SS 12,
+ * #GP 13 SIGSEGV (#SS: SIGBUS), #PF 14, #MF 16 and #XM 19 SIGFPE, #AC 17
+ * SIGBUS, #CP 21 SIGSEGV.  #DE, vector 0, is left out: it is also what a
+ * thread that never faulted holds. */
+static bool mcontext_fault(const uint8_t *p, int signals[2], bool *has_address, uint64_t *address)
+{
+	static const struct { unsigned char trap, sig[2]; } traps[] = {
+		{ 1, { 5, 0 } }, { 3, { 5, 0 } }, { 4, { 11, 0 } }, { 5, { 11, 0 } }, { 6, { 4, 0 } },
+		{ 10, { 11, 0 } }, { 11, { 7, 11 } }, { 12, { 7, 11 } }, { 13, { 11, 0 } }, { 14, { 11, 7 } },
+		{ 16, { 8, 0 } }, { 17, { 7, 0 } }, { 19, { 8, 0 } }, { 21, { 11, 0 } },
+	};
+	uint64_t trapno = platform_le64(p + 160);
+	*has_address = false;
+	for (size_t i = 0; i < sizeof(traps) / sizeof(traps[0]); i++) {
+		if (trapno == traps[i].trap) {
+			signals[0] = traps[i].sig[0];
+			signals[1] = traps[i].sig[1];
+			if (trapno == 14) {
+				*has_address = true;
+				*address = platform_le64(p + 176);
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
 static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 {
 	(void)r;
@@ -145,5 +182,6 @@ const struct platform platform_x86_64 = {
 		.mcontext = UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_SIZE,
 		.parse_mcontext = parse_mcontext,
+		.mcontext_fault = mcontext_fault,
 	},
 };

@@ -21,7 +21,11 @@
 #define PY_MAX_FRAMES       100000
 #define PY_MAX_NAME         4096           /* characters of a name or file name */
 #define PY_MAX_TABLE        (4u << 20)     /* bytes of a line table */
-#define PY_MAX_DICT_ENTRIES (1u << 20)
+/* entries of a dict's table walked: CPython's own largest table (a
+ * 2^31-slot one holds 2^31 * 2/3 entries, 3.11+'s log2 size at most 30
+ * and before it a Py_ssize_t); past it a read stops, saying so (-2), never
+ * as unreadable memory */
+#define PY_MAX_DICT_ENTRIES (1u << 31)
 
 /* The built-in types repr() knows, found by their type objects' symbols. */
 enum py_type {

@@ -181,16 +181,18 @@ static json_t *wait_json(const struct model_wait *w)
 {
 	if (!w)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(w->type),
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "type", str_or_null(w->type),
 			 "address", addr_or_null(w->address, true), "repr", str_or_null(w->repr),
 			 "owner", w->owner >= 0 ? json_integer(w->owner) : json_null(),
-			 "count", w->count >= 0 ? json_integer(w->count) : json_null());
+			 "count", w->count >= 0 ? json_integer(w->count) : json_null(),
+			 "owner_ident", w->owner_ident_known ? json_integer((json_int_t)w->owner_ident) : json_null(),
+			 "owner_in_process", w->owner_ident_known ? json_boolean(!w->owner_elsewhere) : json_null());
 }
 
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
@@ -202,7 +204,9 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "error_address", error_address(t->error, t->error_info),
 			 "frames", frames,
 			 "exception", exception_json(t->exception),
-			 "waiting_on", wait_json(t->waiting_on));
+			 "waiting_on", wait_json(t->waiting_on),
+			 "fault_frame", t->fault_frame ? json_integer((json_int_t)t->fault_frame - 1) : json_null(),
+			 "stale", t->stale);
 }
 
 static json_t *task_refs(const struct ptrvec *v)
@@ -328,6 +332,38 @@ static json_t *summary_json(const struct model_report *r)
 	return j;
 }
 
+static json_t *signal_json(const struct model_signal *sg)
+{
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", sg->number,
+			 "name", str_or_null(report_signal_name(sg->number)),
+			 "code", sg->has_code ? json_integer(sg->code) : json_null(),
+			 "code_name", sg->has_code ? str_or_null(report_signal_code_name(sg->number, sg->code))
+			 : json_null(),
+			 "address", addr_or_null(sg->address, sg->has_address),
+			 "sender_pid", sg->has_sender ? json_integer(sg->sender_pid) : json_null(),
+			 "sender_uid", sg->has_sender ? json_integer(sg->sender_uid) : json_null());
+}
+
+/* process.fault: the signal a handler caught, with where; and
+ * process.reraised_by: the handler that sent the core's signal again */
+static void fault_json(json_t *process, const struct model_report *r)
+{
+	const struct model_fault *f = r->fault;
+	json_t *fault = json_null(), *by = json_null();
+	if (f) {
+		fault = signal_json(&f->signal);
+		json_object_set_new(fault, "thread", json_integer(f->tid));
+		json_object_set_new(fault, "pc", addr_or_null(f->pc, true));
+		json_object_set_new(fault, "sp", addr_or_null(f->sp, true));
+		by = json_pack("{s:o, s:o, s:o, s:I, s:o}", "handler", str_or_null(f->handler),
+			       "function", str_or_null(f->handler_function),
+			       "module", str_or_null(f->handler_module), "thread", (json_int_t)f->tid,
+			       "received_by", f->received_tid >= 0 ? json_integer(f->received_tid) : json_null());
+	}
+	json_object_set_new(process, "fault", fault);
+	json_object_set_new(process, "reraised_by", by);
+}
+
 static json_t *report_json(const struct model_report *r)
 {
 	json_t *argv = json_null();
@@ -382,16 +418,19 @@ static json_t *report_json(const struct model_report *r)
 	json_t *interps = json_array();
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
-		json_t *threads = json_array();
+		json_t *threads = json_array(), *stale = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
 			json_array_append_new(threads, thread_json(mi->threads.items[k], true));
-		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
+		for (size_t k = 0; k < mi->stale_threads.n; k++)
+			json_array_append_new(stale, thread_json(mi->stale_threads.items[k], true));
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
 							 "gil_enabled", mi->gil_enabled < 0 ? json_null()
 							 : json_boolean(mi->gil_enabled),
 							 "threads", threads,
-							 "asyncio", asyncio_json(mi)));
+							 "asyncio", asyncio_json(mi),
+							 "stale_threads", stale));
 	}
 	json_t *native_threads = json_null();
 	if (r->has_native_threads) {
@@ -426,6 +465,7 @@ static json_t *report_json(const struct model_report *r)
 			 "warnings", warnings);
 	if (j) {
 		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
+		fault_json(json_object_get(j, "process"), r);
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
 	}

@@ -26,6 +26,7 @@ struct report_text_options {
 					for it and how that file was found (--verbose) */
 	bool all_threads;            /* every thread on its own: identical stacks
 					are not grouped */
+	bool all_frames;             /* a recursion's frames all shown, not folded */
 	bool color;                  /* ANSI colours (for a terminal) */
 };
 
@@ -57,6 +58,11 @@ const char *report_signal_code_name(int signo, int code);
  * not mapped), fault address 0x0", "SIGTERM (15) sent by pid 4242 (uid 0)
  * with kill".  R must have a signal. */
 void report_signal_line(const struct model_report *r, char *buf, size_t size);
+/* The same for any signal SG of process PID. */
+void report_signal_text(const struct model_signal *sg, int64_t pid, char *buf, size_t size);
+/* The re-raise of R's fault (R->fault non-NULL), in one line: "re-raised
+ * by faulthandler (raise) in thread 12 as SIGSEGV, received by thread 9". */
+void report_reraise_line(const struct model_report *r, char *buf, size_t size);
 
 /* USEC microseconds since the epoch as ISO-8601 UTC to the second,
  * "2026-11-23T17:49:26Z", into BUF (at least 32 bytes); false when it is

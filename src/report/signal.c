@@ -116,29 +116,60 @@ static const char *code_meaning(int signo, int code)
 	return c ? c->meaning : NULL;
 }
 
-void report_signal_line(const struct model_report *r, char *buf, size_t size)
+void report_signal_text(const struct model_signal *sg, int64_t pid, char *buf, size_t size)
 {
 	char num[16];
-	snprintf(num, sizeof(num), "signal %d", r->signal_number);
-	const char *name = r->signal_name ? r->signal_name : num;
-	const char *cname = report_signal_code_name(r->signal_number, r->signal_code);
-	const char *meaning = code_meaning(r->signal_number, r->signal_code);
-	if (!r->signal_has_code) {
-		snprintf(buf, size, "%s (%d)", name, r->signal_number);
-	} else if (r->signal_has_sender) {
-		snprintf(buf, size, "%s (%d) sent by pid %lld (uid %lld) with %s%s", name, r->signal_number,
-			 (long long)r->sender_pid, (long long)r->sender_uid, meaning ? meaning : "a signal",
-			 r->sender_pid == r->pid ? ", by the process itself" : "");
+	snprintf(num, sizeof(num), "signal %d", sg->number);
+	const char *rname = report_signal_name(sg->number);
+	const char *name = rname ? rname : num;
+	const char *cname = report_signal_code_name(sg->number, sg->code);
+	const char *meaning = code_meaning(sg->number, sg->code);
+	if (!sg->has_code && sg->has_address) {
+		snprintf(buf, size, "%s (%d), fault address 0x%llx", name, sg->number,
+			 (unsigned long long)sg->address);
+	} else if (!sg->has_code) {
+		snprintf(buf, size, "%s (%d)", name, sg->number);
+	} else if (sg->has_sender) {
+		snprintf(buf, size, "%s (%d) sent by pid %lld (uid %lld) with %s%s", name, sg->number,
+			 (long long)sg->sender_pid, (long long)sg->sender_uid, meaning ? meaning : "a signal",
+			 sg->sender_pid == pid ? ", by the process itself" : "");
 	} else {
 		char code[96];
 		if (cname)
 			snprintf(code, sizeof(code), "%s (%s)", cname, meaning);
 		else
-			snprintf(code, sizeof(code), "code %d", r->signal_code);
-		if (r->signal_has_address)
-			snprintf(buf, size, "%s (%d), %s, fault address 0x%llx", name, r->signal_number, code,
-				 (unsigned long long)r->signal_address);
+			snprintf(code, sizeof(code), "code %d", sg->code);
+		if (sg->has_address)
+			snprintf(buf, size, "%s (%d), %s, fault address 0x%llx", name, sg->number, code,
+				 (unsigned long long)sg->address);
 		else
-			snprintf(buf, size, "%s (%d), %s", name, r->signal_number, code);
+			snprintf(buf, size, "%s (%d), %s", name, sg->number, code);
 	}
+}
+
+void report_signal_line(const struct model_report *r, char *buf, size_t size)
+{
+	struct model_signal sg = {
+		.number = r->signal_number, .has_code = r->signal_has_code, .code = r->signal_code,
+		.has_address = r->signal_has_address, .address = r->signal_address,
+		.has_sender = r->signal_has_sender, .sender_pid = r->sender_pid, .sender_uid = r->sender_uid,
+	};
+	report_signal_text(&sg, r->pid, buf, size);
+}
+
+void report_reraise_line(const struct model_report *r, char *buf, size_t size)
+{
+	const struct model_fault *f = r->fault;
+	char fn[160] = "";
+	if (f->handler_function)
+		snprintf(fn, sizeof(fn), " (%s)", f->handler_function);
+	const char *rname = report_signal_name(r->signal_number);
+	char num[16];
+	snprintf(num, sizeof(num), "signal %d", r->signal_number);
+	char recv[64] = "";
+	if (f->received_tid >= 0 && f->received_tid != f->tid)
+		snprintf(recv, sizeof(recv), ", received by thread %lld", (long long)f->received_tid);
+	snprintf(buf, size, "re-raised by %s%s%s in thread %lld as %s%s", f->handler ? f->handler : "a signal handler",
+		 f->handler ? "" : fn, f->handler_returned ? " (whose handler had returned)" : "", (long long)f->tid,
+		 rname ? rname : num, recv);
 }

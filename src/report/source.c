@@ -1,6 +1,6 @@
 /* Source lines for the text report's Python frames, read from the files
  * locate/ finds for the names the code objects give (locate_source_map:
- * --sysroot first, only absolute .py paths of regular files, bounded,
+ * --sysroot first, only absolute paths of regular files (.py, .wsgi, ...), bounded,
  * never blocking).  The line a file gives is escaped when written like
  * every string from the dump.  Files are kept mapped for the report (at
  * most SOURCE_MAX_OPEN of them; a file that could not be read is

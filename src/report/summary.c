@@ -17,7 +17,7 @@ static const struct model_thread *pick_thread(const struct model_report *r)
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {
 			const struct model_thread *t = mi->threads.items[k];
-			if (r->has_signal && (t->crashed || (t->tid >= 0 && t->tid == r->crashed_tid)))
+			if (r->has_signal && (t->crashed || (!r->fault && t->tid >= 0 && t->tid == r->crashed_tid)))
 				return t;
 			if (t->holds_gil && !gil)
 				gil = t;
@@ -26,9 +26,11 @@ static const struct model_thread *pick_thread(const struct model_report *r)
 	return r->has_signal ? NULL : gil;
 }
 
+/* The innermost frame of KIND at the crash: below a handler's signal
+ * frame, when T took the fault a handler re-raised. */
 static const struct model_frame *innermost(const struct model_thread *t, enum frame_kind kind)
 {
-	for (size_t i = 0; t && i < t->frames.n; i++) {
+	for (size_t i = t && t->fault_frame ? t->fault_frame - 1 : 0; t && i < t->frames.n; i++) {
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind == kind)
 			return f;
@@ -123,9 +125,10 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = !r->has_signal ? "snapshot"
-		  : r->signal_has_sender && r->sender_pid != r->pid ? "signal-sent" : "crash";
+		  : !r->fault && r->signal_has_sender && r->sender_pid != r->pid ? "signal-sent" : "crash";
 	s->thread = pick_thread(r);
-	s->tid = s->thread ? s->thread->tid : r->has_signal ? r->crashed_tid : -1;
+	int64_t crashed = r->fault ? r->fault->tid : r->crashed_tid;
+	s->tid = s->thread ? s->thread->tid : r->has_signal ? crashed : -1;
 	s->python_frame = innermost(s->thread, FRAME_PYTHON);
 	s->native_frame = innermost(s->thread, FRAME_NATIVE);
 	s->exception = s->thread ? s->thread->exception : NULL;
@@ -137,7 +140,13 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		s->text = NULL;
 		return;
 	}
-	if (r->has_signal) {
+	/* a handler's re-raise: the fault it caught first */
+	bool sent = r->has_signal && !r->fault && r->signal_has_sender;
+	if (r->fault) {
+		char line[256];
+		report_signal_text(&r->fault->signal, r->pid, line, sizeof(line));
+		fputs(line, m);
+	} else if (r->has_signal) {
 		char line[256];
 		report_signal_line(r, line, sizeof(line));
 		fputs(line, m);
@@ -145,8 +154,7 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		fputs("snapshot (no signal)", m);
 	}
 	if (s->thread) {
-		fprintf(m, !r->has_signal ? ": thread " : r->signal_has_sender ? ", received by thread "
-			: " in thread ");
+		fprintf(m, !r->has_signal ? ": thread " : sent ? ", received by thread " : " in thread ");
 		if (s->tid >= 0)
 			fprintf(m, "%lld", (long long)s->tid);
 		else
@@ -155,9 +163,9 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 			fprintf(m, " \"%s\"", s->thread->name);
 		if (!r->has_signal)
 			fprintf(m, " holds the GIL");
-	} else if (r->has_signal && r->crashed_tid >= 0) {
-		fprintf(m, "%s thread %lld (no Python thread state)", r->signal_has_sender ? ", received by"
-			: " in", (long long)r->crashed_tid);
+	} else if (r->has_signal && crashed >= 0) {
+		fprintf(m, "%s thread %lld (no Python thread state)", sent ? ", received by" : " in",
+			(long long)crashed);
 	} else if (!r->has_signal) {
 		fprintf(m, ": no thread holds the GIL");
 	}
@@ -188,6 +196,11 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 			fputs(": ", m);
 			put_cut(m, s->exception->message, 160);
 		}
+	}
+	if (r->fault) {
+		char line[256];
+		report_reraise_line(r, line, sizeof(line));
+		fprintf(m, "; %s", line);
 	}
 	if (fclose(m) != 0) {
 		free(s->text);

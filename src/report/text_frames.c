@@ -170,7 +170,7 @@ static bool same_line(const struct model_frame *a, const struct model_frame *b)
 
 static void write_repeated(const struct tx *x, size_t count)
 {
-	if (count > RECURSIVE_CUTOFF)
+	if (count > RECURSIVE_CUTOFF && !x->o->all_frames)
 		fprintf(x->out, "  [Previous line repeated %zu more time%s]\n", count - RECURSIVE_CUTOFF,
 			count - RECURSIVE_CUTOFF > 1 ? "s" : "");
 }
@@ -179,16 +179,30 @@ static void write_repeated(const struct tx *x, size_t count)
  * Python collapses it. */
 void tx_frames(const struct tx *x, const struct ptrvec *frames)
 {
+	tx_stack(x, frames, 0);
+}
+
+void tx_stack(const struct tx *x, const struct ptrvec *frames, size_t fault_frame)
+{
 	const struct model_frame *last = NULL;
 	size_t count = 0;
 	for (size_t j = frames->n; j-- > 0;) {
 		const struct model_frame *f = frames->items[j];
+		if (fault_frame && j + 1 == fault_frame - 1) {
+			write_repeated(x, count);
+			last = NULL;
+			count = 0;
+			tx_color(x, C_RED);
+			fputs("  --- the fault; a signal handler's frames follow ---", x->out);
+			tx_color(x, C_RESET);
+			fputs("\n", x->out);
+		}
 		if (!last || !same_line(last, f)) {
 			write_repeated(x, count);
 			last = f;
 			count = 0;
 		}
-		if (++count <= RECURSIVE_CUTOFF)
+		if (++count <= RECURSIVE_CUTOFF || x->o->all_frames)
 			write_frame(x, f);
 	}
 	write_repeated(x, count);

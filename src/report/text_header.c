@@ -179,6 +179,17 @@ void tx_header(const struct tx *x)
 	} else {
 		fprintf(out, "Signal: none (a snapshot, not a crash)\n");
 	}
+	if (r->fault) {
+		/* the handler's own frames are text from the dump */
+		const struct model_fault *f = r->fault;
+		char line[256];
+		report_signal_text(&f->signal, r->pid, line, sizeof(line));
+		fprintf(out, "Fault: %s in thread %lld, pc 0x%llx, sp 0x%llx; ", line, (long long)f->tid,
+			(unsigned long long)f->pc, (unsigned long long)f->sp);
+		report_reraise_line(r, line, sizeof(line));
+		tx_put(out, line);
+		fprintf(out, "\n");
+	}
 	if (r->fingerprint) {
 		const struct model_fingerprint *fp = r->fingerprint;
 		fprintf(out, "Fingerprint: %s (", fp->hash);

@@ -40,6 +40,9 @@ void tx_thread_ref(FILE *out, int64_t tid, const char *name);
  * (either NULL) are equal. */
 void tx_python_frame(const struct tx *x, const char *indent, const struct model_frame *f);
 void tx_frames(const struct tx *x, const struct ptrvec *frames);
+/* The same for a thread's stack, a line marking where a signal handler's
+ * frames begin above FAULT_FRAME (model_thread's; 0: none). */
+void tx_stack(const struct tx *x, const struct ptrvec *frames, size_t fault_frame);
 void tx_exception(const struct tx *x, const struct model_exception *e);
 bool tx_same_str(const char *a, const char *b);
 

@@ -44,6 +44,9 @@ static void write_wait(FILE *out, const struct model_wait *w)
 	if (w->owner >= 0) {
 		fputs(w->joins ? " to end: " : " owned by ", out);
 		tx_thread_ref(out, w->owner, w->owner_name);
+	} else if (!w->joins && w->owner_ident_known && w->owner_elsewhere) {
+		fprintf(out, " owned by ident 0x%llx, not a thread of this process (left by fork?)",
+			(unsigned long long)w->owner_ident);
 	}
 	if (w->count > 0)
 		fprintf(out, " (%lld level%s)", (long long)w->count, w->count == 1 ? "" : "s");
@@ -54,7 +57,7 @@ static void write_wait(FILE *out, const struct model_wait *w)
 static void write_stack(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
 {
 	FILE *out = x->out;
-	tx_frames(x, &t->frames);
+	tx_stack(x, &t->frames, t->fault_frame);
 	if (t->frames.n == 0)
 		fprintf(out, mi ? "  (no Python frames)\n" : "  (no frames)\n");
 	if (t->waiting_on)
@@ -83,6 +86,25 @@ static void write_thread(const struct tx *x, const struct model_interp *mi, cons
 		tx_color(x, C_RESET);
 		fprintf(out, "\nNative stack (most recent call last):\n");
 	}
+	write_stack(x, mi, t);
+}
+
+/* A thread state no thread of the process has (model_thread's stale):
+ * apart, after every thread, what it holds. */
+static void write_stale(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	fprintf(out, "\n");
+	tx_color(x, C_BOLD);
+	fprintf(out, "Thread state left by fork: not a thread of this process (ident 0x%llx",
+		(unsigned long long)t->ident);
+	if (t->tid >= 0)
+		fprintf(out, ", recorded tid %lld", (long long)t->tid);
+	if (x->r->interps.n > 1)
+		fprintf(out, ", interpreter %lld", (long long)mi->id);
+	fputs(")", out);
+	tx_color(x, C_RESET);
+	fprintf(out, "\nWhat it holds (most recent call last):\n");
 	write_stack(x, mi, t);
 }
 
@@ -192,5 +214,10 @@ void tx_threads(const struct tx *x)
 		const struct model_thread *t = r->native_threads.items[i];
 		if (!t->crashed)
 			write_thread(x, NULL, t);
+	}
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->stale_threads.n; k++)
+			write_stale(x, mi, mi->stale_threads.items[k]);
 	}
 }

@@ -61,7 +61,14 @@ struct symbols {
 	uint8_t *vdso;
 	size_t vdso_size;
 	struct module_ref vdso_ref;
+	/* symbols_native_stack_at's registers, as a thread of tid AT_TID */
+	struct dump_thread at;
+	struct unwind_thread *at_thread;
+	bool at_active;
 };
+
+/* The tid of symbols_native_stack_at's thread: above any pid_max */
+#define AT_TID 0x7ffffffe
 
 /* What libdwfl's callbacks get for a thread: it, and how its dump's
  * platform numbers its registers. */
@@ -434,6 +441,10 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 {
 	(void)dwfl;
 	struct symbols *s = arg;
+	if (tid == AT_TID && s->at_active) {
+		*thread_argp = s->at_thread;
+		return true;
+	}
 	for (size_t i = 0; i < s->dump->nthreads; i++) {
 		if (s->dump->threads[i].tid == tid) {
 			*thread_argp = &s->threads[i];
@@ -500,6 +511,7 @@ struct unwind {
 	 * platform's sigframe.unwind_from_mcontext) */
 	bool restart;
 	struct platform_regs at_signal;
+	bool names_only;                   /* symbols alone, nothing cached */
 };
 
 /* Append an entry to PF (strings copied; FILE is libdw's). */
@@ -606,6 +618,14 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
 	if (!mod)
 		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	if (u->names_only) {
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &nf.module_path, NULL);
+		struct module_ref *ref = ud ? *ud : NULL;
+		nf.module = ref ? ref->mod : NULL;
+		nf.function = names_unversioned(dwfl_module_addrname(mod, lookup), u->name, sizeof(u->name));
+		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	}
 	bool found;
 	struct pc_frames *pf = addrtab_get(&u->s->pcs, lookup, &found);
 	struct pc_frames fresh = { .lookup = lookup };
@@ -698,6 +718,42 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		ut->from = NULL;
 	}
 	s->unwinding = NULL;
+	if (u.error)
+		*error = u.error;
+	else if (rc != 0 && u.n <= 1)
+		*error = dwfl_errmsg(-1);
+	return u.n;
+}
+
+int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg)
+{
+	if (attach(s) != 0)
+		return -1;
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .names_only = true };
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
+		if (s->dump->threads[i].tid == tid)
+			u.regs = &s->dump->threads[i].regs;
+	dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	return u.n;
+}
+
+int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
+			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	s->at = (struct dump_thread){ .tid = tid, .regs = *regs };
+	for (size_t i = 0; i < s->dump->nthreads; i++)
+		if (s->dump->threads[i].tid == tid)
+			s->at.regs.pac_mask = s->dump->threads[i].regs.pac_mask;
+	struct unwind_thread at = { &s->at, s->dump->platform, s, &s->at.regs };
+	s->at_thread = &at;
+	s->at_active = true;
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs };
+	int rc = dwfl_getthread_frames(s->dwfl, AT_TID, frame_cb, &u);
+	s->at_active = false;
 	if (u.error)
 		*error = u.error;
 	else if (rc != 0 && u.n <= 1)

@@ -66,6 +66,18 @@ typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
 int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
 			 native_frame_fn fn, void *arg, const char **error);
 
+/* The same from the registers REGS (a signal frame's, the state at a
+ * fault) instead of thread TID's own (whose pointer-authentication mask
+ * still applies). */
+int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
+			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error);
+
+/* Thread TID's frames named by their symbols alone (no source lines,
+ * nothing kept for later stacks: cheap), until FN returns non-zero, for
+ * a look at what a stack holds (its signal frames).  The number of
+ * frames given to FN, -1 when unwinding cannot start. */
+int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg);
+
 /* The module's DWARF (its own or a separate debug file's), or NULL. */
 struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m);
 

@@ -254,9 +254,10 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 	bool general = true;
 	if (L->dictkeys_size >= 0) {
 		int64_t s;
-		if (py_rd_i64(c, keys + L->dictkeys_size, &s) != 0 || s <= 0 || (s & (s - 1)) ||
-		    s > (int64_t)PY_MAX_DICT_ENTRIES * 2)
+		if (py_rd_i64(c, keys + L->dictkeys_size, &s) != 0 || s <= 0 || (s & (s - 1)))
 			return -1;
+		if (s > (int64_t)PY_MAX_DICT_ENTRIES * 2)
+			return -2;
 		size = (uint64_t)s;
 		indices = size * index_bytes(size);
 	} else {
@@ -275,8 +276,10 @@ int py_dict_keys_values(struct py_ctx *c, uint64_t keys, uint64_t values, py_dic
 		}
 		general = kind == 0; /* DICT_KEYS_GENERAL */
 	}
-	if (nentries < 0 || (uint64_t)nentries > size || (uint64_t)nentries > PY_MAX_DICT_ENTRIES)
+	if (nentries < 0 || (uint64_t)nentries > size)
 		return -1;
+	if ((uint64_t)nentries > PY_MAX_DICT_ENTRIES)
+		return -2;
 	uint64_t esize = general ? (uint64_t)L->sizeof_dictkeyentry : (uint64_t)L->sizeof_dictunicodeentry;
 	uint64_t kofs = general ? 8 : 0; /* PyDictKeyEntry: hash, key, value */
 	uint64_t entries = keys + (uint64_t)L->dictkeys_indices + indices;

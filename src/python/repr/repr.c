@@ -104,7 +104,10 @@ void repr_dict(struct rctx *r, uint64_t addr)
 		return;
 	sb_puts(&r->b, "{");
 	struct dict_walk w = { r, 0 };
-	if (py_dict_items(c, addr, dict_item, &w) != 0)
+	int rc = py_dict_items(c, addr, dict_item, &w);
+	if (rc == -2)
+		repr_limit(r, "a dict table larger than pycore reads");
+	else if (rc != 0)
 		repr_fail(r, "dict table unreadable");
 	sb_puts(&r->b, "}");
 	r->depth--;
@@ -224,6 +227,10 @@ static void repr_other(struct rctx *r, uint64_t addr, uint64_t type)
 	py_type_qualname(c, type, &mod, &qual);
 	if (!qual)
 		return repr_fail(r, "type name not captured");
+	/* a function whose type pycore has no symbol for (PyFunction_Type
+	 * not found): its type names it, function.__repr__ needs no more */
+	if (strcmp(qual, "function") == 0 && (!mod || strcmp(mod, "builtins") == 0) && !c->type_addr[PYT_FUNCTION])
+		return repr_function(r, addr);
 	/* Only object.__repr__ can be formed without running Python code;
 	 * other types are shown the same way, and the repr says so. */
 	if (!r->approx && !c->type_addr[PYT_OBJECT])

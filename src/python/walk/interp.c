@@ -29,10 +29,69 @@ static void check_tid(struct py_ctx *c, const struct model_interp *mi, struct mo
 				   "frames run on the stack of thread %lld: reported as thread %lld",
 				   (long long)mi->id, (long long)t->tid, (long long)tid, (long long)tid);
 			t->tid = tid;
-			t->crashed = tid == c->d->crashed_tid;
+			t->crashed = tid == py_crash_tid(c);
 		}
 		return;
 	}
+}
+
+/* Whether every thread of the dump has its thread pointer. */
+static bool thread_pointers(const struct dump *d)
+{
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (!d->threads[i].regs.tp)
+			return false;
+	return d->nthreads > 0;
+}
+
+static bool tid_in_dump(const struct dump *d, int64_t tid)
+{
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (d->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Thread states fork() left: the parent's threads are gone from the
+ * child, their thread states not (a C-level fork, or a server's that
+ * does not tell the interpreter).  One whose ident no thread pointer
+ * gives is stale already (walk_thread).  A new thread of the child may
+ * get a dead one's stack and struct pthread back from glibc's cache, and
+ * so its ident: of two thread states of one OS thread, the one whose
+ * recorded tid is that thread's is its own, the other stale.  (The
+ * thread that forked keeps its thread state, with the parent's tid.)
+ * The stale ones go to MI's stale_threads, kept apart, and a warning
+ * says so. */
+static bool set_stale_apart(struct py_ctx *c, struct model_interp *mi)
+{
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (t->stale || t->tid < 0 || t->recorded_tid < 0 || t->recorded_tid == t->tid)
+			continue;
+		for (size_t k = 0; k < mi->threads.n && !t->stale; k++) {
+			const struct model_thread *o = mi->threads.items[k];
+			t->stale = o != t && !o->stale && o->tid == t->tid && o->recorded_tid == o->tid;
+		}
+	}
+	struct ptrvec live = { 0 };
+	size_t n = 0;
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (!t->stale) {
+			ptrvec_push(c->a, &live, t);
+			continue;
+		}
+		t->tid = t->recorded_tid;
+		t->crashed = t->holds_gil = false;
+		ptrvec_push(c->a, &mi->stale_threads, t);
+		n++;
+	}
+	if (!n)
+		return false;
+	mi->threads = live;
+	model_warn(c->r, "interpreter %lld: %zu thread state%s of no thread of this process (left by fork: "
+		   "threads of the parent), kept apart", (long long)mi->id, n, n == 1 ? "" : "s");
+	return true;
 }
 
 static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, const struct gil *gil)
@@ -49,14 +108,26 @@ static void walk_thread(struct py_ctx *c, struct model_interp *mi, uint64_t ts, 
 		return;
 	}
 	t->ident = ident;
+	t->recorded_tid = -1;
 	if (L->tstate_native_thread_id >= 0) {
 		int64_t tid;
 		if (dump_read(c->d, ts + L->tstate_native_thread_id, &tid, 8) == PC_OK && tid > 0)
-			t->tid = tid;
+			t->recorded_tid = tid;
 	}
-	if (t->tid < 0)
-		t->tid = dump_tid_of_pthread(c->d, ident);
-	t->crashed = t->tid >= 0 && t->tid == c->d->crashed_tid;
+	/* the OS thread is the one the ident proves (its thread pointer is
+	 * the pthread_t); the recorded tid alone is believed only where the
+	 * dump cannot prove (no thread pointers), and only when it is one of
+	 * the dump's threads */
+	t->tid = dump_tid_of_pthread(c->d, ident);
+	if (t->tid < 0 && t->recorded_tid >= 0) {
+		if (!thread_pointers(c->d) && tid_in_dump(c->d, t->recorded_tid))
+			t->tid = t->recorded_tid;
+		else
+			t->stale = true;
+	} else if (t->tid < 0 && ident && thread_pointers(c->d)) {
+		t->stale = true;
+	}
+	t->crashed = !t->stale && t->tid >= 0 && t->tid == py_crash_tid(c);
 	t->holds_gil = gil->known && gil->locked && gil->holder == ts;
 
 	uint64_t frame = 0, cframe = 0, at;
@@ -220,28 +291,41 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 			 dump_read(c->d, runtime + L->runtime_gc_collecting, &collecting, 4) == PC_OK)
 			mi->gc_collecting = collecting != 0;
 		uint64_t ts = 0;
+		bool incomplete_before = c->r->incomplete, list_broken = false;
 		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != 0) {
 			model_warn(c->r, "interpreter %lld: thread list not captured (the interpreter state at "
 				   "0x%llx is not in the dump)", (long long)mi->id, (unsigned long long)interp);
-			c->r->incomplete = true;
+			c->r->incomplete = list_broken = true;
 		}
 		for (int k = 0; ts; k++) {
 			if (k >= PY_MAX_THREADS || addrtab_add(&seen_threads, ts) != 0) {
 				model_warn(c->r, "interpreter %lld: thread list is corrupt (loops or exceeds %d entries)",
 					   (long long)mi->id, PY_MAX_THREADS);
-				c->r->incomplete = true;
+				c->r->incomplete = list_broken = true;
 				break;
 			}
 			if (py_out_of_time(c))
 				break;
+			/* (what a stale thread state lacks leaves the report whole) */
+			bool before = c->r->incomplete;
+			c->r->incomplete = false;
 			walk_thread(c, mi, ts, &gil);
+			if (mi->threads.n && c->r->incomplete)
+				((struct model_thread *)mi->threads.items[mi->threads.n - 1])->walk_incomplete = true;
+			c->r->incomplete |= before;
 			if (py_rd_ptr(c, ts + L->tstate_next, &ts) != 0) {
 				model_warn(c->r, "interpreter %lld: thread list breaks after %d threads (the link after "
 					   "the thread state at 0x%llx is not captured)", (long long)mi->id, k + 1,
 					   (unsigned long long)ts);
-				c->r->incomplete = true;
+				c->r->incomplete = list_broken = true;
 				break;
 			}
+		}
+		if (set_stale_apart(c, mi) && !incomplete_before) {
+			bool inc = false;
+			for (size_t k = 0; k < mi->threads.n; k++)
+				inc |= ((struct model_thread *)mi->threads.items[k])->walk_incomplete;
+			c->r->incomplete = inc || list_broken;
 		}
 		py_thread_names(c, interp, mi);
 		py_lock_waits(c, mi);

@@ -174,6 +174,54 @@ static size_t place_groups(struct py_ctx *c, const struct unwind_into *u, const 
 	return placed;
 }
 
+/* On the faulting thread of a re-raised signal (fault.c): the index of
+ * the signal trampoline's frame in U, SIZE_MAX when none.  The frames
+ * after it are the stack at the fault: when the unwinder did not go on
+ * from the trampoline to the fault's pc (no CFI for it: a trampoline in a
+ * vdso the dump does not name a file for), they are unwound again from
+ * the registers the signal frame saved. */
+static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+			       struct unwind_into *u, struct dump_module *interp_module)
+{
+	const struct model_fault *f = c->r->fault;
+	if (!f || f->tid != t->tid)
+		return SIZE_MAX;
+	size_t k = 0;
+	while (k < u->n && !(platform_is_sigreturn(c->d->platform, u->v[k].f->function) &&
+			     u->v[k].sp == f->sp_frame))
+		k++;
+	if (k == u->n)
+		return SIZE_MAX;
+	if (k + 1 < u->n && u->v[k + 1].f->address == f->pc)
+		return k;
+	u->n = k + 1;
+	const char *why = NULL;
+	struct platform_regs regs;
+	struct dump_signal sig;
+	/* (the saved registers; its siginfo may be unwritten, fault.c) */
+	if (dump_signal_frame(c->d, f->sp_frame, &sig, &regs) != PC_OK ||
+	    symbols_native_stack_at(s, t->tid, &regs, c->opt->native < 2 && !c->keep_internal ? interp_module
+				    : NULL, collect_frame, u, &why) < 0)
+		model_warn(c->r, "thread %lld: the stack at the fault cannot be unwound from its signal frame: %s",
+			   (long long)t->tid, why ? why : "not captured");
+	return k;
+}
+
+/* A stack that ends in a module whose file was deleted after the process
+ * mapped it ("/usr/bin/python3.11 (deleted)", as the kernel names it) and
+ * for which no file was read (a frame names the file read, else the
+ * dump's path): unwinding needs that file's CFI, so say why it stops. */
+static void stops_at_deleted(struct py_ctx *c, const struct model_thread *t, const struct unwind_into *u)
+{
+	static const char deleted[] = " (deleted)";
+	const char *file = u->n ? u->v[u->n - 1].f->file : NULL;
+	size_t n = file ? strlen(file) : 0, k = sizeof(deleted) - 1;
+	if (n > k && strcmp(file + n - k, deleted) == 0)
+		model_warn(c->r, "thread %lld: the native stack stops in %s: its file was deleted after the "
+			   "process mapped it, and no file with its build-id was found to unwind through "
+			   "(--executable, --search-path or --sysroot can name one)", (long long)t->tid, file);
+}
+
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared)
 {
@@ -190,6 +238,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
 		return;
 	}
+	size_t tramp = fault_trampoline(c, s, t, &u, interp_module);
 	size_t *start, ngroups = group_frames(c, &t->frames, &start);
 	size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
 	if (!at)
@@ -199,6 +248,8 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	struct ptrvec out = { 0 };
 	size_t g = 0;
 	for (size_t k = 0; k < u.n; k++) {
+		if (tramp != SIZE_MAX && k == tramp + 1)
+			t->fault_frame = out.n + 1;
 		if (g < placed && at[g] == k) {
 			for (size_t i = start[g]; i < start[g + 1]; i++)
 				ptrvec_push(c->a, &out, t->frames.items[i]);
@@ -220,6 +271,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	} else if (why && n < 2) {
 		model_warn(c->r, "thread %lld: native stack incomplete: %s", (long long)t->tid, why);
 	}
+	stops_at_deleted(c, t, &u);
 	t->frames = out;
 }
 
@@ -240,7 +292,7 @@ void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *
 		if (!t || ptrvec_push(c->a, &r->native_threads, t) != 0)
 			return;
 		t->tid = tid;
-		t->crashed = tid == c->d->crashed_tid;
+		t->crashed = tid == py_crash_tid(c);
 		py_weave_native(c, s, t, interp_module, false);
 	}
 }

@@ -262,12 +262,21 @@ static uint64_t c_wait(struct py_ctx *c, uint64_t frame, uint64_t futex, uint64_
 	return 0;
 }
 
+/* The owner by its ident: a thread of the process (model_find_thread sees
+ * no stale thread state), or none of them (a lock held across fork() by
+ * a parent's thread), the ident kept either way. */
 static void set_owner(struct py_ctx *c, struct model_wait *w, uint64_t ident)
 {
+	if (!ident)
+		return;
+	w->owner_ident_known = true;
+	w->owner_ident = ident;
 	const struct model_thread *o = model_find_thread(c->r, -1, ident);
 	if (o && o->tid >= 0) {
 		w->owner = o->tid;
 		w->owner_name = o->name;
+	} else if (!o) {
+		w->owner_elsewhere = dump_tid_of_pthread(c->d, ident) < 0;
 	}
 }
 

@@ -155,9 +155,11 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 			    .codes = ADDRTAB_INIT(struct py_code), .type_names = ADDRTAB_INIT(struct py_type_name) };
 	if (opt->timeout > 0)
 		c.deadline_ns = py_now_ns() + (uint64_t)(opt->timeout * 1e9);
+	py_find_fault(&c, s);
 	struct pc_error *e = py_find_runtime(d, loc, s, r, &rt);
 	if (e)
 		return runtime_not_found(&c, s, e);
+	py_fault_handler(&c, s, rt.mod);
 
 	c.code_type = rt.sym[PY_SYM_CODE_TYPE];
 	struct py_layout L = { .object_tid = -1 };

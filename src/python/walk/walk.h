@@ -63,6 +63,19 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
  * native stack, into c->r->native_threads. */
 void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
 
+/* ---- fault.c ---- */
+
+/* When the core's signal is one the process sent itself: the fault a
+ * handler caught before it re-raised it, from the kernel's signal frame
+ * on the faulting thread's stack, into c->r->fault. */
+void py_find_fault(struct py_ctx *c, struct symbols *s);
+/* Name the fault's handler faulthandler when INTERP_MODULE's own table
+ * proves it (its handler's frame being gone: a tail call). */
+void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
+/* The thread the report calls crashed: the fault's, else the one that
+ * received the core's signal; -1 none. */
+int64_t py_crash_tid(const struct py_ctx *c);
+
 /* ---- asyncio.c ---- */
 
 /* The event loops and tasks of interpreter INTERP into MI (after its

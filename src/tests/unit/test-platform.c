@@ -97,6 +97,20 @@ static void test_x86_64_sigframe(void)
 	CHECK(out.regs.dwarf[6] == sc->rbp && out.regs.dwarf[7] == sc->rsp, "rbp rsp");
 	CHECK(out.regs.dwarf[8] == 0x1000 && out.regs.dwarf[15] == 0x1007, "r8 r15");
 	CHECK(out.regs.dwarf[16] == 0x401234, "return address column");
+	CHECK(out.siginfo_written, "siginfo written (signo 11, errno and padding 0)");
+	CHECK(!out.trap_fault, "trapno 0 (what a thread that never faulted holds) is no fault");
+	/* the saved state of a page fault (#PF, vector 14): cr2 its address,
+	 * whatever siginfo holds (none for a handler without SA_SIGINFO) */
+	sc->trapno = 14;
+	f.info.si_signo = 0x5a5a5a;
+	CHECK(platform_parse_sigframe(p, sp, n, &out) && out.trap_fault && out.has_fault_address &&
+	      out.fault_address == 0xdead && out.trap_signals[0] == 11 && out.trap_signals[1] == 7,
+	      "page fault from the saved state: %d %d %llx", out.trap_fault, out.has_fault_address,
+	      (unsigned long long)out.fault_address);
+	CHECK(!out.siginfo_written, "stack garbage is no siginfo");
+	sc->trapno = 13;
+	CHECK(platform_parse_sigframe(p, sp, n, &out) && out.trap_fault && !out.has_fault_address &&
+	      out.trap_signals[0] == 11, "#GP: SIGSEGV, no address");
 	CHECK(!platform_parse_sigframe(p, sp, platform_sigframe_size(p) - 1, &out), "short frame refused");
 
 	CHECK(platform_is_sigreturn(p, "__restore_rt"), "__restore_rt");
