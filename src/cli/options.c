@@ -113,6 +113,14 @@ static const char usage_text[] =
 	"      --no-redact      do not (default in analyze)\n"
 	"      --timeout S      stop walking one dump after S seconds (default 60; 0: never)\n"
 	"                       and report what was read, with a warning and exit 1\n"
+	"      --save FILE      also write a compact dump of the one DUMP to FILE (zstd\n"
+	"                       when FILE ends in .zst): an ELF core gdb and pycore open,\n"
+	"                       holding what this analysis read, every thread's registers\n"
+	"                       and stack top, the notes and the modules' build-ids.\n"
+	"                       Analyzed with the same options it gives the same report;\n"
+	"                       it records only what this analysis read: one saved\n"
+	"                       without --locals has no locals to show, nor tasks\n"
+	"                       without --tasks, nor native frames without --native\n"
 	"\n"
 	"Where the interpreter's files come from, tried in this order; a file is used\n"
 	"only when its build-id matches the one the core recorded:\n"
@@ -198,7 +206,8 @@ static const char usage_text[] =
 	"     pycore cannot analyze (a CPython version or an architecture it does not\n"
 	"     read: a core of another machine than x86_64 names its architecture)\n"
 	"  4  input unreadable, truncated beyond use, or not a dump\n"
-	"  5  the report could not be written (standard output failed: a full disk)\n"
+	"  5  the report could not be written (standard output failed: a full disk),\n"
+	"     or the compact dump of --save\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n"
 	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
 	"1 when some record could not be written, 2 usage error (also: a list or\n"
@@ -267,6 +276,7 @@ static const struct option longopts[] = {
 	{ "html-dir", required_argument, NULL, 'J' },
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
+	{ "save", required_argument, NULL, 'Z' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -458,6 +468,14 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->batch_only = "--html-dir";
 			break;
 		}
+		case 'Z':
+			if (!*optarg) {
+				options_usage_error("%s", "--save needs a file name");
+				return EXIT_USAGE;
+			}
+			opt->save = optarg;
+			opt->analysis.record = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return flush_stdout();

@@ -34,6 +34,7 @@ struct options {
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
 	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
+	const char *save;            /* --save FILE: a compact dump of the one dump */
 	struct analysis_options analysis;
 	struct batch_options batch;
 };

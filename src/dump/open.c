@@ -287,6 +287,8 @@ void dump_close(struct dump *d)
 		free(d->p->copies[i]);
 	free(d->p->copies);
 	free(d->p->segs);
+	free(d->p->notes);
+	dump_record_free(d->p->rec);
 	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {
