@@ -55,6 +55,7 @@ struct dump_priv {
 	/* the initial stack from argc to the end of the run holding
 	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
 	uint64_t argv_start, argv_end;
+	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
 };
 
 /* The recorder (save.c): a set of page numbers. */

@@ -6,6 +6,7 @@
 
 #include <elf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PAGE 4096u
 /* how much of each thread's stack above its stack pointer is kept, and
@@ -13,6 +14,8 @@
 #define STACK_KEEP   (64u << 10)
 #define STACK_BELOW  256u
 #define LINK_MAP_MAX 4096
+#define DATA_MAX     (256u << 10)
+#define VDSO_MAX     (64u << 10)
 
 /* ------------------------------------------------------------------------
  * The set of pages
@@ -197,6 +200,16 @@ static void touch_link_map(struct dump *d, uint64_t dyn, uint64_t len)
 	}
 }
 
+/* Whether M is the dynamic linker or the C library, whose data holds
+ * glibc's lists of threads (libthread_db walks them). */
+static bool thread_lists_in(const struct dump_module *m)
+{
+	const char *base = strrchr(m->path, '/');
+	base = base ? base + 1 : m->path;
+	return strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "libc.so", 7) == 0 ||
+	       strncmp(base, "libpthread", 10) == 0;
+}
+
 void dump_record_extras(struct dump *d)
 {
 	for (size_t i = 0; i < d->nthreads; i++) {
@@ -216,11 +229,20 @@ void dump_record_extras(struct dump *d)
 	 * strings, as the reader found argv there */
 	if (d->p->argv_end > d->p->argv_start)
 		touch(d, d->p->argv_start, d->p->argv_end);
+	/* the vDSO, which no file holds (gdb reads its symbols from memory) */
+	uint64_t end;
+	if (d->p->vdso && dump_next_held(d, d->p->vdso, &end) == d->p->vdso)
+		touch(d, d->p->vdso, end - d->p->vdso > VDSO_MAX ? d->p->vdso + VDSO_MAX : end);
 	for (size_t i = 0; i < d->nmodules; i++) {
 		const struct dump_module *m = &d->modules[i];
 		uint64_t len = 0, dyn = m->base ? touch_module(d, m->base, &len) : 0;
 		bool exe = d->auxv_entry && d->auxv_entry >= m->start && d->auxv_entry < m->end;
 		if (dyn && exe)
 			touch_link_map(d, dyn, len);
+		for (size_t j = 0; thread_lists_in(m) && j < m->nmaps; j++) {
+			const struct dump_mapping *mp = &m->maps[j];
+			if (mp->writable)
+				touch(d, mp->start, mp->end - mp->start > DATA_MAX ? mp->start + DATA_MAX : mp->end);
+		}
 	}
 }

@@ -188,9 +188,9 @@ static enum pc_code write_notes(struct dump *d, struct bytes *b)
 	int32_t v32[4] = { (int32_t)d->uid, (int32_t)d->gid, (int32_t)d->pid, (int32_t)d->ppid };
 	memcpy(ps + 16, v32, sizeof(v32));
 	if (d->fname)
-		strncpy((char *)ps + 40, d->fname, 16);
+		memcpy(ps + 40, d->fname, strnlen(d->fname, 16));
 	if (d->psargs)
-		strncpy((char *)ps + 56, d->psargs, 80);
+		memcpy(ps + 56, d->psargs, strnlen(d->psargs, 80));
 	put_note(b, NT_PRPSINFO, ps, sizeof(ps));
 	if (d->has_signal) {
 		uint8_t si[128] = { 0 };
