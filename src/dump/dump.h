@@ -209,9 +209,10 @@ void dump_files_attached(struct dump *d);
 bool dump_file_used(const struct dump *d, const struct dump_module *m);
 
 /* Compact dumps (dump/record.c, dump/save.c).  From dump_record_start
- * on, the pages every read is served from out of the dump's own bytes
- * are recorded (page-rounded; pages of module files are not: the compact
- * dump needs those files as the original did).  dump_save then writes
+ * on, the bytes every read is served from out of the dump's own are
+ * recorded, rounded to blocks of 256 bytes (whole pages made an asyncio
+ * core's compact dump 1.9 % of it, these 0.4 %; bytes of module files are
+ * not recorded: the compact dump needs those files as the original did).  dump_save then writes
  * to PATH an ELF core (one zstd frame when PATH ends in ".zst"; written
  * beside PATH and renamed over it once whole) of those pages, plus each
  * thread's stack from 256 bytes below its stack pointer to 64 KiB above

@@ -58,7 +58,11 @@ struct dump_priv {
 	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
 };
 
-/* The recorder (save.c): a set of page numbers. */
+/* The recorder (record.c): a set of block numbers, blocks of
+ * DUMP_RECORD_GRAIN bytes (a divisor of the page size). */
+#ifndef DUMP_RECORD_GRAIN
+#define DUMP_RECORD_GRAIN 256u
+#endif
 struct dump_record {
 	uint64_t *slots;             /* page number + 1; 0 empty */
 	size_t cap, n;               /* cap a power of two */
@@ -68,7 +72,7 @@ struct dump_record {
 /* Note that [ADDR, ADDR+LEN) was served from the dump's own bytes. */
 void dump_record_note(struct dump_record *r, uint64_t addr, size_t len);
 void dump_record_free(struct dump_record *r);
-/* The pages recorded, sorted (malloc'd; NULL when out of memory). */
+/* The blocks recorded, by number, sorted (malloc'd; NULL when out of memory). */
 uint64_t *dump_record_pages(struct dump_record *r, size_t *n);
 /* Read (and so record) what a debugger needs beside what the analysis
  * read: each thread's stack top and struct pthread, the initial stack,

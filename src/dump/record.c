@@ -1,4 +1,4 @@
-/* Recording what an analysis read (dump_record_start): the pages reads
+/* Recording what an analysis read (dump_record_start): the blocks reads
  * were served from out of the dump's own bytes, and what a debugger needs
  * beside them (each thread's stack top, the modules' headers and build-id
  * notes, the dynamic linker's list of libraries), for dump_save. */
@@ -18,7 +18,7 @@
 #define VDSO_MAX     (64u << 10)
 
 /* ------------------------------------------------------------------------
- * The set of pages
+ * The set of blocks
  * ------------------------------------------------------------------------ */
 
 static size_t slot_of(uint64_t key, size_t cap)
@@ -67,7 +67,7 @@ void dump_record_note(struct dump_record *r, uint64_t addr, size_t len)
 {
 	if (len == 0)
 		return;
-	uint64_t first = addr / PAGE, last = (addr + len - 1) / PAGE;
+	uint64_t first = addr / DUMP_RECORD_GRAIN, last = (addr + len - 1) / DUMP_RECORD_GRAIN;
 	/* most reads fall in the page the last one did */
 	if (first == last && r->last == first + 1)
 		return;

@@ -112,7 +112,7 @@ static enum pc_code collect(struct dump *d, struct piece **out, size_t *nout)
 		size_t j = i + 1;
 		while (j < npages && pages[j] == pages[j - 1] + 1)
 			j++;
-		uint64_t a = pages[i] * PAGE, b = (pages[j - 1] + 1) * PAGE;
+		uint64_t a = pages[i] * DUMP_RECORD_GRAIN, b = (pages[j - 1] + 1) * DUMP_RECORD_GRAIN;
 		i = j;
 		/* the first segment ending after a */
 		size_t lo = 0, hi = p->nsegs;
@@ -327,7 +327,7 @@ static void write_core(struct dump *d, struct out *o, const struct piece *v, siz
 	for (size_t i = 0; i < n; i++) {
 		uint64_t len = v[i].end - v[i].start;
 		Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = v[i].flags, .p_offset = at,
-				  .p_vaddr = v[i].start, .p_filesz = len, .p_memsz = len, .p_align = PAGE };
+				  .p_vaddr = v[i].start, .p_filesz = len, .p_memsz = len, .p_align = 1 };
 		emit(o, &ph, sizeof(ph));
 		at += len;
 	}
