@@ -251,6 +251,11 @@ struct pc_error *analysis_save(struct analysis *a, const char *path, struct dump
 	return dump_save(a->dump, path, saved);
 }
 
+struct pc_error *analysis_save_fd(struct analysis *a, int fd, const char *name, bool zstd)
+{
+	return dump_save_fd(a->dump, fd, name, zstd, NULL);
+}
+
 const struct model_report *analysis_report(const struct analysis *a)
 {
 	return a->report;

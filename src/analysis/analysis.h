@@ -44,6 +44,8 @@ void analysis_free(struct analysis *a);
  * what it read, written to PATH (dump_save, dump.h): NULL and *SAVED
  * filled (may be NULL), or the error. */
 struct pc_error *analysis_save(struct analysis *a, const char *path, struct dump_saved *saved);
+/* The same into the file open at FD (dump_save_fd). */
+struct pc_error *analysis_save_fd(struct analysis *a, int fd, const char *name, bool zstd);
 
 /* Patched memory: what the walk makes of other bytes.  For the fuzz
  * targets that walk a real core's memory thousands of times, a few words

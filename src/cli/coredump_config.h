@@ -19,6 +19,7 @@ struct coredump_config {
 	uint64_t max_core_size;      /* MaxCoreSize=, bytes */
 	char *user;                  /* User= */
 	bool debuginfod;             /* Debuginfod= */
+	bool save_compact;           /* SaveCompact=: a compact dump beside the report */
 };
 
 /* The defaults, then PATH's settings over them.  A missing PATH is no

@@ -231,6 +231,10 @@ struct dump_saved {
 	size_t nloads;               /* in that many PT_LOAD segments */
 };
 struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *saved);
+/* The same into the file open at FD (the caller's: not closed), NAME in
+ * messages, compressed when ZSTD: for a file opened with privileges the
+ * writer no longer has (pycore coredump). */
+struct pc_error *dump_save_fd(struct dump *d, int fd, const char *name, bool zstd, struct dump_saved *saved);
 
 /* The OS threads of the dump (dump/thread.c), as the dump's platform
  * locates them. */

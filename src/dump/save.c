@@ -344,7 +344,8 @@ static void write_core(struct dump *d, struct out *o, const struct piece *v, siz
 		emit_mode(o, NULL, 0, ZSTD_e_end);
 }
 
-struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *saved)
+/* The compact core written to FD (PATH in messages): NULL, or the error. */
+static struct pc_error *save_to(struct dump *d, int fd, const char *path, bool zstd, struct dump_saved *saved)
 {
 	if (!d->p->rec)
 		return pc_error_new(PC_EIO, path, "nothing was recorded to save (dump_record_start)");
@@ -359,27 +360,14 @@ struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *
 	enum pc_code st = collect(d, &v, &n);
 	if (st == PC_OK)
 		st = write_notes(d, &notes);
-	if (st != PC_OK) {
-		struct pc_error *e = pc_error_new(st, path, "%s", st == PC_ENOMEM ? "out of memory"
-						  : d->p->error ? d->p->error : pc_code_str(st));
-		free(v);
-		free(notes.p);
-		return e;
-	}
-	/* a temporary file beside PATH, renamed over it once whole */
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	struct out o = { .fd = -1 };
-	if (tmp) {
-		snprintf(tmp, plen + 16, "%s.XXXXXX", path);
-		o.fd = mkstemp(tmp);
-	}
 	struct pc_error *e = NULL;
-	if (o.fd < 0) {
-		e = pc_error_new(tmp ? PC_EIO : PC_ENOMEM, path, "cannot create: %s", strerror(tmp ? errno : ENOMEM));
+	struct out o = { .fd = fd };
+	if (st != PC_OK) {
+		e = pc_error_new(st, path, "%s", st == PC_ENOMEM ? "out of memory"
+				 : d->p->error ? d->p->error : pc_code_str(st));
 		goto out;
 	}
-	if (ends_with(path, ".zst")) {
+	if (zstd) {
 		o.z = ZSTD_createCCtx();
 		o.cap = ZSTD_CStreamOutSize();
 		o.buf = malloc(o.cap);
@@ -392,20 +380,11 @@ struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *
 		}
 	}
 	write_core(d, &o, v, n, &notes);
-	if (!o.failed && fsync(o.fd) != 0) {
-		o.failed = true;
-		o.err = errno;
-	}
-	if (close(o.fd) != 0 && !o.failed) {
-		o.failed = true;
-		o.err = errno;
-	}
-	if (!o.failed && rename(tmp, path) != 0) {
+	if (!o.failed && fsync(o.fd) != 0 && errno != EINVAL) {
 		o.failed = true;
 		o.err = errno;
 	}
 	if (o.failed) {
-		unlink(tmp);
 		e = pc_error_new(o.err == ENOMEM ? PC_ENOMEM : PC_EIO, path, "cannot write: %s", strerror(o.err));
 	} else if (saved) {
 		saved->memory = 0;
@@ -417,8 +396,39 @@ struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *
 out:
 	ZSTD_freeCCtx(o.z);
 	free(o.buf);
-	free(tmp);
 	free(v);
 	free(notes.p);
+	return e;
+}
+
+struct pc_error *dump_save_fd(struct dump *d, int fd, const char *name, bool zstd, struct dump_saved *saved)
+{
+	return save_to(d, fd, name, zstd, saved);
+}
+
+struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *saved)
+{
+	/* a temporary file beside PATH, renamed over it once whole */
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 16);
+	int fd = -1;
+	if (tmp) {
+		snprintf(tmp, plen + 16, "%s.XXXXXX", path);
+		fd = mkstemp(tmp);
+	}
+	if (fd < 0) {
+		struct pc_error *e = pc_error_new(tmp ? PC_EIO : PC_ENOMEM, path, "cannot create: %s",
+						  strerror(tmp ? errno : ENOMEM));
+		free(tmp);
+		return e;
+	}
+	struct pc_error *e = save_to(d, fd, path, ends_with(path, ".zst"), saved);
+	if (close(fd) != 0 && !e)
+		e = pc_error_new(PC_EIO, path, "cannot write: %s", strerror(errno));
+	if (!e && rename(tmp, path) != 0)
+		e = pc_error_new(PC_EIO, path, "cannot write: %s", strerror(errno));
+	if (e)
+		unlink(tmp);
+	free(tmp);
 	return e;
 }
