@@ -196,6 +196,8 @@ static struct pc_error *open_analysis(int fd, const char *path, const struct ana
 	struct dump_budget b = opt->budget;
 	b.timeout = opt->py.timeout;
 	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &b, &a->dump) : dump_open(path, &b, &a->dump);
+	if (!e && opt->record && dump_record_start(a->dump) != PC_OK)
+		e = pc_error_new(PC_ENOMEM, path, "out of memory");
 	if (!e && (a->loc = locate_modules(a->dump, &a->opt.files, &e)) != NULL)
 		attach_files(a);
 	if (!e)
@@ -295,6 +297,16 @@ struct pc_error *analysis_open(const char *path, const struct analysis_options *
 enum pc_code analysis_patch(struct analysis *a, uint64_t addr, const void *bytes, size_t len, void *old)
 {
 	return dump_patch(a->dump, addr, bytes, len, old);
+}
+
+struct pc_error *analysis_save(struct analysis *a, const char *path, struct dump_saved *saved)
+{
+	return dump_save(a->dump, path, saved);
+}
+
+struct pc_error *analysis_save_fd(struct analysis *a, int fd, const char *name, bool zstd)
+{
+	return dump_save_fd(a->dump, fd, name, zstd, NULL);
 }
 
 const struct model_report *analysis_report(const struct analysis *a)

@@ -27,6 +27,8 @@ struct analysis_options {
 	 * dropping the privileges the attributes need), over the file's own;
 	 * NULL: the file's */
 	const struct dump_coredump *coredump;
+	/* record the pages of the dump the analysis reads, for analysis_save */
+	bool record;
 };
 
 struct analysis;
@@ -42,6 +44,12 @@ struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis
 /* The report of the last walk; NULL before one, or after one that failed. */
 const struct model_report *analysis_report(const struct analysis *a);
 void analysis_free(struct analysis *a);
+/* After a walk of an analysis run with opt->record: a compact dump of
+ * what it read, written to PATH (dump_save, dump.h): NULL and *SAVED
+ * filled (may be NULL), or the error. */
+struct pc_error *analysis_save(struct analysis *a, const char *path, struct dump_saved *saved);
+/* The same into the file open at FD (dump_save_fd). */
+struct pc_error *analysis_save_fd(struct analysis *a, int fd, const char *name, bool zstd);
 
 /* Patched memory: what the walk makes of other bytes.  For the fuzz
  * targets that walk a real core's memory thousands of times, a few words

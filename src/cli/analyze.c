@@ -61,6 +61,10 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	if (rc == EXIT_WRITE) {
 		fprintf(stderr, "pycore: %s: cannot write the report to standard output%s%s\n", path,
 			err ? ": " : "", err ? strerror(err) : "");
+	} else if (opt->save && (e = analysis_save(a, opt->save, NULL)) != NULL) {
+		fprintf(stderr, "pycore: %s: cannot save the compact dump: %s\n", path, e->message);
+		pc_error_free(e);
+		rc = EXIT_WRITE;
 	} else if (model_report_incomplete(r)) {
 		fprintf(stderr, "pycore: %s: the report is incomplete (see its warnings and thread errors)\n",
 			path);
@@ -97,6 +101,10 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	}
 	if (!spool_env_ok(opt))
 		return EXIT_USAGE;
+	if (opt->save && argc - first != 1) {
+		options_usage_error("%s", "--save writes the compact dump of one dump: give one");
+		return EXIT_USAGE;
+	}
 	/* the debug cache's directory, made when the dumps are analyzed */
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;
@@ -119,6 +127,10 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 {
 	/* reports that leave the machine: batch redacts unless told not to */
 	opt->analysis.redact = opt->redact < 0 ? true : opt->redact;
+	if (opt->save) {
+		options_usage_error("%s", "--save is an option of analyze, not of batch");
+		return EXIT_USAGE;
+	}
 	if (opt->pretty || (opt->format_given && !opt->json)) {
 		options_usage_error("%s", "batch writes JSON Lines only: no --pretty, no --format text");
 		return EXIT_USAGE;

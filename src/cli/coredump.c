@@ -60,6 +60,8 @@ struct run {
 	int core_fd;
 	char *sidecar_name;          /* the report's file */
 	FILE *sidecar;
+	char *compact_name;          /* SaveCompact=: the compact dump's file */
+	int compact_fd;
 	int *slots;                  /* cfg.max_concurrent descriptors, or NULL */
 	char *cache;                 /* the debug cache, or NULL */
 };
@@ -75,6 +77,9 @@ static void run_free(struct run *h)
 	free(h->slots);
 	if (h->core_fd >= 0)
 		close(h->core_fd);
+	if (h->compact_fd >= 0)
+		close(h->compact_fd);
+	free(h->compact_name);
 	free(h->sidecar_name);
 	free(h->journal_name);
 	free(h->cache);
@@ -259,6 +264,14 @@ static int create_report_file(struct run *h)
 			close(sfd);
 		return 1;
 	}
+	/* SaveCompact=: pycore.NAME.core.zst beside pycore.NAME.json, created
+	 * as root as the report is; its lack costs the report nothing */
+	size_t n = strlen(h->sidecar_name);
+	if (h->cfg.save_compact && n > 5 && asprintf(&h->compact_name, "%.*s.core.zst", (int)(n - 5), h->sidecar_name) >= 0) {
+		h->compact_fd = open(h->compact_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (h->compact_fd < 0)
+			fprintf(stderr, "pycore: coredump: cannot create %s: %s\n", h->compact_name, strerror(errno));
+	}
 	/* the slots, opened as root, taken as the user */
 	char *rundir = hook_state_dir("RUNTIME_DIRECTORY", "/run/pycore");
 	h->slots = malloc(h->cfg.max_concurrent * sizeof(*h->slots));
@@ -300,12 +313,12 @@ int coredump_main(int argc, char **argv)
 	int rc = parse_arguments(argc, argv, &config, &instance);
 	if (rc != GO_ON)
 		return rc;
-	struct run h = { .c = { .pid = -1 }, .core_fd = -1 };
+	struct run h = { .c = { .pid = -1 }, .core_fd = -1, .compact_fd = -1 };
 	if ((rc = load_config(&h, config)) == GO_ON && (rc = find_crash(&h, instance)) == GO_ON &&
 	    (rc = screen(&h)) == GO_ON && (rc = open_core(&h)) == GO_ON &&
 	    (rc = create_report_file(&h)) == GO_ON && (rc = drop_and_wait(&h)) == GO_ON) {
 		rc = hook_analyze_and_report(&h.cfg, &h.c, h.core_fd, h.core_name, h.sidecar, h.sidecar_name,
-					     h.cache);
+					     h.cache, h.compact_fd, h.compact_name);
 		h.sidecar = NULL;  /* closed */
 	}
 	run_free(&h);

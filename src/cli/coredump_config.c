@@ -110,6 +110,8 @@ static int set(struct coredump_config *c, const char *key, const char *v)
 		return parse_bool(v, &c->redact);
 	if (strcmp(key, "Debuginfod") == 0)
 		return parse_bool(v, &c->debuginfod);
+	if (strcmp(key, "SaveCompact") == 0)
+		return parse_bool(v, &c->save_compact);
 	if (strcmp(key, "MaxCoreSize") == 0)
 		return parse_number(v, true, UINT64_MAX, &c->max_core_size);
 	if (strcmp(key, "MaxSpool") == 0)

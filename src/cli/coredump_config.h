@@ -21,6 +21,7 @@ struct coredump_config {
 	uint64_t timeout;            /* TimeoutSec=, seconds for one analysis (opening it too); 0: none */
 	char *user;                  /* User= */
 	bool debuginfod;             /* Debuginfod= */
+	bool save_compact;           /* SaveCompact=: a compact dump beside the report */
 };
 
 /* The defaults, then PATH's settings over them.  A missing PATH is no

@@ -78,12 +78,14 @@ bool hook_take_slot(const int *fds, unsigned n);
 /* coredump_write.c: S escaped for a terminal (malloc'd); a journal note
  * that is no report (PRIORITY 6 a skip, 3 a failure); the report's file
  * name (malloc'd); the analysis of the core open at CORE_FD written to
- * SIDECAR (closed) and the journal, returning the exit code. */
+ * SIDECAR (closed) and the journal, and (SaveCompact=) its compact dump
+ * to COMPACT_FD when >= 0 (left open), returning the exit code. */
 char *hook_escaped(const char *s);
 void hook_journal_note(const struct crash *c, const char *core, int priority, const char *why);
 char *hook_sidecar_path(const struct coredump_config *cfg, const struct crash *c);
 int hook_analyze_and_report(const struct coredump_config *cfg, const struct crash *c, int core_fd,
-			    const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache);
+			    const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache,
+			    int compact_fd, const char *compact_name);
 
 #endif
 #endif

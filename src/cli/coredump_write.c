@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "report/report.h"
@@ -85,7 +86,8 @@ char *hook_sidecar_path(const struct coredump_config *cfg, const struct crash *c
 /* The analysis, written: the JSON to the report's file, a journal entry.
  * Returns the exit code. */
 int hook_analyze_and_report(const struct coredump_config *cfg, const struct crash *c, int core_fd,
-			      const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache)
+			      const char *core_name, FILE *sidecar, const char *sidecar_name, const char *cache,
+			      int compact_fd, const char *compact_name)
 {
 	struct analysis_options opt = { .py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
 						.timeout = (double)cfg->timeout, .locals = cfg->locals },
@@ -94,6 +96,7 @@ int hook_analyze_and_report(const struct coredump_config *cfg, const struct cras
 	opt.files.debug_cache = cache;
 	opt.redact = cfg->redact;
 	opt.coredump = c->facts;
+	opt.record = compact_fd >= 0;
 	struct analysis *a;
 	struct pc_error *e = analysis_run_fd(core_fd, core_name, &opt, &a);
 	if (e) {
@@ -112,6 +115,13 @@ int hook_analyze_and_report(const struct coredump_config *cfg, const struct cras
 		rc = 1;
 	if (rc)
 		fprintf(stderr, "pycore: coredump: cannot write %s\n", sidecar_name);
+	/* SaveCompact=: what the report read, kept after the core is gone */
+	if (compact_fd >= 0 && (e = analysis_save_fd(a, compact_fd, compact_name, true)) != NULL) {
+		fprintf(stderr, "pycore: coredump: cannot save the compact dump %s: %s\n", compact_name, e->message);
+		pc_error_free(e);
+		if (ftruncate(compact_fd, 0) != 0)
+			fprintf(stderr, "pycore: coredump: %s is left incomplete\n", compact_name);
+	}
 	char *text = NULL;
 	size_t text_len = 0;
 	FILE *t = open_memstream(&text, &text_len);

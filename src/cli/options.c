@@ -128,6 +128,14 @@ static const char usage_text[] =
 	"                       $PYCORE_MAX_SPOOL; 0: no cap.  Past it the dump is\n"
 	"                       refused (exit 6, \"... would write more than --max-spool\n"
 	"                       SIZE to the temporary directory\")\n"
+	"      --save FILE      also write a compact dump of the one DUMP to FILE (zstd\n"
+	"                       when FILE ends in .zst): an ELF core gdb and pycore open,\n"
+	"                       holding what this analysis read, every thread's registers\n"
+	"                       and stack top, the notes and the modules' build-ids.\n"
+	"                       Analyzed with the same options it gives the same report;\n"
+	"                       it records only what this analysis read: one saved\n"
+	"                       without --locals has no locals to show, nor tasks\n"
+	"                       without --tasks, nor native frames without --native\n"
 	"\n"
 	"Where the interpreter's files come from, tried in this order; a file is used\n"
 	"only when its build-id matches the one the core recorded:\n"
@@ -216,7 +224,8 @@ static const char usage_text[] =
 	"  4  input unreadable, truncated beyond use, or not a dump (also: a FIFO, a\n"
 	"     device or a directory given as a dump, refused before it is read;\n"
 	"     standard input or a compressed stream whose first bytes are no dump's)\n"
-	"  5  the report could not be written (standard output failed: a full disk)\n"
+	"  5  the report could not be written (standard output failed: a full disk),\n"
+	"     or the compact dump of --save\n"
 	"  6  a budget ran out before a report: --timeout while opening (reading\n"
 	"     standard input, decompressing), --max-spool, or the decoders' memory\n"
 	"     (a compressed stream's window over 256 MiB)\n"
@@ -290,6 +299,7 @@ static const struct option longopts[] = {
 	{ "html-dir", required_argument, NULL, 'J' },
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
+	{ "save", required_argument, NULL, 'Z' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -523,6 +533,14 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->batch_only = "--html-dir";
 			break;
 		}
+		case 'Z':
+			if (!*optarg) {
+				options_usage_error("%s", "--save needs a file name");
+				return EXIT_USAGE;
+			}
+			opt->save = optarg;
+			opt->analysis.record = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return flush_stdout();

@@ -38,6 +38,7 @@ struct options {
 	bool no_debug_cache;
 	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
 	const char *spool_env_bad;   /* $PYCORE_MAX_SPOOL when it is no size (and no --max-spool) */
+	const char *save;            /* --save FILE: a compact dump of the one dump */
 	struct analysis_options analysis;
 	struct batch_options batch;
 };

@@ -230,6 +230,34 @@ void dump_files_attached(struct dump *d);
 /* Whether a read was served from M's attached file. */
 bool dump_file_used(const struct dump *d, const struct dump_module *m);
 
+/* Compact dumps (dump/record.c, dump/save.c).  From dump_record_start
+ * on, the bytes every read is served from out of the dump's own are
+ * recorded, rounded to blocks of 256 bytes (whole pages made an asyncio
+ * core's compact dump 1.9 % of it, these 0.4 %; bytes of module files are
+ * not recorded: the compact dump needs those files as the original did).  dump_save then writes
+ * to PATH an ELF core (one zstd frame when PATH ends in ".zst"; written
+ * beside PATH and renamed over it once whole) of those pages, plus each
+ * thread's stack from 256 bytes below its stack pointer to 64 KiB above
+ * it and its struct pthread, the initial stack, each module's ELF
+ * header, program headers, notes (the build-id) and dynamic section, and
+ * the dynamic linker's list of libraries (what gdb reads of a core); and
+ * the dump's notes: an ELF core's own, copied, else NT_PRSTATUS per
+ * thread, NT_PRPSINFO, NT_SIGINFO, NT_AUXV (AT_ENTRY) and NT_FILE written
+ * from what the dump says.  Memory held while recording grows with the
+ * pages read, never with the dump.  dump_save returns NULL and fills
+ * *SAVED (may be NULL), or the error (PC_EIO, PC_ENOMEM, PC_EUNSUPPORTED). */
+enum pc_code dump_record_start(struct dump *d);
+struct dump_saved {
+	uint64_t core_size;          /* bytes of the core (before compression) */
+	uint64_t memory;             /* bytes of memory it holds */
+	size_t nloads;               /* in that many PT_LOAD segments */
+};
+struct pc_error *dump_save(struct dump *d, const char *path, struct dump_saved *saved);
+/* The same into the file open at FD (the caller's: not closed), NAME in
+ * messages, compressed when ZSTD: for a file opened with privileges the
+ * writer no longer has (pycore coredump). */
+struct pc_error *dump_save_fd(struct dump *d, int fd, const char *name, bool zstd, struct dump_saved *saved);
+
 /* The OS threads of the dump (dump/thread.c), as the dump's platform
  * locates them. */
 

@@ -15,6 +15,7 @@ struct dump_segment {
 	const uint8_t *data;
 	struct dump_module *mod;
 	uint64_t file_offset;
+	uint32_t flags;              /* the core's PF_* for its bytes; 0: not known */
 };
 
 /* A module's file, once attached (dump_attach_file): the dump's to unmap. */
@@ -56,7 +57,38 @@ struct dump_priv {
 	struct dump_budget budget;
 	uint64_t deadline_ns;
 	uint64_t spooled;
+	struct dump_record *rec;     /* the pages reads were served from (dump_record_start), or NULL */
+	/* an ELF core's own notes, as its PT_NOTE segments hold them (for
+	 * dump_save to copy) */
+	struct dump_span { const uint8_t *data; size_t len; } *notes;
+	size_t nnotes;
+	/* the initial stack from argc to the end of the run holding
+	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
+	uint64_t argv_start, argv_end;
+	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
 };
+
+/* The recorder (record.c): a set of block numbers, blocks of
+ * DUMP_RECORD_GRAIN bytes (a divisor of the page size). */
+#ifndef DUMP_RECORD_GRAIN
+#define DUMP_RECORD_GRAIN 256u
+#endif
+struct dump_record {
+	uint64_t *slots;             /* page number + 1; 0 empty */
+	size_t cap, n;               /* cap a power of two */
+	uint64_t last;               /* the page last added, + 1 */
+	bool failed;                 /* out of memory: the record is incomplete */
+};
+/* Note that [ADDR, ADDR+LEN) was served from the dump's own bytes. */
+void dump_record_note(struct dump_record *r, uint64_t addr, size_t len);
+void dump_record_free(struct dump_record *r);
+/* The blocks recorded, by number, sorted (malloc'd; NULL when out of memory). */
+uint64_t *dump_record_pages(struct dump_record *r, size_t *n);
+/* Read (and so record) what a debugger needs beside what the analysis
+ * read: each thread's stack top and struct pthread, the initial stack,
+ * the modules' headers, build-id notes and dynamic sections, and the
+ * dynamic linker's list of libraries. */
+void dump_record_extras(struct dump *d);
 
 /* A message to pass on in the report. */
 void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -240,7 +240,7 @@ static enum pc_code build_segments(struct dump *d, struct core_parse *cp)
 		uint64_t n = l->filesz < l->memsz ? l->filesz : l->memsz;
 		if (n == 0)
 			continue;
-		struct dump_segment s = { l->vaddr, l->vaddr + n, d->p->map + l->offset, NULL, 0 };
+		struct dump_segment s = { l->vaddr, l->vaddr + n, d->p->map + l->offset, NULL, 0, l->flags };
 		enum pc_code st = dump_add_segment(d, &s);
 		if (st != PC_OK)
 			return st;
@@ -302,6 +302,8 @@ static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t exec
 	char **argv = calloc(argc + 1, sizeof(*argv));
 	if (!argv)
 		return;
+	d->p->argv_start = p;
+	d->p->argv_end = s->end;
 	for (uint64_t k = 0; k < argc; k++) {
 		uint64_t sp;
 		char buf[4096];
@@ -328,6 +330,8 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 			d->auxv_vdso = val;
 		else if (type == AT_EXECFN)
 			execfn = val;
+		else if (type == AT_SYSINFO_EHDR)
+			d->p->vdso = val;
 	}
 	struct dump_module *m = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
 	if (m) {
@@ -435,6 +439,13 @@ enum pc_code dump_elfcore_open(struct dump *d)
 				break;
 			}
 			st = parse_notes(d, &cp, d->p->map + ph.p_offset, ph.p_filesz);
+			struct dump_span *ns = realloc(d->p->notes, (d->p->nnotes + 1) * sizeof(*ns));
+			if (!ns) {
+				st = PC_ENOMEM;
+				break;
+			}
+			d->p->notes = ns;
+			ns[d->p->nnotes++] = (struct dump_span){ d->p->map + ph.p_offset, ph.p_filesz };
 		} else if (ph.p_type == PT_LOAD) {
 			struct load *l = &cp.loads[cp.nloads++];
 			l->vaddr = ph.p_vaddr;

@@ -108,7 +108,7 @@ struct pc_error *dump_open_runs(const struct dump_run *runs, size_t n, const cha
 	enum pc_code st = PC_OK;
 	for (size_t i = 0; i < n && st == PC_OK; i++) {
 		const struct dump_run *r = &runs[i];
-		struct dump_segment s = { r->start, r->start + r->size, r->data, NULL, 0 };
+		struct dump_segment s = { r->start, r->start + r->size, r->data, NULL, 0, 0 };
 		if (r->size > UINT64_MAX - r->start) {
 			dump_set_error(d, "a run at 0x%llx past the end of the address space",
 				       (unsigned long long)r->start);
@@ -400,6 +400,8 @@ void dump_close(struct dump *d)
 		free(d->p->copies[i]);
 	free(d->p->copies);
 	free(d->p->segs);
+	free(d->p->notes);
+	dump_record_free(d->p->rec);
 	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {

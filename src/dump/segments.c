@@ -178,6 +178,8 @@ PC_NOT_COVERED enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, 
 	if (p->last_seg < p->nsegs) {
 		const struct dump_segment *s = &p->segs[p->last_seg];
 		if (addr - s->start < s->end - s->start && len <= s->end - addr && s->data) {
+			if (p->rec)
+				dump_record_note(p->rec, addr, len);
 			memcpy(buf, s->data + (addr - s->start), len);
 			return PC_OK;
 		}
@@ -198,6 +200,8 @@ static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size
 		size_t n = len < avail ? len : (size_t)avail;
 		if (s->data) {
 			memcpy(out, s->data + (addr - s->start), n);
+			if (d->p->rec)
+				dump_record_note(d->p->rec, addr, n);
 		} else {
 			/* a page the dump left out: from the module's file, if
 			 * one was attached */

@@ -43,7 +43,7 @@ int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread)
 int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr)
 {
 	int64_t best = -1;
-	uint64_t best_len = UINT64_MAX;
+	uint64_t best_len = UINT64_MAX, best_sp = 0;
 	for (size_t i = 0; i < d->nthreads; i++) {
 		uint64_t sp = d->threads[i].regs.sp, end;
 		if (!sp || addr < sp || dump_next_held(d, sp, &end) != sp || addr >= end)
@@ -51,8 +51,13 @@ int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr)
 		if (addr - sp < best_len) {
 			best_len = addr - sp;
 			best = d->threads[i].tid;
+			best_sp = sp;
 		}
 	}
+	/* the answer rests on the bytes from the stack pointer to ADDR
+	 * being one run: a compact dump keeps them */
+	if (best >= 0 && d->p->rec)
+		dump_record_note(d->p->rec, best_sp, best_len + 1);
 	return best;
 }
 

@@ -97,6 +97,11 @@ struct platform {
 	 * and its registers; NULL for a note the platform does not take */
 	size_t prstatus_size;
 	void (*parse_prstatus)(const uint8_t *desc, struct platform_regs *r);
+	/* The inverse of parse_prstatus: R's registers into the NT_PRSTATUS
+	 * at DESC (prstatus_size bytes, zeroed by the caller; what R does not
+	 * hold stays zero), for the compact cores of dumps that have no such
+	 * notes (a minidump's); NULL when the platform cannot. */
+	void (*write_prstatus)(const struct platform_regs *r, uint8_t *desc);
 	/* Another register set of a thread (a core's note named "LINUX", of
 	 * type TYPE, LEN bytes at DESC, which the kernel and gdb write after
 	 * the thread's NT_PRSTATUS): the thread pointer, PAC masks or system

@@ -90,6 +90,31 @@ static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
 	r->syscall_arg0 = r->has_syscall ? u[U_RDI] : 0;
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void write_prstatus(const struct platform_regs *r, uint8_t *desc)
+{
+	uint64_t u[U_FS_BASE + 1] = { 0 };
+	static const unsigned char user_of[D_NREGS] = {
+		U_RAX, U_RDX, U_RCX, U_RBX, U_RSI, U_RDI, U_RBP, U_RSP,
+		U_R8, U_R9, U_R10, U_R11, U_R12, U_R13, U_R14, U_R15, U_RIP,
+	};
+	for (int i = 0; i < D_NREGS; i++)
+		u[user_of[i]] = r->dwarf[i];
+	u[U_RIP] = r->pc;
+	u[U_RSP] = r->sp;
+	u[U_FS_BASE] = r->tp;
+	u[U_ORIG_RAX] = r->has_syscall ? r->syscall : UINT64_MAX;
+	if (r->has_syscall_arg0)
+		u[U_RDI] = r->syscall_arg0;
+	for (int i = 0; i <= U_FS_BASE; i++)
+		put64(desc + PRSTATUS_REGS + 8 * i, u[i]);
+}
+
 /* CONTEXT_AMD64: Rax ... R15 in DWARF-unrelated order from 120 */
 static void parse_minidump_context(const uint8_t *c, struct platform_regs *r)
 {
@@ -168,6 +193,7 @@ const struct platform platform_x86_64 = {
 	.parse_minidump_context = parse_minidump_context,
 	.prstatus_size = PRSTATUS_SIZE,
 	.parse_prstatus = parse_prstatus,
+	.write_prstatus = write_prstatus,
 	.parse_thread_note = NULL,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_RSP,

@@ -66,7 +66,7 @@ fi
 conf=$dest$confdir/coredump.conf
 bad=
 for kv in ReportDirectory= Executables= Locals=yes Redact=yes MaxConcurrent=2 \
-	RateLimitIntervalSec=3600 RateLimitBurst=10 MaxCoreSize=4G User=pycore Debuginfod=no; do
+	RateLimitIntervalSec=3600 RateLimitBurst=10 MaxCoreSize=4G User=pycore Debuginfod=no SaveCompact=no; do
 	n=$(grep -c -x "#$kv" "$conf")
 	[ "$n" -eq 1 ] || bad="$bad #$kv($n times)"
 done
