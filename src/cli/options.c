@@ -299,7 +299,7 @@ static const struct option longopts[] = {
 	{ "html-dir", required_argument, NULL, 'J' },
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
-	{ "save", required_argument, NULL, 'Z' },
+	{ "save", required_argument, NULL, 'E' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -533,7 +533,7 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->batch_only = "--html-dir";
 			break;
 		}
-		case 'Z':
+		case 'E':
 			if (!*optarg) {
 				options_usage_error("%s", "--save needs a file name");
 				return EXIT_USAGE;
