@@ -187,10 +187,25 @@ static json_t *wait_json(const struct model_wait *w)
 			 "count", w->count >= 0 ? json_integer(w->count) : json_null());
 }
 
+static json_t *greenlets_json(const struct ptrvec *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_greenlet *g = v->items[i];
+		json_array_append_new(a, json_pack("{s:o, s:o, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+			"address", addr_or_null(g->address, true), "type", str_or_null(g->type),
+			"state", g->state, "main", g->main, "hub", g->hub, "run", str_or_null(g->run),
+			"parent", addr_or_null(g->parent, g->parent != 0), "stack", frames_json(&g->stack),
+			"error", str_or_null(g->error), "error_code", error_code(g->error, g->error_info),
+			"error_address", error_address(g->error, g->error_info)));
+	}
+	return a;
+}
+
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
@@ -202,7 +217,8 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "error_address", error_address(t->error, t->error_info),
 			 "frames", frames,
 			 "exception", exception_json(t->exception),
-			 "waiting_on", wait_json(t->waiting_on));
+			 "waiting_on", wait_json(t->waiting_on),
+			 "greenlets", greenlets_json(&t->greenlets));
 }
 
 static json_t *task_refs(const struct ptrvec *v)
@@ -243,9 +259,12 @@ static json_t *asyncio_json(const struct model_interp *mi)
 		json_t *tasks = json_array();
 		for (size_t k = 0; k < l->tasks.n; k++)
 			json_array_append_new(tasks, task_json(l->tasks.items[k]));
-		json_array_append_new(loops, json_pack("{s:o, s:o, s:o}",
+		json_array_append_new(loops, json_pack("{s:o, s:o, s:o, s:o, s:o}",
 			"thread", l->thread >= 0 ? json_integer(l->thread) : json_null(),
-			"loop", addr_or_null(l->address, l->address != 0), "tasks", tasks));
+			"loop", addr_or_null(l->address, l->address != 0),
+			"type", str_or_null(l->type),
+			"running", l->running < 0 ? json_null() : json_boolean(l->running),
+			"tasks", tasks));
 	}
 	return loops;
 }
@@ -385,13 +404,15 @@ static json_t *report_json(const struct model_report *r)
 		json_t *threads = json_array();
 		for (size_t k = 0; k < mi->threads.n; k++)
 			json_array_append_new(threads, thread_json(mi->threads.items[k], true));
-		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
 							 "gil_enabled", mi->gil_enabled < 0 ? json_null()
 							 : json_boolean(mi->gil_enabled),
 							 "threads", threads,
-							 "asyncio", asyncio_json(mi)));
+							 "asyncio", asyncio_json(mi),
+							 "greenlet_version", str_or_null(mi->greenlet_version),
+							 "greenlets", greenlets_json(&mi->greenlets)));
 	}
 	json_t *native_threads = json_null();
 	if (r->has_native_threads) {

@@ -26,6 +26,9 @@ void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint6
  * recovered when that walk meets the top exactly; the error counts them. */
 void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, struct model_error_info info,
 		       const char *why);
+/* The frames from FRAME outwards, appended to T, where no thread state
+ * tells where the chain ends (a suspended greenlet's). */
+void py_walk_frame_chain(struct py_ctx *c, struct model_thread *t, uint64_t frame);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
@@ -68,6 +71,12 @@ void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *
 /* The event loops and tasks of interpreter INTERP into MI (after its
  * threads were walked). */
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+
+/* ---- greenlet.c ---- */
+
+/* The greenlets of interpreter INTERP (greenlet imported there), each
+ * under the thread of MI that runs it (after its threads were walked). */
+void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
 
 /* ---- waits.c ---- */
 
