@@ -62,6 +62,11 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
  * Python thread state runs on T's OS thread too. */
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared);
+/* 3.12+: the thread states TS[0..N) of several interpreters that run on
+ * one OS thread, one inside the other: each gets its own slice of that
+ * thread's native stack (the innermost one's the top of it). */
+void py_weave_native_shared(struct py_ctx *c, struct symbols *s, struct model_thread **ts, size_t n,
+			    struct dump_module *interp_module);
 /* Every OS thread of the dump without a Python thread state, with its
  * native stack, into c->r->native_threads. */
 void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
