@@ -284,6 +284,7 @@ static void write_stack(const struct hx *x, const struct model_interp *mi, const
 	}
 	if (t->exception)
 		html_exception(x, t->exception);
+	html_greenlets(x, &t->greenlets);
 }
 
 static void write_thread(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)

@@ -195,6 +195,10 @@ def check_gevent(work):
     text = analyze(core, "text")
     if "Greenlets of thread %d" % truth["tids"][0] not in text or "gevent hub, running" not in text:
         raise cs.Failure("text: no greenlets section under the thread, or no hub")
+    html = analyze(core, "html")
+    missing_html = [a for a in got if "Greenlet %s " % a not in html]
+    if missing_html:
+        raise cs.Failure("html: no greenlet %s" % missing_html)
     collapsed = analyze(core, "collapsed").splitlines()
     for w in truth["greenlets"]:
         names = [f["function"] for f in w["stack"]]
