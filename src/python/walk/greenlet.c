@@ -146,6 +146,12 @@ struct type_is {
 	bool yes;
 };
 
+/* A main greenlet's index in gwalk.v plus 1, by its address. */
+struct main_idx {
+	uint64_t obj;
+	size_t i;
+};
+
 /* Is TYPE greenlet.greenlet or a subclass (along tp_base)? */
 static bool greenlet_type(struct gwalk *w, uint64_t type)
 {
@@ -355,17 +361,24 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 		}
 		mg->tid = tid;
 	}
+	struct addrtab main_at = ADDRTAB_INIT(struct main_idx);
+	for (size_t i = 0; i < w->n; i++) {
+		bool found;
+		struct main_idx *e = w->v[i].ts ? addrtab_get(&main_at, w->v[i].obj, &found) : NULL;
+		if (e)
+			e->i = i + 1;
+	}
 	for (size_t i = 0; i < w->n && !py_out_of_time(c); i++) {
 		struct gl *g = &w->v[i];
 		if (!g->pimpl)
 			continue;
-		struct gl *mg = NULL;
-		for (size_t k = 0; k < w->n && !mg; k++)
-			if (w->v[k].ts && w->v[k].obj == g->main)
-				mg = &w->v[k];
+		bool found;
+		/* (a lookup adds the key: an entry of 0 is no main greenlet) */
+		struct main_idx *e = g->main ? addrtab_get(&main_at, g->main, &found) : NULL;
+		struct gl *mg = e && e->i ? &w->v[e->i - 1] : NULL;
 		struct model_greenlet *m = arena_alloc(c->a, sizeof(*m));
 		if (!m)
-			return true;
+			break;
 		g->m = m;
 		m->address = g->obj;
 		m->type = py_type_name(c, g->type);
@@ -401,6 +414,7 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 		struct model_thread *t = thread_of(mi, tid);
 		ptrvec_push(c->a, t ? &t->greenlets : &mi->greenlets, m);
 	}
+	addrtab_free(&main_at);
 	for (size_t i = 0; i < mi->threads.n; i++)
 		sort_greenlets(&((struct model_thread *)mi->threads.items[i])->greenlets);
 	sort_greenlets(&mi->greenlets);
