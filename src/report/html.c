@@ -425,6 +425,8 @@ static void write_redacted(FILE *out, const struct model_report *r)
 			html_thread_ref(out, e->thread, NULL);
 		if (strcmp(e->in, "exception") == 0)
 			fputs(", its exception", out);
+		if (strcmp(e->in, "greenlet") == 0)
+			fprintf(out, ", greenlet 0x%llx", (unsigned long long)e->greenlet);
 		if (e->frame >= 0)
 			fprintf(out, ", frame %lld", (long long)e->frame);
 		fputs("</td><td>", out);

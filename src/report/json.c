@@ -307,10 +307,11 @@ static json_t *redacted_json(const struct model_report *r)
 	json_t *a = json_array();
 	for (size_t i = 0; i < r->redactions.n; i++) {
 		const struct model_redaction *e = r->redactions.items[i];
-		json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:s}",
+		json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s}",
 			"thread", e->thread >= 0 ? json_integer(e->thread) : json_null(),
 			"in", e->in,
 			"task", addr_or_null(e->task, e->task != 0),
+			"greenlet", addr_or_null(e->greenlet, e->greenlet != 0),
 			"frame", e->frame >= 0 ? json_integer(e->frame) : json_null(),
 			"name", str_or_null(e->name),
 			"attribute", str_or_null(e->attribute),

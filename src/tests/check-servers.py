@@ -8,7 +8,8 @@
   threads, and gcore takes its core.  pycore must report every suspended
   greenlet under the worker's thread with exactly its stack, the hub
   named and running, the main greenlet, and each blocked stack in the
-  text and --format collapsed.
+  text, --format collapsed and HTML, and --redact must hide the sleeping
+  greenlet's secret local.
 - uvicorn on uvloop (Debian's uvicorn and python3-uvloop): a request blocks
   its task, and so the loop's thread, after recording the loop, its
   thread and the task; the loop must be reported running, on that
@@ -206,7 +207,14 @@ def check_gevent(work):
             line = ";".join("%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in reversed(w["stack"]))
             if not any(l.rsplit(" ", 1)[0] == line for l in collapsed):
                 raise cs.Failure("collapsed: no line %r" % line)
-    return "%d greenlets, 4 blocked ones with their stacks, the hub" % len(got)
+    out = analyze(core, "json", ["--locals", "--redact"])
+    if "s3cr3t-" in out:
+        raise cs.Failure("--redact: the sleeping greenlet's api_token is in the report")
+    red = [e for e in cs.load_report(out)["redacted"] if e["in"] == "greenlet" and e["name"] == "api_token"]
+    sleeper = [w["address"] for w in truth["greenlets"] if "block_sleep" in [f["function"] for f in w["stack"]]]
+    if len(red) != 1 or [red[0]["greenlet"]] != sleeper or red[0]["thread"] != truth["tids"][0]:
+        raise cs.Failure("--redact: redactions %s, the secret is in greenlet %s" % (red, sleeper))
+    return "%d greenlets, 4 blocked ones with their stacks, the hub, a secret redacted" % len(got)
 
 
 def check_uvloop(work):
