@@ -124,6 +124,23 @@ struct model_wait {
 	bool owner_elsewhere;
 };
 
+/* One greenlet (python/walk/greenlet.c): a stack of Python frames that
+ * the greenlet module switches in and out of its OS thread. */
+struct model_greenlet {
+	uint64_t address;            /* the greenlet object */
+	const char *type;            /* its class: "greenlet.greenlet", "gevent.hub.Hub" */
+	const char *state;           /* "running" (its thread's frames are its), "suspended",
+					"not started", "dead" */
+	bool main;                   /* its thread's main greenlet */
+	bool hub;                    /* gevent's hub (gevent.hub.Hub or a subclass) */
+	const char *run;             /* what it runs: its run callable, its class's run, or
+					the function its outermost frame runs; NULL unknown */
+	uint64_t parent;             /* the greenlet it returns to; 0 none or unknown */
+	struct ptrvec stack;         /* suspended: its frames, innermost first */
+	const char *error;           /* why its stack is incomplete */
+	struct model_error_info error_info;
+};
+
 struct model_thread {
 	int64_t tid;                 /* -1: unknown */
 	uint64_t ident;
@@ -145,6 +162,8 @@ struct model_thread {
 	bool stale;                  /* a thread state no OS thread of the dump has (left by
 					fork(): the parent's threads); tid is the one it
 					recorded, frames are what it holds */
+	struct ptrvec greenlets;     /* of struct model_greenlet: the greenlets of this thread,
+					its main greenlet first */
 };
 
 /* One asyncio task (or a future of asyncio's, where one is awaited). */
@@ -169,6 +188,8 @@ struct model_task {
 /* An event loop and the tasks that belong to it. */
 struct model_loop {
 	uint64_t address;
+	const char *type;            /* its class ("uvloop.Loop", "asyncio.unix_events._UnixSelectorEventLoop"); NULL unknown */
+	int running;                 /* 1 running, 0 not, -1 cannot tell */
 	int64_t thread;              /* OS thread running it; -1 none or unknown */
 	const char *thread_name;
 	struct ptrvec tasks;         /* of struct model_task */
@@ -182,6 +203,11 @@ struct model_interp {
 	struct ptrvec stale_threads; /* of struct model_thread: stale ones, kept apart */
 	bool asyncio_read;           /* the asyncio registries were read (loops may be none) */
 	struct ptrvec loops;         /* of struct model_loop */
+	const char *greenlet_version; /* the greenlet module's __version__ when its greenlets
+					 were read; NULL: not imported, or not read */
+	struct ptrvec greenlets;     /* of struct model_greenlet: those of no thread the
+					dump proves (their thread ended, or no stack
+					address of theirs names one) */
 };
 
 /* A mapped ELF image of the process. */

@@ -227,6 +227,7 @@ struct redactor {
 	int64_t thread;
 	const char *in;
 	uint64_t task;
+	uint64_t greenlet;
 	int64_t frame;
 };
 
@@ -278,7 +279,7 @@ static void record(struct redactor *w, const char *name, const char *attribute, 
 		w->failed = 1;
 		return;
 	}
-	*e = (struct model_redaction){ w->thread, w->in, w->task, w->frame, name, attribute, reason };
+	*e = (struct model_redaction){ w->thread, w->in, w->task, w->greenlet, w->frame, name, attribute, reason };
 }
 
 static bool never_by_name(const char *type)
@@ -367,7 +368,20 @@ static void visit_all(struct redactor *w)
 				visit_frames(w, &t->exception->traceback, "exception");
 				visit_text(w, &t->exception->message, "message");
 			}
+			for (size_t g = 0; g < t->greenlets.n; g++) {
+				const struct model_greenlet *gl = t->greenlets.items[g];
+				w->greenlet = gl->address;
+				visit_frames(w, &gl->stack, "greenlet");
+			}
+			w->greenlet = 0;
 		}
+		w->thread = -1;
+		for (size_t g = 0; g < mi->greenlets.n; g++) {
+			const struct model_greenlet *gl = mi->greenlets.items[g];
+			w->greenlet = gl->address;
+			visit_frames(w, &gl->stack, "greenlet");
+		}
+		w->greenlet = 0;
 		for (size_t k = 0; k < mi->loops.n; k++) {
 			const struct model_loop *lp = mi->loops.items[k];
 			w->thread = lp->thread;

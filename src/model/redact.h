@@ -19,8 +19,10 @@
 
 struct model_redaction {
 	int64_t thread;              /* OS thread id; -1: none (a task no thread runs) */
-	const char *in;              /* "stack", "exception" (its traceback or message), "task" */
+	const char *in;              /* "stack", "exception" (its traceback or message), "task",
+					"greenlet" (a suspended greenlet's stack) */
 	uint64_t task;               /* in "task": the task's address */
+	uint64_t greenlet;           /* in "greenlet": the greenlet's address */
 	int64_t frame;               /* index in that list of frames; -1: not in a frame */
 	const char *name;            /* the variable; NULL for a message or a result */
 	const char *attribute;       /* the attribute path below it ("api_token",

@@ -3,7 +3,9 @@
  * "frame;frame;...;frame COUNT", the outermost frame first, COUNT the
  * threads that have that stack.  Every Python thread has a line, and with
  * --native every OS thread without Python; a thread without frames is
- * "(no frames)".
+ * "(no frames)".  A suspended greenlet's stack (its frames apart from its
+ * thread's) has a line of its own, counted like a thread's; a running
+ * one's is its thread's.
  *
  * A Python frame is "function (file:line)", a native one "function
  * (module)" (the address when it has no name); the garbage collector
@@ -59,21 +61,21 @@ static void put_frame(FILE *out, const struct model_frame *f)
 	fputs(")", out);
 }
 
-/* The line of T's stack, without its count (malloc'd; NULL when out of
+/* The line of FRAMES, without its count (malloc'd; NULL when out of
  * memory). */
-static char *stack_line(const struct model_thread *t)
+static char *stack_line(const struct ptrvec *frames)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return NULL;
-	for (size_t j = t->frames.n; j-- > 0;) {
-		put_frame(m, t->frames.items[j]);
+	for (size_t j = frames->n; j-- > 0;) {
+		put_frame(m, frames->items[j]);
 		if (j)
 			fputc(';', m);
 	}
-	if (t->frames.n == 0)
+	if (frames->n == 0)
 		fputs("(no frames)", m);
 	if (fclose(m) != 0) {
 		free(buf);
@@ -88,9 +90,9 @@ struct stacks {
 	size_t n, cap;
 };
 
-static int add_stack(struct stacks *s, const struct model_thread *t)
+static int add_stack(struct stacks *s, const struct ptrvec *frames)
 {
-	char *line = stack_line(t);
+	char *line = stack_line(frames);
 	if (!line)
 		return -1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -124,11 +126,23 @@ int report_collapsed_write(FILE *out, const struct model_report *r)
 	int rc = 0;
 	for (size_t i = 0; i < r->interps.n && rc == 0; i++) {
 		const struct model_interp *mi = r->interps.items[i];
-		for (size_t k = 0; k < mi->threads.n && rc == 0; k++)
-			rc = add_stack(&s, mi->threads.items[k]);
+		for (size_t k = 0; k < mi->threads.n && rc == 0; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			rc = add_stack(&s, &t->frames);
+			for (size_t g = 0; g < t->greenlets.n && rc == 0; g++) {
+				const struct model_greenlet *gl = t->greenlets.items[g];
+				if (gl->stack.n)
+					rc = add_stack(&s, &gl->stack);
+			}
+		}
+		for (size_t g = 0; g < mi->greenlets.n && rc == 0; g++) {
+			const struct model_greenlet *gl = mi->greenlets.items[g];
+			if (gl->stack.n)
+				rc = add_stack(&s, &gl->stack);
+		}
 	}
 	for (size_t i = 0; i < r->native_threads.n && rc == 0; i++)
-		rc = add_stack(&s, r->native_threads.items[i]);
+		rc = add_stack(&s, &((const struct model_thread *)r->native_threads.items[i])->frames);
 	for (size_t i = 0; i < s.n; i++) {
 		if (rc == 0)
 			fprintf(out, "%s %zu\n", s.lines[i], s.counts[i]);

@@ -284,6 +284,7 @@ static void write_stack(const struct hx *x, const struct model_interp *mi, const
 	}
 	if (t->exception)
 		html_exception(x, t->exception);
+	html_greenlets(x, &t->greenlets);
 }
 
 static void write_thread(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)
@@ -424,6 +425,8 @@ static void write_redacted(FILE *out, const struct model_report *r)
 			html_thread_ref(out, e->thread, NULL);
 		if (strcmp(e->in, "exception") == 0)
 			fputs(", its exception", out);
+		if (strcmp(e->in, "greenlet") == 0)
+			fprintf(out, ", greenlet 0x%llx", (unsigned long long)e->greenlet);
 		if (e->frame >= 0)
 			fprintf(out, ", frame %lld", (long long)e->frame);
 		fputs("</td><td>", out);

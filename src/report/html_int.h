@@ -25,6 +25,8 @@ void html_frames(const struct hx *x, const struct ptrvec *frames);
  * and tasks. */
 void html_python_frame(const struct hx *x, const struct model_frame *f);
 void html_exception(const struct hx *x, const struct model_exception *e);
+/* A thread's greenlets (struct model_greenlet), each with its stack. */
+void html_greenlets(const struct hx *x, const struct ptrvec *greenlets);
 /* 'thread 12 "name"' */
 void html_thread_ref(FILE *out, int64_t tid, const char *name);
 

@@ -289,3 +289,33 @@ void html_exception(const struct hx *x, const struct model_exception *e)
 	for (size_t i = 0; i < e->chain.n; i++)
 		html_exception(x, e->chain.items[i]);
 }
+
+void html_greenlets(const struct hx *x, const struct ptrvec *v)
+{
+	FILE *out = x->out;
+	if (!v->n)
+		return;
+	fprintf(out, "<details class=\"greenlets\"><summary>%zu greenlet%s</summary>\n<ul>\n", v->n, v->n == 1 ? "" : "s");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_greenlet *g = v->items[i];
+		fprintf(out, "<li>Greenlet 0x%llx &lt;", (unsigned long long)g->address);
+		html_text(out, g->type);
+		fprintf(out, "&gt;%s%s, %s", g->main ? " main" : "", g->hub ? " gevent hub" : "", g->state);
+		if (g->run) {
+			fputs(", runs ", out);
+			html_text(out, g->run);
+		}
+		if (strcmp(g->state, "running") == 0)
+			fputs(" (the thread's stack)", out);
+		fputs("\n", out);
+		if (g->stack.n)
+			html_frames(x, &g->stack);
+		if (g->error) {
+			fputs("<div class=\"err\">incomplete: ", out);
+			html_text(out, g->error);
+			fputs("</div>\n", out);
+		}
+		fputs("</li>\n", out);
+	}
+	fputs("</ul></details>\n", out);
+}

@@ -362,7 +362,8 @@ void html_tasks(const struct hx *x)
 				html_thread_ref(out, l->thread, l->thread_name);
 				fputs("</a>", out);
 			} else {
-				fputs(", not running", out);
+				fputs(l->running == 1 ? ", running on a thread pycore cannot tell" :
+				      l->running == 0 ? ", not running" : ", running or not: pycore cannot tell", out);
 			}
 			fprintf(out, " (%zu tasks)</h3>\n", l->tasks.n);
 			struct tree *w = calloc(1, sizeof(*w));

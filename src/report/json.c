@@ -189,10 +189,25 @@ static json_t *wait_json(const struct model_wait *w)
 			 "owner_in_process", w->owner_ident_known ? json_boolean(!w->owner_elsewhere) : json_null());
 }
 
+static json_t *greenlets_json(const struct ptrvec *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_greenlet *g = v->items[i];
+		json_array_append_new(a, json_pack("{s:o, s:o, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+			"address", addr_or_null(g->address, true), "type", str_or_null(g->type),
+			"state", g->state, "main", g->main, "hub", g->hub, "run", str_or_null(g->run),
+			"parent", addr_or_null(g->parent, g->parent != 0), "stack", frames_json(&g->stack),
+			"error", str_or_null(g->error), "error_code", error_code(g->error, g->error_info),
+			"error_address", error_address(g->error, g->error_info)));
+	}
+	return a;
+}
+
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
 	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
 			 /* jansson integers are signed 64-bit; pthread_t values fit */
 			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
@@ -206,7 +221,8 @@ static json_t *thread_json(const struct model_thread *t, bool python)
 			 "exception", exception_json(t->exception),
 			 "waiting_on", wait_json(t->waiting_on),
 			 "fault_frame", t->fault_frame ? json_integer((json_int_t)t->fault_frame - 1) : json_null(),
-			 "stale", t->stale);
+			 "stale", t->stale,
+			 "greenlets", greenlets_json(&t->greenlets));
 }
 
 static json_t *task_refs(const struct ptrvec *v)
@@ -247,9 +263,12 @@ static json_t *asyncio_json(const struct model_interp *mi)
 		json_t *tasks = json_array();
 		for (size_t k = 0; k < l->tasks.n; k++)
 			json_array_append_new(tasks, task_json(l->tasks.items[k]));
-		json_array_append_new(loops, json_pack("{s:o, s:o, s:o}",
+		json_array_append_new(loops, json_pack("{s:o, s:o, s:o, s:o, s:o}",
 			"thread", l->thread >= 0 ? json_integer(l->thread) : json_null(),
-			"loop", addr_or_null(l->address, l->address != 0), "tasks", tasks));
+			"loop", addr_or_null(l->address, l->address != 0),
+			"type", str_or_null(l->type),
+			"running", l->running < 0 ? json_null() : json_boolean(l->running),
+			"tasks", tasks));
 	}
 	return loops;
 }
@@ -292,10 +311,11 @@ static json_t *redacted_json(const struct model_report *r)
 	json_t *a = json_array();
 	for (size_t i = 0; i < r->redactions.n; i++) {
 		const struct model_redaction *e = r->redactions.items[i];
-		json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:s}",
+		json_array_append_new(a, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s}",
 			"thread", e->thread >= 0 ? json_integer(e->thread) : json_null(),
 			"in", e->in,
 			"task", addr_or_null(e->task, e->task != 0),
+			"greenlet", addr_or_null(e->greenlet, e->greenlet != 0),
 			"frame", e->frame >= 0 ? json_integer(e->frame) : json_null(),
 			"name", str_or_null(e->name),
 			"attribute", str_or_null(e->attribute),
@@ -423,14 +443,17 @@ static json_t *report_json(const struct model_report *r)
 			json_array_append_new(threads, thread_json(mi->threads.items[k], true));
 		for (size_t k = 0; k < mi->stale_threads.n; k++)
 			json_array_append_new(stale, thread_json(mi->stale_threads.items[k], true));
-		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
+		json_array_append_new(interps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)mi->id,
 							 "gc_collecting", mi->gc_collecting < 0 ? json_null()
 							 : json_boolean(mi->gc_collecting),
 							 "gil_enabled", mi->gil_enabled < 0 ? json_null()
 							 : json_boolean(mi->gil_enabled),
 							 "threads", threads,
 							 "asyncio", asyncio_json(mi),
-							 "stale_threads", stale));
+							 "stale_threads", stale,
+							 "greenlet_version", str_or_null(mi->greenlet_version),
+							 "greenlets", greenlets_json(&mi->greenlets)));
+
 	}
 	json_t *native_threads = json_null();
 	if (r->has_native_threads) {

@@ -13,7 +13,7 @@ static bool same_str(const char *a, const char *b)
 
 bool report_stack_groupable(const struct model_thread *t)
 {
-	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0)
+	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0 || t->greenlets.n)
 		return false;
 	for (size_t i = 0; i < t->frames.n; i++)
 		if (((const struct model_frame *)t->frames.items[i])->has_locals)

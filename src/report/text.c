@@ -16,7 +16,14 @@ static const struct ptrvec *redaction_frames(const struct model_report *r, const
 {
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
-		for (size_t k = 0; strcmp(e->in, "task") != 0 && k < mi->threads.n; k++) {
+		for (size_t k = 0; strcmp(e->in, "greenlet") == 0 && k <= mi->threads.n; k++) {
+			const struct ptrvec *v = k < mi->threads.n
+				? &((const struct model_thread *)mi->threads.items[k])->greenlets : &mi->greenlets;
+			for (size_t j = 0; j < v->n; j++)
+				if (((const struct model_greenlet *)v->items[j])->address == e->greenlet)
+					return &((const struct model_greenlet *)v->items[j])->stack;
+		}
+		for (size_t k = 0; strcmp(e->in, "task") != 0 && strcmp(e->in, "greenlet") != 0 && k < mi->threads.n; k++) {
 			const struct model_thread *t = mi->threads.items[k];
 			if (t->tid == e->thread)
 				return strcmp(e->in, "stack") == 0 ? &t->frames
@@ -56,6 +63,8 @@ static void write_redacted(FILE *out, const struct model_report *r)
 			fputs("thread (tid unknown)", out);
 		if (strcmp(e->in, "exception") == 0)
 			fputs(", the exception it handles", out);
+		if (strcmp(e->in, "greenlet") == 0)
+			fprintf(out, ", greenlet 0x%llx", (unsigned long long)e->greenlet);
 		const struct ptrvec *frames = e->frame >= 0 ? redaction_frames(r, e) : NULL;
 		if (frames && (size_t)e->frame < frames->n) {
 			const struct model_frame *f = frames->items[e->frame];

@@ -123,8 +123,12 @@ void tx_tasks(const struct tx *x)
 					fputs("\"", out);
 				}
 			}
-			else
+			else if (l->running == 1)
+				fprintf(out, ", running on a thread pycore cannot tell");
+			else if (l->running == 0)
 				fprintf(out, ", not running");
+			else
+				fprintf(out, ", running or not: pycore cannot tell");
 			fprintf(out, " (%zu tasks; each awaited task under the tasks awaiting it):\n", l->tasks.n);
 			struct tree w = { .out = out, .x = x };
 			/* the tasks no task awaits first, then what is left (cycles) */

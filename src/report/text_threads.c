@@ -53,6 +53,36 @@ static void write_wait(FILE *out, const struct model_wait *w)
 	fputs(">\n", out);
 }
 
+/* Greenlets V (struct model_greenlet), each with its stack when suspended. */
+static void write_greenlets(const struct tx *x, const struct ptrvec *v)
+{
+	FILE *out = x->out;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct model_greenlet *g = v->items[i];
+		fprintf(out, "Greenlet 0x%llx <", (unsigned long long)g->address);
+		tx_put(out, g->type);
+		fputs(">", out);
+		if (g->main)
+			fputs(" main", out);
+		if (g->hub)
+			fputs(" gevent hub", out);
+		fprintf(out, ", %s", g->state);
+		if (g->run) {
+			fputs(", runs ", out);
+			tx_put(out, g->run);
+		}
+		if (strcmp(g->state, "running") == 0)
+			fputs(" (its stack is the thread's, above)", out);
+		fputs(g->stack.n ? ":\n" : "\n", out);
+		tx_frames(x, &g->stack);
+		if (g->error) {
+			fputs("  [incomplete: ", out);
+			tx_put(out, g->error);
+			fputs("]\n", out);
+		}
+	}
+}
+
 /* T's stack and what goes with it, under its header. */
 static void write_stack(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
 {
@@ -69,6 +99,11 @@ static void write_stack(const struct tx *x, const struct model_interp *mi, const
 	}
 	if (t->exception)
 		tx_exception(x, t->exception);
+	if (t->greenlets.n) {
+		fprintf(out, "Greenlets of thread %lld (%zu, greenlet %s):\n", (long long)t->tid, t->greenlets.n,
+			mi && mi->greenlet_version ? mi->greenlet_version : "?");
+		write_greenlets(x, &t->greenlets);
+	}
 }
 
 static void write_thread(const struct tx *x, const struct model_interp *mi, const struct model_thread *t)
@@ -116,7 +151,7 @@ static void write_stale(const struct tx *x, const struct model_interp *mi, const
  * nothing but its stack (and a wait other threads share, same_stack). */
 static bool groupable(const struct model_thread *t)
 {
-	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0)
+	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0 || t->greenlets.n)
 		return false;
 	for (size_t i = 0; i < t->frames.n; i++)
 		if (((const struct model_frame *)t->frames.items[i])->has_locals)
@@ -209,6 +244,14 @@ void tx_threads(const struct tx *x)
 			}
 			free(done);
 		}
+	}
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		if (!mi->greenlets.n)
+			continue;
+		fprintf(x->out, "\nGreenlets of interpreter %lld whose thread the dump does not prove (%zu, greenlet %s):\n",
+			(long long)mi->id, mi->greenlets.n, mi->greenlet_version ? mi->greenlet_version : "?");
+		write_greenlets(x, &mi->greenlets);
 	}
 	for (size_t i = 0; i < r->native_threads.n; i++) {
 		const struct model_thread *t = r->native_threads.items[i];

@@ -21,7 +21,16 @@
  *   the set _tasks of that frame's self; a C Future's __await__
  *   iterator (_asyncio.FutureIter) holds the future right after its header;
  * - the loop's thread: BaseEventLoop.run_forever sets the loop's
- *   attribute _thread_id to threading.get_ident() while it runs, None after.
+ *   attribute _thread_id to threading.get_ident() while it runs, None after;
+ *   uvloop's Loop (a Cython cdef class, uvloop/loop.pxd, the same from
+ *   v0.14.0 to v0.22.1) holds after its object header __pyx_vtab, uvloop
+ *   (uv_loop_t *), _coroutine_debug_set (bint, a C int),
+ *   _coroutine_origin_tracking_saved_depth (int), slow_callback_duration
+ *   (object), _closed, _debug, _running, _stopping (bint), _thread_id
+ *   (uint64_t): _running at header + 40, _thread_id at header + 48;
+ *   Loop._run (loop.pyx) sets _thread_id to PyThread_get_thread_ident()
+ *   and _running to 1 while it runs, both 0 after; a task its loop runs
+ *   now (in _current_tasks) proves the loop runs whatever else says.
  * What a future or task is and holds is asyncio_objects.c's, each task's
  * coroutine stack asyncio_stack.c's.
  */
@@ -58,6 +67,7 @@ static struct model_loop *loop_of(struct aio *w, uint64_t loop)
 		return NULL;
 	l->address = loop;
 	l->thread = -1;
+	l->running = -1;
 	if (e)
 		e->p = l;
 	return l;
@@ -188,22 +198,80 @@ static void thread_task_lists(struct aio *w, uint64_t interp)
 	linked_tasks(w, interp + (uint64_t)tl->interp_head, "the interpreter");
 }
 
-/* Which thread runs loop L: its _thread_id, an ident. */
-static void loop_thread(struct aio *w, struct model_loop *l)
+/* uvloop's Loop, along tp_base (its Python subclass uvloop.Loop). */
+static bool is_uvloop(struct py_ctx *c, uint64_t type)
 {
-	struct py_ctx *c = w->c;
-	uint64_t id = py_attr(c, l->address, "_thread_id");
-	int64_t ident;
-	if (!id || py_type_of(c, id, NULL) != PYT_INT || py_long_i64(c, id, &ident) != 0 || !ident)
-		return;
+	for (int i = 0; i < 64 && type; i++) {
+		const char *n = py_type_tp_name(c, type);
+		if (n && strcmp(n, "uvloop.loop.Loop") == 0)
+			return true;
+		if (py_rd_ptr(c, type + c->L->type_base, &type) != 0)
+			break;
+	}
+	return false;
+}
+
+static void loop_thread_is(struct aio *w, struct model_loop *l, uint64_t ident)
+{
 	for (size_t i = 0; i < w->mi->threads.n; i++) {
 		const struct model_thread *t = w->mi->threads.items[i];
-		if (t->ident == (uint64_t)ident) {
+		if (t->ident == ident) {
 			l->thread = t->tid;
 			l->thread_name = t->name;
 			return;
 		}
 	}
+}
+
+/* Whether loop L runs, and on which thread: asyncio's _thread_id (an
+ * ident, None when not running), or uvloop's _running and _thread_id. */
+static void loop_thread(struct aio *w, struct model_loop *l)
+{
+	struct py_ctx *c = w->c;
+	uint64_t type;
+	if (py_type_of(c, l->address, &type) == PYT_UNREADABLE)
+		return;
+	l->type = py_type_name(c, type);
+	if (is_uvloop(c, type)) {
+		int32_t running;
+		uint64_t ident;
+		if (py_rd_i32(c, l->address + w->hdr + 40, &running) != 0 ||
+		    py_rd_ptr(c, l->address + w->hdr + 48, &ident) != 0)
+			return;
+		if (running == 0 && ident == 0)
+			l->running = 0;
+		else if (running == 1 && ident) {
+			l->running = 1;
+			loop_thread_is(w, l, ident);
+		}
+		return;
+	}
+	uint64_t id = py_attr(c, l->address, "_thread_id");
+	int64_t ident;
+	if (id && py_type_of(c, id, NULL) == PYT_NONE) {
+		l->running = 0;
+		return;
+	}
+	if (!id || py_type_of(c, id, NULL) != PYT_INT || py_long_i64(c, id, &ident) != 0 || !ident)
+		return;
+	l->running = 1;
+	loop_thread_is(w, l, (uint64_t)ident);
+}
+
+/* A loop one of whose tasks runs now runs (its thread unknown, unless
+ * told); one whose own state says it does not, while a task of it runs,
+ * cannot be told. */
+static void loop_check(struct aio *w, struct model_loop *l)
+{
+	bool task_runs = false;
+	for (size_t i = 0; i < l->tasks.n; i++)
+		task_runs |= ((const struct model_task *)l->tasks.items[i])->running;
+	if (!task_runs || l->running == 1)
+		return;
+	if (l->running == 0)
+		model_warn(w->c->r, "event loop at 0x%llx says it is not running, yet a task of it runs: "
+			   "whether it runs cannot be told", (unsigned long long)l->address);
+	l->running = l->running == 0 ? -1 : 1;
 }
 
 /* ------------------------------------------------------------------------
@@ -406,6 +474,8 @@ void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		}
 		addrtab_free(&linked);
 	}
+	for (size_t i = 0; i < mi->loops.n; i++)
+		loop_check(&w, mi->loops.items[i]);
 	addrtab_free(&w.tasks_at);
 	addrtab_free(&w.loops_at);
 	addrtab_free(&w.kinds);

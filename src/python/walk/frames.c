@@ -464,6 +464,14 @@ void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint6
 	check_chain_end(c, t, ts, &end);
 }
 
+void py_walk_frame_chain(struct py_ctx *c, struct model_thread *t, uint64_t frame)
+{
+	if (c->L->minor <= 10)
+		walk_frame_objects(c, t, frame, SIZE_MAX);
+	else
+		walk_interpreter_frames(c, t, frame, SIZE_MAX, &(struct walk_end){ 0, false, 0 });
+}
+
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame)
 {
 	size_t max = t->frames.n + 1;

@@ -332,6 +332,8 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 		mark_gc(c, mi, false);
 		if (!py_out_of_time(c))
 			py_asyncio(c, interp, mi);
+		if (!py_out_of_time(c))
+			py_greenlets(c, interp, mi);
 		if (py_rd_ptr(c, interp + L->interp_next, &interp) != 0) {
 			model_warn(c->r, "interpreter list breaks after %d interpreters", n + 1);
 			c->r->incomplete = true;

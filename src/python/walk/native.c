@@ -16,6 +16,7 @@
  * that says why, never woven in as if it were known. */
 #include "python/walk/walk.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct nframe {
@@ -222,32 +223,15 @@ static void stops_at_deleted(struct py_ctx *c, const struct model_thread *t, con
 			   "(--executable, --search-path or --sysroot can name one)", (long long)t->tid, file);
 }
 
-void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
-		     struct dump_module *interp_module, bool shared)
+/* T's frames: the native frames [LO, HI) of U with T's groups woven in
+ * where they were placed (AT), the groups left after them. */
+static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_into *u, size_t lo, size_t hi,
+		  const size_t *start, size_t ngroups, const size_t *at, size_t placed, const char *unplaced,
+		  const char *why, int n, size_t tramp)
 {
-	if (t->tid < 0) {
-		py_thread_error(c, t, model_err(PC_ENOTCAPTURED), "no OS thread for this Python thread: no native stack");
-		return;
-	}
-	struct unwind_into u = { .c = c, .interp_module = interp_module };
-	const char *why = NULL;
-	/* --native prints none of the interpreter's own frames: no lines for them */
-	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 && !c->keep_internal ? interp_module : NULL,
-				     collect_frame, &u, &why);
-	if (n < 0) {
-		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, why ? why : "?");
-		return;
-	}
-	size_t tramp = fault_trampoline(c, s, t, &u, interp_module);
-	size_t *start, ngroups = group_frames(c, &t->frames, &start);
-	size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
-	if (!at)
-		return;
-	const char *unplaced = NULL;
-	size_t placed = place_groups(c, &u, &t->frames, start, ngroups, shared, at, &unplaced);
 	struct ptrvec out = { 0 };
 	size_t g = 0;
-	for (size_t k = 0; k < u.n; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		if (tramp != SIZE_MAX && k == tramp + 1)
 			t->fault_frame = out.n + 1;
 		if (g < placed && at[g] == k) {
@@ -255,10 +239,10 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 				ptrvec_push(c->a, &out, t->frames.items[i]);
 			g++;
 		}
-		if (!t->gc_native && u.v[k].internal && !u.v[k].f->inlined && is_gc_function(u.v[k].f->function))
+		if (!t->gc_native && u->v[k].internal && !u->v[k].f->inlined && is_gc_function(u->v[k].f->function))
 			t->gc_native = out.n + 1;
-		if (!u.v[k].internal || c->opt->native >= 2 || c->keep_internal)
-			ptrvec_push(c->a, &out, u.v[k].f);
+		if (!u->v[k].internal || c->opt->native >= 2 || c->keep_internal)
+			ptrvec_push(c->a, &out, u->v[k].f);
 	}
 	if (placed < ngroups) {
 		size_t left = t->frames.n - start[placed];
@@ -271,8 +255,111 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	} else if (why && n < 2) {
 		model_warn(c->r, "thread %lld: native stack incomplete: %s", (long long)t->tid, why);
 	}
-	stops_at_deleted(c, t, &u);
 	t->frames = out;
+}
+
+/* T's native stack into U; the frame count, or -1 (warned). */
+static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
+		  struct dump_module *interp_module, struct unwind_into *u, const char **why)
+{
+	*u = (struct unwind_into){ .c = c, .interp_module = interp_module };
+	*why = NULL;
+	/* --native prints none of the interpreter's own frames: no lines for them */
+	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 && !c->keep_internal ? interp_module : NULL,
+				     collect_frame, u, why);
+	if (n < 0)
+		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, *why ? *why : "?");
+	return n;
+}
+
+void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+		     struct dump_module *interp_module, bool shared)
+{
+	if (t->tid < 0) {
+		py_thread_error(c, t, model_err(PC_ENOTCAPTURED), "no OS thread for this Python thread: no native stack");
+		return;
+	}
+	struct unwind_into u;
+	const char *why;
+	int n = unwind(c, s, t, interp_module, &u, &why);
+	if (n < 0)
+		return;
+	size_t tramp = fault_trampoline(c, s, t, &u, interp_module);
+	size_t *start, ngroups = group_frames(c, &t->frames, &start);
+	size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
+	if (!at)
+		return;
+	const char *unplaced = NULL;
+	size_t placed = place_groups(c, &u, &t->frames, start, ngroups, shared, at, &unplaced);
+	weave(c, t, &u, 0, u.n, start, ngroups, at, placed, unplaced, why, n, tramp);
+	stops_at_deleted(c, t, &u);
+}
+
+/* One thread state's part of a shared OS thread's stack. */
+struct share {
+	struct model_thread *t;
+	size_t *start, ngroups, *at, placed;
+	const char *unplaced;
+};
+
+static int by_innermost(const void *a, const void *b)
+{
+	const struct share *x = a, *y = b;
+	size_t i = x->placed ? x->at[0] : SIZE_MAX, j = y->placed ? y->at[0] : SIZE_MAX;
+	return i < j ? -1 : i > j;
+}
+
+void py_weave_native_shared(struct py_ctx *c, struct symbols *s, struct model_thread **ts, size_t nts,
+			    struct dump_module *interp_module)
+{
+	struct unwind_into u;
+	const char *why;
+	int n = unwind(c, s, ts[0], interp_module, &u, &why);
+	if (n < 0)
+		return;
+	size_t tramp = fault_trampoline(c, s, ts[0], &u, interp_module);
+	struct share *sh = arena_alloc(c->a, nts * sizeof(*sh));
+	if (!sh)
+		return;
+	for (size_t i = 0; i < nts; i++) {
+		struct share *x = &sh[i];
+		x->t = ts[i];
+		x->ngroups = group_frames(c, &x->t->frames, &x->start);
+		if (!(x->at = arena_alloc(c->a, (x->ngroups + 1) * sizeof(*x->at))))
+			return;
+		x->placed = place_groups(c, &u, &x->t->frames, x->start, x->ngroups, true, x->at, &x->unplaced);
+	}
+	/* callees' slices first: the interpreter run innermost holds the top
+	 * of the stack down to its outermost eval loop frame, the one that
+	 * ran it the frames below that, down to its own, and the outermost
+	 * one the rest */
+	qsort(sh, nts, sizeof(*sh), by_innermost);
+	size_t nplaced = 0;
+	bool nested = true;
+	for (; nplaced < nts && sh[nplaced].placed; nplaced++)
+		if (nplaced && sh[nplaced].at[0] <= sh[nplaced - 1].at[sh[nplaced - 1].placed - 1])
+			nested = false;
+	if (!nested) {
+		model_warn(c->r, "OS thread %lld: its interpreters' eval loop calls interleave on its stack: "
+			   "each is shown with the whole native stack", (long long)ts[0]->tid);
+		nplaced = 0;
+	}
+	size_t lo = 0;
+	for (size_t i = 0; i < nts; i++) {
+		struct share *x = &sh[i];
+		if (i >= nplaced) {
+			/* nothing of it placed: none of the stack when it has no
+			 * Python frame and the others have their slices, else
+			 * the whole stack (its frames after it, said) */
+			size_t h = nplaced && !x->ngroups ? 0 : u.n;
+			weave(c, x->t, &u, 0, h, x->start, x->ngroups, x->at, x->placed, x->unplaced, why, n, tramp);
+			continue;
+		}
+		size_t hi = i + 1 == nplaced ? u.n : x->at[x->placed - 1] + 1;
+		weave(c, x->t, &u, lo, hi, x->start, x->ngroups, x->at, x->placed, x->unplaced,
+		      i + 1 == nplaced ? why : NULL, n, tramp);
+		lo = hi;
+	}
 }
 
 void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)

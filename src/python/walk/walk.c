@@ -6,6 +6,7 @@
 #include "python/python.h"
 #include "python/python_int.h"
 #include "python/runtime/runtime.h"
+#include "util/addrtab.h"
 #include "python/walk/walk.h"
 
 #include <string.h>
@@ -116,17 +117,34 @@ static bool tid_shared(const struct model_report *r, const struct model_thread *
 }
 
 /* Every OS thread's native stack (--native), with the Python frames of the
- * threads walked woven in. */
+ * threads walked woven in; from 3.12 the thread states of several
+ * interpreters on one OS thread share its stack, each its own slice. */
 static void native_stacks(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)
 {
 	struct model_report *r = c->r;
+	struct addrtab done = ADDRTAB_INIT(uint64_t);
 	for (size_t i = 0; i < r->interps.n; i++) {
 		struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n && !py_out_of_time(c); k++) {
 			struct model_thread *t = mi->threads.items[k];
-			py_weave_native(c, s, t, interp_module, tid_shared(r, t));
+			bool shared = tid_shared(r, t);
+			if (!shared || c->L->minor < 12) {
+				py_weave_native(c, s, t, interp_module, shared);
+				continue;
+			}
+			if (addrtab_add(&done, (uint64_t)t->tid + 1) != 0)
+				continue; /* woven with the first of its OS thread */
+			struct ptrvec v = { 0 };
+			for (size_t a = 0; a < r->interps.n; a++) {
+				const struct model_interp *o = r->interps.items[a];
+				for (size_t b = 0; b < o->threads.n; b++)
+					if (((struct model_thread *)o->threads.items[b])->tid == t->tid)
+						ptrvec_push(c->a, &v, o->threads.items[b]);
+			}
+			py_weave_native_shared(c, s, (struct model_thread **)v.items, v.n, interp_module);
 		}
 	}
+	addrtab_free(&done);
 	r->has_native_threads = true;
 	py_native_threads(c, s, interp_module);
 }

@@ -26,6 +26,9 @@ void py_walk_frames(struct py_ctx *c, struct model_thread *t, uint64_t ts, uint6
  * recovered when that walk meets the top exactly; the error counts them. */
 void py_recover_thread(struct py_ctx *c, struct model_thread *t, uint64_t ts, struct model_error_info info,
 		       const char *why);
+/* The frames from FRAME outwards, appended to T, where no thread state
+ * tells where the chain ends (a suspended greenlet's). */
+void py_walk_frame_chain(struct py_ctx *c, struct model_thread *t, uint64_t frame);
 /* The one Python frame FRAME (a generator's or coroutine's), appended to
  * T's frames; a shim frame adds none. */
 void py_read_frame(struct py_ctx *c, struct model_thread *t, uint64_t frame);
@@ -59,6 +62,11 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
  * Python thread state runs on T's OS thread too. */
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared);
+/* 3.12+: the thread states TS[0..N) of several interpreters that run on
+ * one OS thread, one inside the other: each gets its own slice of that
+ * thread's native stack (the innermost one's the top of it). */
+void py_weave_native_shared(struct py_ctx *c, struct symbols *s, struct model_thread **ts, size_t n,
+			    struct dump_module *interp_module);
 /* Every OS thread of the dump without a Python thread state, with its
  * native stack, into c->r->native_threads. */
 void py_native_threads(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
@@ -81,6 +89,12 @@ int64_t py_crash_tid(const struct py_ctx *c);
 /* The event loops and tasks of interpreter INTERP into MI (after its
  * threads were walked). */
 void py_asyncio(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
+
+/* ---- greenlet.c ---- */
+
+/* The greenlets of interpreter INTERP (greenlet imported there), each
+ * under the thread of MI that runs it (after its threads were walked). */
+void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
 
 /* ---- waits.c ---- */
 

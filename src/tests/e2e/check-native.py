@@ -25,9 +25,11 @@ interpreter present (src/tests/e2e/interpreters/*.interp).
   says the runtime is finalizing, in the thread the process recorded;
 - subinterp scenario (3.12+): two subinterpreters each run on a worker
   thread of the main interpreter: each is reported on the OS thread its
-  code recorded (not the thread state's stale id), its frames woven inside
-  the worker's own eval loop call that ran run_string, never outside it,
-  and no frame is left unplaced.
+  code recorded (not the thread state's stale id), with its own slice of
+  that thread's native stack (the top of it down to its own eval loop
+  call, as many eval loop frames as it has calls; the worker's thread
+  state the rest, out to the thread's start), and no frame is left
+  unplaced.
 
 Output: TAP, one line per case, every case that cannot run a skip by
 name."""
@@ -222,28 +224,26 @@ def check_subinterp_scenario(target, work):
         if len(runner) != 1:
             raise pt.Failure("subinterpreter %d: no main-interpreter thread on OS thread %d" % (n, t["tid"]))
         check_woven("runner %d" % n, runner[0])
-        # the same OS thread: the same native frames; the subinterpreter's
-        # Python frames sit inside (before, innermost first) the runner's
-        nat = [f["address"] for f in t["frames"] if f["kind"] == "native"]
-        if nat != [f["address"] for f in runner[0]["frames"] if f["kind"] == "native"]:
-            raise pt.Failure("subinterpreter %d and its runner show different native stacks" % n)
-
-        def first_python_at(frames):
-            k = 0
-            for f in frames:
-                if f["kind"] == "python":
-                    return k
-                k += 1
-            return None
-        sub_at = first_python_at(t["frames"])
-        runner_py = [k for k, f in enumerate(runner[0]["frames"]) if f["kind"] == "python"]
-        # native frames inward of each: count natives before the position
-        sub_depth = sum(1 for f in t["frames"][:sub_at] if f["kind"] == "native")
-        run_depth = sum(1 for f in runner[0]["frames"][:runner_py[0]] if f["kind"] == "native")
-        if not sub_depth < run_depth:
-            raise pt.Failure("subinterpreter %d's frames are woven %d native frames in, the runner's "
-                             "run_sub %d: the subinterpreter's code runs inside run_sub's call"
-                             % (n, sub_depth, run_depth))
+        # the same OS thread, one stack: the subinterpreter's slice is its
+        # top down to its own (outermost) eval loop call, the runner's the
+        # rest, from run_sub's call out to _start
+        nat = [f for f in t["frames"] if f["kind"] == "native"]
+        run_nat = [f for f in runner[0]["frames"] if f["kind"] == "native"]
+        if not nat or not run_nat:
+            raise pt.Failure("subinterpreter %d: %d native frames, its runner %d" % (n, len(nat), len(run_nat)))
+        if (t["frames"][-1]["function"] or "").split(".")[0] != gdb_native.EVAL:
+            raise pt.Failure("subinterpreter %d's slice ends at %s, not its eval loop call"
+                             % (n, t["frames"][-1]["function"]))
+        bottom = run_nat[-1]
+        if any(f["address"] == bottom["address"] for f in nat):
+            raise pt.Failure("subinterpreter %d: the thread's outermost frame %s is in its slice too"
+                             % (n, bottom["function"]))
+        evals = sum(1 for f in nat if (f["function"] or "").split(".")[0] == gdb_native.EVAL)
+        runs = sum(1 for k, f in enumerate(t["frames"]) if f["kind"] == "python" and
+                   k + 1 < len(t["frames"]) and t["frames"][k + 1]["kind"] != "python")
+        if evals != runs:
+            raise pt.Failure("subinterpreter %d: %d eval loop frames in its slice for its %d eval loop calls"
+                             % (n, evals, runs))
     extra = ""
     if target.root:
         # without the debug files nothing names the eval loop: nothing may
