@@ -161,7 +161,8 @@ static bool is_libc(const char *path)
 }
 
 /* glibc's struct pthread as the dump's libc describes it for
- * libthread_db (nptl_db/structs.def, db_info.c: _thread_db_sizeof_pthread
+ * libthread_db, in its dynamic symbols (GLIBC_PRIVATE; no debug file
+ * needed) (nptl_db/structs.def, db_info.c: _thread_db_sizeof_pthread
  * is its size, a uint32_t; _thread_db_pthread_tid is the field's
  * descriptor, three uint32_t: its size in bits (32), its count (1) and its
  * offset), read from the libc file attached: the size changes between
@@ -175,7 +176,7 @@ static void glibc_pthread_layout(struct analysis *a)
 			continue;
 		struct symbol_want want[] = { { "_thread_db_sizeof_pthread", 0, 0 }, { "_thread_db_pthread_tid", 0, 0 } };
 		uint32_t size, tid[3];
-		if (symbols_lookup(a->sym, &d->modules[i], want, 2) == 2 &&
+		if (symbols_lookup_dynamic(a->sym, &d->modules[i], want, 2) == 2 &&
 		    dump_read(d, want[0].addr, &size, sizeof(size)) == PC_OK &&
 		    dump_read(d, want[1].addr, tid, sizeof(tid)) == PC_OK && tid[0] == 32 && tid[1] == 1)
 			dump_set_pthread_layout(d, size, tid[2]);

@@ -380,6 +380,40 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 	return found;
 }
 
+int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
+{
+	Dwfl_Module *dm = dwfl_mod(s, m);
+	GElf_Addr bias;
+	Elf *elf = dm && module_file(s, m) ? dwfl_module_getelf(dm, &bias) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_DYNSYM)
+			break;
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !shdr.sh_entsize)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		want[k].addr = 0;
+	int found = 0;
+	size_t nsym = shdr.sh_size / shdr.sh_entsize;
+	for (size_t i = 1; i < nsym && (size_t)found < n; i++) {
+		GElf_Sym sym;
+		const char *name = gelf_getsym(data, (int)i, &sym) ? elf_strptr(elf, shdr.sh_link, sym.st_name) : NULL;
+		if (!name || sym.st_shndx == SHN_UNDEF)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (!want[k].addr && strcmp(name, want[k].name) == 0) {
+				want[k].addr = sym.st_value + bias;
+				want[k].size = sym.st_size;
+				found++;
+				break;
+			}
+		}
+	}
+	return found;
+}
+
 long symbols_section_data(struct symbols *s, struct dump_module *m, const char *name, const void **data)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);

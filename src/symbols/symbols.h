@@ -34,6 +34,11 @@ struct symbol_want {
  * when the module has no file (locate_result says why) or no symbols. */
 int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
 
+/* The same from the dynamic symbol table (.dynsym) of M's own file only,
+ * in one pass: no separate debug file is looked for or read (exported
+ * data such as glibc's libthread_db descriptors, wanted of every dump). */
+int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n);
+
 /* The contents of section NAME of module M's file (as the file holds them:
  * constant data, such as a module's debug offsets, needs no memory of the
  * dump): up to CAP bytes copied to BUF.  Returns the section's size, or -1
