@@ -7,6 +7,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/source.h"
+#include "report/stackgroup.h"
 
 struct hx {
 	FILE *out;
@@ -36,10 +37,5 @@ void html_waits(const struct hx *x, const struct report_summary *s);
 /* Every event loop's tasks: a tree picture and each task's stack. */
 void html_tasks(const struct hx *x);
 
-/* Whether T's section would hold nothing but its stack (so that threads
- * with the same stack can share one), and whether A and B have the same
- * stack and wait: the text report's grouping. */
-bool report_stack_groupable(const struct model_thread *t);
-bool report_same_stack(const struct model_thread *a, const struct model_thread *b);
 
 #endif

@@ -2,7 +2,7 @@
  * hold nothing but a stack, with the same frames and the same wait (the
  * text report's "N threads with this stack"; the HTML page groups the
  * same way). */
-#include "report/html_int.h"
+#include "report/stackgroup.h"
 
 #include <string.h>
 

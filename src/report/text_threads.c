@@ -3,6 +3,7 @@
  * them, and the order: the thread that received the signal first, then the
  * one holding the GIL, then the others in the dump's order. */
 #include "report/text_int.h"
+#include "report/stackgroup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -147,50 +148,14 @@ static void write_stale(const struct tx *x, const struct model_interp *mi, const
  * Identical stacks, shown once for all the threads that have them
  * ------------------------------------------------------------------------ */
 
-/* A thread that may share its section: one whose section would hold
- * nothing but its stack (and a wait other threads share, same_stack). */
-static bool groupable(const struct model_thread *t)
-{
-	if (t->crashed || t->holds_gil || t->exception || t->error || t->frames.n == 0 || t->greenlets.n)
-		return false;
-	for (size_t i = 0; i < t->frames.n; i++)
-		if (((const struct model_frame *)t->frames.items[i])->has_locals)
-			return false;
-	return true;
-}
-
-static bool same_frame(const struct model_frame *a, const struct model_frame *b)
-{
-	return a->kind == b->kind && a->line == b->line && a->address == b->address &&
-	       a->recovered == b->recovered && a->inlined == b->inlined &&
-	       a->has_position == b->has_position && a->column == b->column &&
-	       a->end_line == b->end_line && a->end_column == b->end_column &&
-	       tx_same_str(a->file, b->file) && tx_same_str(a->function, b->function) &&
-	       tx_same_str(a->source_file, b->source_file);
-}
-
-/* The same frames, and waiting for the same object (or neither waits). */
-static bool same_stack(const struct model_thread *a, const struct model_thread *b)
-{
-	const struct model_wait *wa = a->waiting_on, *wb = b->waiting_on;
-	if (a->frames.n != b->frames.n || !wa != !wb ||
-	    (wa && (wa->address != wb->address || wa->owner != wb->owner || wa->count != wb->count ||
-		    wa->joins != wb->joins)))
-		return false;
-	for (size_t i = 0; i < a->frames.n; i++)
-		if (!same_frame(a->frames.items[i], b->frames.items[i]))
-			return false;
-	return true;
-}
-
 /* Thread K of MI, and (unless --all-threads) the later threads of MI with
  * its stack, which DONE then marks: one section for them all. */
 static void write_thread_or_group(const struct tx *x, const struct model_interp *mi, size_t k, bool *done)
 {
 	const struct model_thread *t = mi->threads.items[k];
 	size_t n = 1;
-	for (size_t i = k + 1; !x->o->all_threads && groupable(t) && i < mi->threads.n; i++)
-		n += !done[i] && groupable(mi->threads.items[i]) && same_stack(t, mi->threads.items[i]);
+	for (size_t i = k + 1; !x->o->all_threads && report_stack_groupable(t) && i < mi->threads.n; i++)
+		n += !done[i] && report_stack_groupable(mi->threads.items[i]) && report_same_stack(t, mi->threads.items[i]);
 	if (n == 1) {
 		write_thread(x, mi, t);
 		return;
@@ -203,7 +168,7 @@ static void write_thread_or_group(const struct tx *x, const struct model_interp 
 	const char *sep = " ";
 	for (size_t i = k; i < mi->threads.n; i++) {
 		const struct model_thread *u = mi->threads.items[i];
-		if (i > k && (done[i] || !groupable(u) || !same_stack(t, u)))
+		if (i > k && (done[i] || !report_stack_groupable(u) || !report_same_stack(t, u)))
 			continue;
 		done[i] = true;
 		fputs(sep, out);
