@@ -364,6 +364,18 @@ static void write_thread_or_group(const struct hx *x, const struct model_interp 
 	fputs("</section>\n", out);
 }
 
+/* report_threads_in_order's visitor: thread K of MI (MI NULL: an OS
+ * thread without Python, T), alone, or with DONE those sharing its stack. */
+static void visit_thread(void *arg, const struct model_interp *mi, const struct model_thread *t, size_t k,
+			 bool *done)
+{
+	const struct hx *x = arg;
+	if (done)
+		write_thread_or_group(x, mi, k, done);
+	else
+		write_thread(x, mi, t);
+}
+
 /* The text's order: the thread that received the signal (a crashed OS
  * thread without Python first of all), the GIL holder, the rest with
  * identical stacks grouped, then the OS threads without Python. */
@@ -371,28 +383,7 @@ static void write_threads(const struct hx *x)
 {
 	const struct model_report *r = x->r;
 	fputs("<div id=\"threads\">\n", x->out);
-	for (int rank = 0; rank < 3; rank++) {
-		for (size_t i = 0; rank == 0 && i < r->native_threads.n; i++) {
-			const struct model_thread *t = r->native_threads.items[i];
-			if (t->crashed)
-				write_thread(x, NULL, t);
-		}
-		for (size_t i = 0; i < r->interps.n; i++) {
-			const struct model_interp *mi = r->interps.items[i];
-			bool *done = calloc(mi->threads.n ? mi->threads.n : 1, sizeof(*done));
-			for (size_t k = 0; k < mi->threads.n; k++) {
-				const struct model_thread *t = mi->threads.items[k];
-				int mine = t->crashed ? 0 : t->holds_gil ? 1 : 2;
-				if (mine != rank || (done && done[k]))
-					continue;
-				if (rank == 2 && done)
-					write_thread_or_group(x, mi, k, done);
-				else
-					write_thread(x, mi, t);
-			}
-			free(done);
-		}
-	}
+	report_threads_in_order(r, visit_thread, (void *)x);
 	for (size_t i = 0; i < r->native_threads.n; i++) {
 		const struct model_thread *t = r->native_threads.items[i];
 		if (!t->crashed)

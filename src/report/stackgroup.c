@@ -4,6 +4,7 @@
  * same way). */
 #include "report/stackgroup.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool same_str(const char *a, const char *b)
@@ -42,4 +43,27 @@ bool report_same_stack(const struct model_thread *a, const struct model_thread *
 		if (!same_frame(a->frames.items[i], b->frames.items[i]))
 			return false;
 	return true;
+}
+
+void report_threads_in_order(const struct model_report *r, report_thread_fn fn, void *arg)
+{
+	for (int rank = 0; rank < 3; rank++) {
+		for (size_t i = 0; rank == 0 && i < r->native_threads.n; i++) {
+			const struct model_thread *t = r->native_threads.items[i];
+			if (t->crashed)
+				fn(arg, NULL, t, i, NULL);
+		}
+		for (size_t i = 0; i < r->interps.n; i++) {
+			const struct model_interp *mi = r->interps.items[i];
+			bool *done = calloc(mi->threads.n ? mi->threads.n : 1, sizeof(*done));
+			for (size_t k = 0; k < mi->threads.n; k++) {
+				const struct model_thread *t = mi->threads.items[k];
+				int mine = t->crashed ? 0 : t->holds_gil ? 1 : 2;
+				if (mine != rank || (done && done[k]))
+					continue;
+				fn(arg, mi, t, k, rank == 2 ? done : NULL);
+			}
+			free(done);
+		}
+	}
 }

@@ -13,4 +13,14 @@
 bool report_stack_groupable(const struct model_thread *t);
 bool report_same_stack(const struct model_thread *a, const struct model_thread *b);
 
+/* The threads in the order both reports show them: a crashed OS thread
+ * without Python, then each interpreter's crashed thread, its GIL holder,
+ * then its other threads (DONE non-NULL: FN may show those sharing the
+ * thread's stack with it, and marks them so that they are not visited
+ * again; NULL when out of memory or for the first two).  The OS threads
+ * without Python that did not crash are the caller's to show. */
+typedef void (*report_thread_fn)(void *arg, const struct model_interp *mi, const struct model_thread *t,
+				 size_t k, bool *done);
+void report_threads_in_order(const struct model_report *r, report_thread_fn fn, void *arg);
+
 #endif
