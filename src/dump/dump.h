@@ -278,6 +278,13 @@ bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid);
  * mappings of their own, between unmapped guard pages), -1 if none. */
 int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr);
 
+/* The same, or else the thread whose stack pointer is above ADDR in one
+ * run of captured memory from ADDR through it: ADDR in the part of that
+ * thread's stack mapping below its live frames, where a call that has
+ * returned ran (a greenlet's stack region, saved when it switched away
+ * from a deeper call than its thread is in now).  -1 if none. */
+int64_t dump_tid_of_stack_region(struct dump *d, uint64_t addr);
+
 /* The kernel's signal frame of a handler that returned into the signal
  * trampoline (platform_is_sigreturn) whose frame has stack pointer SP:
  * the signal as its siginfo says (number, code, and address or sender,

@@ -61,6 +61,26 @@ int64_t dump_tid_of_stack_address(struct dump *d, uint64_t addr)
 	return best;
 }
 
+int64_t dump_tid_of_stack_region(struct dump *d, uint64_t addr)
+{
+	int64_t tid = dump_tid_of_stack_address(d, addr);
+	if (tid >= 0)
+		return tid;
+	uint64_t end, best_len = UINT64_MAX;
+	if (dump_next_held(d, addr, &end) != addr)
+		return -1;
+	for (size_t i = 0; i < d->nthreads; i++) {
+		uint64_t sp = d->threads[i].regs.sp;
+		if (sp > addr && sp < end && sp - addr < best_len) {
+			best_len = sp - addr;
+			tid = d->threads[i].tid;
+		}
+	}
+	if (tid >= 0 && d->p->rec)
+		dump_record_note(d->p->rec, addr, best_len + 1);
+	return tid;
+}
+
 enum pc_code dump_signal_frame(struct dump *d, uint64_t sp, struct dump_signal *sig,
 			       struct platform_regs *regs)
 {

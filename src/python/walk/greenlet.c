@@ -335,8 +335,13 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 	}
 	if (w->n && !mains)
 		return false;
+	struct addrtab all_at = ADDRTAB_INIT(struct main_idx);
 	for (size_t i = 0; i < w->n; i++) {
 		struct gl *g = &w->v[i];
+		bool found;
+		struct main_idx *e = addrtab_get(&all_at, g->obj, &found);
+		if (e)
+			e->i = i + 1;
 		if (!g->pimpl)
 			continue;
 		if (!g->main)
@@ -344,6 +349,24 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 		py_rd_ptr(c, g->pimpl + (uint64_t)gl->stack_start, &g->ss);
 		py_rd_ptr(c, g->pimpl + (uint64_t)gl->stack_start + 8, &g->stop);
 	}
+	/* one not started has no main greenlet yet: greenlet's own rule
+	 * (UserGreenlet::find_main_greenlet_in_lineage, TUserGreenlet.cpp) is
+	 * its parent's, along the parents to a started one */
+	for (size_t i = 0; i < w->n; i++) {
+		struct gl *g = &w->v[i], *p = g;
+		for (int k = 0; k < 64 && !g->main && p->pimpl; k++) {
+			uint64_t parent = 0;
+			bool found;
+			if (py_rd_ptr(c, p->pimpl + (uint64_t)gl->parent, &parent) != 0 || !parent)
+				break;
+			struct main_idx *e = addrtab_get(&all_at, parent, &found);
+			if (!e || !e->i)
+				break;
+			p = &w->v[e->i - 1];
+			g->main = p->main;
+		}
+	}
+	addrtab_free(&all_at);
 	/* each main greenlet's thread, from its greenlets' stack addresses */
 	for (size_t i = 0; i < w->n; i++) {
 		struct gl *mg = &w->v[i];
@@ -355,9 +378,9 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 			if (g->main != mg->obj)
 				continue;
 			if (g->stop && g->stop != UINT64_MAX)
-				tid = dump_tid_of_stack_address(c->d, g->stop);
+				tid = dump_tid_of_stack_region(c->d, g->stop);
 			if (tid < 0 && g->ss > 1)
-				tid = dump_tid_of_stack_address(c->d, g->ss);
+				tid = dump_tid_of_stack_region(c->d, g->ss);
 		}
 		mg->tid = tid;
 	}
