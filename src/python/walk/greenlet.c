@@ -10,9 +10,10 @@
  * is a flag in 3.14).  Those lists are the runtime's own record of its
  * live containers, not a scan of the heap.  Where they lie (checked with
  * gdb's ptype /o on the DWARF of pyenv's 3.10, 3.12 and 3.13, Debian's
- * 3.11 and sid's 3.14): generations at gc.collecting - 176 (3.10-3.13;
- * - 168 in 3.14), permanent_generation at gc.collecting - 96, each
- * struct gc_generation 24 bytes with its list head first.
+ * 3.11 and sid's 3.14, 3.15): generations at gc.collecting - 176
+ * (3.10-3.13; - 168 in 3.14; - 104 in 3.15), permanent_generation at
+ * gc.collecting - 96 (- 32 in 3.15), each struct gc_generation 24 bytes
+ * with its list head first.
  *
  * What a greenlet holds (python-greenlet's sources: greenlet.h's
  * PyGreenlet {PyObject_HEAD; weakreflist; dict; pimpl}, then the C++
@@ -26,8 +27,12 @@
  * on the Python it was built for: the table below was read with gdb
  * (print &((greenlet::UserGreenlet*)0)->...) from each listed greenlet
  * release's greenlet.cpp compiled with g++ -g against that Python's
- * headers; Debian 12's python3-greenlet 2.0.2 for 3.11 is checked against
- * the module itself by the tests.  A version not in the table, or a
+ * headers (3.3.2 on 3.14 and 3.15: greenlet.cpp of tag 3.3.2 against
+ * sid's libpython3.14-dev and libpython3.15-dev, gdb's ptype /o of
+ * greenlet::Greenlet, UserGreenlet, MainGreenlet); Debian 12's
+ * python3-greenlet 2.0.2 for 3.11 and sid's 3.3.2 for 3.14 and 3.15 are
+ * checked against the module itself by the tests (check-servers,
+ * check-greenlets: Debian ships no debug file of it in its main archive).  A version not in the table, or a
  * table whose main greenlets do not point back at themselves through
  * their thread state, is said in a warning and no greenlet is reported.
  *
@@ -72,7 +77,7 @@ struct gl_row {
 #define L10D { 72, 120, -1, 152, 160, 168, 160 }   /* 3.1.1+ on 3.10 */
 #define L11D { 56, 104, 136, 168, 176, 184, 176 }  /* 3.1.1+ on 3.11, 3.12 */
 #define L13D { 56, 104, 128, 160, 168, 176, 168 }  /* 3.1.1-3.5.2 on 3.13 */
-#define L14E { 56, 104, 144, 176, 184, 192, 184 }  /* 3.3.0-3.5.2 on 3.14 */
+#define L14E { 56, 104, 144, 176, 184, 192, 184 }  /* 3.3.0-3.5.2 on 3.14, 3.3.2 on 3.15 */
 #define L14F { 56, 104, 152, 184, 192, 200, 192 }  /* 3.5.3 on 3.14 */
 
 static const struct gl_row gl_rows[] = {
@@ -87,6 +92,7 @@ static const struct gl_row gl_rows[] = {
 	{ { 3, 5, 3 }, { 3, 5, 3 }, 13, L11D },
 	{ { 3, 2, 3 }, { 3, 2, 3 }, 14, L13D },  { { 3, 2, 4 }, { 3, 2, 4 }, 14, L11D },
 	{ { 3, 3, 0 }, { 3, 5, 2 }, 14, L14E },  { { 3, 5, 3 }, { 3, 5, 3 }, 14, L14F },
+	{ { 3, 3, 2 }, { 3, 3, 2 }, 15, L14E },
 };
 
 /* ThreadState: main_greenlet, then current_greenlet (every version). */
@@ -460,16 +466,18 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		return;
 	}
 	const struct gl_layout *gl = v ? gl_layout_for(v, L->minor) : NULL;
-	if (!gl || py_layout_free_threaded(L) || L->interp_gc_collecting < 0 || L->minor > 14) {
-		model_warn(c->r, "interpreter %lld: greenlet %s on Python 3.%u%s is not a layout pycore knows: its "
-			   "greenlets are not reported", (long long)mi->id, v ? v : "(version unreadable)", L->minor,
+	if (!gl || py_layout_free_threaded(L) || L->interp_gc_collecting < 0 || L->minor > 15) {
+		model_warn(c->r, "interpreter %lld: greenlet %s layout unknown on Python 3.%u%s (not in pycore's "
+			   "table): its greenlets are not reported", (long long)mi->id, v ? v : "(version unreadable)",
+			   L->minor,
 			   py_layout_free_threaded(L) ? " (free-threaded)" : "");
 		return;
 	}
 	struct gwalk w = { .c = c, .gl = gl, .type = type, .pimpl_off = (uint64_t)L->object_type + 8 + 16,
 			   .is_gl = ADDRTAB_INIT(struct type_is) };
 	uint64_t collecting = interp + (uint64_t)L->interp_gc_collecting;
-	uint64_t gens = collecting - (L->minor >= 14 ? 168 : 176), permanent = collecting - 96;
+	uint64_t gens = collecting - (L->minor >= 15 ? 104 : L->minor >= 14 ? 168 : 176);
+	uint64_t permanent = collecting - (L->minor >= 15 ? 32 : 96);
 	size_t budget = MAX_GC_OBJECTS;
 	bool whole = true;
 	for (int i = 0; i < 3; i++)
