@@ -49,8 +49,9 @@ def take_gcore(python, scenario, workdir):
     return core, truth_path
 
 
-def take_snapshot(target, scenario, workdir, before=None):
-    """A snapshot of the process once it is READY (after BEFORE(proc), when
+def take_snapshot(target, scenario, workdir, before=None, args=()):
+    """A snapshot of the process (ARGS after its truth file's path) once it
+    is READY (after BEFORE(proc), when
     given, has looked at the running process): gcore's, or for a
     process in a root filesystem the kernel's own core, made by SIGQUIT
     (gdb 13's gcore writes the thread stacks of a chrooted process as
@@ -65,7 +66,7 @@ def take_snapshot(target, scenario, workdir, before=None):
     def unlimited():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
-    proc = target.popen([target.scenario(workdir, scenario + ".py"), target.inside(truth_path)], workdir,
+    proc = target.popen([target.scenario(workdir, scenario + ".py"), target.inside(truth_path)] + list(args), workdir,
                         preexec=unlimited if target.root else None, stdout=subprocess.PIPE)
     try:
         if not wait_ready(proc):
