@@ -428,7 +428,9 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 		if (!m->main) {
 			uint64_t run = 0;
 			py_rd_ptr(c, g->pimpl + (uint64_t)gl->parent, &m->parent);
-			if (!g->stop && py_rd_ptr(c, g->pimpl + (uint64_t)gl->run_callable, &run) == 0 && run)
+			/* (gevent's Greenlet keeps None there: its own _run is what it runs) */
+			if (!g->stop && py_rd_ptr(c, g->pimpl + (uint64_t)gl->run_callable, &run) == 0 && run &&
+			    py_type_of(c, run, NULL) != PYT_NONE)
 				m->run = callable_name(c, run);
 			uint64_t owner = 0, fn = py_mro_lookup(c, g->type, "run", &owner);
 			if (!m->run && fn && owner != w->type && py_type_of(c, fn, NULL) == PYT_FUNCTION)
