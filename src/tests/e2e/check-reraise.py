@@ -12,7 +12,14 @@ faulthandler run must fingerprint as the same crash without it (with and
 without --native).  Apache (Debian's apache2, libapache2-mod-wsgi-py3)
 and uWSGI (uwsgi, uwsgi-plugin-python3) run on a loopback port with a
 configuration of the test's own in a temporary directory, stopped at the
-end; each is skipped by name when its package is missing.
+end; each is skipped by name when its package is missing.  uWSGI's worker
+crashes twice, from a thread of the request's: once with SIGSEGV blocked
+in that thread (the kernel then skips uWSGI's handler: a plain fault,
+the bug without the handler), once with it unblocked, so that
+uwsgi_segfault runs (its "got Segmentation Fault" line in uWSGI's log is
+the truth that it did) and re-raises with kill(): the report must name
+uWSGI's handler (uwsgi_segfault) in the faulting thread, and both cores
+fingerprint the same.
 
 Prints TAP lines; exit 0 pass, 1 fail."""
 import glob
@@ -315,7 +322,7 @@ Require all granted
 
 
 UWSGI_APP = '''
-import ctypes, json, os, threading, time
+import ctypes, json, os, signal, threading, time
 TRUTH = %(truth)r
 def bg():
     while True:
@@ -328,19 +335,25 @@ def note(name):
     with open(TRUTH + name, "w") as f:
         json.dump({"pid": os.getpid(), "tid": threading.get_native_id(), "address": 0x7890,
                    "tasks": sorted(int(t) for t in os.listdir("/proc/self/task"))}, f)
-def crasher():
-    note("crash")
+def crasher(how):
+    # uWSGI's core threads block every signal (core/loop.c,
+    # uwsgi_setup_thread_req), and a thread inherits its creator's mask:
+    # a fault with SIGSEGV blocked is delivered with the default action
+    # (the kernel skips the handler), so "handler" unblocks it and
+    # uwsgi_segfault runs, "plain" blocks it: the same bug without it
+    signal.pthread_sigmask(signal.SIG_UNBLOCK if how == "handler" else signal.SIG_BLOCK, [signal.SIGSEGV])
+    note("crash-" + how)
     ctypes.string_at(0x7890)
 def application(environ, start_response):
     path = environ.get("PATH_INFO")
     if path == "/hang":
         note("hang")
         time.sleep(1000)
-    if path == "/crash":
+    if path in ("/crash-handler", "/crash-plain"):
         # from a thread of its own: uwsgi_segfault kill()s the process and
         # then exit(1)s, and the signal waits if every other thread blocks
         # it (a worker's main thread faulting: its core threads block it)
-        c = threading.Thread(target=crasher, name="crasher")
+        c = threading.Thread(target=crasher, args=(path[7:],), name="crasher")
         c.start()
         c.join()
     start_response("200 OK", [("Content-Type", "text/plain")])
@@ -383,16 +396,20 @@ def uwsgi(work):
             raise Failure("gcore failed: %s" % g.stdout.decode(errors="replace")[-300:])
         # (tried again should the worker still exit without a core: the log
         # says "died" with no signal then)
-        core = None
-        for attempt in range(3):
-            request(port, "/crash")
-            try:
-                core = wait_core(work, before, timeout=8)
-                break
-            except Failure:
-                continue
-        if core is None:
-            raise Failure("no crash of a uWSGI worker left a core in 3 tries (see uwsgi.log)")
+        cores = {}
+        for how in ("plain", "handler"):
+            for attempt in range(3):
+                request(port, "/crash-" + how)
+                try:
+                    # (renamed: the next core may have the same name)
+                    cores[how] = wait_core(work, before, timeout=8) + "." + how
+                    os.rename(cores[how][:-len(how) - 1], cores[how])
+                    before = cores_in(work)
+                    break
+                except Failure:
+                    continue
+            if how not in cores:
+                raise Failure("no %s crash of a uWSGI worker left a core in 3 tries (see uwsgi.log)" % how)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -414,16 +431,46 @@ def uwsgi(work):
     live_idents = [t["ident"] for t in threads_of(report)]
     if master["bg_tid"] in [t["tid"] for t in threads_of(report)]:
         raise Failure("the master's thread %d is reported as a thread of the worker" % master["bg_tid"])
-    crash = json.load(open(os.path.join(work, "truth-crash")))
-    creport, _, _ = analyze(core)
-    check_crash(creport, crash, "crashed worker")
-    by = creport["process"]["reraised_by"]
-    if creport["process"]["signal"]["sender_pid"] == crash["pid"] and (not by or by["handler"] != "uWSGI"):
-        raise Failure("uWSGI's re-raise is not named: %s" % by)
-    return "hung worker: %d threads, %d stale thread states apart (master's bg ident %s %s); crash in %d, %s" % (
-        len(threads_of(report)), len(stale), master["bg_ident"],
-        "live" if master["bg_ident"] in live_idents else "not live", crash["tid"],
-        "re-raised by %s" % by["handler"] if by else "not re-raised")
+    # uWSGI's own record of its handler: uwsgi_segfault's first line
+    # (core/uwsgi.c), once per worker it ran in
+    log = open(os.path.join(work, "uwsgi.log"), errors="replace").read()
+    handled = {}
+    reports = {}
+    for how in ("plain", "handler"):
+        crash = json.load(open(os.path.join(work, "truth-crash-" + how)))
+        handled[how] = "!!! uWSGI process %d got Segmentation Fault !!!" % crash["pid"] in log
+        if handled[how] != (how == "handler"):
+            raise Failure("%s crash: uWSGI's log %s its handler's line for worker %d" % (
+                how, "has" if handled[how] else "lacks", crash["pid"]))
+        for native in ([], ["--native"]):
+            r, _, text = analyze(cores[how], *native)
+            check_crash(r, crash, "%s crash%s" % (how, " --native" if native else ""))
+            reports[how + (" --native" if native else "")] = r
+        r = reports[how]
+        by = r["process"]["reraised_by"]
+        sent = r["process"]["signal"]["sender_pid"]
+        if how == "plain" and (by or r["process"]["fault"] is not None or sent is not None):
+            raise Failure("plain crash: re-raise %s, fault %s, sender %s: the kernel raised it" % (
+                by, r["process"]["fault"], sent))
+        if how == "handler":
+            if sent != crash["pid"]:
+                raise Failure("handler crash: the core's signal was sent by %s, not by worker %d" % (sent, crash["pid"]))
+            if not by or by["handler"] != "uWSGI" or by["function"] != "uwsgi_segfault" or \
+               "re-raised by uWSGI" not in r["summary"]["text"]:
+                raise Failure("uWSGI's re-raise is not named: %s, %r" % (by, r["summary"]["text"]))
+            if by["thread"] != crash["tid"]:
+                raise Failure("uWSGI's handler ran in thread %s, the fault was in %d" % (by["thread"], crash["tid"]))
+    for native in ("", " --native"):
+        a, b = reports["plain" + native]["fingerprint"], reports["handler" + native]["fingerprint"]
+        if a["hash"] != b["hash"]:
+            raise Failure("fingerprint%s %s without uWSGI's handler, %s with: %s / %s" % (
+                native, a["hash"], b["hash"], a["frames"], b["frames"]))
+    by = reports["handler"]["process"]["reraised_by"]
+    return "hung worker: %d threads, %d stale thread states apart (master's bg ident %s %s); crash in %d " \
+        "re-raised by %s (received by %s), fingerprint %s with and without the handler" % (
+            len(threads_of(report)), len(stale), master["bg_ident"],
+            "live" if master["bg_ident"] in live_idents else "not live", crash["tid"], by["handler"],
+            by["received_by"], reports["handler --native"]["fingerprint"]["hash"])
 
 
 def main():
