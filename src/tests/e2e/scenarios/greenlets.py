@@ -1,8 +1,10 @@
 """Greenlets suspended in known calls, on two OS threads (check-greenlets.py).
 
-argv[1]: the truth file; argv[2]: "plain" (greenlet alone) or "gevent"
+argv[1]: the truth file; argv[2]: "plain" (greenlet alone), "gevent"
 (gevent's hub and greenlets blocked in a lock's acquire, Event.wait, a
-socket's recv and sleep, all gevent's after monkey.patch_all()).
+socket's recv and sleep, all gevent's after monkey.patch_all()) or
+"unknown" (plain, then greenlet.__version__ set to a version no greenlet
+has had, as the truth says: its layout is not known).
 
 Plain: on the main thread and on a second one, greenlets suspended in a
 switch 3 calls deep, in a generator, in a greenlet subclass's run, inside
@@ -198,6 +200,8 @@ def main():
         threading.Thread(target=second, name="second", daemon=True).start()
         done_second.wait()
     TRUTHS.insert(0, truth_of_thread())
+    if MODE == "unknown":
+        greenlet.__version__ = "0.0.1"
     with open(sys.argv[1], "w") as f:
         json.dump({"pid": os.getpid(), "greenlet": greenlet.__version__, "mode": MODE, "threads": TRUTHS}, f)
     print("READY", flush=True)
