@@ -434,7 +434,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	struct span spans[MAX_SPANS];
 	size_t nspans = 0;
 	bool shareable = out && keep;
-	s->siglen = 0;
+	if (shareable)
+		s->siglen = 0;           /* a skipped object inside keeps it */
 	s->p++;
 	ws(s);
 	if (s->p < s->end && *s->p == '}') {
