@@ -465,7 +465,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 			if (k && shareable && s->p < s->end && *s->p != '{' && *s->p != '[' && nspans < MAX_SPANS) {
 				const unsigned char *at = s->p;
 				spans[nspans++] = (struct span){ k, at };
-				if (value(s, NULL, NULL) != 0 || sig_put(s, at, (size_t)(s->p - at) + 1) != 0)
+				if (value(s, NULL, NULL) != 0 || sig_put(s, at, (size_t)(s->p - at)) != 0 ||
+				    sig_put(s, "", 1) != 0)
 					goto fail;
 			} else {
 				if (k && shareable) {
