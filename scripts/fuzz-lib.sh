@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget"
+fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget jsonl"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -99,5 +99,6 @@ fuzz_options() {
 	walk) echo "-max_len=768 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	asyncio) echo "-max_len=768 -timeout=20" ;;
 	budget) echo "-max_len=65536 -timeout=10" ;;
+	jsonl) echo "-max_len=4096 -timeout=10" ;;
 	esac
 }

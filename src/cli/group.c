@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "cli/group_int.h"
+#include "cli/jsonl_scan.h"
 #include "cli/surrogates.h"
 #include "report/report.h"
 #include "util/hash.h"
@@ -158,6 +159,47 @@ static int add_report(struct grouping *g, json_t *j)
 	return rc;
 }
 
+/* What the grouping reads of a record (add_line, add_report) and the
+ * dashboard (group_html_add): all a line is read for. */
+static const struct jsonl_keep keep_frame[] = { { "kind", NULL }, { "function", NULL }, { "file", NULL },
+						{ "line", NULL }, { NULL, NULL } };
+static const struct jsonl_keep keep_thread[] = { { "tid", NULL }, { "crashed", NULL }, { "frames", keep_frame },
+						 { NULL, NULL } };
+static const struct jsonl_keep keep_interp[] = { { "threads", keep_thread }, { NULL, NULL } };
+static const struct jsonl_keep keep_coredump[] = { { "exe", NULL }, { "hostname", NULL }, { "timestamp", NULL },
+						   { NULL, NULL } };
+static const struct jsonl_keep keep_process[] = { { "executable", NULL }, { "coredump", keep_coredump },
+						  { NULL, NULL } };
+static const struct jsonl_keep keep_input[] = { { "path", NULL }, { NULL, NULL } };
+static const struct jsonl_keep keep_summary[] = { { "text", NULL }, { "thread", NULL }, { NULL, NULL } };
+static const struct jsonl_keep keep_python[] = { { "version", NULL }, { NULL, NULL } };
+static const struct jsonl_keep keep_record[] = { { "schema", NULL }, { "error", NULL }, { "input", keep_input },
+						 { "fingerprint", NULL }, { "summary", keep_summary },
+						 { "process", keep_process }, { "python", keep_python },
+						 { "interpreters", keep_interp }, { NULL, NULL } };
+/* the same without the dashboard's: the last four */
+static const struct jsonl_keep keep_record_text[] = { { "schema", NULL }, { "error", NULL }, { "input", keep_input },
+						      { "fingerprint", NULL }, { "summary", keep_summary },
+						      { NULL, NULL } };
+
+/* LINE's record, as json_loads reads it (its error in ERR) with only what
+ * the grouping reads of it: jsonl_scan's, else jansson's.  *OOM: out of
+ * memory before jansson could say. */
+static json_t *read_record(const struct grouping *g, const char *line, size_t n, json_error_t *err, bool *oom)
+{
+	json_t *j = jsonl_scan(line, n, g->html ? keep_record : keep_record_text);
+	if (j)
+		return j;
+	char *paired = jsonl_pair_surrogates(line, n);
+	if (!paired) {
+		*oom = true;
+		return NULL;
+	}
+	j = json_loads(paired, 0, err);
+	free(paired);
+	return j;
+}
+
 /* One line; -1 when out of memory. */
 static int add_line(struct grouping *g, const char *name, unsigned long lineno, char *line, size_t n)
 {
@@ -165,12 +207,11 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 		line[--n] = 0;
 	if (strspn(line, " \t") == n)
 		return 0;
-	char *paired = jsonl_pair_surrogates(line, n);
-	if (!paired)
-		return -1;
 	json_error_t err;
-	json_t *j = json_loads(paired, 0, &err);
-	free(paired);
+	bool oom = false;
+	json_t *j = read_record(g, line, n, &err, &oom);
+	if (oom)
+		return -1;
 	json_t *error = json_object_get(j, "error");
 	const char *why = !j ? err.text : !json_is_object(j) ? "not a JSON object"
 			  : !json_is_string(json_object_get(j, "schema")) ? "no \"schema\": not a pycore record"
@@ -459,6 +500,7 @@ int group_main(int argc, char **argv)
 	}
 	free(g.groups);
 	free(g.slots);
+	jsonl_scan_end();
 	json_decref(g.error_codes);
 	return exit_code;
 }

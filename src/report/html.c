@@ -376,9 +376,32 @@ static void visit_thread(void *arg, const struct model_interp *mi, const struct 
 		write_thread(x, mi, t);
 }
 
+/* A thread state no thread of the process has (model_thread's stale, left
+ * by fork): apart, after every thread, what it holds, as the text says it. */
+static void write_stale(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	fprintf(out, "<section class=\"card stale-thread\" data-ident=\"%llu\"><h3>Thread state left by fork: "
+		"not a thread of this process (ident 0x%llx", (unsigned long long)t->ident,
+		(unsigned long long)t->ident);
+	if (t->tid >= 0)
+		fprintf(out, ", recorded tid %lld", (long long)t->tid);
+	if (t->name) {
+		fputs(", &quot;<span class=\"tname\">", out);
+		html_text(out, t->name);
+		fputs("</span>&quot;", out);
+	}
+	if (x->r->interps.n > 1)
+		fprintf(out, ", interpreter %lld", (long long)mi->id);
+	fputs(")</h3>\n<p class=\"muted\">What it holds (most recent call last):</p>\n", out);
+	write_stack(x, mi, t);
+	fputs("</section>\n", out);
+}
+
 /* The text's order: the thread that received the signal (a crashed OS
  * thread without Python first of all), the GIL holder, the rest with
- * identical stacks grouped, then the OS threads without Python. */
+ * identical stacks grouped, then the OS threads without Python, then the
+ * thread states left by fork. */
 static void write_threads(const struct hx *x)
 {
 	const struct model_report *r = x->r;
@@ -388,6 +411,11 @@ static void write_threads(const struct hx *x)
 		const struct model_thread *t = r->native_threads.items[i];
 		if (!t->crashed)
 			write_thread(x, NULL, t);
+	}
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->stale_threads.n; k++)
+			write_stale(x, mi, mi->stale_threads.items[k]);
 	}
 	fputs("</div>\n", x->out);
 }

@@ -8,8 +8,10 @@ crash.py's SIGSEGV), a hang (gcore of threads.py), locals (locals.py,
 truncated core (crash.py's, cut in half), hostile strings
 (html_hostile.py: thread, file and function names, locals and exception
 messages holding </script>, <img onerror>, javascript: URLs, quotes,
-bidi and control characters and bytes that are not UTF-8) and 200 threads
-of them with --locals.  For each, pycore analyze --format html's page:
+bidi and control characters and bytes that are not UTF-8), 200 threads
+of them with --locals, and the child of a fork() from C (forked.py: the
+parent's thread states left in its interpreter, shown apart as "left by
+fork", as the text shows them).  For each, pycore analyze --format html's page:
 
   * parsed with Python's html.parser: every tag and attribute one the
     renderer writes, every link a fragment of the page or a page of
@@ -36,11 +38,13 @@ Prints TAP; a scenario that cannot run here is skipped by name."""
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pycoretest as cs
 from pycoretest.htmlpage import CHROMIUM, Browser, Page, check_markup, esc, no_script_dom, screenshot
@@ -127,6 +131,16 @@ def compare_page(page, report, label):
     answer = one(body, "p", "answer")
     if answer is None or esc(report["summary"]["text"]) not in answer:
         raise Failure("%s: summary %r, the JSON's %r" % (label, answer, report["summary"]["text"]))
+    # thread states left by fork (issue 27): apart, as the text shows them
+    stale = [s for s in body.find("section", "stale-thread")]
+    want_stale = sorted(str(t["ident"]) for i in report["interpreters"] for t in i["stale_threads"])
+    if sorted(s.attrs["data-ident"] for s in stale) != want_stale:
+        raise Failure("%s: stale thread states %s, the JSON's %s" % (label, [s.attrs["data-ident"] for s in stale],
+                                                                    want_stale))
+    for s in stale:
+        h3 = s.find("h3")[0].text()
+        if "left by fork" not in h3 or "0x%x" % int(s.attrs["data-ident"]) not in h3:
+            raise Failure("%s: a stale thread state's heading %r" % (label, h3))
     if report["native_threads"] is not None:
         os_sections = [s for s in body.find("section", "os-thread")]
         if len(os_sections) != len(report["native_threads"]):
@@ -151,8 +165,9 @@ def compare_page(page, report, label):
     want_cyc = sorted(str(t) for t in report["summary"]["deadlock"] or [])
     if cyc != want_cyc:
         raise Failure("%s: deadlock drawn for %s, the JSON's %s" % (label, cyc, want_cyc))
-    return "%d threads, %d frames, %d variables, %d tasks, %d waits, %d warnings" % (
-        len(threads), nframes, nlocals, len(got_tasks), len(edges), len(warnings))
+    return "%d threads, %d frames, %d variables, %d tasks, %d waits, %d warnings%s" % (
+        len(threads), nframes, nlocals, len(got_tasks), len(edges), len(warnings),
+        ", %d thread states left by fork" % len(stale) if stale else "")
 
 
 # ---------------------------------------------------------------------------
@@ -242,6 +257,32 @@ def hostile_core(target, work, many=False):
     return core, hostile + [HOSTILE_ARG.decode("utf-8", "surrogateescape")]
 
 
+def forked_child(target, work):
+    """The kernel's core of forked.py's child: fork() from C while another
+    thread holds an RLock leaves the parent's thread states in the child's
+    interpreter (the report's stale_threads); the child then crashes."""
+    pattern, why = cs.kernel_core_usable()
+    if why:
+        raise Skip(why)
+    truth_path = os.path.join(work, "truth.json")
+
+    def unlimited():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    proc = target.popen([target.scenario(work, "forked.py"), target.inside(truth_path)], work, preexec=unlimited,
+                        stdout=subprocess.PIPE)
+    proc.communicate(timeout=60)
+    if proc.returncode != 0:
+        raise Failure("forked.py: the child did not end in SIGSEGV (exit %s)" % proc.returncode)
+    core = cs.kernel_core_path(pattern, json.load(open(truth_path))["pid"], work)
+    for _ in range(100):
+        if os.path.exists(core):
+            time.sleep(0.2)   # the kernel may still be writing it
+            return core
+        time.sleep(0.1)
+    raise Skip("the kernel wrote no core of the child (%s)" % core)
+
+
 def stack_minidump(target, work):
     need_lldb()
     dmp = os.path.join(work, "stack.dmp")
@@ -277,7 +318,7 @@ def main():
             browser[0] = Browser(work)
         return browser[0]
 
-    def scenario(label, make, args=(), ok=(0,), hostile=False, shot=None):
+    def scenario(label, make, args=(), ok=(0,), hostile=False, shot=None, stale=False):
         def run():
             if why:
                 raise Skip(why)
@@ -286,6 +327,8 @@ def main():
             core, strings = made if isinstance(made, tuple) else (made, None)
             report, page = render(core, list(args), sub, "page", ok)
             detail, secs = check_page(get_browser(), report, page, sub, label)
+            if stale and not any(i["stale_threads"] for i in report["interpreters"]):
+                raise Failure("the forked child's report holds no stale thread state")
             if hostile:
                 detail += "; %d hostile strings shown as text" % check_hostile(page, strings)
             if shot:
@@ -314,6 +357,8 @@ def main():
         scenario("locks and a deadlock", lambda sub: snapshot(target, "lock_waits", sub)[0])
         scenario("stack-only minidump", lambda sub: stack_minidump(target, sub), ["--native"], ok=(1,))
         scenario("truncated core", truncated, ok=(0, 1))
+        scenario("forked child with stale thread states", lambda sub: forked_child(target, sub), ok=(0, 1),
+                 stale=True)
         scenario("hostile strings", lambda sub: hostile_core(target, sub), ["--locals"], hostile=True)
         scenario("200 threads of hostile strings, --locals", lambda sub: hostile_core(target, sub, True),
                  ["--locals"], hostile=True)

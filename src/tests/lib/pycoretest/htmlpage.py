@@ -36,7 +36,7 @@ TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", 
         "marker", "path", "line", "g", "rect", "text", "script", "button"}
 ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "type",
          "checked", "for", "open", "data-tids", "data-tid", "data-from", "data-to", "data-address",
-         "data-tasks", "data-hash", "data-count", "xmlns", "width", "height", "viewbox", "role", "x",
+         "data-tasks", "data-hash", "data-count", "data-ident", "xmlns", "width", "height", "viewbox", "role", "x",
          "y", "x1", "y1", "x2", "y2", "rx", "refx", "refy", "markerwidth", "markerheight", "orient", "d",
          "text-anchor", "marker-end"}
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9 #._:;,()'=/+\-%]*$")

@@ -1,0 +1,642 @@
+/* A JSON Lines record read strictly, only the kept members built
+ * (jsonl_scan.h).
+ *
+ * What jansson 2.14's json_loads accepts, and so what this accepts (all
+ * else: NULL, and the caller asks jansson): one object at the top, then
+ * only whitespace (' ', '\t', '\n', '\r'); strings of UTF-8 (no overlong
+ * form, no surrogate, nothing past U+10FFFF, no byte below 0x20) with the
+ * escapes \" \\ \/ \b \f \n \r \t \uXXXX (a high surrogate followed by a
+ * low one; never \u0000); numbers as RFC 8259 writes them, integers in
+ * long long, reals not overflowing; true, false, null not followed by a
+ * letter; no trailing comma; a member named twice keeps its first place
+ * and its last value (json_object_set_new, as jansson's parser).
+ *
+ * Before json_loads, group.c turns each lone "\udc80".."\udcff" into the
+ * pair "\udb80\udcNN" (surrogates.h): that is the character U+F00NN,
+ * which is what such an escape decodes to here. */
+#include "cli/jsonl_scan.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* jansson refuses past JSON_PARSER_MAX_DEPTH (2048): well below it, it
+ * decides */
+#define MAX_DEPTH 512
+
+struct sc {
+	const unsigned char *p, *end;
+	int depth;
+	char *buf;                   /* the string last read (when kept) */
+	size_t len, cap;
+	char *sig;                   /* an object's kept scalars' names and text */
+	size_t siglen, sigcap;
+};
+
+/* Bytes a string holds as they are: printable ASCII but '"' and '\\'. */
+static bool plain[256];
+
+static void plain_init(void)
+{
+	static bool done;
+	if (done)
+		return;
+	for (int c = 0x20; c < 0x80; c++)
+		plain[c] = c != '"' && c != '\\';
+	done = true;
+}
+
+static bool is_digit(unsigned c)
+{
+	return c - '0' < 10;
+}
+
+static bool is_alpha(unsigned c)
+{
+	return (c | 0x20) - 'a' < 26;
+}
+
+static void ws(struct sc *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int put(struct sc *s, const void *b, size_t n)
+{
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 256;
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		char *nb = realloc(s->buf, cap);
+		if (!nb)
+			return -1;
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, b, n);
+	s->len += n;
+	s->buf[s->len] = 0;
+	return 0;
+}
+
+static int put_cp(struct sc *s, uint32_t cp)
+{
+	unsigned char b[4];
+	size_t n;
+	if (cp < 0x80) {
+		b[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (unsigned char)(0xc0 | cp >> 6);
+		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xe0 | cp >> 12);
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xf0 | cp >> 18);
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	return put(s, b, n);
+}
+
+/* The four hex digits at P, or -1. */
+static long hex4(const unsigned char *p, const unsigned char *end)
+{
+	if (end - p < 4)
+		return -1;
+	long v = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned c = p[i];
+		int h = is_digit(c) ? (int)(c - '0') : (c | 0x20) - 'a' < 6 ? (int)((c | 0x20) - 'a' + 10) : -1;
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* The length of the UTF-8 character at P as jansson's utf8_check_full
+ * takes it, 0 when it refuses it. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t v;
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2)
+		return 0;
+	if (c < 0xe0)
+		n = 2, v = c & 0x1f;
+	else if (c < 0xf0)
+		n = 3, v = c & 0x0f;
+	else if (c < 0xf5)
+		n = 4, v = c & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (p[i] & 0x3f);
+	}
+	if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000))
+		return 0;
+	return n;
+}
+
+/* The string at s->p (its opening quote); its text into s->buf when KEEP. */
+static int string(struct sc *s, bool keep)
+{
+	const unsigned char *p = s->p + 1, *end = s->end;
+	s->len = 0;
+	if (keep && put(s, "", 0) != 0)
+		return -1;
+	for (;;) {
+		const unsigned char *run = p;
+		/* 8 bytes at a time while none is '"', '\\', below 0x20 or above 0x7f */
+		while (end - p >= 8) {
+			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+			memcpy(&w, p, 8);
+			uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+			if (((w - ones * 0x20) | (q - ones) | (b - ones) | w) & high)
+				break;
+			p += 8;
+		}
+		while (p < end && plain[*p])
+			p++;
+		if (keep && p > run && put(s, run, (size_t)(p - run)) != 0)
+			return -1;
+		if (p >= end)
+			return -1;
+		unsigned c = *p;
+		if (c == '"') {
+			s->p = p + 1;
+			return 0;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c >= 0x80) {
+			size_t n = utf8_len(p, end);
+			if (!n || (keep && put(s, p, n) != 0))
+				return -1;
+			p += n;
+			continue;
+		}
+		/* an escape */
+		if (end - p < 2)
+			return -1;
+		static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+		const char *e = p[1] ? strchr(from, p[1]) : NULL;
+		if (e) {
+			if (keep && put(s, &to[e - from], 1) != 0)
+				return -1;
+			p += 2;
+			continue;
+		}
+		long u = p[1] == 'u' ? hex4(p + 2, end) : -1;
+		if (u <= 0)
+			return -1;           /* not an escape, or \u0000 */
+		p += 6;
+		uint32_t cp = (uint32_t)u;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			long v = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, end) : -1;
+			if (v < 0xdc00 || v > 0xdfff)
+				return -1;
+			cp = 0x10000 + ((uint32_t)(u - 0xd800) << 10) + (uint32_t)(v - 0xdc00);
+			p += 6;
+		} else if (u >= 0xdc80 && u <= 0xdcff) {
+			cp = 0xf0000 + (uint32_t)(u - 0xdc00);   /* surrogates.h's mark of a byte */
+		} else if (u >= 0xdc00 && u <= 0xdfff) {
+			return -1;
+		}
+		if (keep && put_cp(s, cp) != 0)
+			return -1;
+	}
+}
+
+static int number(struct sc *s, json_t **out)
+{
+	const unsigned char *p = s->p, *start = p, *end = s->end;
+	bool neg = p < end && *p == '-', real = false;
+	p += neg;
+	const unsigned char *digits = p;
+	if (p >= end || !is_digit(*p))
+		return -1;
+	if (*p == '0') {
+		if (++p < end && is_digit(*p))
+			return -1;
+	} else {
+		while (p < end && is_digit(*p))
+			p++;
+	}
+	size_t nd = (size_t)(p - digits);
+	if (p < end && *p == '.') {
+		if (++p >= end || !is_digit(*p))
+			return -1;
+		while (p < end && is_digit(*p))
+			p++;
+		real = true;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !is_digit(*p))
+			return -1;
+		while (p < end && is_digit(*p))
+			p++;
+		real = true;
+	}
+	s->p = p;
+	if (!real) {
+		if (nd > 18)
+			return -1;           /* near long long's edge: jansson decides */
+		long long v = 0;
+		for (size_t i = 0; i < nd; i++)
+			v = v * 10 + (digits[i] - '0');
+		return out && !(*out = json_integer(neg ? -v : v)) ? -1 : 0;
+	}
+	/* strtod as jansson's, in a locale whose decimal point is '.' */
+	char text[64], *stop;
+	size_t len = (size_t)(p - start);
+	const char *point = localeconv()->decimal_point;
+	if (len >= sizeof(text) || !point || strcmp(point, ".") != 0)
+		return -1;
+	memcpy(text, start, len);
+	text[len] = 0;
+	double v = strtod(text, &stop);
+	if (stop != text + len || isinf(v))
+		return -1;
+	return out && !(*out = json_real(v)) ? -1 : 0;
+}
+
+static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(void), json_t **out)
+{
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+		return -1;
+	s->p += n;
+	if (s->p < s->end && is_alpha(*s->p))
+		return -1;
+	return out && !(*out = make()) ? -1 : 0;
+}
+
+static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
+
+static const struct jsonl_keep *kept_member(const char *name, size_t len, const struct jsonl_keep *keep)
+{
+	for (; keep->key; keep++)
+		if (keep->key[0] == name[0] && strncmp(keep->key, name, len) == 0 && !keep->key[len])
+			return keep;
+	return NULL;
+}
+
+/* A member's name at s->p: *NAME, *LEN its text (in the line when it has
+ * no escape, else decoded into s->buf); decoded only when DECODE. */
+static int member_name(struct sc *s, bool decode, const char **name, size_t *len)
+{
+	const unsigned char *at = s->p;
+	if (string(s, false) != 0)
+		return -1;
+	if (!decode)
+		return 0;
+	if (!memchr(at + 1, '\\', (size_t)(s->p - at - 2))) {
+		*name = (const char *)at + 1;
+		*len = (size_t)(s->p - at - 2);
+		return 0;
+	}
+	s->p = at;
+	if (string(s, true) != 0)
+		return -1;
+	*name = s->buf;
+	*len = s->len;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Objects of scalars shared
+ *
+ * A batch's reports hold the same frames over and over: a kept object
+ * whose kept members are all scalars ({"kind", "function", "file",
+ * "line"} of a frame) is made once and shared (jansson's values are
+ * reference-counted, and group reads them only), found by its members'
+ * names and raw text.  At most CACHE_SIZE / 2 of them; then all dropped.
+ * ------------------------------------------------------------------------ */
+
+#define CACHE_SIZE 32768
+#define MAX_SPANS 8
+
+struct cached {
+	uint64_t hash;
+	char *sig;
+	size_t len;
+	json_t *value;
+};
+
+static struct cached *cache;
+static size_t ncached;
+
+void jsonl_scan_end(void)
+{
+	for (size_t i = 0; cache && i < CACHE_SIZE; i++) {
+		free(cache[i].sig);
+		json_decref(cache[i].value);
+	}
+	free(cache);
+	cache = NULL;
+	ncached = 0;
+}
+
+/* A hash of the table's own (not stored, not an interface): 8 bytes at a
+ * time, multiplied and folded. */
+static uint64_t sig_hash(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	for (; n >= 8; p += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	for (; n; p++, n--)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h ^ (h >> 32);
+}
+
+static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash)
+{
+	if (!cache && !(cache = calloc(CACHE_SIZE, sizeof(*cache))))
+		return NULL;
+	size_t i = hash & (CACHE_SIZE - 1);
+	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || memcmp(cache[i].sig, sig, len) != 0))
+		i = (i + 1) & (CACHE_SIZE - 1);
+	return &cache[i];
+}
+
+static int sig_put(struct sc *s, const void *b, size_t n)
+{
+	if (s->siglen + n > s->sigcap) {
+		size_t cap = s->sigcap ? s->sigcap : 256;
+		while (cap < s->siglen + n)
+			cap *= 2;
+		char *nb = realloc(s->sig, cap);
+		if (!nb)
+			return -1;
+		s->sig = nb;
+		s->sigcap = cap;
+	}
+	memcpy(s->sig + s->siglen, b, n);
+	s->siglen += n;
+	return 0;
+}
+
+struct span {
+	const struct jsonl_keep *k;
+	const unsigned char *at;
+};
+
+/* The kept members of SPANS (scalars, at their text) into O, in order. */
+static int build_spans(struct sc *s, json_t *o, const struct span *spans, size_t n)
+{
+	const unsigned char *p = s->p;
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = NULL;
+		s->p = spans[i].at;
+		if (value(s, &v, NULL) != 0 || json_object_set_new_nocheck(o, spans[i].k->key, v) != 0) {
+			s->p = p;
+			return -1;
+		}
+	}
+	s->p = p;
+	return 0;
+}
+
+static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
+{
+	if (++s->depth > MAX_DEPTH)
+		return -1;
+	json_t *o = out ? json_object() : NULL;
+	if (out && !o)
+		return -1;
+	/* pruned: kept scalars wait at their text (SPANS) while the object may
+	 * be one made before */
+	struct span spans[MAX_SPANS];
+	size_t nspans = 0;
+	bool shareable = out && keep;
+	if (shareable)
+		s->siglen = 0;           /* a skipped object inside keeps it */
+	s->p++;
+	ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+	} else {
+		for (;;) {
+			ws(s);
+			const char *key = NULL;
+			size_t klen = 0;
+			if (s->p >= s->end || *s->p != '"' || member_name(s, out != NULL, &key, &klen) != 0)
+				goto fail;
+			/* a member kept: whole (KEEP NULL), or one KEEP names */
+			const struct jsonl_keep *k = out && keep ? kept_member(key, klen, keep) : NULL;
+			bool kept = out && (!keep || k);
+			char *name = kept && !keep ? strndup(key, klen) : NULL;
+			if (kept && !keep && !name)
+				goto fail;
+			if (k && shareable && (sig_put(s, key, klen) != 0 || sig_put(s, "", 1) != 0))
+				goto fail;
+			ws(s);
+			if (s->p >= s->end || *s->p != ':') {
+				free(name);
+				goto fail;
+			}
+			s->p++;
+			ws(s);
+			if (k && shareable && s->p < s->end && *s->p != '{' && *s->p != '[' && nspans < MAX_SPANS) {
+				const unsigned char *at = s->p;
+				spans[nspans++] = (struct span){ k, at };
+				if (value(s, NULL, NULL) != 0 || sig_put(s, at, (size_t)(s->p - at)) != 0 ||
+				    sig_put(s, "", 1) != 0)
+					goto fail;
+			} else {
+				if (k && shareable) {
+					/* not all scalars: made here, the waiting ones first */
+					shareable = false;
+					if (build_spans(s, o, spans, nspans) != 0)
+						goto fail;
+				}
+				json_t *v = NULL;
+				if (value(s, kept ? &v : NULL, k ? k->sub : NULL) != 0) {
+					free(name);
+					goto fail;
+				}
+				int rc = kept ? json_object_set_new_nocheck(o, name ? name : k->key, v) : 0;
+				free(name);
+				if (rc != 0)
+					goto fail;
+			}
+			ws(s);
+			if (s->p < s->end && *s->p == ',') {
+				s->p++;
+				continue;
+			}
+			if (s->p < s->end && *s->p == '}') {
+				s->p++;
+				break;
+			}
+			goto fail;
+		}
+	}
+	if (shareable) {
+		uint64_t hash = sig_hash(s->sig, s->siglen);
+		struct cached *c = cache_slot(s->sig, s->siglen, hash);
+		if (c && c->sig) {
+			json_decref(o);
+			o = json_incref(c->value);
+		} else if (build_spans(s, o, spans, nspans) != 0) {
+			goto fail;
+		} else if (c) {
+			if (ncached >= CACHE_SIZE / 2) {
+				jsonl_scan_end();
+				c = cache_slot(s->sig, s->siglen, hash);
+			}
+			char *sig = c ? malloc(s->siglen ? s->siglen : 1) : NULL;
+			if (sig) {
+				memcpy(sig, s->sig, s->siglen);
+				*c = (struct cached){ hash, sig, s->siglen, json_incref(o) };
+				ncached++;
+			}
+		}
+	}
+	s->depth--;
+	if (out)
+		*out = o;
+	return 0;
+fail:
+	json_decref(o);
+	return -1;
+}
+
+static int array(struct sc *s, json_t **out, const struct jsonl_keep *keep)
+{
+	if (++s->depth > MAX_DEPTH)
+		return -1;
+	json_t *a = out ? json_array() : NULL;
+	if (out && !a)
+		return -1;
+	s->p++;
+	ws(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+	} else {
+		for (;;) {
+			ws(s);
+			json_t *v = NULL;
+			if (value(s, out ? &v : NULL, keep) != 0 || (out && json_array_append_new(a, v) != 0))
+				goto fail;
+			ws(s);
+			if (s->p < s->end && *s->p == ',') {
+				s->p++;
+				continue;
+			}
+			if (s->p < s->end && *s->p == ']') {
+				s->p++;
+				break;
+			}
+			goto fail;
+		}
+	}
+	s->depth--;
+	if (out)
+		*out = a;
+	return 0;
+fail:
+	json_decref(a);
+	return -1;
+}
+
+/* The value at s->p: skipped (OUT NULL), kept whole (KEEP NULL), or
+ * pruned to KEEP. */
+static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
+{
+	if (s->p >= s->end)
+		return -1;
+	switch (*s->p) {
+	case '{':
+		return object(s, out, keep);
+	case '[':
+		return array(s, out, keep);
+	case '"':
+		if (string(s, out != NULL) != 0)
+			return -1;
+		return out && !(*out = json_stringn_nocheck(s->buf, s->len)) ? -1 : 0;
+	case 't':
+		return literal(s, "true", 4, json_true, out);
+	case 'f':
+		return literal(s, "false", 5, json_false, out);
+	case 'n':
+		return literal(s, "null", 4, json_null, out);
+	default:
+		return number(s, out);
+	}
+}
+
+json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep)
+{
+	if (memchr(line, 0, n))
+		return NULL;             /* json_loads would stop there */
+	plain_init();
+	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n };
+	json_t *j = NULL;
+	ws(&s);
+	int rc = s.p < s.end && *s.p == '{' ? value(&s, &j, keep) : -1;
+	ws(&s);
+	free(s.buf);
+	free(s.sig);
+	if (rc != 0 || s.p != s.end) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep)
+{
+	if (!keep)
+		return json_deep_copy(j);
+	if (json_is_array(j)) {
+		json_t *a = json_array(), *v;
+		size_t i;
+		json_array_foreach(j, i, v)
+			if (!a || json_array_append_new(a, jsonl_prune(v, keep)) != 0) {
+				json_decref(a);
+				return NULL;
+			}
+		return a;
+	}
+	if (!json_is_object(j))
+		return json_deep_copy(j);
+	json_t *o = json_object();
+	const char *key;
+	json_t *v;
+	json_object_foreach(j, key, v) {
+		const struct jsonl_keep *k = keep;
+		while (k->key && strcmp(k->key, key) != 0)
+			k++;
+		if (o && k->key && json_object_set_new(o, key, jsonl_prune(v, k->sub)) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}

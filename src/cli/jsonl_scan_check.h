@@ -1,0 +1,61 @@
+/* The property of jsonl_scan (jsonl_scan.h), for its unit test and its
+ * fuzz target: what it reads of a line, jansson reads too, and the same.
+ * jsonl_scan_check(LINE, N) returns 1 when the scanner read the line (and
+ * jansson's tree, pruned, equals it, member order included), 0 when it
+ * left the line to jansson, and aborts when they differ. */
+#ifndef PYCORE_CLI_JSONL_SCAN_CHECK_H
+#define PYCORE_CLI_JSONL_SCAN_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/jsonl_scan.h"
+#include "cli/surrogates.h"
+
+static const struct jsonl_keep check_frame[] = { { "kind", NULL }, { "function", NULL }, { "line", NULL },
+						 { NULL, NULL } };
+static const struct jsonl_keep check_keep[] = { { "a", NULL }, { "input", check_frame }, { "frames", check_frame },
+						{ "kind", NULL }, { NULL, NULL } };
+
+static int jsonl_scan_check_one(const char *line, size_t n, const struct jsonl_keep *keep)
+{
+	json_t *scan = jsonl_scan(line, n, keep);
+	if (!scan)
+		return 0;
+	char *paired = jsonl_pair_surrogates(line, n);
+	json_error_t err;
+	json_t *full = paired ? json_loads(paired, 0, &err) : NULL;
+	free(paired);
+	if (!full) {
+		fprintf(stderr, "jsonl_scan read a line jansson refuses (%s): %.*s\n", err.text, (int)n, line);
+		abort();
+	}
+	json_t *pruned = jsonl_prune(full, keep);
+	char *a = json_dumps(scan, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_ENCODE_ANY);
+	char *b = json_dumps(pruned, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!json_equal(scan, pruned) || !a || !b || strcmp(a, b) != 0) {
+		fprintf(stderr, "jsonl_scan and jansson differ on %.*s:\n  %s\n  %s\n", (int)n, line, a ? a : "?",
+			b ? b : "?");
+		abort();
+	}
+	free(a);
+	free(b);
+	json_decref(scan);
+	json_decref(full);
+	json_decref(pruned);
+	return 1;
+}
+
+static int jsonl_scan_check(const char *line, size_t n)
+{
+	int kept = jsonl_scan_check_one(line, n, check_keep);
+	int whole = jsonl_scan_check_one(line, n, NULL);
+	if (kept != whole) {
+		fprintf(stderr, "jsonl_scan read %.*s only %s\n", (int)n, line, kept ? "pruned" : "whole");
+		abort();
+	}
+	return kept;
+}
+
+#endif

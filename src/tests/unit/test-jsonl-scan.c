@@ -1,0 +1,80 @@
+/* jsonl_scan (src/cli/jsonl_scan.c) against jansson: lines it must read
+ * (and read as jansson does, pruned), lines it must leave to jansson,
+ * and 200,000 one- and two-byte mutations of a report-like line, each
+ * checked by jsonl_scan_check (jansson reads whatever the scanner reads,
+ * and the same).  Prints TAP. */
+#include <stdint.h>
+
+#include "cli/jsonl_scan_check.h"
+
+static const char *reads[] = {
+	"{}",
+	" {\"a\": 1 } \r\n",
+	"{\"a\":[1,-2,3.5e-3,0,-0,1E+2,true,false,null,\"x\"],\"b\":{\"c\":[{}]}}",
+	"{\"input\":{\"path\":\"/a/\\udcff\\udc80b\",\"kind\":\"x\",\"kind\":\"y\"},\"a\":\"\\ud83d\\ude00\"}",
+	"{\"frames\":[{\"kind\":\"python\",\"function\":\"f\",\"line\":3,\"locals\":[1,2]},"
+	"{\"kind\":\"python\",\"function\":\"f\",\"line\":3},{\"line\":3,\"kind\":\"python\",\"function\":\"f\"}]}",
+	"{\"frames\":[{\"kind\":\"python\",\"function\":\"f\",\"line\":3},{\"kind\":\"python\",\"function\":\"f\",\"line\":3}]}",
+	"{\"a\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\xc3\xa9\xe2\x80\xae\xf0\x9f\x98\x80\\udb80\\udc80\",\"a\":2}",
+	"{\"a\":123456789012345678,\"b\":-123456789012345678,\"c\":1.7976931348623157e308}",
+	"{\"kind\":{\"x\":1},\"frames\":{\"kind\":[1],\"line\":\"x\"},\"input\":[{\"kind\":1},2,[3]]}",
+	/* fuzz-jsonl's first find: a skipped object after kept scalars */
+	"{\"kind\":\"python\",\"x\":\"y\",\"z\":{\"path\":\"p\"}}",
+	"{\"frames\":[{\"kind\":\"k\",\"locals\":[{\"a\":1}]},{\"kind\":\"k\",\"locals\":{}},{}]}",
+	"{\"\\u0061\":1,\"fr\\u0061mes\":[{\"\\u006bind\":\"k\"}]}",
+};
+
+static const char *refused[] = {
+	"", "[]", "1", "\"a\"", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\":[1,]}",
+	"{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":1e}", "{\"a\":-}", "{\"a\":+1}", "{\"a\":truex}",
+	"{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}",
+	"{\"a\":\"\\udc00\"}", "{\"a\":\"\\ud800x\"}", "{\"a\":\"\x01\"}", "{\"a\":\"\xc0\xaf\"}",
+	"{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xe2\x82\"}", "{\"a\":1} x",
+	"{\"a\":1}{}", "{\"a\":1e999}", "{\"a\":1234567890123456789}", "{\"a\":'x'}", "{a:1}",
+};
+
+int main(void)
+{
+	int n = 0, failed = 0;
+	printf("1..3\n");
+	for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
+		if (!jsonl_scan_check(reads[i], strlen(reads[i]))) {
+			printf("# not read: %s\n", reads[i]);
+			failed = 1;
+		}
+	printf("%sok %d - %zu lines read as jansson reads them\n", failed ? "not " : "", ++n,
+	       sizeof(reads) / sizeof(*reads));
+	int f2 = 0;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
+		if (jsonl_scan_check(refused[i], strlen(refused[i]))) {
+			printf("# read, not left to jansson: %s\n", refused[i]);
+			f2 = 1;
+		}
+	char nul[] = "{\"a\":\"x\0y\"}";
+	if (jsonl_scan(nul, sizeof(nul) - 1, NULL)) {
+		printf("# a NUL byte read\n");
+		f2 = 1;
+	}
+	printf("%sok %d - %zu bad lines and a NUL byte left to jansson\n", f2 ? "not " : "", ++n,
+	       sizeof(refused) / sizeof(*refused));
+	failed |= f2;
+	/* mutations: jsonl_scan_check aborts on any difference */
+	const char *base = reads[4];
+	size_t len = strlen(base);
+	char buf[512];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned long accepted = 0;
+	static const char alphabet[] = "{}[]\":,\\u0123456789abcdefE.-+tnl \xc3\xa9\xed\xff\x01";
+	for (int round = 0; round < 200000; round++) {
+		memcpy(buf, base, len + 1);
+		for (int m = 0; m < 1 + round % 2; m++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			buf[x % len] = alphabet[(x >> 32) % (sizeof(alphabet) - 1)];
+		}
+		accepted += (unsigned long)jsonl_scan_check(buf, len);
+	}
+	printf("%sok %d - 200000 mutations of a line: %lu read, each as jansson reads it\n", accepted ? "" : "not ",
+	       ++n, accepted);
+	jsonl_scan_end();
+	return failed || !accepted;
+}
