@@ -38,7 +38,8 @@ Where qemu-system-x86_64, e2fsprogs, the Debian build tools or the machine
 (root once, to build it) are missing, every case is skipped by name.
 
 Environment: PYCORE, srcdir; PYCORE_AMD64_CACHE (scripts/amd64-vm);
-PYCORE_HOOK_VM_TIMEOUT (seconds for the boot and the run, default 240).
+PYCORE_HOOK_VM_TIMEOUT (seconds for the boot and the run, default 360:
+a run takes 90-120 s under TCG on the loaded 2-core CI machine).
 """
 import hashlib
 import json
@@ -468,7 +469,7 @@ def check_flood(r):
 def main():
     tap = pt.TAP()
     cache = vm("--print").stdout.decode().strip()
-    timeout = int(os.environ.get("PYCORE_HOOK_VM_TIMEOUT", "240"))
+    timeout = int(os.environ.get("PYCORE_HOOK_VM_TIMEOUT", "360"))
     why = why_not()
     if why is None and not os.path.isfile(os.path.join(cache, "root.raw.ready")):
         if os.getuid() != 0:
