@@ -77,7 +77,8 @@ static int put(struct sc *s, const void *b, size_t n)
 		s->buf = nb;
 		s->cap = cap;
 	}
-	memcpy(s->buf + s->len, b, n);
+	if (n)
+		memcpy(s->buf + s->len, b, n);
 	s->len += n;
 	s->buf[s->len] = 0;
 	return 0;
@@ -379,7 +380,7 @@ static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash)
 	if (!cache && !(cache = calloc(CACHE_SIZE, sizeof(*cache))))
 		return NULL;
 	size_t i = hash & (CACHE_SIZE - 1);
-	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || memcmp(cache[i].sig, sig, len) != 0))
+	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || (len && memcmp(cache[i].sig, sig, len) != 0)))
 		i = (i + 1) & (CACHE_SIZE - 1);
 	return &cache[i];
 }
@@ -396,7 +397,8 @@ static int sig_put(struct sc *s, const void *b, size_t n)
 		s->sig = nb;
 		s->sigcap = cap;
 	}
-	memcpy(s->sig + s->siglen, b, n);
+	if (n)
+		memcpy(s->sig + s->siglen, b, n);
 	s->siglen += n;
 	return 0;
 }
@@ -512,7 +514,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 			}
 			char *sig = c ? malloc(s->siglen ? s->siglen : 1) : NULL;
 			if (sig) {
-				memcpy(sig, s->sig, s->siglen);
+				if (s->siglen)
+					memcpy(sig, s->sig, s->siglen);
 				*c = (struct cached){ hash, sig, s->siglen, json_incref(o) };
 				ncached++;
 			}

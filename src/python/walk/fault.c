@@ -50,6 +50,7 @@ struct look {
 	const char *adjacent_module;
 	const char *proven;          /* the handler, as a frame names it */
 	const char *proven_function;
+	bool proven_by_name;         /* proven by a known handler's name, not only its module */
 };
 
 /* NAME without a compiler clone's suffix equals WANT. */
@@ -88,10 +89,14 @@ static int look_frame(const struct native_frame *nf, void *arg)
 		{ "sig_coredump", "Apache" },
 	};
 	const char *path = nf->module_path ? nf->module_path : nf->module ? nf->module->path : NULL;
-	for (size_t i = 0; !l->proven && i < sizeof(known) / sizeof(known[0]); i++) {
+	/* a known handler's own frame names it even where an inner frame of
+	 * its module proved it first (uwsgi_segfault calls uwsgi_exit after
+	 * its kill(): a thread caught there is in uwsgi_exit) */
+	for (size_t i = 0; !l->proven_by_name && i < sizeof(known) / sizeof(known[0]); i++) {
 		if (named(nf->function, known[i].fn)) {
 			l->proven = known[i].handler;
 			l->proven_function = arena_strdup(c->a, nf->function);
+			l->proven_by_name = true;
 		}
 	}
 	if (!l->proven && (l->proven = program_of(path)) != NULL)
