@@ -3,7 +3,7 @@ Debian virtual machine (issue 26), read here.
 
 scripts/arm64-vm builds once per machine, in ~/.cache/pycore/arm64/, a
 Debian arm64 root (bookworm's python3.11 and its -dbg, libc6-dbg, gdb;
-sid's python3.13 and 3.14 too where that root is built), Debian's arm64
+sid's python3.13, 3.14 and 3.15 too where that root is built), Debian's arm64
 kernel and a busybox initramfs, and boots them under qemu-system-aarch64
 (TCG, no KVM: about a minute).  The machine's PID 1 is this test's own
 init (src/tests/e2e/arm64-init.sh): it runs scenarios of src/tests/e2e/scenarios/
@@ -73,20 +73,30 @@ CASES = [
     ("recursion", "recursion.py", "ABRT"),
     ("locals", "locals.py", "ABRT"),
 ]
-def cases(suite):
+def present(suite, cache):
+    """The suite's Pythons its cached root holds (a root built before one
+    was added to scripts/arm64-vm's list lacks it until built again)."""
+    if not os.path.isdir(os.path.join(cache, suite, "usr", "bin")):
+        return SUITE_PYTHONS[suite]   # not built: every case is a skip by name
+    return [py for py in SUITE_PYTHONS[suite]
+            if os.path.exists(os.path.join(cache, suite, "usr", "bin", py))]
+
+
+def cases(suite, cache):
     """(python, name, scenario, how) of a suite's run: gdb's gcore under
     emulation takes a minute, so only the suite's last Python's hang is a
     gcore, the others' a kernel core (SIGABRT)."""
     out = []
-    for py in SUITE_PYTHONS[suite]:
+    pythons = present(suite, cache)
+    for py in pythons:
         for name, scenario, how in CASES:
-            if how == "gcore" and py != SUITE_PYTHONS[suite][-1]:
+            if how == "gcore" and py != pythons[-1]:
                 how = "ABRT"
             out.append((py, "%s-%s" % (py, name), scenario, how))
     return out
 
 
-SUITE_PYTHONS = {"bookworm": ["python3.11"], "sid": ["python3.13", "python3.14"]}
+SUITE_PYTHONS = {"bookworm": ["python3.11"], "sid": ["python3.13", "python3.14", "python3.15"]}
 # what wait(1) in the machine's sh says of each way
 STATUS = {"crash": 128 + signal.SIGSEGV, "crash-fh": 128 + signal.SIGSEGV, "gcore": 128 + signal.SIGKILL, "ABRT": 128 + signal.SIGABRT}
 SIGNAL = {"crash": signal.SIGSEGV, "crash-fh": signal.SIGSEGV, "gcore": None, "ABRT": signal.SIGABRT}
@@ -561,7 +571,7 @@ def boot_in(work, suite, cache, timeout):
     shutil.copy(INIT, os.path.join(payload, "init"))
     os.chmod(os.path.join(payload, "init"), 0o755)
     with open(os.path.join(payload, "cases"), "w") as f:
-        for py, name, scenario, how in cases(suite):
+        for py, name, scenario, how in cases(suite, cache):
             f.write("%s %s %s %s\n" % (name, py, scenario, how))
     disk = os.path.join(work, "disk.raw")
     t0 = time.time()
@@ -581,7 +591,7 @@ def boot_in(work, suite, cache, timeout):
         log = open(os.path.join(out, "init.log"), errors="replace").read() if os.path.isdir(out) else ""
         return None, "the machine's init did not finish (%.0f s): %s %s %s" % (
             took, d.stdout.decode(errors="replace")[-500:], log[-1500:], console[-1500:])
-    for py, name, _, _ in cases(suite):
+    for py, name, _, _ in cases(suite, cache):
         with open(os.path.join(out, name + ".python"), "w") as f:
             f.write(py + "\n")
     with open(os.path.join(out, "boot"), "w") as f:
@@ -624,7 +634,6 @@ def main():
               ("pycore's native stacks against gdb-multiarch's", check_native),
               ("lldb-19's minidump of the core", check_minidump)]
     for suite in suites:
-        names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how in cases(suite)]
         why = None
         if not shutil.which("qemu-system-aarch64"):
             why = "qemu-system-aarch64 not installed (Debian package qemu-system-arm)"
@@ -637,6 +646,17 @@ def main():
                 p = vm("build", suite, timeout=3600)
                 if p.returncode != 0:
                     why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
+        elif os.getuid() == 0 and os.environ.get("PYCORE_ARM64_REUSE") != "1":
+            # built: quick, or the packages added to its list since
+            p = vm("build", suite, timeout=3600)
+            if p.returncode != 0:
+                why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
+        for py in SUITE_PYTHONS[suite]:
+            if why is None and py not in present(suite, cache):
+                tap.skip("%s %s: its cases" % (suite, py),
+                         "%s is not in the cached %s root %s (scripts/arm64-vm build %s adds it)"
+                         % (py, suite, os.path.join(cache, suite), suite))
+        names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how in cases(suite, cache)]
         out = took = None
         kept = os.path.join(cache, "cores", suite)
         reuse = os.environ.get("PYCORE_ARM64_REUSE") == "1"
