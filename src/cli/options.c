@@ -35,6 +35,7 @@ static char **split_append(char **list, const char *spec)
 
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
+	"       pycore analyze --pid [--no-stop] [OPTIONS] PID...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
 	"       pycore group [--format text|json|html] [--html-dir DIR] [FILE.jsonl...]\n"
 	"       pycore coredump [--config FILE] INSTANCE\n"
@@ -51,6 +52,23 @@ static const char usage_text[] =
 	"the interpreter are used only when their build-ids match the dump's; without\n"
 	"them, 3.13+ is found by its debug offsets and older versions by a validated\n"
 	"scan.\n"
+	"\n"
+	"A running process: analyze --pid PID... reads each process as it runs, the\n"
+	"same report as a core's (input.kind \"process\"), without writing a core:\n"
+	"memory through process_vm_readv (else /proc/PID/mem), a page when a read\n"
+	"asks; threads from /proc/PID/task, registers through ptrace; files as the\n"
+	"process sees them (/proc/PID/root: a container's, a chroot's, its sysroot\n"
+	"unless --sysroot is given; /proc/PID/map_files for a deleted one).  Every\n"
+	"thread is stopped for the read and let go at once; the report says for how\n"
+	"long.  Needs ptrace access: the same user (or root, CAP_SYS_PTRACE), and\n"
+	"Yama's /proc/sys/kernel/yama/ptrace_scope 0 (1: only root).\n"
+	"  -p, --pid            the operands are process ids, not dumps\n"
+	"      --no-stop        read the processes running, never stopped: each walked\n"
+	"                       twice, a warning (exit 1) for each thread whose stack\n"
+	"                       changed between the two reads (it may be torn: a frame\n"
+	"                       read as it was replaced); no registers but where a\n"
+	"                       thread waits in the kernel, so --native stacks may be\n"
+	"                       missing\n"
 	"\n"
 	"Options:\n"
 	"  -f, --format FORMAT  text (default): a summary line (the signal and its code,\n"
@@ -230,6 +248,8 @@ static const char usage_text[] =
 	"  6  a budget ran out before a report: --timeout while opening (reading\n"
 	"     standard input, decompressing), --max-spool, or the decoders' memory\n"
 	"     (a compressed stream's window over 256 MiB)\n"
+	"  7  --pid: no such process (or it exited during the read), or pycore may not\n"
+	"     read it: another user's, Yama's ptrace_scope, a missing CAP_SYS_PTRACE\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n"
 	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
 	"1 when some record could not be written, 2 usage error (also: a list or\n"
@@ -301,6 +321,8 @@ static const struct option longopts[] = {
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
 	{ "save", required_argument, NULL, 'E' },
+	{ "pid", no_argument, NULL, 'p' },
+	{ "no-stop", no_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -541,6 +563,12 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			}
 			opt->save = optarg;
 			opt->analysis.record = true;
+			break;
+		case 'p':
+			opt->pid = true;
+			break;
+		case 'B':
+			opt->no_stop = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -16,6 +16,8 @@ struct dump_segment {
 	struct dump_module *mod;
 	uint64_t file_offset;
 	uint32_t flags;              /* the core's PF_* for its bytes; 0: not known */
+	bool live;                   /* a live process's: read by d->p->live_read */
+	bool writable;               /* (live) the process can write these pages */
 };
 
 /* A module's file, once attached (dump_attach_file): the dump's to unmap. */
@@ -66,6 +68,15 @@ struct dump_priv {
 	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
 	uint64_t argv_start, argv_end;
 	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
+	/* a live process's reader (live.c), or NULL; its calls, set by
+	 * live.c (reached through these so that no call runs back up to it) */
+	struct dump_live *live;
+	/* LEN bytes at ADDR, all in live segments; PC_ENOTCAPTURED when the
+	 * process does not have them (any more) */
+	enum pc_code (*live_read)(struct dump *d, uint64_t addr, void *buf, size_t len);
+	void (*live_free)(struct dump *d);   /* let the process go, free the reader (dump_close) */
+	char **quiet_notes;          /* dump_notes */
+	size_t nquiet_notes;
 };
 
 /* The recorder (record.c): a set of block numbers, blocks of
@@ -92,6 +103,12 @@ void dump_record_extras(struct dump *d);
 
 /* A message to pass on in the report. */
 void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A note that does not make the report incomplete (dump_notes). */
+void dump_note(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An empty dump (open.c), NULL when out of memory. */
+struct dump *dump_new(void);
 
 /* Hard caps on what a dump may declare. */
 #define DUMP_MAX_SEGMENTS  (1u << 20)

@@ -1,0 +1,50 @@
+/* Private to dump/'s live reader (live.c, live_stop.c): a running
+ * process's state, shared by its two files.
+ * Contract: live.c opens the process and reads its memory; live_stop.c
+ * stops and lets go its threads; neither is called from outside dump/. */
+#ifndef PYCORE_DUMP_LIVE_H
+#define PYCORE_DUMP_LIVE_H
+
+#include <time.h>
+
+#include "dump_int.h"
+
+#define LIVE_PAGE   4096u
+#define LIVE_CACHE  256u          /* pages kept: 1 MiB, whatever the process's size */
+
+/* A thread pycore stopped (ptrace-seized). */
+struct live_stopped {
+	int64_t tid;
+	bool stopped;                /* in a ptrace stop now: detach it */
+	int signal;                  /* a signal it was about to receive: passed on at detach */
+};
+
+struct dump_live {
+	int64_t pid;
+	char proc[40];               /* "/proc/PID" */
+	int mem_fd;                  /* /proc/PID/mem, -1 until process_vm_readv is refused */
+	bool use_mem;
+	bool gone;                   /* a read found the process gone */
+	/* the page cache: slot i holds the page tag[i] when valid[i] */
+	uint8_t *pages;
+	uint64_t tag[LIVE_CACHE];
+	bool valid[LIVE_CACHE];
+	/* what reads asked for (dump_ranges_read), in the order asked */
+	struct dump_range *ranges;
+	size_t nranges, cap;
+	bool merged;                 /* ranges is sorted and merged */
+	/* the threads stopped (live_stop.c) */
+	struct live_stopped *stopped;
+	size_t nstopped;
+	struct timespec stop_start;
+	bool stopping;
+};
+
+/* Why pycore may not read or stop the process (ERR: the errno of what
+ * failed, WHAT: that step): d's error set, naming what is missing, and
+ * PC_EDENIED; PC_EGONE when the process is gone. */
+enum pc_code live_refused(struct dump *d, const char *what, int err);
+/* Whether this process has CAP_SYS_PTRACE in effect. */
+bool live_has_cap_ptrace(void);
+
+#endif
