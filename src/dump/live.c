@@ -141,8 +141,10 @@ static enum pc_code dump_live_read(struct dump *d, uint64_t addr, void *buf, siz
 
 void dump_process_forget(struct dump *d)
 {
-	if (d->p->live)
-		memset(d->p->live->valid, 0, sizeof(d->p->live->valid));
+	if (!d->p->live)
+		return;
+	memset(d->p->live->valid, 0, sizeof(d->p->live->valid));
+	live_refresh_segments(d);
 }
 
 bool dump_process_gone(const struct dump *d)
@@ -340,7 +342,8 @@ static struct dump_module *module_named(struct dump *d, const char *path)
 	return m;
 }
 
-/* One line of maps.  Returns PC_OK (also for a line it leaves out). */
+/* One line of maps: its segment, and with R its module's mapping.
+ * Returns PC_OK (also for a line it leaves out). */
 static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, const struct root *r, char *line)
 {
 	unsigned long long start, end, off, ino;
@@ -364,7 +367,7 @@ static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, cons
 		if (st != PC_OK)
 			return st;
 	}
-	if (path[0] != '/')
+	if (!r || path[0] != '/')
 		return PC_OK;
 	size_t n = strlen(path);
 	bool deleted = n > 10 && strcmp(path + n - 10, " (deleted)") == 0;
@@ -393,12 +396,9 @@ static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, cons
 	return PC_OK;
 }
 
-static enum pc_code read_maps(struct dump *d, struct dump_live *l)
+/* The segments, and with R the modules, from maps. */
+static enum pc_code parse_maps(struct dump *d, struct dump_live *l, const struct root *r)
 {
-	struct root r;
-	find_root(l, &r);
-	if (!r.same && asprintf(&d->root, "%s/root", l->proc) < 0)
-		d->root = NULL;
 	size_t n;
 	char *maps = slurp(l, "maps", 64u << 20, &n);
 	if (!maps)
@@ -408,14 +408,50 @@ static enum pc_code read_maps(struct dump *d, struct dump_live *l)
 		char *nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		st = take_mapping(d, l, &r, line);
+		st = take_mapping(d, l, r, line);
 		line = nl ? nl + 1 : NULL;
 	}
 	free(maps);
+	return st;
+}
+
+enum pc_code live_refresh_segments(struct dump *d)
+{
+	struct dump_live *l = d->p->live;
+	struct dump_segment *old = d->p->segs;
+	size_t nold = d->p->nsegs;
+	d->p->segs = NULL;
+	d->p->nsegs = 0;
+	enum pc_code st = parse_maps(d, l, NULL);
 	if (st == PC_OK)
 		st = dump_segments_finish(d);
-	if (st == PC_OK && d->p->nsegs == 0) {
-		dump_set_error(d, "it maps no memory (a zombie, or a kernel thread)");
+	if (st != PC_OK || d->p->nsegs == 0) {
+		/* gone, or out of memory: keep the map read before */
+		free(d->p->segs);
+		d->p->segs = old;
+		d->p->nsegs = nold;
+		return st != PC_OK ? st : PC_EGONE;
+	}
+	free(old);
+	memset(d->p->seg_hint, 0, sizeof(d->p->seg_hint));
+	d->p->last_seg = 0;
+	return PC_OK;
+}
+
+static enum pc_code read_maps(struct dump *d, struct dump_live *l)
+{
+	struct root r;
+	find_root(l, &r);
+	if (!r.same && asprintf(&d->root, "%s/root", l->proc) < 0)
+		d->root = NULL;
+	enum pc_code st = parse_maps(d, l, &r);
+	if (st == PC_OK)
+		st = dump_segments_finish(d);
+	if (st == PC_OK && d->p->nsegs == 0 && (d->state == 'Z' || d->state == 'X')) {
+		dump_set_error(d, "the process exited (a zombie: its parent has not reaped it)");
+		st = PC_EGONE;
+	} else if (st == PC_OK && d->p->nsegs == 0) {
+		dump_set_error(d, "it maps no memory (a kernel thread)");
 		st = PC_ENOTPYTHON;
 	}
 	return st;

@@ -44,6 +44,10 @@ struct dump_live {
  * failed, WHAT: that step): d's error set, naming what is missing, and
  * PC_EDENIED; PC_EGONE when the process is gone. */
 enum pc_code live_refused(struct dump *d, const char *what, int err);
+/* Read the process's memory map again (its segments; the modules stay
+ * as opened): after its threads stopped, memory mapped since (a new
+ * thread's stack) is readable.  PC_OK, or the error (the map as before). */
+enum pc_code live_refresh_segments(struct dump *d);
 /* Whether this process has CAP_SYS_PTRACE in effect. */
 bool live_has_cap_ptrace(void);
 

@@ -354,6 +354,7 @@ struct pc_error *dump_process_stop(struct dump *d, bool stop)
 				syscall_regs(d, l, t);
 		}
 		free(tids);
+		live_refresh_segments(d);
 		return NULL;
 	}
 	/* again until a reading of the task list brings no new thread */
@@ -373,6 +374,9 @@ struct pc_error *dump_process_stop(struct dump *d, bool stop)
 	if (added > 0)
 		dump_warn(d, "threads kept being created while pycore stopped the process: the newest may be "
 			  "missing");
+	/* what was mapped since the process was opened (the stacks of
+	 * threads created meanwhile) */
+	live_refresh_segments(d);
 	for (size_t i = 0; i < l->nstopped; i++) {
 		struct live_stopped *s = &l->stopped[i];
 		struct dump_thread *t;
