@@ -15,6 +15,7 @@
 /* A thread pycore stopped (ptrace-seized). */
 struct live_stopped {
 	int64_t tid;
+	bool seized;                 /* PTRACE_SEIZE took it */
 	bool stopped;                /* in a ptrace stop now: detach it */
 	int signal;                  /* a signal it was about to receive: passed on at detach */
 };

@@ -286,6 +286,7 @@ static bool known(const struct dump_live *l, int64_t tid)
 static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, size_t n)
 {
 	int added = 0;
+	size_t first = l->nstopped;
 	for (size_t i = 0; i < n; i++) {
 		if (known(l, tids[i]))
 			continue;
@@ -294,7 +295,7 @@ static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, s
 			return -1;
 		l->stopped = v;
 		struct live_stopped *s = &l->stopped[l->nstopped];
-		*s = (struct live_stopped){ tids[i], false, 0 };
+		*s = (struct live_stopped){ tids[i], false, false, 0 };
 		if (ptrace(PTRACE_SEIZE, (pid_t)tids[i], NULL, NULL) != 0) {
 			if (errno == ESRCH) {
 				l->nstopped++;   /* remembered, so that it is not tried again */
@@ -309,24 +310,31 @@ static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, s
 			clock_gettime(CLOCK_MONOTONIC, &l->stop_start);
 			l->stopping = true;
 		}
+		s->seized = true;
 		l->nstopped++;
 		added++;
-		if (ptrace(PTRACE_INTERRUPT, (pid_t)tids[i], NULL, NULL) != 0)
-			continue;        /* gone already: wait_stop sees it */
-		struct timespec deadline;
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_nsec += STOP_WAIT_NS % 1000000000L;
-		deadline.tv_sec += STOP_WAIT_NS / 1000000000L + deadline.tv_nsec / 1000000000L;
-		deadline.tv_nsec %= 1000000000L;
+		/* gone already: wait_stop sees it */
+		ptrace(PTRACE_INTERRUPT, (pid_t)tids[i], NULL, NULL);
+	}
+	/* then wait for them all: their stops overlap */
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_nsec += STOP_WAIT_NS % 1000000000L;
+	deadline.tv_sec += STOP_WAIT_NS / 1000000000L + deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	for (size_t i = first; i < l->nstopped; i++) {
+		struct live_stopped *s = &l->stopped[i];
+		if (!s->seized)
+			continue;
 		int w = wait_stop(s, &deadline);
 		if (w == 1)
 			s->stopped = true;
 		else if (w == 0)
 			dump_note(d, "thread %lld exited while pycore stopped the process: it is left out",
-				  (long long)tids[i]);
+				  (long long)s->tid);
 		else
 			dump_warn(d, "thread %lld did not stop within a second (in the kernel, uninterruptible): "
-				  "read running, without its registers", (long long)tids[i]);
+				  "read running, without its registers", (long long)s->tid);
 	}
 	return added;
 }
