@@ -77,6 +77,7 @@ struct dump_priv {
 	void (*live_free)(struct dump *d);   /* let the process go, free the reader (dump_close) */
 	char **quiet_notes;          /* dump_notes */
 	size_t nquiet_notes;
+	bool live_search_cut;        /* a dump_search reached DUMP_LIVE_SEARCH_MAX */
 };
 
 /* The recorder (record.c): a set of block numbers, blocks of
@@ -115,6 +116,7 @@ struct dump *dump_new(void);
 #define DUMP_MAX_THREADS   (1u << 16)
 #define DUMP_MAX_MODULES   (1u << 13)     /* distinct mapped files */
 #define DUMP_MAX_MAPPINGS  (1u << 18)     /* NT_FILE entries */
+#define DUMP_LIVE_SEARCH_MAX (256u << 20)  /* bytes of a live process one dump_search reads */
 
 /* The format readers (elfcore.c, minidump.c), which open.c runs on the
  * bytes at d->p->map: 0, or the error's code with d's error set. */

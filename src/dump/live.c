@@ -540,6 +540,10 @@ static enum pc_code open_process(struct dump *d, int64_t pid)
 		dump_set_error(d, "no such process");
 		return PC_EGONE;
 	}
+	if (pid == (int64_t)getpid()) {
+		dump_set_error(d, "that is pycore itself, which cannot stop itself to read itself");
+		return PC_EDENIED;
+	}
 	read_facts(d, l);
 	enum pc_code rc = read_maps(d, l);
 	if (rc == PC_OK)

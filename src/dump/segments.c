@@ -284,26 +284,34 @@ enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max
  * are not searched, as a core's are not), windows overlapping by LEN - 1
  * bytes so that no hit falls between two. */
 static uint64_t search_live(struct dump *d, const struct dump_segment *sg, const void *needle, size_t len,
-			    bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg)
+			    bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg, uint64_t *budget)
 {
 	enum { WINDOW = 1 << 16 };
-	static uint8_t buf[WINDOW];
-	if (len == 0 || len > WINDOW / 2)
+	uint8_t *buf = len && len <= WINDOW / 2 ? malloc(WINDOW) : NULL;
+	if (!buf)
 		return 0;
 	for (uint64_t a = sg->start; a < sg->end && sg->end - a >= len;) {
 		size_t n = sg->end - a < WINDOW ? (size_t)(sg->end - a) : WINDOW;
+		if (*budget < n) {
+			*budget = 0;
+			break;
+		}
+		*budget -= n;
 		if (d->p->live_read(d, a, buf, n) == PC_OK) {
 			for (const uint8_t *p = buf, *hit; (size_t)(buf + n - p) >= len &&
 			     (hit = memmem(p, (size_t)(buf + n - p), needle, len)) != NULL; p = hit + 1) {
 				uint64_t at = a + (uint64_t)(hit - buf);
-				if (found(d, at, arg))
+				if (found(d, at, arg)) {
+					free(buf);
 					return at;
+				}
 			}
 		}
 		if (n < WINDOW)
 			break;
 		a += n - (len - 1);
 	}
+	free(buf);
 	return 0;
 }
 
@@ -311,12 +319,20 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
 		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg)
 {
+	/* a live process is stopped while it is searched: at most this much
+	 * of it is read (a big process that is not Python is refused soon) */
+	uint64_t budget = DUMP_LIVE_SEARCH_MAX;
 	for (size_t i = 0; i < d->p->nsegs; i++) {
 		struct dump_segment *sg = &d->p->segs[i];
 		if (sg->live && sg->writable && (!keep || keep(d, sg->start, arg))) {
-			uint64_t at = search_live(d, sg, needle, len, found, arg);
+			uint64_t at = budget ? search_live(d, sg, needle, len, found, arg, &budget) : 0;
 			if (at)
 				return at;
+			if (!budget && !d->p->live_search_cut) {
+				d->p->live_search_cut = true;
+				dump_note(d, "a search of the process's memory stopped after %u MiB (the process "
+					  "is stopped while it is read)", DUMP_LIVE_SEARCH_MAX >> 20);
+			}
 			continue;
 		}
 		if (!sg->data || (keep && !keep(d, sg->start, arg)))
