@@ -95,11 +95,36 @@ static int yama_scope(void)
 	return v;
 }
 
+/* The state letter of /proc/PID/task/TID/stat (TID 0: /proc/PID/stat);
+ * 0 when it cannot be read (the thread is gone). */
+static char task_state(const struct dump_live *l, int64_t tid)
+{
+	char path[96], buf[512];
+	if (tid)
+		snprintf(path, sizeof(path), "%s/task/%lld/stat", l->proc, (long long)tid);
+	else
+		snprintf(path, sizeof(path), "%s/stat", l->proc);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* An exiting task: the kernel refuses to trace it (EPERM), as it would
+ * one that is gone. */
+static bool exiting(char state)
+{
+	return state == 0 || state == 'Z' || state == 'X';
+}
+
 enum pc_code live_refused(struct dump *d, const char *what, int err)
 {
 	const struct dump_live *l = d->p->live;
 	struct stat st;
-	if (err == ESRCH || err == ENOENT || stat(l->proc, &st) != 0) {
+	if (err == ESRCH || err == ENOENT || stat(l->proc, &st) != 0 || exiting(task_state(l, 0))) {
 		dump_set_error(d, "%s: the process exited", what);
 		return PC_EGONE;
 	}
@@ -297,7 +322,7 @@ static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, s
 		struct live_stopped *s = &l->stopped[l->nstopped];
 		*s = (struct live_stopped){ tids[i], false, false, 0 };
 		if (ptrace(PTRACE_SEIZE, (pid_t)tids[i], NULL, NULL) != 0) {
-			if (errno == ESRCH) {
+			if (errno == ESRCH || (errno == EPERM && exiting(task_state(l, tids[i])))) {
 				l->nstopped++;   /* remembered, so that it is not tried again */
 				dump_note(d, "thread %lld exited while pycore stopped the process: it is left out",
 					  (long long)tids[i]);

@@ -55,14 +55,26 @@ def status(pid):
     return stat[stat.rindex(")") + 2], int(tracer[0])
 
 
-def stacks(report):
+def native_file(f, root):
+    """A native frame's file is the file pycore read: under the sysroot
+    for a core, under /proc/PID/root for the live process in that root."""
+    name = f.get("file") or ""
+    if f["kind"] == "native" and root and name.startswith(root + "/"):
+        return dict(f, file=name[len(root):])
+    if f["kind"] == "native" and name.startswith("/proc/") and "/root/" in name:
+        return dict(f, file=name[name.index("/root/") + len("/root"):])
+    return f
+
+
+def stacks(report, root=None):
     """The interpreters as the comparison sees them: all but the crash
-    (a kernel core's thread that received SIGQUIT) and the native frames'
-    error strings' wording."""
+    (a kernel core's thread that received SIGQUIT), and the native frames'
+    files as the process names them."""
     out = []
     for i in report["interpreters"]:
         i = dict(i)
-        i["threads"] = [dict(t, crashed=None) for t in i["threads"]]
+        i["threads"] = [dict(t, crashed=None, frames=[native_file(f, root) for f in t["frames"]])
+                        for t in i["threads"]]
         out.append(i)
     return out
 
@@ -113,7 +125,7 @@ def check_scenario(target, scenario, args, work):
     if rc != 0:
         raise pt.Failure("the core: exit %d: %s" % (rc, err.strip()))
     from_core = load_report(out)
-    diff = first_difference(stacks(report), stacks(from_core))
+    diff = first_difference(stacks(report), stacks(from_core, target.root))
     if diff:
         raise pt.Failure("the live report differs from the core's: %s" % diff)
     rc, nostop, err = got["nostop"]
