@@ -14,11 +14,11 @@ on untraced afterwards.  --no-stop must give the same report of a blocked
 process.
 
 Then the process changing under the read (scenarios/live_churn.py): one
-that exits at any moment of the read (a report, or exit 6 "gone" in one
+that exits at any moment of the read (a report, or exit 7 "gone" in one
 line, never anything else), one that creates threads all the time (each
 report whole and consistent), one whose stacks change all the time under
 --no-stop (a "may be torn" warning per changed thread, exit 1).  And the
-refusals, each one line and exit 6: no such process; another user's process
+refusals, each one line and exit 7: no such process; another user's process
 (pycore run as nobody with setpriv against a root process); root without
 CAP_SYS_PTRACE against nobody's process; Yama's ptrace_scope 1 (set and
 restored when this kernel has Yama, else skipped by name).
@@ -181,7 +181,7 @@ def one_line(err):
 
 def check_exits(target, work):
     """The process exits at some moment of the read: each read gives a
-    report (exit 0, or 1) or exit 6 with one line saying it is gone."""
+    report (exit 0, or 1) or exit 7 with one line saying it is gone."""
     seen = {}
     for delay in (0, 1, 2, 3, 5, 8, 12, 20, 40):
         proc = churn(target, work, "exit", str(delay))
@@ -191,17 +191,17 @@ def check_exits(target, work):
                 if not report:
                     raise pt.Failure("exit %d without a report" % rc)
                 seen["report"] = seen.get("report", 0) + 1
-            elif rc == 6:
+            elif rc == 7:
                 line = one_line(err)
                 if "exited" not in line and "no such process" not in line:
-                    raise pt.Failure("exit 6: %s" % line)
+                    raise pt.Failure("exit 7: %s" % line)
                 seen["gone"] = seen.get("gone", 0) + 1
             else:
                 raise pt.Failure("the process exiting %d ms after READY: exit %d: %s" % (delay, rc, err.strip()))
         finally:
             stop(proc)
     rc, _, err = live(proc.pid, [])
-    if rc != 6 or "no such process" not in one_line(err):
+    if rc != 7 or "no such process" not in one_line(err):
         raise pt.Failure("a process reaped: exit %d: %s" % (rc, err.strip()))
     return "reads: %s; a reaped one: %s" % (seen, one_line(err))
 
@@ -269,7 +269,7 @@ def check_other_user(target, work):
         if rc == 126 or rc == 127:
             raise pt.Skip("nobody cannot run %s: %s" % (pt.PYCORE, err.strip()))
         line = one_line(err)
-        if rc != 6 or "another user" not in line or "uid 0" not in line or out:
+        if rc != 7 or "another user" not in line or "uid 0" not in line or out:
             raise pt.Failure("exit %d: %s" % (rc, line))
     finally:
         stop(proc)
@@ -297,7 +297,7 @@ def check_capability(target, work):
             raise pt.Skip("a scenario run as nobody did not start (its files unreadable to nobody?)")
         rc, out, err = as_user([pt.PYCORE, "analyze", "--pid", str(proc.pid)], caps="-sys_ptrace")
         line = one_line(err)
-        if rc != 6 or "CAP_SYS_PTRACE" not in line or "uid 65534" not in line:
+        if rc != 7 or "CAP_SYS_PTRACE" not in line or "uid 65534" not in line:
             raise pt.Failure("exit %d: %s" % (rc, line))
         rc, _, err = pt.run_pycore(["analyze", "--pid", str(proc.pid)])
         if rc != 0:
@@ -323,7 +323,7 @@ def check_yama(target, work):
         rc, out, err = as_user([pt.PYCORE, "analyze", "--pid", str(proc.pid)], user=("0", "0"),
                                caps="-sys_ptrace")
         line = one_line(err)
-        if rc != 6 or "ptrace_scope" not in line:
+        if rc != 7 or "ptrace_scope" not in line:
             raise pt.Failure("exit %d: %s" % (rc, line))
     finally:
         try:
@@ -338,7 +338,7 @@ def check_yama(target, work):
 def check_no_process(target, work):
     rc, _, err = live(2 ** 22 + 12345, [])
     line = one_line(err)
-    if rc != 6 or "no such process" not in line:
+    if rc != 7 or "no such process" not in line:
         raise pt.Failure("exit %d: %s" % (rc, line))
     rc, _, err = pt.run_pycore(["analyze", "--pid", "12x"])
     if rc != 2:
