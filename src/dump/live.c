@@ -519,15 +519,13 @@ static enum pc_code probe(struct dump *d, struct dump_live *l)
 	return PC_OK;
 }
 
-static void dump_live_free(struct dump *d);
-
 static enum pc_code open_process(struct dump *d, int64_t pid)
 {
 	struct dump_live *l = d->p->live = calloc(1, sizeof(*l));
 	if (!l)
 		return PC_ENOMEM;
 	d->p->live_read = dump_live_read;
-	d->p->live_free = dump_live_free;
+	d->p->live_free = live_close;
 	if (!(l->pages = malloc(LIVE_CACHE * LIVE_PAGE)))
 		return PC_ENOMEM;
 	l->pid = pid;
@@ -581,12 +579,11 @@ struct pc_error *dump_open_process(int64_t pid, struct dump **out)
 	return pc_error_new(st, name, "%s", d->p->error ? d->p->error : pc_code_str(st));
 }
 
-static void dump_live_free(struct dump *d)
+void live_close(struct dump *d)
 {
 	struct dump_live *l = d->p->live;
 	if (!l)
 		return;
-	dump_process_resume(d);
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
 	free(l->pages);

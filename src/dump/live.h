@@ -1,7 +1,9 @@
 /* Private to dump/'s live reader (live.c, live_stop.c): a running
  * process's state, shared by its two files.
  * Contract: live.c opens the process and reads its memory; live_stop.c
- * stops and lets go its threads; neither is called from outside dump/. */
+ * stops and lets go its threads; live_refuse.c says why the kernel
+ * refused.  Calls run live_stop.c -> live.c -> live_refuse.c; none is
+ * called from outside dump/ but through dump.h. */
 #ifndef PYCORE_DUMP_LIVE_H
 #define PYCORE_DUMP_LIVE_H
 
@@ -51,5 +53,15 @@ enum pc_code live_refused(struct dump *d, const char *what, int err);
 enum pc_code live_refresh_segments(struct dump *d);
 /* Whether this process has CAP_SYS_PTRACE in effect. */
 bool live_has_cap_ptrace(void);
+/* The state letter of /proc/PID/task/TID/stat (TID 0: /proc/PID/stat);
+ * 0 when it cannot be read (the thread is gone). */
+char live_task_state(const struct dump_live *l, int64_t tid);
+/* An exiting task (STATE 0, 'Z' or 'X'): the kernel refuses to trace it
+ * (EPERM), as it would one that is gone. */
+bool live_exiting(char state);
+/* Close the reader and free it (live.c; dump_close's, through
+ * d->p->live_free): the process is let go before, by live_stop.c's
+ * own free once it stopped threads. */
+void live_close(struct dump *d);
 
 #endif
