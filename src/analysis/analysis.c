@@ -406,6 +406,9 @@ struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analy
 	}
 	if (!e)
 		e = analysis_walk(a);
+	/* --save: what the compact dump holds, read before the process runs on */
+	if (!e && a->opt.record && dump_record_snapshot(a->dump) != PC_OK)
+		e = pc_error_new(PC_ENOMEM, a->dump->path, "out of memory");
 	double stopped = dump_process_resume(a->dump);
 	if (!e && dump_process_gone(a->dump))
 		e = pc_error_new(PC_EGONE, a->dump->path, "the process exited while it was read");

@@ -293,12 +293,19 @@ bool dump_file_used(const struct dump *d, const struct dump_module *m);
  * it and its struct pthread, the initial stack, each module's ELF
  * header, program headers, notes (the build-id) and dynamic section, and
  * the dynamic linker's list of libraries (what gdb reads of a core); and
- * the dump's notes: an ELF core's own, copied, else NT_PRSTATUS per
+ * the dump's notes: an ELF core's own, copied, else (a minidump, a live
+ * process: its memory as dump_record_snapshot copied it) NT_PRSTATUS per
  * thread, NT_PRPSINFO, NT_SIGINFO, NT_AUXV (AT_ENTRY) and NT_FILE written
  * from what the dump says.  Memory held while recording grows with the
  * pages read, never with the dump.  dump_save returns NULL and fills
  * *SAVED (may be NULL), or the error (PC_EIO, PC_ENOMEM, PC_EUNSUPPORTED). */
 enum pc_code dump_record_start(struct dump *d);
+/* A live process's memory is gone once it runs on: while it is still
+ * stopped, read what dump_save needs beside the analysis's reads and copy
+ * every recorded block, so that the compact dump is of that moment (its
+ * size grows with what was read, never with the process).  Nothing for a
+ * dump, or without dump_record_start; again: nothing.  PC_ENOMEM. */
+enum pc_code dump_record_snapshot(struct dump *d);
 struct dump_saved {
 	uint64_t core_size;          /* bytes of the core (before compression) */
 	uint64_t memory;             /* bytes of memory it holds */

@@ -68,6 +68,8 @@ struct dump_priv {
 	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
 	uint64_t argv_start, argv_end;
 	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
+	uint8_t *auxv;               /* a live process's auxv, whole (dump_save's NT_AUXV), or NULL */
+	size_t auxv_len;
 	/* a live process's reader (live.c), or NULL; its calls, set by
 	 * live.c (reached through these so that no call runs back up to it) */
 	struct dump_live *live;
@@ -78,6 +80,12 @@ struct dump_priv {
 	char **quiet_notes;          /* dump_notes */
 	size_t nquiet_notes;
 	bool live_search_cut;        /* a dump_search reached DUMP_LIVE_SEARCH_MAX */
+	/* a live process's recorded memory, copied while it was stopped
+	 * (dump_record_snapshot, save.c): sorted runs into one buffer */
+	struct dump_held { uint64_t start, end; const uint8_t *data; } *held;
+	size_t nheld;
+	uint8_t *held_buf;
+	bool held_taken;
 };
 
 /* The recorder (record.c): a set of block numbers, blocks of

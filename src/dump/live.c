@@ -234,6 +234,13 @@ static void read_facts(struct dump *d, struct dump_live *l)
 		d->state = (state >= 'A' && state <= 'Z') || (state >= 'a' && state <= 'z') ? state : 0;
 		d->ppid = ppid >= 0 ? ppid : -1;
 	}
+	/* field 28, startstack: where argc is, the initial stack's start */
+	char *f = close_paren;
+	for (int k = 2; f && k < 28; k++)
+		f = strchr(f + 1, ' ');
+	unsigned long long start;
+	if (f && sscanf(f, " %llu", &start) == 1)
+		d->p->argv_start = start;
 	free(s);
 	s = slurp(l, "status", 1 << 16, NULL);
 	for (char *line = s; line && *line;) {
@@ -483,7 +490,25 @@ static enum pc_code find_platform(struct dump *d, const struct dump_module *exe)
 	return PC_OK;
 }
 
-/* AT_ENTRY from auxv, and the module that holds it: the main program. */
+/* The initial stack, from argc (stat's startstack) to the end of its
+ * mapping, when the word there is argc as cmdline counts it: what a
+ * compact dump keeps of it (dump_record_extras), as of a core. */
+static void find_initial_stack(struct dump *d)
+{
+	uint64_t argc = 0, end = 0, at = d->p->argv_start;
+	size_t n = 0;
+	while (d->argv && d->argv[n])
+		n++;
+	d->p->argv_start = 0;
+	if (at && dump_next_held(d, at, &end) == at && dump_read(d, at, &argc, sizeof(argc)) == PC_OK &&
+	    argc == n && n > 0) {
+		d->p->argv_start = at;
+		d->p->argv_end = end;
+	}
+}
+
+/* AT_ENTRY (and the vDSO's AT_SYSINFO_EHDR) from auxv, and the module
+ * that holds it: the main program. */
 static struct dump_module *find_executable(struct dump *d, struct dump_live *l)
 {
 	size_t n = 0;
@@ -492,8 +517,17 @@ static struct dump_module *find_executable(struct dump *d, struct dump_live *l)
 		uint64_t type = dump_le64((const uint8_t *)auxv + off), val = dump_le64((const uint8_t *)auxv + off + 8);
 		if (type == AT_ENTRY)
 			d->auxv_entry = val;
+		else if (type == AT_SYSINFO_EHDR)
+			d->auxv_vdso = d->p->vdso = val;
 	}
-	free(auxv);
+	/* kept whole: a compact dump's NT_AUXV (dump_save), as a core's */
+	if (auxv && n >= 16) {
+		d->p->auxv = (uint8_t *)auxv;
+		d->p->auxv_len = n / 16 * 16;
+	} else {
+		free(auxv);
+	}
+	find_initial_stack(d);
 	struct dump_module *m = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
 	if (m) {
 		d->executable = strdup(m->path);

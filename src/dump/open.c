@@ -405,6 +405,9 @@ void dump_close(struct dump *d)
 	free(d->p->segs);
 	free(d->p->notes);
 	dump_record_free(d->p->rec);
+	free(d->p->held);
+	free(d->p->held_buf);
+	free(d->p->auxv);
 	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {
