@@ -11,7 +11,9 @@ none: it opens the files through /proc/PID/root).  The live report's
 interpreters (threads, frames, locals, lock waits, asyncio tasks) must equal
 the core's, the threads the process's own record, and the process must run
 on untraced afterwards.  --no-stop must give the same report of a blocked
-process.
+process.  --save FILE with --pid writes a compact dump of the live read:
+its report equals that read's (input and stopped_ms aside), and gdb lists
+every thread of it (thread apply all bt).
 
 Then the process changing under the read (scenarios/live_churn.py): one
 that exits at any moment of the read (a report, or exit 7 "gone" in one
@@ -34,6 +36,7 @@ import time
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.compact import first_difference as compact_difference, gdb_threads
 from pycoretest.schema import load_report
 
 # scenario: (pycore's options, the first minor whose facts pycore reads)
@@ -95,6 +98,45 @@ def first_difference(a, b, where="interpreters"):
     return "%s: %r / %r" % (where, a, b) if a != b else None
 
 
+def without_input(report):
+    """A report as a compact dump of the same moment must repeat it: the
+    input (a process, then a file) and how long the process was stopped
+    aside."""
+    report = dict(report, process=dict(report["process"]))
+    report.pop("input")
+    report["process"].pop("stopped_ms")
+    return report
+
+
+def check_compact(target, args, saved, compact):
+    """--pid P --save FILE: the live report as usual, and FILE a compact
+    dump whose report equals it (input and stopped_ms aside; for a process
+    in another root, read with --sysroot: its interpreters, native files
+    as the process names them), which gdb opens, every thread listed."""
+    rc, live_report, err = saved
+    if rc != 0 or not live_report:
+        raise pt.Failure("--save: exit %d: %s" % (rc, err.strip()))
+    rc, out, err = pt.run_pycore(["analyze", "--format", "json"] + args + target.pycore_args() + [compact])
+    if rc != 0:
+        raise pt.Failure("the compact dump of the live process: exit %d: %s" % (rc, err.strip()))
+    from_compact = load_report(out)
+    if target.root:
+        diff = first_difference(stacks(live_report), stacks(from_compact, target.root))
+    else:
+        diff = compact_difference(without_input(live_report), without_input(from_compact))
+    if diff:
+        raise pt.Failure("the compact dump's report differs from the live one: %s" % diff)
+    size = os.path.getsize(compact)
+    detail = "--save: compact dump %d bytes of a process mapping %d, same report" % (
+        size, live_report["input"]["size"])
+    if target.root:
+        return detail + " (gdb not run on a process of another root)"
+    if not shutil.which("gdb"):
+        return detail + " (gdb not installed, its check not run)"
+    n = gdb_threads(os.path.realpath(target.exe), compact, live_report["process"]["threads"])
+    return detail + ", gdb lists its %d threads" % n
+
+
 def check_scenario(target, scenario, args, work):
     got = {}
 
@@ -105,9 +147,11 @@ def check_scenario(target, scenario, args, work):
         got["stop"] = live(proc.pid, args)
         got["wall"] = time.monotonic() - t
         got["nostop"] = live(proc.pid, ["--no-stop"] + args)
+        got["save"] = live(proc.pid, ["--save", compact] + args)
         got["after"] = status(proc.pid)
         got["text"] = pt.run_pycore(["analyze", "--pid", str(proc.pid)] + args)
 
+    compact = os.path.join(work, "live-compact.core")
     core, truth_path, snap_signal = pt.take_snapshot(target, scenario, work, before=read_live)
     rc, report, err = got["stop"]
     if rc != 0 or not report:
@@ -137,6 +181,7 @@ def check_scenario(target, scenario, args, work):
         diff = first_difference(stacks(nostop), stacks(report))
         if diff:
             raise pt.Failure("--no-stop differs from the stopped read: %s" % diff)
+    saved = check_compact(target, args, got["save"], compact)
     rc, text, err = got["text"]
     if rc != 0 or "live process, its threads stopped for" not in text:
         raise pt.Failure("text: exit %d: %s" % (rc, (err or text[:300]).strip()))
@@ -150,9 +195,9 @@ def check_scenario(target, scenario, args, work):
         if src not in text:
             raise pt.Failure("the text report lacks the source line %r read inside the root" % src)
     nthreads = sum(len(i["threads"]) for i in report["interpreters"])
-    return "%d threads equal to the %s's; stopped %.1f ms of %.0f ms%s" % (
+    return "%d threads equal to the %s's; stopped %.1f ms of %.0f ms%s; %s" % (
         nthreads, "kernel core" if target.root else "gcore", ms, got["wall"] * 1000,
-        ", chrooted in %s" % target.root if target.root else "")
+        ", chrooted in %s" % target.root if target.root else "", saved)
 
 
 def churn(target, work, mode, *more):
