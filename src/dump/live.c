@@ -445,6 +445,22 @@ enum pc_code live_refresh_segments(struct dump *d)
 	return PC_OK;
 }
 
+/* Whether the process is a kernel thread: PF_KTHREAD (0x00200000,
+ * include/linux/sched.h) in the flags of stat's field 9.  A process that
+ * maps nothing and is none is exiting (its memory released before it is
+ * a zombie). */
+static bool kernel_thread(const struct dump_live *l)
+{
+	char *s = slurp(l, "stat", 4096, NULL);
+	char *f = s ? strrchr(s, ')') : NULL;
+	for (int k = 2; f && k < 9; k++)
+		f = strchr(f + 1, ' ');
+	unsigned long long flags = 0;
+	bool kthread = f && sscanf(f, " %llu", &flags) == 1 && (flags & 0x00200000u);
+	free(s);
+	return kthread;
+}
+
 static enum pc_code read_maps(struct dump *d, struct dump_live *l)
 {
 	struct root r;
@@ -457,9 +473,13 @@ static enum pc_code read_maps(struct dump *d, struct dump_live *l)
 	if (st == PC_OK && d->p->nsegs == 0 && (d->state == 'Z' || d->state == 'X')) {
 		dump_set_error(d, "the process exited (a zombie: its parent has not reaped it)");
 		st = PC_EGONE;
-	} else if (st == PC_OK && d->p->nsegs == 0) {
+	} else if (st == PC_OK && d->p->nsegs == 0 && kernel_thread(l)) {
 		dump_set_error(d, "it maps no memory (a kernel thread)");
 		st = PC_ENOTPYTHON;
+	} else if (st == PC_OK && d->p->nsegs == 0) {
+		/* its memory released after stat was read: exiting */
+		dump_set_error(d, "the process exited while it was read");
+		st = PC_EGONE;
 	}
 	return st;
 }
