@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 {
 	struct options opt;
 	options_init(&opt);
-	int rc = options_parse(argc, argv, "+:f:hVj:0v", &opt);
+	int rc = options_parse(argc, argv, "+:f:hVj:0vp", &opt);
 	if (rc >= 0)
 		return rc;
 	if (optind >= argc) {
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	rc = options_parse(argc, argv, ":f:hVj:0v", &opt);
+	rc = options_parse(argc, argv, ":f:hVj:0vp", &opt);
 	if (rc < 0)
 		rc = batch ? batch_command(&opt, argc, argv, optind) : analyze_command(&opt, argc, argv, optind);
 	options_free(&opt);

@@ -18,6 +18,7 @@ struct analysis {
 	struct locate *loc;
 	struct symbols *sym;
 	struct model_report *report;
+	char *root;                      /* a live process's root, the sysroot (a->opt.files) */
 };
 
 /* The process facts the dump holds, into the report. */
@@ -29,6 +30,7 @@ static void fill_process(struct model_report *r, const struct dump *d, const str
 	r->input_compression = d->compression;
 	r->input_architecture = d->platform ? d->platform->name : NULL;
 	r->input_size = d->file_size;
+	r->input_kind = d->format && strcmp(d->format, "process") == 0 ? "process" : "dump";
 	r->pid = d->pid;
 	r->ppid = d->ppid;
 	r->uid = d->uid;
@@ -184,6 +186,22 @@ static void glibc_pthread_layout(struct analysis *a)
 	}
 }
 
+/* The dump opened: its files located and attached, its symbols read;
+ * what reads serve recorded from here on when a compact dump is asked for. */
+static struct pc_error *prepare(struct analysis *a)
+{
+	struct pc_error *e = NULL;
+	if (a->opt.record && dump_record_start(a->dump) != PC_OK)
+		return pc_error_new(PC_ENOMEM, a->dump->path, "out of memory");
+	if ((a->loc = locate_modules(a->dump, &a->opt.files, &e)) != NULL)
+		attach_files(a);
+	if (!e)
+		e = symbols_open(a->dump, a->loc, &a->sym);
+	if (!e)
+		glibc_pthread_layout(a);
+	return e;
+}
+
 /* The dump opened from PATH, or from FD when FD >= 0 (PATH its name),
  * its files located and attached, its symbols read: ready to walk. */
 static struct pc_error *open_analysis(int fd, const char *path, const struct analysis_options *opt,
@@ -197,14 +215,8 @@ static struct pc_error *open_analysis(int fd, const char *path, const struct ana
 	struct dump_budget b = opt->budget;
 	b.timeout = opt->py.timeout;
 	struct pc_error *e = fd >= 0 ? dump_open_fd(fd, path, &b, &a->dump) : dump_open(path, &b, &a->dump);
-	if (!e && opt->record && dump_record_start(a->dump) != PC_OK)
-		e = pc_error_new(PC_ENOMEM, path, "out of memory");
-	if (!e && (a->loc = locate_modules(a->dump, &a->opt.files, &e)) != NULL)
-		attach_files(a);
 	if (!e)
-		e = symbols_open(a->dump, a->loc, &a->sym);
-	if (!e)
-		glibc_pthread_layout(a);
+		e = prepare(a);
 	if (e) {
 		analysis_free(a);
 		return e;
@@ -242,6 +254,9 @@ struct pc_error *analysis_walk(struct analysis *a)
 		model_warn(r, "%s", w[i]);
 		r->incomplete = true;
 	}
+	w = dump_notes(a->dump, &nw);
+	for (size_t i = 0; i < nw; i++)
+		model_warn(r, "%s", w[i]);
 	mismatch_warnings(a);
 	r->fingerprint = model_fingerprint(r);
 	/* before redaction: what it lists is what the report shows */
@@ -310,6 +325,117 @@ struct pc_error *analysis_save_fd(struct analysis *a, int fd, const char *name, 
 	return dump_save_fd(a->dump, fd, name, zstd, NULL);
 }
 
+/* ------------------------------------------------------------------------
+ * A live process
+ * ------------------------------------------------------------------------ */
+
+static bool same_frames(const struct model_thread *x, const struct model_thread *y)
+{
+	if (x->frames.n != y->frames.n)
+		return false;
+	for (size_t i = 0; i < x->frames.n; i++) {
+		const struct model_frame *f = x->frames.items[i], *g = y->frames.items[i];
+		if (f->kind != g->kind || f->line != g->line || f->address != g->address ||
+		    f->frame_address != g->frame_address || !f->function != !g->function ||
+		    (f->function && strcmp(f->function, g->function) != 0) || !f->file != !g->file ||
+		    (f->file && strcmp(f->file, g->file) != 0))
+			return false;
+	}
+	return true;
+}
+
+static const struct model_thread *thread_like(const struct model_report *r, const struct model_thread *t)
+{
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *u = mi->threads.items[k];
+			if (u->ident == t->ident && u->tid == t->tid)
+				return u;
+		}
+	}
+	return NULL;
+}
+
+/* --no-stop: the second walk's report, R, against the first's, FIRST: a
+ * warning for each thread whose stack differs (it ran between the two
+ * reads, and either may be torn), and the report incomplete. */
+static void compare_walks(struct model_report *r, const struct model_report *first)
+{
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k], *u = thread_like(first, t);
+			if (u && same_frames(t, u))
+				continue;
+			if (u)
+				model_warn(r, "--no-stop: thread %lld's stack changed while it was read (%zu frames, "
+					   "then %zu): it may be torn", (long long)t->tid, u->frames.n, t->frames.n);
+			else
+				model_warn(r, "--no-stop: thread %lld appeared while the process was read: its "
+					   "stack may be torn", (long long)t->tid);
+			r->incomplete = true;
+		}
+	}
+}
+
+struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analysis_options *opt,
+				      struct analysis **out)
+{
+	struct analysis *a = calloc(1, sizeof(*a));
+	*out = NULL;
+	if (!a)
+		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	a->opt = *opt;
+	struct pc_error *e = dump_open_process(pid, &a->dump);
+	/* a process in a container or a chroot: its root is where its
+	 * files are, and the source files its frames name */
+	if (!e && a->dump->root && !a->opt.files.sysroot)
+		a->opt.files.sysroot = a->root = strdup(a->dump->root);
+	if (!e)
+		e = prepare(a);
+	if (!e)
+		e = dump_process_stop(a->dump, stop);
+	struct model_report *first = NULL;
+	if (!e && !stop) {
+		/* the first read, kept to compare: then all again */
+		e = analysis_walk(a);
+		first = a->report;
+		a->report = NULL;
+		dump_process_forget(a->dump);
+	}
+	if (!e)
+		e = analysis_walk(a);
+	/* --save: what the compact dump holds, read before the process runs on */
+	if (!e && a->opt.record && dump_record_snapshot(a->dump) != PC_OK)
+		e = pc_error_new(PC_ENOMEM, a->dump->path, "out of memory");
+	double stopped = dump_process_resume(a->dump);
+	if (!e && dump_process_gone(a->dump))
+		e = pc_error_new(PC_EGONE, a->dump->path, "the process exited while it was read");
+	if (e) {
+		model_report_free(first);
+		analysis_free(a);
+		return e;
+	}
+	a->report->stopped_ms = stopped;
+	a->report->live_running = !stop;
+	if (first)
+		compare_walks(a->report, first);
+	model_report_free(first);
+	*out = a;
+	return NULL;
+}
+
+const struct dump_range *analysis_ranges_read(const struct analysis *a, size_t *n)
+{
+	return dump_ranges_read(a->dump, n);
+}
+
+const struct locate_policy *analysis_files(const struct analysis *a)
+{
+	return &a->opt.files;
+}
+
 const struct model_report *analysis_report(const struct analysis *a)
 {
 	return a->report;
@@ -323,5 +449,6 @@ void analysis_free(struct analysis *a)
 	model_report_free(a->report);
 	locate_free(a->loc);
 	dump_close(a->dump);
+	free(a->root);
 	free(a);
 }

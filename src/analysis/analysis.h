@@ -41,6 +41,24 @@ struct pc_error *analysis_run(const char *path, const struct analysis_options *o
  * dropped (pycore coredump). */
 struct pc_error *analysis_run_fd(int fd, const char *name, const struct analysis_options *opt,
 				 struct analysis **out);
+/* A live process, PID (dump.h's dump_open_process): opened, its files
+ * located (as the process sees them) and symbols read while it runs;
+ * then, with STOP, every thread stopped, the walk, and every thread let
+ * go at once (the report says for how long); without, the walk twice
+ * over the running process, a warning for each thread whose stack
+ * differs between the two (it may be torn).  The errors of analysis_run,
+ * and PC_EDENIED (pycore may not read it: the message names what is
+ * missing) and PC_EGONE (no such process, or it exited while read). */
+struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analysis_options *opt,
+				      struct analysis **out);
+/* The policy the analysis found files by: the caller's, but for a live
+ * process in another root (a container, a chroot), whose root it takes
+ * as the sysroot unless the caller gave one (source lines too). */
+const struct locate_policy *analysis_files(const struct analysis *a);
+/* The memory the walk read (dump.h's dump_ranges_read): a live
+ * process's; NULL for a dump. */
+const struct dump_range *analysis_ranges_read(const struct analysis *a, size_t *n);
+
 /* The report of the last walk; NULL before one, or after one that failed. */
 const struct model_report *analysis_report(const struct analysis *a);
 void analysis_free(struct analysis *a);

@@ -27,12 +27,23 @@ static bool use_color(enum color_when when)
 static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written)
 {
 	struct analysis *a;
-	struct pc_error *e = analysis_run(path, &opt->analysis, &a);
+	struct pc_error *e;
+	char label[48];
+	if (opt->pid) {
+		/* a process id: "pid 1234" in messages */
+		long long pid = strtoll(path, NULL, 10);
+		snprintf(label, sizeof(label), "pid %lld", pid);
+		path = label;
+		e = analysis_run_process(pid, !opt->no_stop, &opt->analysis, &a);
+	} else {
+		e = analysis_run(path, &opt->analysis, &a);
+	}
 	if (e) {
 		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
 		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
 				    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
 				    : e->code == PC_ETIMEOUT || e->code == PC_ELIMIT ? EXIT_BUDGET
+				    : e->code == PC_EDENIED || e->code == PC_EGONE ? EXIT_PROCESS
 				    : EXIT_BAD_INPUT;
 		pc_error_free(e);
 		return rc;
@@ -40,9 +51,9 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
 	struct report_text_options text = { .tasks = opt->tasks, .source = !opt->no_source,
-					    .files = &opt->analysis.files,
+					    .files = analysis_files(a),
 					    .all_threads = opt->all_threads, .all_frames = opt->all_frames, .modules = opt->verbose, .color = use_color(opt->color) };
-	struct report_html_options html = { .source = !opt->no_source, .files = &opt->analysis.files,
+	struct report_html_options html = { .source = !opt->no_source, .files = analysis_files(a),
 					    .all_threads = opt->all_threads };
 	/* text reports of several dumps: a blank line between two */
 	if (!opt->json && !opt->collapsed && !opt->html && *written)
@@ -96,14 +107,26 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 		return EXIT_USAGE;
 	}
 	if (first >= argc) {
-		options_usage_error("%s", "analyze: no dump given");
+		options_usage_error("%s", opt->pid ? "analyze --pid: no process id given" : "analyze: no dump given");
+		return EXIT_USAGE;
+	}
+	if (opt->no_stop && !opt->pid) {
+		options_usage_error("%s", "--no-stop reads a running process: it needs --pid");
 		return EXIT_USAGE;
 	}
 	if (!spool_env_ok(opt))
 		return EXIT_USAGE;
 	if (opt->save && argc - first != 1) {
-		options_usage_error("%s", "--save writes the compact dump of one dump: give one");
+		options_usage_error("%s", opt->pid ? "--save writes the compact dump of one process: give one" : "--save writes the compact dump of one dump: give one");
 		return EXIT_USAGE;
+	}
+	for (int i = first; opt->pid && i < argc; i++) {
+		char *end;
+		long long pid = strtoll(argv[i], &end, 10);
+		if (!*argv[i] || *end || argv[i][0] == '-' || argv[i][0] == '+' || pid <= 0 || pid > 0x7fffffff) {
+			options_usage_error("--pid: '%s' is not a process id", argv[i]);
+			return EXIT_USAGE;
+		}
 	}
 	/* the debug cache's directory, made when the dumps are analyzed */
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
@@ -129,6 +152,10 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 	opt->analysis.redact = opt->redact < 0 ? true : opt->redact;
 	if (opt->save) {
 		options_usage_error("%s", "--save is an option of analyze, not of batch");
+		return EXIT_USAGE;
+	}
+	if (opt->pid || opt->no_stop) {
+		options_usage_error("%s is an option of analyze, not of batch", opt->pid ? "--pid" : "--no-stop");
 		return EXIT_USAGE;
 	}
 	if (opt->pretty || (opt->format_given && !opt->json)) {

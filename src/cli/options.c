@@ -35,6 +35,7 @@ static char **split_append(char **list, const char *spec)
 
 static const char usage_text[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
+	"       pycore analyze --pid [--no-stop] [OPTIONS] PID...\n"
 	"       pycore batch [OPTIONS] [PATH...]\n"
 	"       pycore group [--format text|json|html] [--html-dir DIR] [FILE.jsonl...]\n"
 	"       pycore coredump [--config FILE] INSTANCE\n"
@@ -51,6 +52,24 @@ static const char usage_text[] =
 	"the interpreter are used only when their build-ids match the dump's; without\n"
 	"them, 3.13+ is found by its debug offsets and older versions by a validated\n"
 	"scan.\n"
+	"\n"
+	"A running process: analyze --pid PID... reads each process as it runs, the\n"
+	"same report as a core's (input.kind \"process\"), without writing a core:\n"
+	"memory through process_vm_readv (else /proc/PID/mem), a page when a read\n"
+	"asks; threads from /proc/PID/task, registers through ptrace; files as the\n"
+	"process sees them (/proc/PID/root: a container's, a chroot's, its sysroot\n"
+	"unless --sysroot is given; /proc/PID/map_files for a deleted one).  Every\n"
+	"thread is stopped for the read and let go at once; the report says for how\n"
+	"long (--save FILE: a compact dump of that moment, copied before they go).\n"
+	"Needs ptrace access: the same user (or root, CAP_SYS_PTRACE), and Yama's\n"
+	"/proc/sys/kernel/yama/ptrace_scope 0 (1: only root).\n"
+	"  -p, --pid            the operands are process ids, not dumps\n"
+	"      --no-stop        read the processes running, never stopped: each walked\n"
+	"                       twice, a warning (exit 1) for each thread whose stack\n"
+	"                       changed between the two reads (it may be torn: a frame\n"
+	"                       read as it was replaced); no registers but where a\n"
+	"                       thread waits in the kernel, so --native stacks may be\n"
+	"                       missing\n"
 	"\n"
 	"Options:\n"
 	"  -f, --format FORMAT  text (default): a summary line (the signal and its code,\n"
@@ -129,14 +148,16 @@ static const char usage_text[] =
 	"                       $PYCORE_MAX_SPOOL; 0: no cap.  Past it the dump is\n"
 	"                       refused (exit 6, \"... would write more than --max-spool\n"
 	"                       SIZE to the temporary directory\")\n"
-	"      --save FILE      also write a compact dump of the one DUMP to FILE (zstd\n"
-	"                       when FILE ends in .zst): an ELF core gdb and pycore open,\n"
-	"                       holding what this analysis read, every thread's registers\n"
-	"                       and stack top, the notes and the modules' build-ids.\n"
-	"                       Analyzed with the same options it gives the same report;\n"
-	"                       it records only what this analysis read: one saved\n"
+	"      --save FILE      also write a compact dump of the one DUMP (with --pid,\n"
+	"                       of the one process) to FILE (zstd when FILE ends in\n"
+	"                       .zst): an ELF core gdb and pycore open, holding what\n"
+	"                       this analysis read, every thread's registers and stack\n"
+	"                       top, the notes and the modules' build-ids.  Analyzed\n"
+	"                       with the same options it gives the same report; it\n"
+	"                       records only what this analysis read: one saved\n"
 	"                       without --locals has no locals to show, nor tasks\n"
-	"                       without --tasks, nor native frames without --native\n"
+	"                       without --tasks, nor native frames without --native.\n"
+	"                       A process's memory is copied while it is stopped\n"
 	"\n"
 	"Where the interpreter's files come from, tried in this order; a file is used\n"
 	"only when its build-id matches the one the core recorded:\n"
@@ -230,6 +251,8 @@ static const char usage_text[] =
 	"  6  a budget ran out before a report: --timeout while opening (reading\n"
 	"     standard input, decompressing), --max-spool, or the decoders' memory\n"
 	"     (a compressed stream's window over 256 MiB)\n"
+	"  7  --pid: no such process (or it exited during the read), or pycore may not\n"
+	"     read it: another user's, Yama's ptrace_scope, a missing CAP_SYS_PTRACE\n"
 	"Each failure prints one line on standard error naming the file and the cause.\n"
 	"Exit status of batch: 0 when every dump got its record (whatever it says),\n"
 	"1 when some record could not be written, 2 usage error (also: a list or\n"
@@ -301,6 +324,8 @@ static const struct option longopts[] = {
 	{ "redact", no_argument, NULL, 'X' },
 	{ "no-redact", no_argument, NULL, 'x' },
 	{ "save", required_argument, NULL, 'E' },
+	{ "pid", no_argument, NULL, 'p' },
+	{ "no-stop", no_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -541,6 +566,12 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			}
 			opt->save = optarg;
 			opt->analysis.record = true;
+			break;
+		case 'p':
+			opt->pid = true;
+			break;
+		case 'B':
+			opt->no_stop = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

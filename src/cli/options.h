@@ -18,6 +18,7 @@ enum exit_code {
 	EXIT_BAD_INPUT = 4,
 	EXIT_WRITE = 5,
 	EXIT_BUDGET = 6,
+	EXIT_PROCESS = 7,            /* --pid: the process is gone, or pycore may not read it */
 };
 
 enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -36,6 +37,8 @@ struct options {
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
 	bool no_debug_cache;
+	bool pid;                    /* --pid: the operands are running processes */
+	bool no_stop;                /* --no-stop: read them running */
 	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
 	const char *spool_env_bad;   /* $PYCORE_MAX_SPOOL when it is no size (and no --max-spool) */
 	const char *save;            /* --save FILE: a compact dump of the one dump */

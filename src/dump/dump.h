@@ -35,6 +35,11 @@ struct dump_module {
 	uint64_t base;               /* address of its ELF header (mapping at offset 0) */
 	struct dump_mapping *maps;
 	size_t nmaps;
+	/* where this machine opens the file the process mapped, when that is
+	 * not path (a live process: /proc/PID/root/PATH in a container or a
+	 * chroot, /proc/PID/map_files/... for a deleted or replaced file);
+	 * NULL: path */
+	char *file;
 	uint8_t build_id[64];        /* read from the process's own copy of the headers */
 	size_t build_id_len;         /* 0: not known */
 	bool build_id_prefix;        /* only the first build_id_len bytes are known */
@@ -91,7 +96,9 @@ struct dump_priv;
  * everything else is the readers' (dump_priv). */
 struct dump {
 	char *path;
-	const char *format;          /* "elf-core", "minidump", or "memory" (dump_open_runs) */
+	const char *format;          /* "elf-core", "minidump", "process" (a live
+				      * process, dump_open_process) or "memory"
+				      * (dump_open_runs) */
 	/* the machine the process ran on (never the one pycore runs on):
 	 * its registers, thread pointer, glibc and kernel layouts */
 	const struct platform *platform;
@@ -107,6 +114,9 @@ struct dump {
 	char *executable;            /* path of the main program, NULL if unknown */
 	char **argv;                 /* NULL-terminated, NULL if unknown */
 	char state;                  /* the kernel's state letter ('R', 'S', 'D', ...); 0 unknown */
+	/* a live process whose root is not pycore's (a container, a chroot):
+	 * that root as this machine opens it, "/proc/PID/root"; else NULL */
+	char *root;
 	bool has_signal;
 	struct dump_signal signal;
 	int64_t crashed_tid;         /* -1 when no thread received a signal */
@@ -182,6 +192,48 @@ struct dump_run {
 struct pc_error *dump_open_runs(const struct dump_run *runs, size_t n, const char *name, struct dump **out);
 void dump_close(struct dump *d);
 
+/* A live process (dump/live.c): the same reader over the memory of
+ * process PID as it runs, read through process_vm_readv (else
+ * /proc/PID/mem) a page at a time when a read asks, never copied whole;
+ * its segments from /proc/PID/maps, modules (build-ids from their memory,
+ * files opened as the process sees them: file above), facts from /proc.
+ * The process is not stopped yet and d->threads is empty: that is
+ * dump_process_stop's.  NULL, or the error: PC_EGONE (no such process),
+ * PC_EDENIED (pycore may not read it: the message names what is missing,
+ * another user, the capability, Yama's ptrace_scope), PC_EUNSUPPORTED,
+ * PC_ENOMEM; free *out with dump_close either way (which lets the process
+ * go if it is still stopped). */
+struct pc_error *dump_open_process(int64_t pid, struct dump **out);
+/* Its threads, from /proc/PID/task.  With STOP, every thread is stopped
+ * (ptrace: seized, interrupted, its registers read) until
+ * dump_process_resume, threads created meanwhile too; a thread that
+ * exits meanwhile is left out with a note (dump_notes).  Without, the
+ * threads run on and their registers are what /proc/PID/task/TID/syscall
+ * says (the stack and program counters of a thread blocked in the
+ * kernel; none of a running one).  The same errors as dump_open_process. */
+struct pc_error *dump_process_stop(struct dump *d, bool stop);
+/* Let every stopped thread go (detached, any signal it held passed on);
+ * nothing when none is stopped.  How long the first was stopped before
+ * the last went on, in milliseconds; -1 when none was stopped. */
+double dump_process_resume(struct dump *d);
+/* Forget what was read (a live process's page cache): the next reads see
+ * its memory as it is then.  Nothing for a dump. */
+void dump_process_forget(struct dump *d);
+/* Whether the process was found gone while it was read (its memory no
+ * longer readable). */
+bool dump_process_gone(const struct dump *d);
+/* The ranges of a live process's memory that reads asked for, sorted and
+ * merged (page-aligned); NULL and 0 for a dump.  Valid until the next
+ * read. */
+struct dump_range {
+	uint64_t start, end;
+};
+const struct dump_range *dump_ranges_read(struct dump *d, size_t *n);
+
+/* Notes the readers left that do not make a report incomplete (a live
+ * thread that exited while the process was read). */
+const char *const *dump_notes(const struct dump *d, size_t *n);
+
 /* The compression whose magic starts the N bytes at P ("zstd", "gzip",
  * "xz", "lz4"), NULL if none: such a file is decompressed by dump_open. */
 const char *dump_compression_of(const uint8_t *p, size_t n);
@@ -241,12 +293,19 @@ bool dump_file_used(const struct dump *d, const struct dump_module *m);
  * it and its struct pthread, the initial stack, each module's ELF
  * header, program headers, notes (the build-id) and dynamic section, and
  * the dynamic linker's list of libraries (what gdb reads of a core); and
- * the dump's notes: an ELF core's own, copied, else NT_PRSTATUS per
+ * the dump's notes: an ELF core's own, copied, else (a minidump, a live
+ * process: its memory as dump_record_snapshot copied it) NT_PRSTATUS per
  * thread, NT_PRPSINFO, NT_SIGINFO, NT_AUXV (AT_ENTRY) and NT_FILE written
  * from what the dump says.  Memory held while recording grows with the
  * pages read, never with the dump.  dump_save returns NULL and fills
  * *SAVED (may be NULL), or the error (PC_EIO, PC_ENOMEM, PC_EUNSUPPORTED). */
 enum pc_code dump_record_start(struct dump *d);
+/* A live process's memory is gone once it runs on: while it is still
+ * stopped, read what dump_save needs beside the analysis's reads and copy
+ * every recorded block, so that the compact dump is of that moment (its
+ * size grows with what was read, never with the process).  Nothing for a
+ * dump, or without dump_record_start; again: nothing.  PC_ENOMEM. */
+enum pc_code dump_record_snapshot(struct dump *d);
 struct dump_saved {
 	uint64_t core_size;          /* bytes of the core (before compression) */
 	uint64_t memory;             /* bytes of memory it holds */

@@ -1,5 +1,7 @@
 /* Private to dump/: the segment index, and what every format's reader uses to fill it.
- * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c -> segments.c. */
+ * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c -> segments.c;
+ * live_stop.c -> live.c -> live_refuse.c, open.c, segments.c (segments.c and open.c reach a
+ * live process's reader only through dump_priv's live_read and live_free). */
 #ifndef PYCORE_DUMP_INT_H
 #define PYCORE_DUMP_INT_H
 
@@ -16,6 +18,8 @@ struct dump_segment {
 	struct dump_module *mod;
 	uint64_t file_offset;
 	uint32_t flags;              /* the core's PF_* for its bytes; 0: not known */
+	bool live;                   /* a live process's: read by d->p->live_read */
+	bool writable;               /* (live) the process can write these pages */
 };
 
 /* A module's file, once attached (dump_attach_file): the dump's to unmap. */
@@ -66,6 +70,24 @@ struct dump_priv {
 	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
 	uint64_t argv_start, argv_end;
 	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
+	uint8_t *auxv;               /* a live process's auxv, whole (dump_save's NT_AUXV), or NULL */
+	size_t auxv_len;
+	/* a live process's reader (live.c), or NULL; its calls, set by
+	 * live.c (reached through these so that no call runs back up to it) */
+	struct dump_live *live;
+	/* LEN bytes at ADDR, all in live segments; PC_ENOTCAPTURED when the
+	 * process does not have them (any more) */
+	enum pc_code (*live_read)(struct dump *d, uint64_t addr, void *buf, size_t len);
+	void (*live_free)(struct dump *d);   /* let the process go, free the reader (dump_close) */
+	char **quiet_notes;          /* dump_notes */
+	size_t nquiet_notes;
+	bool live_search_cut;        /* a dump_search reached DUMP_LIVE_SEARCH_MAX */
+	/* a live process's recorded memory, copied while it was stopped
+	 * (dump_record_snapshot, save.c): sorted runs into one buffer */
+	struct dump_held { uint64_t start, end; const uint8_t *data; } *held;
+	size_t nheld;
+	uint8_t *held_buf;
+	bool held_taken;
 };
 
 /* The recorder (record.c): a set of block numbers, blocks of
@@ -93,11 +115,18 @@ void dump_record_extras(struct dump *d);
 /* A message to pass on in the report. */
 void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A note that does not make the report incomplete (dump_notes). */
+void dump_note(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An empty dump (open.c), NULL when out of memory. */
+struct dump *dump_new(void);
+
 /* Hard caps on what a dump may declare. */
 #define DUMP_MAX_SEGMENTS  (1u << 20)
 #define DUMP_MAX_THREADS   (1u << 16)
 #define DUMP_MAX_MODULES   (1u << 13)     /* distinct mapped files */
 #define DUMP_MAX_MAPPINGS  (1u << 18)     /* NT_FILE entries */
+#define DUMP_LIVE_SEARCH_MAX (256u << 20)  /* bytes of a live process one dump_search reads */
 
 /* The format readers (elfcore.c, minidump.c), which open.c runs on the
  * bytes at d->p->map: 0, or the error's code with d's error set. */

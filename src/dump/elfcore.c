@@ -240,7 +240,7 @@ static enum pc_code build_segments(struct dump *d, struct core_parse *cp)
 		uint64_t n = l->filesz < l->memsz ? l->filesz : l->memsz;
 		if (n == 0)
 			continue;
-		struct dump_segment s = { l->vaddr, l->vaddr + n, d->p->map + l->offset, NULL, 0, l->flags };
+		struct dump_segment s = { l->vaddr, l->vaddr + n, d->p->map + l->offset, NULL, 0, l->flags, false, false };
 		enum pc_code st = dump_add_segment(d, &s);
 		if (st != PC_OK)
 			return st;

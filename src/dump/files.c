@@ -29,7 +29,7 @@ static enum pc_code add_file_gaps(struct dump *d, size_t ncore, struct dump_modu
 		if (i < ncore && d->p->segs[i].start < b)
 			b = d->p->segs[i].start > a ? d->p->segs[i].start : a;
 		if (b > a && !mp->writable) {
-			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start), 0 };
+			struct dump_segment s = { a, b, NULL, m, mp->file_offset + (a - mp->start), 0, false, false };
 			enum pc_code st = dump_add_segment(d, &s);
 			if (st != PC_OK)
 				return st;

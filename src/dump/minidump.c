@@ -142,7 +142,7 @@ static enum pc_code add_range(struct dump *d, const struct md_stream *s, uint64_
 	const uint8_t *data = md_at(d, rva, size);
 	if (!data || start + size < start)
 		return corrupt(d, "a memory range outside the file", s->type);
-	struct dump_segment seg = { start, start + size, data, NULL, 0, 0 };
+	struct dump_segment seg = { start, start + size, data, NULL, 0, 0, false, false };
 	return dump_add_segment(d, &seg);
 }
 

@@ -53,7 +53,7 @@ static const char *file_kind(mode_t m)
 }
 
 /* An empty dump (pid and crashed_tid unknown), NULL when out of memory. */
-static struct dump *dump_new(void)
+struct dump *dump_new(void)
 {
 	struct dump *d = calloc(1, sizeof(*d));
 	if (d && !(d->p = calloc(1, sizeof(*d->p)))) {
@@ -108,7 +108,7 @@ struct pc_error *dump_open_runs(const struct dump_run *runs, size_t n, const cha
 	enum pc_code st = PC_OK;
 	for (size_t i = 0; i < n && st == PC_OK; i++) {
 		const struct dump_run *r = &runs[i];
-		struct dump_segment s = { r->start, r->start + r->size, r->data, NULL, 0, 0 };
+		struct dump_segment s = { r->start, r->start + r->size, r->data, NULL, 0, 0, false, false };
 		if (r->size > UINT64_MAX - r->start) {
 			dump_set_error(d, "a run at 0x%llx past the end of the address space",
 				       (unsigned long long)r->start);
@@ -383,7 +383,10 @@ void dump_close(struct dump *d)
 {
 	if (!d)
 		return;
+	if (d->p->live_free)
+		d->p->live_free(d);
 	for (size_t i = 0; i < d->nmodules; i++) {
+		free(d->modules[i].file);
 		free(d->modules[i].path);
 		free(d->modules[i].maps);
 	}
@@ -402,6 +405,9 @@ void dump_close(struct dump *d)
 	free(d->p->segs);
 	free(d->p->notes);
 	dump_record_free(d->p->rec);
+	free(d->p->held);
+	free(d->p->held_buf);
+	free(d->p->auxv);
 	if (d->p->map && !d->p->map_borrowed)
 		munmap((void *)d->p->map, d->p->map_len);
 	if (d->argv) {
@@ -412,9 +418,13 @@ void dump_close(struct dump *d)
 	for (size_t i = 0; i < d->p->nwarnings; i++)
 		free(d->p->warnings[i]);
 	free(d->p->warnings);
+	for (size_t i = 0; i < d->p->nquiet_notes; i++)
+		free(d->p->quiet_notes[i]);
+	free(d->p->quiet_notes);
 	free(d->fname);
 	free(d->psargs);
 	free(d->executable);
+	free(d->root);
 	dump_coredump_free(d->coredump);
 	free(d->p->error);
 	free(d->p->inflate_cut);

@@ -8,7 +8,8 @@
  * memory page-aligned; more than 65534 program headers escape to section
  * header 0's sh_info, PN_XNUM); the notes' layouts elfcore.c reads
  * (NT_PRSTATUS, NT_PRPSINFO, NT_FILE), siginfo_t's first 24 bytes, and
- * auxv's (type, value) pairs ending in AT_NULL.
+ * auxv's (type, value) pairs ending in AT_NULL (a live process's whole,
+ * as /proc/PID/auxv gives it).
  */
 #include "dump_int.h"
 
@@ -98,16 +99,41 @@ static enum pc_code add_piece(struct piece **v, size_t *n, size_t *cap, struct p
 	return PC_OK;
 }
 
-static enum pc_code collect(struct dump *d, struct piece **out, size_t *nout)
+/* The held runs (a live process's, dump_record_snapshot) within [X, Y)
+ * of segment S, as pieces. */
+static enum pc_code add_held(struct dump *d, const struct dump_segment *s, uint64_t x, uint64_t y,
+			     struct piece **v, size_t *n, size_t *cap)
 {
-	size_t npages;
-	uint64_t *pages = dump_record_pages(d->p->rec, &npages);
-	if (!pages)
-		return PC_ENOMEM;
-	struct piece *v = NULL;
-	size_t n = 0, cap = 0;
-	enum pc_code st = PC_OK;
 	const struct dump_priv *p = d->p;
+	size_t lo = 0, hi = p->nheld;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->held[mid].end <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < p->nheld && p->held[lo].start < y; lo++) {
+		const struct dump_held *h = &p->held[lo];
+		uint64_t a = x > h->start ? x : h->start, b = y < h->end ? y : h->end;
+		if (a >= b)
+			continue;
+		struct piece pc = { a, b, h->data + (a - h->start), s->flags ? s->flags : PF_R | PF_W };
+		enum pc_code st = add_piece(v, n, cap, pc);
+		if (st != PC_OK)
+			return st;
+	}
+	return PC_OK;
+}
+
+/* Each run of recorded blocks, clipped to each segment it meets: CALL
+ * (with ARG) on the segment and the clipped range, until one fails. */
+static enum pc_code each_recorded(struct dump *d, const uint64_t *pages, size_t npages,
+				  enum pc_code (*call)(struct dump *d, const struct dump_segment *s, uint64_t x,
+						       uint64_t y, void *arg), void *arg)
+{
+	const struct dump_priv *p = d->p;
+	enum pc_code st = PC_OK;
 	for (size_t i = 0; i < npages && st == PC_OK;) {
 		size_t j = i + 1;
 		while (j < npages && pages[j] == pages[j - 1] + 1)
@@ -125,18 +151,114 @@ static enum pc_code collect(struct dump *d, struct piece **out, size_t *nout)
 		}
 		for (; lo < p->nsegs && p->segs[lo].start < b && st == PC_OK; lo++) {
 			const struct dump_segment *s = &p->segs[lo];
-			if (!s->data)
-				continue;
 			uint64_t x = a > s->start ? a : s->start, y = b < s->end ? b : s->end;
-			struct piece pc = { x, y, s->data + (x - s->start),
-					    s->flags ? s->flags : guess_flags(d, x) };
-			st = add_piece(&v, &n, &cap, pc);
+			st = call(d, s, x, y, arg);
 		}
 	}
-	free(pages);
-	*out = v;
-	*nout = n;
 	return st;
+}
+
+struct pieces {
+	struct piece *v;
+	size_t n, cap;
+};
+
+static enum pc_code collect_one(struct dump *d, const struct dump_segment *s, uint64_t x, uint64_t y, void *arg)
+{
+	struct pieces *ps = arg;
+	if (s->live)
+		return add_held(d, s, x, y, &ps->v, &ps->n, &ps->cap);
+	if (!s->data)
+		return PC_OK;
+	struct piece pc = { x, y, s->data + (x - s->start), s->flags ? s->flags : guess_flags(d, x) };
+	return add_piece(&ps->v, &ps->n, &ps->cap, pc);
+}
+
+static enum pc_code collect(struct dump *d, struct piece **out, size_t *nout)
+{
+	size_t npages;
+	uint64_t *pages = dump_record_pages(d->p->rec, &npages);
+	if (!pages)
+		return PC_ENOMEM;
+	struct pieces ps = { 0 };
+	enum pc_code st = each_recorded(d, pages, npages, collect_one, &ps);
+	free(pages);
+	*out = ps.v;
+	*nout = ps.n;
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * A live process: its recorded memory copied while it is stopped
+ * ------------------------------------------------------------------------ */
+
+struct hold {
+	struct dump_held *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+/* A live segment's recorded range [X, Y): a run to copy (data not yet set). */
+static enum pc_code hold_one(struct dump *d, const struct dump_segment *s, uint64_t x, uint64_t y, void *arg)
+{
+	(void)d;
+	struct hold *h = arg;
+	if (!s->live || x >= y)
+		return PC_OK;
+	if (h->n && h->v[h->n - 1].end == x) {
+		h->v[h->n - 1].end = y;
+	} else {
+		if (h->n == h->cap) {
+			size_t c = h->cap ? h->cap * 2 : 64;
+			struct dump_held *q = realloc(h->v, c * sizeof(*q));
+			if (!q)
+				return PC_ENOMEM;
+			h->v = q;
+			h->cap = c;
+		}
+		h->v[h->n++] = (struct dump_held){ x, y, NULL };
+	}
+	h->bytes += y - x;
+	return PC_OK;
+}
+
+enum pc_code dump_record_snapshot(struct dump *d)
+{
+	struct dump_priv *p = d->p;
+	if (!p->rec || !p->live || p->held_taken)
+		return PC_OK;
+	p->held_taken = true;
+	dump_record_extras(d);
+	if (p->rec->failed)
+		return PC_ENOMEM;
+	size_t npages;
+	uint64_t *pages = dump_record_pages(p->rec, &npages);
+	if (!pages)
+		return PC_ENOMEM;
+	struct hold h = { 0 };
+	enum pc_code st = each_recorded(d, pages, npages, hold_one, &h);
+	free(pages);
+	uint8_t *buf = st == PC_OK && h.bytes ? malloc(h.bytes) : NULL;
+	if (st != PC_OK || (h.bytes && !buf)) {
+		free(h.v);
+		return PC_ENOMEM;
+	}
+	/* copied now (the reads go to the process, which is still stopped); a
+	 * run it no longer has is left out */
+	size_t kept = 0;
+	uint8_t *at = buf;
+	for (size_t i = 0; i < h.n; i++) {
+		uint64_t len = h.v[i].end - h.v[i].start;
+		if (dump_read(d, h.v[i].start, at, (size_t)len) != PC_OK)
+			continue;
+		h.v[kept] = h.v[i];
+		h.v[kept++].data = at;
+		at += len;
+	}
+	p->held = h.v;
+	p->nheld = kept;
+	p->held_buf = buf;
+	return PC_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -203,7 +325,9 @@ static enum pc_code write_notes(struct dump *d, struct bytes *b)
 		put_note(b, NT_SIGINFO, si, sizeof(si));
 	}
 	uint64_t auxv[4] = { AT_ENTRY, d->auxv_entry, AT_NULL, 0 };
-	if (d->auxv_entry)
+	if (d->p->auxv_len)
+		put_note(b, NT_AUXV, d->p->auxv, d->p->auxv_len);
+	else if (d->auxv_entry)
 		put_note(b, NT_AUXV, auxv, sizeof(auxv));
 	struct bytes f = { 0 };
 	uint64_t count = 0;
@@ -351,7 +475,12 @@ static struct pc_error *save_to(struct dump *d, int fd, const char *path, bool z
 		return pc_error_new(PC_EIO, path, "nothing was recorded to save (dump_record_start)");
 	if (!d->platform || d->platform->elf_class != ELFCLASS64 || d->platform->elf_data != ELFDATA2LSB)
 		return pc_error_new(PC_EUNSUPPORTED, path, "cannot save a compact dump of this machine's process");
-	dump_record_extras(d);
+	/* a live process's memory: as it was while stopped (the analysis
+	 * took it then; here, only if it did not) */
+	if (!d->p->live)
+		dump_record_extras(d);
+	else if (dump_record_snapshot(d) != PC_OK)
+		return pc_error_new(PC_ENOMEM, path, "out of memory while copying what was read");
 	if (d->p->rec->failed)
 		return pc_error_new(PC_ENOMEM, path, "out of memory while recording what was read");
 	struct piece *v = NULL;

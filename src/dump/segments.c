@@ -48,6 +48,28 @@ void dump_warn(struct dump *d, const char *fmt, ...)
 		d->p->warnings[d->p->nwarnings++] = s;
 }
 
+void dump_note(struct dump *d, const char *fmt, ...)
+{
+	if (d->p->nquiet_notes >= 1000)
+		return;
+	char **w = realloc(d->p->quiet_notes, (d->p->nquiet_notes + 1) * sizeof(*w));
+	if (!w)
+		return;
+	d->p->quiet_notes = w;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vfmt(fmt, ap);
+	va_end(ap);
+	if (s)
+		d->p->quiet_notes[d->p->nquiet_notes++] = s;
+}
+
+const char *const *dump_notes(const struct dump *d, size_t *n)
+{
+	*n = d->p->nquiet_notes;
+	return (const char *const *)d->p->quiet_notes;
+}
+
 const char *const *dump_warnings(const struct dump *d, size_t *n)
 {
 	*n = d->p->nwarnings;
@@ -202,6 +224,12 @@ static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size
 			memcpy(out, s->data + (addr - s->start), n);
 			if (d->p->rec)
 				dump_record_note(d->p->rec, addr, n);
+		} else if (s->live) {
+			enum pc_code st = d->p->live_read(d, addr, out, n);
+			if (st != PC_OK)
+				return st;
+			if (d->p->rec)
+				dump_record_note(d->p->rec, addr, n);
 		} else {
 			/* a page the dump left out: from the module's file, if
 			 * one was attached */
@@ -251,12 +279,62 @@ enum pc_code dump_read_cstr(struct dump *d, uint64_t addr, char *buf, size_t max
 	return PC_ECORRUPT;
 }
 
+/* dump_search over a live process's segment: read a window at a time
+ * (the process's data is what a core would have captured; its file pages
+ * are not searched, as a core's are not), windows overlapping by LEN - 1
+ * bytes so that no hit falls between two. */
+static uint64_t search_live(struct dump *d, const struct dump_segment *sg, const void *needle, size_t len,
+			    bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg, uint64_t *budget)
+{
+	enum { WINDOW = 1 << 16 };
+	uint8_t *buf = len && len <= WINDOW / 2 ? malloc(WINDOW) : NULL;
+	if (!buf)
+		return 0;
+	for (uint64_t a = sg->start; a < sg->end && sg->end - a >= len;) {
+		size_t n = sg->end - a < WINDOW ? (size_t)(sg->end - a) : WINDOW;
+		if (*budget < n) {
+			*budget = 0;
+			break;
+		}
+		*budget -= n;
+		if (d->p->live_read(d, a, buf, n) == PC_OK) {
+			for (const uint8_t *p = buf, *hit; (size_t)(buf + n - p) >= len &&
+			     (hit = memmem(p, (size_t)(buf + n - p), needle, len)) != NULL; p = hit + 1) {
+				uint64_t at = a + (uint64_t)(hit - buf);
+				if (found(d, at, arg)) {
+					free(buf);
+					return at;
+				}
+			}
+		}
+		if (n < WINDOW)
+			break;
+		a += n - (len - 1);
+	}
+	free(buf);
+	return 0;
+}
+
 uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
 		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg)
 {
+	/* a live process is stopped while it is searched: at most this much
+	 * of it is read (a big process that is not Python is refused soon) */
+	uint64_t budget = DUMP_LIVE_SEARCH_MAX;
 	for (size_t i = 0; i < d->p->nsegs; i++) {
 		struct dump_segment *sg = &d->p->segs[i];
+		if (sg->live && sg->writable && (!keep || keep(d, sg->start, arg))) {
+			uint64_t at = budget ? search_live(d, sg, needle, len, found, arg, &budget) : 0;
+			if (at)
+				return at;
+			if (!budget && !d->p->live_search_cut) {
+				d->p->live_search_cut = true;
+				dump_note(d, "a search of the process's memory stopped after %u MiB (the process "
+					  "is stopped while it is read)", DUMP_LIVE_SEARCH_MAX >> 20);
+			}
+			continue;
+		}
 		if (!sg->data || (keep && !keep(d, sg->start, arg)))
 			continue;
 		const uint8_t *p = sg->data, *end = sg->data + (sg->end - sg->start);

@@ -439,8 +439,9 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 		return;
 	}
 	struct search s = { .l = l, .m = m, .res = res };
+	/* m->file: where a live process's file opens as the process sees it */
 	bool ok = main_program && p->executable ? take(&s, p->executable, LOCATE_EXECUTABLE)
-						: take(&s, m->path, LOCATE_RECORDED);
+						: take(&s, m->file ? m->file : m->path, LOCATE_RECORDED);
 	if (!ok && p->sysroot)
 		ok = take_joined(&s, p->sysroot, m->path, LOCATE_SYSROOT);
 	if (!ok && !strchr(m->path, '/'))

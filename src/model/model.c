@@ -116,6 +116,8 @@ struct model_report *model_report_new(void)
 	r->arena = a;
 	r->pid = r->ppid = r->uid = r->gid = -1;
 	r->crashed_tid = -1;
+	r->stopped_ms = -1;
+	r->input_kind = "dump";
 	return r;
 }
 

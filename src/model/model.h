@@ -274,6 +274,11 @@ struct model_report {
 	const char *input_compression;
 	const char *input_architecture;  /* the dump's platform's name ("x86_64") */
 	uint64_t input_size;
+	const char *input_kind;      /* "dump", or "process": a live process (analyze --pid) */
+	/* a live process: how long its threads were stopped for the read, in
+	 * milliseconds; < 0: not stopped (--no-stop) or a dump */
+	double stopped_ms;
+	bool live_running;           /* a live process read running (--no-stop) */
 	struct model_annotation *annotations;
 	size_t nannotations;
 	/* process */

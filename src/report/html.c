@@ -232,15 +232,24 @@ static void write_facts(const struct hx *x)
 		}
 		fputs("</dd>\n", out);
 	}
-	fact(out, "Dump");
-	html_text(out, r->input_path);
-	fputs(" (", out);
-	html_text(out, r->input_format ? r->input_format : "dump");
-	if (r->input_compression) {
-		fputs(", ", out);
-		html_text(out, r->input_compression);
+	if (r->input_kind && strcmp(r->input_kind, "process") == 0) {
+		fact(out, "Process");
+		html_text(out, r->input_path);
+		if (r->stopped_ms >= 0)
+			fprintf(out, " (live, its threads stopped for %.1f ms)</dd>\n</dl>\n", r->stopped_ms);
+		else
+			fputs(" (live, read running: --no-stop)</dd>\n</dl>\n", out);
+	} else {
+		fact(out, "Dump");
+		html_text(out, r->input_path);
+		fputs(" (", out);
+		html_text(out, r->input_format ? r->input_format : "dump");
+		if (r->input_compression) {
+			fputs(", ", out);
+			html_text(out, r->input_compression);
+		}
+		fprintf(out, ", %llu bytes)</dd>\n</dl>\n", (unsigned long long)r->input_size);
 	}
-	fprintf(out, ", %llu bytes)</dd>\n</dl>\n", (unsigned long long)r->input_size);
 	fputs("</section>\n", out);
 }
 

@@ -487,6 +487,9 @@ static json_t *report_json(const struct model_report *r)
 			 "native_threads", native_threads,
 			 "warnings", warnings);
 	if (j) {
+		json_object_set_new(json_object_get(j, "input"), "kind", json_string(r->input_kind ? r->input_kind : "dump"));
+		json_object_set_new(json_object_get(j, "process"), "stopped_ms",
+				    r->stopped_ms >= 0 ? json_real(r->stopped_ms) : json_null());
 		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
 		fault_json(json_object_get(j, "process"), r);
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));

@@ -113,11 +113,19 @@ void tx_header(const struct tx *x)
 	FILE *out = x->out;
 	const struct model_report *r = x->r;
 	tx_put(out, r->input_path);
-	fprintf(out, ": %s", r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
-		: r->input_format ? r->input_format : "dump");
-	if (r->input_compression)
-		fprintf(out, " (%s-compressed)", r->input_compression);
-	fprintf(out, ", %llu bytes\n", (unsigned long long)r->input_size);
+	if (r->input_kind && strcmp(r->input_kind, "process") == 0) {
+		/* a live process: how long it was stopped */
+		if (r->stopped_ms >= 0)
+			fprintf(out, ": live process, its threads stopped for %.1f ms\n", r->stopped_ms);
+		else
+			fprintf(out, ": live process, read running (--no-stop)\n");
+	} else {
+		fprintf(out, ": %s", r->input_format && strcmp(r->input_format, "elf-core") == 0 ? "ELF core"
+			: r->input_format ? r->input_format : "dump");
+		if (r->input_compression)
+			fprintf(out, " (%s-compressed)", r->input_compression);
+		fprintf(out, ", %llu bytes\n", (unsigned long long)r->input_size);
+	}
 
 	struct report_summary s;
 	report_summary(r, &s);

@@ -95,6 +95,8 @@ static const struct {
 	[PC_EWORKER] = { "worker-failed", "pycore's worker failed" },
 	[PC_ENOTANALYZED] = { "not-analyzed", "not analyzed" },
 	[PC_EBUSY] = { "busy", "too many analyses running" },
+	[PC_EDENIED] = { "denied", "not permitted to read the process" },
+	[PC_EGONE] = { "gone", "no such process" },
 };
 
 const char *pc_code_str(enum pc_code code)

@@ -35,6 +35,8 @@ enum pc_code {
 	PC_EWORKER,          /* worker-failed: batch's worker ended without a whole record */
 	PC_ENOTANALYZED,     /* not-analyzed: the hook could not drop its privileges */
 	PC_EBUSY,            /* busy: the hook's MaxConcurrent= slots stayed taken */
+	PC_EDENIED,          /* denied: a live process pycore may not read (ptrace refused) */
+	PC_EGONE,            /* gone: a live process that does not exist (any more) */
 	PC_NCODES
 };
 

@@ -18,6 +18,7 @@ by hand: PYTHONPATH=src/tests/lib).
   minidump      lldb, and its minidumps of live processes
   htmlpage      the HTML page parsed and checked; headless Chromium
   aio           asyncio tasks against the process's own list
+  compact       compact dumps (--save): report differences, gdb over them
 
 The names most checkers use are here too: `import pycoretest as pt`; the
 others come from their module (from pycoretest.htmlpage import Page).
