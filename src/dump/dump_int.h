@@ -69,7 +69,6 @@ struct dump_priv {
 	/* the initial stack from argc to the end of the run holding
 	 * AT_EXECFN, when find_argv used it; 0, 0 when not */
 	uint64_t argv_start, argv_end;
-	uint64_t vdso;               /* AT_SYSINFO_EHDR, 0 if unknown */
 	uint8_t *auxv;               /* a live process's auxv, whole (dump_save's NT_AUXV), or NULL */
 	size_t auxv_len;
 	/* a live process's reader (live.c), or NULL; its calls, set by

@@ -330,8 +330,6 @@ static uint64_t find_executable(struct dump *d, const struct core_parse *cp)
 			d->auxv_vdso = val;
 		else if (type == AT_EXECFN)
 			execfn = val;
-		else if (type == AT_SYSINFO_EHDR)
-			d->p->vdso = val;
 	}
 	struct dump_module *m = d->auxv_entry ? dump_module_at(d, d->auxv_entry) : NULL;
 	if (m) {

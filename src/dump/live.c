@@ -538,7 +538,7 @@ static struct dump_module *find_executable(struct dump *d, struct dump_live *l)
 		if (type == AT_ENTRY)
 			d->auxv_entry = val;
 		else if (type == AT_SYSINFO_EHDR)
-			d->auxv_vdso = d->p->vdso = val;
+			d->auxv_vdso = val;
 	}
 	/* kept whole: a compact dump's NT_AUXV (dump_save), as a core's */
 	if (auxv && n >= 16) {

@@ -136,8 +136,9 @@ void dump_record_extras(struct dump *d)
 		touch(d, d->p->argv_start, d->p->argv_end);
 	/* the vDSO, which no file holds (gdb reads its symbols from memory) */
 	uint64_t end;
-	if (d->p->vdso && dump_next_held(d, d->p->vdso, &end) == d->p->vdso)
-		touch(d, d->p->vdso, end - d->p->vdso > VDSO_MAX ? d->p->vdso + VDSO_MAX : end);
+	uint64_t vdso = d->auxv_vdso;
+	if (vdso && dump_next_held(d, vdso, &end) == vdso)
+		touch(d, vdso, end - vdso > VDSO_MAX ? vdso + VDSO_MAX : end);
 	for (size_t i = 0; i < d->nmodules; i++) {
 		const struct dump_module *m = &d->modules[i];
 		uint64_t len = 0, dyn = m->base ? touch_module(d, m->base, &len) : 0;
