@@ -29,7 +29,17 @@ Per case, TAP lines:
   native stacks against gdb-multiarch's, frame for frame and inlined call
   for inlined call, PAC bits stripped, through the kernel's signal frame
   (gdb's tail-call frames aside: inferred from DWARF call-site entries,
-  no unwinder of pycore's kind sees them).
+  no unwinder of pycore's kind sees them);
+- pycore built as an arm64 program (scripts/arm64-cross: Debian's cross
+  compiler against an arm64 bookworm tree of pycore's -dev libraries),
+  run under qemu-aarch64-static on the same core with the same --sysroot
+  files: its JSON and text reports and its exit status equal this
+  machine's pycore's, byte for byte (the report holds no timing).  It is
+  run through the tree's own loader (ld-linux-aarch64.so.1
+  --library-path), not qemu's -L, which would show it the tree's files at
+  the paths the dump records (/usr/lib/aarch64-linux-gnu/libc.so.6) where
+  this machine's pycore finds none: pycore would then rightly say
+  "recorded" where the other says "sysroot".
 Where qemu-system-aarch64 or the cache (root once, to build it) is
 missing, every case is skipped by name, saying why.
 
@@ -449,6 +459,92 @@ def check_pycore(root, work, name, how):
     return "%d threads" % len(truth["threads"])
 
 
+# the arm64 build of pycore (main() makes it): the command that runs it
+# under qemu-aarch64-static, or None and why not
+ARM64_PYCORE = None
+ARM64_WHY = "not built"
+
+
+def arm64_build():
+    """scripts/arm64-cross build BUILDDIR/aarch64: (command, None), or
+    (None, why) with why a Skip's reason or a Failure."""
+    if not shutil.which("aarch64-linux-gnu-gcc"):
+        return None, Skip("aarch64-linux-gnu-gcc not installed (Debian package gcc-aarch64-linux-gnu)")
+    if not shutil.which("qemu-aarch64-static"):
+        return None, Skip("qemu-aarch64-static not installed (Debian package qemu-user-static)")
+    cross = os.path.join(SRCDIR, "scripts", "arm64-cross")
+    devroot = subprocess.run([cross, "--print"], stdout=subprocess.PIPE).stdout.decode().strip()
+    if os.getuid() != 0 and not os.path.isfile(os.path.join(devroot, ".pycore-ready")):
+        return None, Skip("the arm64 -dev tree %s is not made (as root, once: scripts/arm64-cross devroot)" % devroot)
+    out = os.path.join(os.path.dirname(os.path.abspath(PYCORE)), "aarch64")
+    p = subprocess.run([cross, "build", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    if p.returncode != 0:
+        return None, Failure("scripts/arm64-cross build %s: %s" % (out, p.stderr.decode(errors="replace").strip()))
+    exe = p.stdout.decode().strip().splitlines()[-1]
+    libs = ":".join(os.path.join(devroot, d, "aarch64-linux-gnu") for d in ("usr/lib", "lib"))
+    return ["qemu-aarch64-static", os.path.join(devroot, "lib", "ld-linux-aarch64.so.1"),
+            "--library-path", libs, exe], None
+
+
+def first_difference(a, b):
+    """The first JSON path where two reports differ, for the message."""
+    try:
+        x, y = json.loads(a), json.loads(b)
+    except ValueError:
+        return "not JSON"
+
+    def walk(x, y, path):
+        if type(x) is not type(y):
+            return path
+        if isinstance(x, dict):
+            for k in sorted(set(x) | set(y)):
+                if k not in x or k not in y:
+                    return path + "/" + k
+                d = walk(x[k], y[k], path + "/" + k)
+                if d:
+                    return d
+        elif isinstance(x, list):
+            for i, (u, v) in enumerate(zip(x, y)):
+                d = walk(u, v, "%s/%d" % (path, i))
+                if d:
+                    return d
+            if len(x) != len(y):
+                return path + " (length)"
+        elif x != y:
+            return "%s: %r here, %r on arm64" % (path, x, y)
+        return None
+    return walk(x, y, "") or "the same JSON, other bytes"
+
+
+def check_cross(root, work, name, how):
+    """The arm64 build of pycore, run under qemu-aarch64-static, reads the
+    core with the same --sysroot files as this machine's pycore: the same
+    exit status, standard error, and JSON and text reports, byte for byte."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    core = os.path.join(work, name + ".core")
+    args = ["analyze", "--sysroot", root, "--native-all", "--locals=deep", core]
+    sizes = []
+    for fmt in ("json", "text"):
+        a = args[:1] + ["--format", fmt] + args[1:]
+        here = subprocess.run([PYCORE] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        arm = subprocess.run(ARM64_PYCORE + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if (here.returncode, here.stderr) != (arm.returncode, arm.stderr):
+            raise Failure("%s: exit %d here, %d on arm64; standard error\n  here:  %s\n  arm64: %s"
+                          % (fmt, here.returncode, arm.returncode, here.stderr.decode(errors="replace")[-500:],
+                             arm.stderr.decode(errors="replace")[-500:]))
+        if here.stdout != arm.stdout:
+            if fmt == "json":
+                raise Failure("the JSON reports differ at %s" % first_difference(here.stdout, arm.stdout))
+            a_lines, b_lines = here.stdout.splitlines(), arm.stdout.splitlines()
+            i = next((i for i, (u, v) in enumerate(zip(a_lines, b_lines)) if u != v), min(len(a_lines), len(b_lines)))
+            raise Failure("the text reports differ at line %d:\n  here:  %r\n  arm64: %r"
+                          % (i + 1, a_lines[i] if i < len(a_lines) else "(end)",
+                             b_lines[i] if i < len(b_lines) else "(end)"))
+        sizes.append(len(here.stdout))
+    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here.returncode)
+
+
 def native_view(frames):
     """gdb's frames as pycore reports them: a frame by its pc (the signal
     trampoline's too: pycore shows it as a frame), an inlined call by its
@@ -632,7 +728,19 @@ def main():
               ("gdb-multiarch unwinds every thread", check_gdb),
               ("pycore's report against the process's truth", check_pycore),
               ("pycore's native stacks against gdb-multiarch's", check_native),
-              ("lldb-19's minidump of the core", check_minidump)]
+              ("lldb-19's minidump of the core", check_minidump),
+              ("the arm64 build's report equals this machine's", check_cross)]
+    global ARM64_PYCORE, ARM64_WHY
+    t0 = time.time()
+    ARM64_PYCORE, why = arm64_build()
+    if isinstance(why, Skip):
+        ARM64_WHY = str(why)
+        tap.skip("pycore built as an arm64 program (scripts/arm64-cross)", ARM64_WHY)
+    elif why is not None:
+        ARM64_WHY = "the arm64 build failed"
+        tap.not_ok("pycore built as an arm64 program (scripts/arm64-cross)", str(why))
+    else:
+        tap.ok("pycore built as an arm64 program (scripts/arm64-cross)", "%s, %.0f s" % (ARM64_PYCORE[-1], time.time() - t0))
     for suite in suites:
         why = None
         if not shutil.which("qemu-system-aarch64"):
