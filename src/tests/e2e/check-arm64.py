@@ -486,6 +486,26 @@ def arm64_build():
             "--library-path", libs, exe], None
 
 
+def arm64_payload(dest, sysroot, kept):
+    """The arm64 pycore for the machine's disk (arm64-init.sh runs it):
+    DEST/pycore, its loader, DEST/lib/ the libraries the loader resolves
+    in the -dev tree (the machine's root has not all of them), and
+    DEST/paths, where the root's files and the kept cores are here."""
+    loader, exe = ARM64_PYCORE[1], ARM64_PYCORE[4]
+    p = subprocess.run(ARM64_PYCORE[:4] + ["--list", exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    libs = re.findall(r"^\s*(\S+) => (/\S+)", p.stdout.decode(errors="replace"), re.M)
+    if p.returncode != 0 or not libs:
+        raise Failure("ld-linux-aarch64.so.1 --list %s: %s" % (exe, (p.stdout + p.stderr).decode(errors="replace")))
+    os.makedirs(os.path.join(dest, "lib"))
+    for soname, path in libs:
+        shutil.copy(path, os.path.join(dest, "lib", soname))
+    shutil.copy(loader, os.path.join(dest, "ld-linux-aarch64.so.1"))
+    shutil.copy(exe, os.path.join(dest, "pycore"))
+    with open(os.path.join(dest, "paths"), "w") as f:
+        f.write("%s %s\n" % (sysroot, kept))
+
+
 def first_difference(a, b):
     """The first JSON path where two reports differ, for the message."""
     try:
@@ -516,33 +536,85 @@ def first_difference(a, b):
     return walk(x, y, "") or "the same JSON, other bytes"
 
 
+FORMATS = ("json", "text")
+
+
+def cross_args(root, name, fmt):
+    """pycore's arguments for a core of ROOT's suite: the kept core's path
+    (the one the arm64 machine's pycore is given too, src/tests/e2e/arm64-init.sh)."""
+    core = os.path.join(os.path.dirname(root), "cores", os.path.basename(root), name + ".core")
+    return ["analyze", "--format", fmt, "--sysroot", root, "--native-all", "--locals=deep", core]
+
+
+_here = {}
+
+
+def here_report(root, name, fmt):
+    """(exit status, standard output, standard error) of this machine's pycore."""
+    key = (root, name, fmt)
+    if key not in _here:
+        p = subprocess.run([PYCORE] + cross_args(root, name, fmt), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=300)
+        _here[key] = (p.returncode, p.stdout, p.stderr)
+    return _here[key]
+
+
+def same_report(fmt, here, arm):
+    """A Failure saying where two (status, stdout, stderr) differ, or None."""
+    if (here[0], here[2]) != (arm[0], arm[2]):
+        return Failure("%s: exit %d here, %d on arm64; standard error\n  here:  %s\n  arm64: %s"
+                       % (fmt, here[0], arm[0], here[2].decode(errors="replace")[-500:],
+                          arm[2].decode(errors="replace")[-500:]))
+    if here[1] == arm[1]:
+        return None
+    if fmt == "json":
+        return Failure("the JSON reports differ at %s" % first_difference(here[1], arm[1]))
+    a, b = here[1].splitlines(), arm[1].splitlines()
+    i = next((i for i, (u, v) in enumerate(zip(a, b)) if u != v), min(len(a), len(b)))
+    return Failure("the text reports differ at line %d:\n  here:  %r\n  arm64: %r"
+                   % (i + 1, a[i] if i < len(a) else "(end)", b[i] if i < len(b) else "(end)"))
+
+
 def check_cross(root, work, name, how):
-    """The arm64 build of pycore, run under qemu-aarch64-static, reads the
-    core with the same --sysroot files as this machine's pycore: the same
-    exit status, standard error, and JSON and text reports, byte for byte."""
+    """The arm64 build of pycore, run here under qemu-aarch64-static, reads
+    the core with the same --sysroot files as this machine's pycore: the
+    same exit status, standard error, and JSON and text reports, byte for
+    byte."""
     if ARM64_PYCORE is None:
         raise Skip(ARM64_WHY)
-    core = os.path.join(work, name + ".core")
-    args = ["analyze", "--sysroot", root, "--native-all", "--locals=deep", core]
     sizes = []
-    for fmt in ("json", "text"):
-        a = args[:1] + ["--format", fmt] + args[1:]
-        here = subprocess.run([PYCORE] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-        arm = subprocess.run(ARM64_PYCORE + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-        if (here.returncode, here.stderr) != (arm.returncode, arm.stderr):
-            raise Failure("%s: exit %d here, %d on arm64; standard error\n  here:  %s\n  arm64: %s"
-                          % (fmt, here.returncode, arm.returncode, here.stderr.decode(errors="replace")[-500:],
-                             arm.stderr.decode(errors="replace")[-500:]))
-        if here.stdout != arm.stdout:
-            if fmt == "json":
-                raise Failure("the JSON reports differ at %s" % first_difference(here.stdout, arm.stdout))
-            a_lines, b_lines = here.stdout.splitlines(), arm.stdout.splitlines()
-            i = next((i for i, (u, v) in enumerate(zip(a_lines, b_lines)) if u != v), min(len(a_lines), len(b_lines)))
-            raise Failure("the text reports differ at line %d:\n  here:  %r\n  arm64: %r"
-                          % (i + 1, a_lines[i] if i < len(a_lines) else "(end)",
-                             b_lines[i] if i < len(b_lines) else "(end)"))
-        sizes.append(len(here.stdout))
-    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here.returncode)
+    for fmt in FORMATS:
+        here = here_report(root, name, fmt)
+        p = subprocess.run(ARM64_PYCORE + cross_args(root, name, fmt), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+        differ = same_report(fmt, here, (p.returncode, p.stdout, p.stderr))
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here[0])
+
+
+def check_in_vm(root, work, name, how):
+    """The arm64 build of pycore, run inside the arm64 machine on the core
+    it had just made (arm64-init.sh: the root's files at the same
+    --sysroot path, in a chroot): the same reports as this machine's."""
+    made = os.path.join(work, name + ".arm64.json.status")
+    if not os.path.isfile(made):
+        if not os.path.exists(os.path.join(work, "arm64-pycore")):
+            raise Skip("the machine's run had no arm64 pycore (%s)" % ARM64_WHY if ARM64_PYCORE is None
+                       else "the kept run predates the arm64 pycore in the machine")
+        raise Failure("the machine's pycore wrote no report: %s"
+                      % open(os.path.join(work, "arm64-pycore"), errors="replace").read().strip())
+    sizes = []
+    for fmt in FORMATS:
+        base = os.path.join(work, "%s.arm64.%s" % (name, fmt))
+        arm = (int(open(base + ".status").read()), open(base, "rb").read(), open(base + ".err", "rb").read())
+        here = here_report(root, name, fmt)
+        differ = same_report(fmt, here, arm)
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here[0])
 
 
 def native_view(frames):
@@ -664,6 +736,8 @@ def boot_in(work, suite, cache, timeout):
     for f in os.listdir(SCENARIOS):
         if f.endswith(".py"):
             shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
+    if ARM64_PYCORE is not None:
+        arm64_payload(os.path.join(payload, "arm64"), os.path.join(cache, suite), os.path.join(cache, "cores", suite))
     shutil.copy(INIT, os.path.join(payload, "init"))
     os.chmod(os.path.join(payload, "init"), 0o755)
     with open(os.path.join(payload, "cases"), "w") as f:
@@ -729,7 +803,8 @@ def main():
               ("pycore's report against the process's truth", check_pycore),
               ("pycore's native stacks against gdb-multiarch's", check_native),
               ("lldb-19's minidump of the core", check_minidump),
-              ("the arm64 build's report equals this machine's", check_cross)]
+              ("the arm64 build's report (qemu-user) equals this machine's", check_cross),
+              ("the arm64 build's report in the arm64 machine equals this machine's", check_in_vm)]
     global ARM64_PYCORE, ARM64_WHY
     t0 = time.time()
     ARM64_PYCORE, why = arm64_build()
