@@ -65,7 +65,8 @@ done <"$T/cases"
 # pycore built as an arm64 program (scripts/arm64-cross), when the test
 # put it on the disk (arm64/: pycore, its loader, lib/ its libraries;
 # arm64/paths: SYSROOT KEPT, the paths of the root and of the kept cores
-# on the test's machine): it reads each core in a chroot where the
+# on the test's machine; arm64/cases: NAME FORMAT... a line per core to
+# read): it reads each such core in a chroot where the
 # root's files are at SYSROOT and the cores at KEPT, as there, and none at
 # the paths the cores record, as there: its reports are to be that
 # machine's pycore's, byte for byte.
@@ -76,16 +77,16 @@ if [ -x "$T/arm64/pycore" ] && [ -f "$T/arm64/paths" ]; then
 	if mount --bind / "$x$sysroot" && mount --bind "$out" "$x$kept" &&
 		mount --bind "$T/arm64" "$x/pycore" && mount -t proc proc "$x/proc" && mount --bind /dev "$x/dev"; then
 		echo "start=$(now)" >"$out/arm64-pycore"
-		while read -r name python scenario how; do
+		while read -r name formats; do
 			case $name in '' | '#'*) continue ;; esac
 			[ -f "$out/$name.core" ] || continue
-			for fmt in json text; do
+			for fmt in $formats; do
 				chroot "$x" /pycore/ld-linux-aarch64.so.1 --library-path /pycore/lib /pycore/pycore \
 					analyze --format "$fmt" --sysroot "$sysroot" --native-all --locals=deep "$kept/$name.core" \
 					>"$out/$name.arm64.$fmt" 2>"$out/$name.arm64.$fmt.err"
 				echo "$?" >"$out/$name.arm64.$fmt.status"
 			done
-		done <"$T/cases"
+		done <"$T/arm64/cases"
 		echo "end=$(now)" >>"$out/arm64-pycore"
 	else
 		echo "cannot make the chroot for the arm64 pycore" >"$out/arm64-pycore"
