@@ -54,6 +54,7 @@ PYCORE_ARM64_TIMEOUT (seconds for a boot, default 420);
 PYCORE_ARM64_REUSE=1 reads the kept cores of the last run instead of
 booting (quick, for work on pycore's aarch64 support).
 """
+import hashlib
 import json
 import mmap
 import os
@@ -497,6 +498,11 @@ def arm64_build():
 VM_FORMATS = ("json",)
 
 
+def arm64_digest():
+    with open(ARM64_PYCORE[-1], "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def in_vm_python(suite, cache):
     pythons = present(suite, cache)
     return pythons[-1] if pythons else None
@@ -620,7 +626,7 @@ def check_in_vm(root, work, name, how):
     suite = os.path.basename(root)
     py = open(os.path.join(work, name + ".python")).read().strip()
     if py != in_vm_python(suite, os.path.dirname(root)):
-        raise Skip("the machine reads the cores of %s's last Python only (%s; emulated, 2.4 s a report)"
+        raise Skip("the machine reads the cores of %s's last Python only (%s; emulated, about 2.3 s a report)"
                    % (suite, in_vm_python(suite, os.path.dirname(root))))
     made = os.path.join(work, name + ".arm64.json.status")
     if not os.path.isfile(made):
@@ -629,6 +635,12 @@ def check_in_vm(root, work, name, how):
                        else "the kept run predates the arm64 pycore in the machine")
         raise Failure("the machine's pycore wrote no report: %s"
                       % open(os.path.join(work, "arm64-pycore"), errors="replace").read().strip())
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    digest = os.path.join(work, "arm64-pycore.sha256")
+    if not os.path.isfile(digest) or open(digest).read().strip() != arm64_digest():
+        raise Skip("the kept run's reports were made by another arm64 build of pycore (boot again: "
+                   "PYCORE_ARM64_REUSE unset)")
     sizes = []
     for fmt in VM_FORMATS:
         base = os.path.join(work, "%s.arm64.%s" % (name, fmt))
@@ -790,6 +802,11 @@ def boot_in(work, suite, cache, timeout):
     for py, name, _, _ in cases(suite, cache):
         with open(os.path.join(out, name + ".python"), "w") as f:
             f.write(py + "\n")
+    if ARM64_PYCORE is not None:
+        # which arm64 build made the machine's reports (a kept run may
+        # outlive it)
+        with open(os.path.join(out, "arm64-pycore.sha256"), "w") as f:
+            f.write(arm64_digest() + "\n")
     with open(os.path.join(out, "boot"), "w") as f:
         f.write("seconds %.1f\n" % took)
     # the last run's cores and truth, for whoever works on aarch64
