@@ -43,7 +43,11 @@ Per case, TAP lines:
 - the same arm64 build inside the arm64 machine (arm64-init.sh, after
   the scenarios), on the cores of the suite's last Python, in a chroot
   holding the root's files at the --sysroot path used here: its JSON
-  reports equal this machine's pycore's, byte for byte.
+  reports equal this machine's pycore's, byte for byte;
+- per suite, pycore batch over its cores: the arm64 build's JSONL the
+  same (its summary line's time and rate on standard error aside), and
+  once testdata's x86-64 sample core read by the arm64 build: the same
+  reports.
 Where qemu-system-aarch64 or the cache (root once, to build it) is
 missing, every case is skipped by name, saying why.
 
@@ -619,6 +623,51 @@ def check_cross(root, work, name, how):
     return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here[0])
 
 
+def run_both(args):
+    """(this machine's, the arm64 build's) (status, stdout, stderr) of ARGS."""
+    out = []
+    for cmd in ([PYCORE], ARM64_PYCORE):
+        p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        out.append((p.returncode, p.stdout, p.stderr))
+    return out
+
+
+def check_cross_batch(root, work):
+    """pycore batch over the suite's cores (its workers, its JSONL): the
+    arm64 build's records equal this machine's byte for byte; its summary
+    line on standard error differs in its time and rate alone."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    kept = os.path.join(os.path.dirname(root), "cores", os.path.basename(root))
+    cores = sorted(os.path.join(kept, f) for f in os.listdir(work) if f.endswith(".core"))
+    # --ordered: by default records come as their workers finish
+    here, arm = run_both(["batch", "--ordered", "--sysroot", root] + cores)
+    timing = re.compile(rb" in [0-9.]+ s, [0-9.]+ dumps/s")
+    here = (here[0], here[1], timing.sub(b" in T s, R dumps/s", here[2]))
+    arm = (arm[0], arm[1], timing.sub(b" in T s, R dumps/s", arm[2]))
+    differ = same_report("jsonl", here, arm)
+    if differ:
+        raise differ
+    return "%d records the same (%d bytes), exit %d" % (len(here[1].splitlines()), len(here[1]), here[0])
+
+
+def check_cross_x86():
+    """The reverse direction: an x86-64 core (testdata's sample, a zstd
+    core of Debian's 3.13) read by the arm64 build gives this machine's
+    JSON and text reports."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    core = os.path.join(SRCDIR, "testdata", "sample-py3.13-threads.core.zst")
+    sizes = []
+    for fmt in FORMATS:
+        here, arm = run_both(["analyze", "--format", fmt, "--native-all", "--locals=deep", core])
+        differ = same_report(fmt, here, arm)
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here[0])
+
+
 def check_in_vm(root, work, name, how):
     """The arm64 build of pycore, run inside the arm64 machine on the core
     it had just made (arm64-init.sh: the root's files at the same
@@ -859,6 +908,7 @@ def main():
         tap.not_ok("pycore built as an arm64 program (scripts/arm64-cross)", str(why))
     else:
         tap.ok("pycore built as an arm64 program (scripts/arm64-cross)", "%s, %.0f s" % (ARM64_PYCORE[-1], time.time() - t0))
+    tap.run("an x86-64 core read by the arm64 build: this machine's reports", check_cross_x86)
     for suite in suites:
         why = None
         if not shutil.which("qemu-system-aarch64"):
@@ -918,6 +968,10 @@ def main():
             tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
             for what, fn in checks[3:]:
                 tap.run("%s: %s" % (label, what), fn, root, out, name, how)
+        if why is None and out:
+            tap.run("%s: pycore batch over its cores, the arm64 build's the same" % suite, check_cross_batch, root, out)
+        else:
+            tap.skip("%s: pycore batch over its cores, the arm64 build's the same" % suite, why or "no run")
         if out and not reuse:
             shutil.rmtree(os.path.dirname(out), ignore_errors=True)
     stacks.schema_summary(tap)
