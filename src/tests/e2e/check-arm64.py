@@ -528,7 +528,10 @@ def arm64_payload(dest, sysroot, kept, names):
         raise Failure("ld-linux-aarch64.so.1 --list %s: %s" % (exe, (p.stdout + p.stderr).decode(errors="replace")))
     os.makedirs(os.path.join(dest, "lib"))
     for soname, path in libs:
-        shutil.copy(path, os.path.join(dest, "lib", soname))
+        # the loader's own line names it by its absolute PT_INTERP path:
+        # it is copied below, beside pycore
+        if "/" not in soname:
+            shutil.copy(path, os.path.join(dest, "lib", soname))
     shutil.copy(loader, os.path.join(dest, "ld-linux-aarch64.so.1"))
     shutil.copy(exe, os.path.join(dest, "pycore"))
     with open(os.path.join(dest, "paths"), "w") as f:
