@@ -15,7 +15,8 @@
 # (not SIGQUIT: a shell that is not interactive starts its background
 # commands with SIGQUIT ignored).  The cores end up in out/NAME.core,
 # a line per case in out/results, the machine's facts in out/facts.
-# Then the machine powers off.
+# Then, where the test gave it one, the arm64 build of pycore reads each
+# core (below: out/NAME.arm64.json and .text).  Then the machine powers off.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 T=/pycore-test
@@ -61,6 +62,37 @@ while read -r name python scenario how; do
 	[ -f "$out/core.$pid" ] && mv "$out/core.$pid" "$out/$name.core"
 	echo "$name pid=$pid status=$status start=$start end=$(now)" >>"$out/results"
 done <"$T/cases"
+# pycore built as an arm64 program (scripts/arm64-cross), when the test
+# put it on the disk (arm64/: pycore, its loader, lib/ its libraries;
+# arm64/paths: SYSROOT KEPT, the paths of the root and of the kept cores
+# on the test's machine; arm64/cases: NAME FORMAT... a line per core to
+# read): it reads each such core in a chroot where the
+# root's files are at SYSROOT and the cores at KEPT, as there, and none at
+# the paths the cores record, as there: its reports are to be that
+# machine's pycore's, byte for byte.
+if [ -x "$T/arm64/pycore" ] && [ -f "$T/arm64/paths" ]; then
+	read -r sysroot kept <"$T/arm64/paths"
+	x=/tmp/pycore-arm64
+	mkdir -p "$x$sysroot" "$x$kept" "$x/pycore" "$x/proc" "$x/dev"
+	if mount --bind / "$x$sysroot" && mount --bind "$out" "$x$kept" &&
+		mount --bind "$T/arm64" "$x/pycore" && mount -t proc proc "$x/proc" && mount --bind /dev "$x/dev"; then
+		echo "start=$(now)" >"$out/arm64-pycore"
+		while read -r name formats; do
+			case $name in '' | '#'*) continue ;; esac
+			[ -f "$out/$name.core" ] || continue
+			for fmt in $formats; do
+				chroot "$x" /pycore/ld-linux-aarch64.so.1 --library-path /pycore/lib /pycore/pycore \
+					analyze --format "$fmt" --sysroot "$sysroot" --native-all --locals=deep "$kept/$name.core" \
+					>"$out/$name.arm64.$fmt" 2>"$out/$name.arm64.$fmt.err"
+				echo "$?" >"$out/$name.arm64.$fmt.status"
+			done
+		done <"$T/arm64/cases"
+		echo "end=$(now)" >>"$out/arm64-pycore"
+	else
+		echo "cannot make the chroot for the arm64 pycore" >"$out/arm64-pycore"
+	fi
+	umount "$x/dev" "$x/proc" "$x/pycore" "$x$kept" "$x$sysroot" 2>/dev/null
+fi
 echo finished >"$out/done"
 sync
 /run/busybox poweroff -f

@@ -29,9 +29,30 @@ Per case, TAP lines:
   native stacks against gdb-multiarch's, frame for frame and inlined call
   for inlined call, PAC bits stripped, through the kernel's signal frame
   (gdb's tail-call frames aside: inferred from DWARF call-site entries,
-  no unwinder of pycore's kind sees them).
+  no unwinder of pycore's kind sees them);
+- pycore built as an arm64 program (scripts/arm64-cross: Debian's cross
+  compiler against an arm64 bookworm tree of pycore's -dev libraries),
+  run under qemu-aarch64-static on the same core with the same --sysroot
+  files: its JSON reports (and text, of the suite's last Python's cores),
+  exit status and standard error equal this machine's pycore's, byte for
+  byte (the report holds no timing).  It is
+  run through the tree's own loader (ld-linux-aarch64.so.1
+  --library-path), not qemu's -L, which would show it the tree's files at
+  the paths the dump records (/usr/lib/aarch64-linux-gnu/libc.so.6) where
+  this machine's pycore finds none: pycore would then rightly say
+  "recorded" where the other says "sysroot";
+- the same arm64 build inside the arm64 machine (arm64-init.sh, after
+  the scenarios), on the cores of the suite's last Python, in a chroot
+  holding the root's files at the --sysroot path used here: its JSON
+  reports equal this machine's pycore's, byte for byte;
+- per suite, pycore batch over its cores: the arm64 build's JSONL the
+  same (its summary line's time and rate on standard error aside), and
+  once testdata's x86-64 sample core read by the arm64 build: the same
+  reports.
 Where qemu-system-aarch64 or the cache (root once, to build it) is
-missing, every case is skipped by name, saying why.
+missing, every case is skipped by name, saying why; where
+gcc-aarch64-linux-gnu or qemu-user-static is missing (or, not root, the
+-dev tree), the arm64 build's cases are.
 
 Environment: PYCORE, srcdir; PYCORE_ARM64_CACHE (scripts/arm64-vm);
 PYCORE_ARM64_SUITES (default: bookworm, and sid when its root is built;
@@ -40,6 +61,7 @@ PYCORE_ARM64_TIMEOUT (seconds for a boot, default 420);
 PYCORE_ARM64_REUSE=1 reads the kept cores of the last run instead of
 booting (quick, for work on pycore's aarch64 support).
 """
+import hashlib
 import json
 import mmap
 import os
@@ -449,6 +471,249 @@ def check_pycore(root, work, name, how):
     return "%d threads" % len(truth["threads"])
 
 
+# the arm64 build of pycore (main() makes it): the command that runs it
+# under qemu-aarch64-static, or None and why not
+ARM64_PYCORE = None
+ARM64_WHY = "not built"
+
+
+def arm64_build():
+    """scripts/arm64-cross build BUILDDIR/aarch64: (command, None), or
+    (None, why) with why a Skip's reason or a Failure."""
+    if not shutil.which("aarch64-linux-gnu-gcc"):
+        return None, Skip("aarch64-linux-gnu-gcc not installed (Debian package gcc-aarch64-linux-gnu)")
+    if not shutil.which("qemu-aarch64-static"):
+        return None, Skip("qemu-aarch64-static not installed (Debian package qemu-user-static)")
+    cross = os.path.join(SRCDIR, "scripts", "arm64-cross")
+    devroot = subprocess.run([cross, "--print"], stdout=subprocess.PIPE).stdout.decode().strip()
+    if os.getuid() != 0 and not os.path.isfile(os.path.join(devroot, ".pycore-ready")):
+        return None, Skip("the arm64 -dev tree %s is not made (as root, once: scripts/arm64-cross devroot)" % devroot)
+    out = os.path.join(os.path.dirname(os.path.abspath(PYCORE)), "aarch64")
+    p = subprocess.run([cross, "build", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    if p.returncode != 0:
+        return None, Failure("scripts/arm64-cross build %s: %s" % (out, p.stderr.decode(errors="replace").strip()))
+    exe = p.stdout.decode().strip().splitlines()[-1]
+    libs = ":".join(os.path.join(devroot, d, "aarch64-linux-gnu") for d in ("usr/lib", "lib"))
+    return ["qemu-aarch64-static", os.path.join(devroot, "lib", "ld-linux-aarch64.so.1"),
+            "--library-path", libs, exe], None
+
+
+# Inside the arm64 machine (TCG) a report takes 2.4 s (measured: 12 in
+# 28.7 s on bookworm's cores): the arm64 pycore reads there the cores of
+# the suite's last Python only, in JSON (the text, from the same model,
+# and every core are compared under qemu-user).
+VM_FORMATS = ("json",)
+
+
+def arm64_digest():
+    with open(ARM64_PYCORE[-1], "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def in_vm_python(suite, cache):
+    pythons = present(suite, cache)
+    return pythons[-1] if pythons else None
+
+
+def arm64_payload(dest, sysroot, kept, names):
+    """The arm64 pycore for the machine's disk (arm64-init.sh runs it):
+    DEST/pycore, its loader, DEST/lib/ the libraries the loader resolves
+    in the -dev tree (the machine's root has not all of them), and
+    DEST/paths, where the root's files and the kept cores are here."""
+    loader, exe = ARM64_PYCORE[1], ARM64_PYCORE[4]
+    p = subprocess.run(ARM64_PYCORE[:4] + ["--list", exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    libs = re.findall(r"^\s*(\S+) => (/\S+)", p.stdout.decode(errors="replace"), re.M)
+    if p.returncode != 0 or not libs:
+        raise Failure("ld-linux-aarch64.so.1 --list %s: %s" % (exe, (p.stdout + p.stderr).decode(errors="replace")))
+    os.makedirs(os.path.join(dest, "lib"))
+    for soname, path in libs:
+        # the loader's own line names it by its absolute PT_INTERP path:
+        # it is copied below, beside pycore
+        if "/" not in soname:
+            shutil.copy(path, os.path.join(dest, "lib", soname))
+    shutil.copy(loader, os.path.join(dest, "ld-linux-aarch64.so.1"))
+    shutil.copy(exe, os.path.join(dest, "pycore"))
+    with open(os.path.join(dest, "paths"), "w") as f:
+        f.write("%s %s\n" % (sysroot, kept))
+    with open(os.path.join(dest, "cases"), "w") as f:
+        for name in names:
+            f.write("%s %s\n" % (name, " ".join(VM_FORMATS)))
+
+
+def first_difference(a, b):
+    """The first JSON path where two reports differ, for the message."""
+    try:
+        x, y = json.loads(a), json.loads(b)
+    except ValueError:
+        return "not JSON"
+
+    def walk(x, y, path):
+        if type(x) is not type(y):
+            return path
+        if isinstance(x, dict):
+            for k in sorted(set(x) | set(y)):
+                if k not in x or k not in y:
+                    return path + "/" + k
+                d = walk(x[k], y[k], path + "/" + k)
+                if d:
+                    return d
+        elif isinstance(x, list):
+            for i, (u, v) in enumerate(zip(x, y)):
+                d = walk(u, v, "%s/%d" % (path, i))
+                if d:
+                    return d
+            if len(x) != len(y):
+                return path + " (length)"
+        elif x != y:
+            return "%s: %r here, %r on arm64" % (path, x, y)
+        return None
+    return walk(x, y, "") or "the same JSON, other bytes"
+
+
+FORMATS = ("json", "text")
+
+
+def cross_args(root, name, fmt):
+    """pycore's arguments for a core of ROOT's suite: the kept core's path
+    (the one the arm64 machine's pycore is given too, src/tests/e2e/arm64-init.sh)."""
+    core = os.path.join(os.path.dirname(root), "cores", os.path.basename(root), name + ".core")
+    return ["analyze", "--format", fmt, "--sysroot", root, "--native-all", "--locals=deep", core]
+
+
+_here = {}
+
+
+def here_report(root, name, fmt):
+    """(exit status, standard output, standard error) of this machine's pycore."""
+    key = (root, name, fmt)
+    if key not in _here:
+        p = subprocess.run([PYCORE] + cross_args(root, name, fmt), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=300)
+        _here[key] = (p.returncode, p.stdout, p.stderr)
+    return _here[key]
+
+
+def same_report(fmt, here, arm):
+    """A Failure saying where two (status, stdout, stderr) differ, or None."""
+    if (here[0], here[2]) != (arm[0], arm[2]):
+        return Failure("%s: exit %d here, %d on arm64; standard error\n  here:  %s\n  arm64: %s"
+                       % (fmt, here[0], arm[0], here[2].decode(errors="replace")[-500:],
+                          arm[2].decode(errors="replace")[-500:]))
+    if here[1] == arm[1]:
+        return None
+    if fmt == "json":
+        return Failure("the JSON reports differ at %s" % first_difference(here[1], arm[1]))
+    a, b = here[1].splitlines(), arm[1].splitlines()
+    i = next((i for i, (u, v) in enumerate(zip(a, b)) if u != v), min(len(a), len(b)))
+    return Failure("the text reports differ at line %d:\n  here:  %r\n  arm64: %r"
+                   % (i + 1, a[i] if i < len(a) else "(end)", b[i] if i < len(b) else "(end)"))
+
+
+def check_cross(root, work, name, how):
+    """The arm64 build of pycore, run here under qemu-aarch64-static, reads
+    the core with the same --sysroot files as this machine's pycore: the
+    same exit status, standard error, and JSON and text reports, byte for
+    byte."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    # the text of the suite's last Python's cores only: a report takes
+    # 0.5 s under qemu-user, and sid has 18 cores
+    py = open(os.path.join(work, name + ".python")).read().strip()
+    formats = FORMATS if py == in_vm_python(os.path.basename(root), os.path.dirname(root)) else ("json",)
+    sizes = []
+    for fmt in formats:
+        here = here_report(root, name, fmt)
+        p = subprocess.run(ARM64_PYCORE + cross_args(root, name, fmt), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+        differ = same_report(fmt, here, (p.returncode, p.stdout, p.stderr))
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "%s reports the same (%s bytes), exit %d" % (
+        " and ".join(f.upper() if f == "json" else f for f in formats), ", ".join(map(str, sizes)), here[0])
+
+
+def run_both(args):
+    """(this machine's, the arm64 build's) (status, stdout, stderr) of ARGS."""
+    out = []
+    for cmd in ([PYCORE], ARM64_PYCORE):
+        p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        out.append((p.returncode, p.stdout, p.stderr))
+    return out
+
+
+def check_cross_batch(root, work):
+    """pycore batch over the suite's cores (its workers, its JSONL): the
+    arm64 build's records equal this machine's byte for byte; its summary
+    line on standard error differs in its time and rate alone."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    kept = os.path.join(os.path.dirname(root), "cores", os.path.basename(root))
+    cores = sorted(os.path.join(kept, f) for f in os.listdir(work) if f.endswith(".core"))
+    # --ordered: by default records come as their workers finish
+    here, arm = run_both(["batch", "--ordered", "--sysroot", root] + cores)
+    timing = re.compile(rb" in [0-9.]+ s, [0-9.]+ dumps/s")
+    here = (here[0], here[1], timing.sub(b" in T s, R dumps/s", here[2]))
+    arm = (arm[0], arm[1], timing.sub(b" in T s, R dumps/s", arm[2]))
+    differ = same_report("jsonl", here, arm)
+    if differ:
+        raise differ
+    return "%d records the same (%d bytes), exit %d" % (len(here[1].splitlines()), len(here[1]), here[0])
+
+
+def check_cross_x86():
+    """The reverse direction: an x86-64 core (testdata's sample, a zstd
+    core of Debian's 3.13) read by the arm64 build gives this machine's
+    JSON and text reports."""
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    core = os.path.join(SRCDIR, "testdata", "sample-py3.13-threads.core.zst")
+    sizes = []
+    for fmt in FORMATS:
+        here, arm = run_both(["analyze", "--format", fmt, "--native-all", "--locals=deep", core])
+        differ = same_report(fmt, here, arm)
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "JSON (%d bytes) and text (%d bytes) reports the same, exit %d" % (sizes[0], sizes[1], here[0])
+
+
+def check_in_vm(root, work, name, how):
+    """The arm64 build of pycore, run inside the arm64 machine on the core
+    it had just made (arm64-init.sh: the root's files at the same
+    --sysroot path, in a chroot): the same reports as this machine's."""
+    suite = os.path.basename(root)
+    py = open(os.path.join(work, name + ".python")).read().strip()
+    if py != in_vm_python(suite, os.path.dirname(root)):
+        raise Skip("the machine reads the cores of %s's last Python only (%s; emulated, about 2.3 s a report)"
+                   % (suite, in_vm_python(suite, os.path.dirname(root))))
+    made = os.path.join(work, name + ".arm64.json.status")
+    if not os.path.isfile(made):
+        if not os.path.exists(os.path.join(work, "arm64-pycore")):
+            raise Skip("the machine's run had no arm64 pycore (%s)" % ARM64_WHY if ARM64_PYCORE is None
+                       else "the kept run predates the arm64 pycore in the machine")
+        raise Failure("the machine's pycore wrote no report: %s"
+                      % open(os.path.join(work, "arm64-pycore"), errors="replace").read().strip())
+    if ARM64_PYCORE is None:
+        raise Skip(ARM64_WHY)
+    digest = os.path.join(work, "arm64-pycore.sha256")
+    if not os.path.isfile(digest) or open(digest).read().strip() != arm64_digest():
+        raise Skip("the kept run's reports were made by another arm64 build of pycore (boot again: "
+                   "PYCORE_ARM64_REUSE unset)")
+    sizes = []
+    for fmt in VM_FORMATS:
+        base = os.path.join(work, "%s.arm64.%s" % (name, fmt))
+        arm = (int(open(base + ".status").read()), open(base, "rb").read(), open(base + ".err", "rb").read())
+        here = here_report(root, name, fmt)
+        differ = same_report(fmt, here, arm)
+        if differ:
+            raise differ
+        sizes.append(len(here[1]))
+    return "%s reports the same (%s bytes), exit %d" % (
+        " and ".join(f.upper() if f == "json" else f for f in VM_FORMATS), ", ".join(map(str, sizes)), here[0])
+
+
 def native_view(frames):
     """gdb's frames as pycore reports them: a frame by its pc (the signal
     trampoline's too: pycore shows it as a frame), an inlined call by its
@@ -568,6 +833,9 @@ def boot_in(work, suite, cache, timeout):
     for f in os.listdir(SCENARIOS):
         if f.endswith(".py"):
             shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
+    if ARM64_PYCORE is not None:
+        arm64_payload(os.path.join(payload, "arm64"), os.path.join(cache, suite), os.path.join(cache, "cores", suite),
+                      [name for py, name, _, _ in cases(suite, cache) if py == in_vm_python(suite, cache)])
     shutil.copy(INIT, os.path.join(payload, "init"))
     os.chmod(os.path.join(payload, "init"), 0o755)
     with open(os.path.join(payload, "cases"), "w") as f:
@@ -594,6 +862,11 @@ def boot_in(work, suite, cache, timeout):
     for py, name, _, _ in cases(suite, cache):
         with open(os.path.join(out, name + ".python"), "w") as f:
             f.write(py + "\n")
+    if ARM64_PYCORE is not None:
+        # which arm64 build made the machine's reports (a kept run may
+        # outlive it)
+        with open(os.path.join(out, "arm64-pycore.sha256"), "w") as f:
+            f.write(arm64_digest() + "\n")
     with open(os.path.join(out, "boot"), "w") as f:
         f.write("seconds %.1f\n" % took)
     # the last run's cores and truth, for whoever works on aarch64
@@ -632,7 +905,21 @@ def main():
               ("gdb-multiarch unwinds every thread", check_gdb),
               ("pycore's report against the process's truth", check_pycore),
               ("pycore's native stacks against gdb-multiarch's", check_native),
-              ("lldb-19's minidump of the core", check_minidump)]
+              ("lldb-19's minidump of the core", check_minidump),
+              ("the arm64 build's report (qemu-user) equals this machine's", check_cross),
+              ("the arm64 build's report in the arm64 machine equals this machine's", check_in_vm)]
+    global ARM64_PYCORE, ARM64_WHY
+    t0 = time.time()
+    ARM64_PYCORE, why = arm64_build()
+    if isinstance(why, Skip):
+        ARM64_WHY = str(why)
+        tap.skip("pycore built as an arm64 program (scripts/arm64-cross)", ARM64_WHY)
+    elif why is not None:
+        ARM64_WHY = "the arm64 build failed"
+        tap.not_ok("pycore built as an arm64 program (scripts/arm64-cross)", str(why))
+    else:
+        tap.ok("pycore built as an arm64 program (scripts/arm64-cross)", "%s, %.0f s" % (ARM64_PYCORE[-1], time.time() - t0))
+    tap.run("an x86-64 core read by the arm64 build: this machine's reports", check_cross_x86)
     for suite in suites:
         why = None
         if not shutil.which("qemu-system-aarch64"):
@@ -692,6 +979,10 @@ def main():
             tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
             for what, fn in checks[3:]:
                 tap.run("%s: %s" % (label, what), fn, root, out, name, how)
+        if why is None and out:
+            tap.run("%s: pycore batch over its cores, the arm64 build's the same" % suite, check_cross_batch, root, out)
+        else:
+            tap.skip("%s: pycore batch over its cores, the arm64 build's the same" % suite, why or "no run")
         if out and not reuse:
             shutil.rmtree(os.path.dirname(out), ignore_errors=True)
     stacks.schema_summary(tap)
