@@ -465,6 +465,7 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 	if (py_dict_get_str(c, dicts[1], "greenlet", &type) != 0 || !type) {
 		model_warn(c->r, "interpreter %lld: greenlet is imported, but its type greenlet._greenlet.greenlet "
 			   "cannot be read: its greenlets are not reported", (long long)mi->id);
+		c->r->incomplete = true;
 		return;
 	}
 	const struct gl_layout *gl = v ? gl_layout_for(v, L->minor) : NULL;
@@ -473,6 +474,7 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 			   "table): its greenlets are not reported", (long long)mi->id, v ? v : "(version unreadable)",
 			   L->minor,
 			   py_layout_free_threaded(L) ? " (free-threaded)" : "");
+		c->r->incomplete = true;   /* the greenlets exist: the report lacks them */
 		return;
 	}
 	struct gwalk w = { .c = c, .gl = gl, .type = type, .pimpl_off = (uint64_t)L->object_type + 8 + 16,
