@@ -503,6 +503,8 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi)
 		model_warn(c->r, "interpreter %lld: greenlet %s on Python 3.%u: no main greenlet points back at "
 			   "itself through its thread state, so pycore's layout of it is wrong here: its "
 			   "greenlets are not reported", (long long)mi->id, v, L->minor);
+	if (!mi->greenlet_version)
+		c->r->incomplete = true;
 	free(w.v);
 	addrtab_free(&w.is_gl);
 }
