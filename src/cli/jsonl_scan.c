@@ -295,6 +295,176 @@ static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(voi
 
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
 
+/* ------------------------------------------------------------------------
+ * Skipping
+ *
+ * Most of a report is skipped (every frame's other members, locals,
+ * modules): checked as strictly as value() checks it, but by one loop over
+ * a local pointer, containers by a stack of their kinds, not by recursion,
+ * and no value made.  It accepts and refuses exactly what value(s, NULL,
+ * NULL) did before it (the unit test and fuzz-jsonl hold both to jansson).
+ * ------------------------------------------------------------------------ */
+
+/* The string at P (its opening quote) checked as string() checks it; the
+ * byte after it, or NULL. */
+static const unsigned char *skip_string(const unsigned char *p, const unsigned char *end)
+{
+	p++;
+	for (;;) {
+		while (end - p >= 8) {
+			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+			memcpy(&w, p, 8);
+			uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+			if (((w - ones * 0x20) | (q - ones) | (b - ones) | w) & high)
+				break;
+			p += 8;
+		}
+		while (p < end && plain[*p])
+			p++;
+		if (p >= end)
+			return NULL;
+		unsigned c = *p;
+		if (c == '"')
+			return p + 1;
+		if (c < 0x20)
+			return NULL;
+		if (c >= 0x80) {
+			size_t n = utf8_len(p, end);
+			if (!n)
+				return NULL;
+			p += n;
+			continue;
+		}
+		if (end - p < 2)
+			return NULL;
+		c = p[1];
+		if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
+			p += 2;
+			continue;
+		}
+		long u = c == 'u' ? hex4(p + 2, end) : -1;
+		if (u <= 0)
+			return NULL;
+		p += 6;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			long v = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, end) : -1;
+			if (v < 0xdc00 || v > 0xdfff)
+				return NULL;
+			p += 6;
+		} else if (u >= 0xdc00 && u <= 0xdfff && !(u >= 0xdc80 && u <= 0xdcff)) {
+			return NULL;
+		}
+	}
+}
+
+#define SKIP_WS(p, end) \
+	while ((p) < (end) && (*(p) == ' ' || *(p) == '\t' || *(p) == '\n' || *(p) == '\r')) \
+		(p)++
+
+/* The value at s->p skipped: 0, or -1 where value() would have refused. */
+static int skip_value(struct sc *s)
+{
+	const unsigned char *p = s->p, *end = s->end;
+	int base = s->depth, depth = base;
+	bool is_object[MAX_DEPTH + 1];
+next_value:
+	if (p >= end)
+		return -1;
+	switch (*p) {
+	case '{':
+		if (++depth > MAX_DEPTH)
+			return -1;
+		is_object[depth] = true;
+		p++;
+		SKIP_WS(p, end);
+		if (p < end && *p == '}') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto next_member;
+	case '[':
+		if (++depth > MAX_DEPTH)
+			return -1;
+		is_object[depth] = false;
+		p++;
+		SKIP_WS(p, end);
+		if (p < end && *p == ']') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto next_value;
+	case '"':
+		if (!(p = skip_string(p, end)))
+			return -1;
+		goto after_value;
+	case 't':
+		if (end - p < 4 || memcmp(p, "true", 4) != 0)
+			return -1;
+		p += 4;
+		goto after_word;
+	case 'f':
+		if (end - p < 5 || memcmp(p, "false", 5) != 0)
+			return -1;
+		p += 5;
+		goto after_word;
+	case 'n':
+		if (end - p < 4 || memcmp(p, "null", 4) != 0)
+			return -1;
+		p += 4;
+		goto after_word;
+	default: {
+		/* an integer here; a real (or anything else) by number() */
+		const unsigned char *q = p + (*p == '-'), *digits = q;
+		while (q < end && is_digit(*q))
+			q++;
+		size_t nd = (size_t)(q - digits);
+		if (nd && nd <= 18 && (*digits != '0' || nd == 1) &&
+		    (q >= end || (*q != '.' && *q != 'e' && *q != 'E'))) {
+			p = q;
+			goto after_value;
+		}
+		s->p = p;
+		if (number(s, NULL) != 0)
+			return -1;
+		p = s->p;
+		goto after_value;
+	}
+	}
+after_word:
+	if (p < end && is_alpha(*p))
+		return -1;
+after_value:
+	if (depth == base) {
+		s->p = p;
+		return 0;
+	}
+	SKIP_WS(p, end);
+	if (p < end && *p == ',') {
+		p++;
+		SKIP_WS(p, end);
+		if (!is_object[depth])
+			goto next_value;
+		goto next_member;
+	}
+	if (p < end && *p == (is_object[depth] ? '}' : ']')) {
+		p++;
+		depth--;
+		goto after_value;
+	}
+	return -1;
+next_member:
+	if (p >= end || *p != '"' || !(p = skip_string(p, end)))
+		return -1;
+	SKIP_WS(p, end);
+	if (p >= end || *p != ':')
+		return -1;
+	p++;
+	SKIP_WS(p, end);
+	goto next_value;
+}
+
 static const struct jsonl_keep *kept_member(const char *name, size_t len, const struct jsonl_keep *keep)
 {
 	for (; keep->key; keep++)
@@ -572,6 +742,8 @@ fail:
  * pruned to KEEP. */
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 {
+	if (!out)
+		return skip_value(s);
 	if (s->p >= s->end)
 		return -1;
 	switch (*s->p) {
