@@ -46,6 +46,7 @@ struct day {
 
 struct fnode {
 	char *label;                 /* NULL: the root */
+	json_t *frame;               /* a frame of this label (pruned: a reference), NULL none */
 	unsigned long count;         /* threads whose stack passes through it */
 	int child, next;             /* indices; -1 none */
 };
@@ -159,6 +160,21 @@ static char *frame_label(json_t *f)
 	return s;
 }
 
+/* F is an object of a frame's kind, function, file and line at most (as
+ * the scanner prunes a frame), never locals: small enough to hold. */
+static bool label_only(json_t *f)
+{
+	const char *key;
+	json_t *v;
+	if (!json_is_object(f) || json_object_size(f) > 4)
+		return false;
+	json_object_foreach(f, key, v)
+		if (strcmp(key, "kind") != 0 && strcmp(key, "function") != 0 && strcmp(key, "file") != 0 &&
+		    strcmp(key, "line") != 0)
+			return false;
+	return true;
+}
+
 static int node_new(struct group_html *h, char *label)
 {
 	if (h->nnodes == h->capnodes) {
@@ -169,7 +185,7 @@ static int node_new(struct group_html *h, char *label)
 		h->nodes = n;
 		h->capnodes = cap;
 	}
-	h->nodes[h->nnodes] = (struct fnode){ label, 0, -1, -1 };
+	h->nodes[h->nnodes] = (struct fnode){ label, NULL, 0, -1, -1 };
 	return (int)h->nnodes++;
 }
 
@@ -183,10 +199,21 @@ static int flame_add(struct group_html *h, json_t *frames)
 	int parent = 0;
 	size_t n = json_array_size(frames);
 	for (size_t i = n, depth = 0; i-- > 0; depth++) {
-		char *label = frame_label(json_array_get(frames, i));
+		json_t *f = json_array_get(frames, i);
+		/* the scanner shares a batch's frames (jsonl_scan.c): the very
+		 * frame a node was made of or met has its label */
+		int c = h->nodes[parent].child;
+		while (c >= 0 && (!f || h->nodes[c].frame != f))
+			c = h->nodes[c].next;
+		if (c >= 0) {
+			h->nodes[c].count++;
+			parent = c;
+			continue;
+		}
+		char *label = frame_label(f);
 		if (!label)
 			return -1;
-		int c = h->nodes[parent].child;
+		c = h->nodes[parent].child;
 		while (c >= 0 && strcmp(h->nodes[c].label, label) != 0)
 			c = h->nodes[c].next;
 		if (c < 0 && (depth >= MAX_FLAME_DEPTH || h->nnodes >= MAX_FLAME_NODES)) {
@@ -204,6 +231,11 @@ static int flame_add(struct group_html *h, json_t *frames)
 		} else {
 			free(label);
 		}
+		/* only a pruned frame is held (a few scalars, never a frame's locals) */
+		if (label_only(f)) {
+			json_decref(h->nodes[c].frame);
+			h->nodes[c].frame = json_incref(f);
+		}
 		h->nodes[c].count++;
 		parent = c;
 	}
@@ -211,7 +243,10 @@ static int flame_add(struct group_html *h, json_t *frames)
 }
 
 /* The frames of the thread report J's summary names (else the crashed
- * one), each without its locals. */
+ * one), each without its locals: the thread's own frames when the scanner
+ * pruned them (jsonl_scan.c keeps a frame's kind, function, file and line
+ * only), else a copy of those four members of each.  The page reads
+ * nothing else of them, and a member missing reads as one that is null. */
 static json_t *example_frames(json_t *j)
 {
 	json_t *tid = json_object_get(json_object_get(j, "summary"), "thread");
@@ -226,8 +261,15 @@ static json_t *example_frames(json_t *j)
 				pick = t;
 		}
 	}
-	json_t *out = json_array(), *f;
-	json_array_foreach(json_object_get(pick, "frames"), i, f) {
+	json_t *frames = json_object_get(pick, "frames"), *f;
+	bool pruned = json_is_array(frames);
+	json_array_foreach(frames, i, f)
+		if (!label_only(f))
+			pruned = false;
+	if (pruned)
+		return json_incref(frames);
+	json_t *out = json_array();
+	json_array_foreach(frames, i, f) {
 		json_t *copy = json_pack("{s:O?, s:O?, s:O?, s:O?}", "kind", json_object_get(f, "kind"),
 					 "function", json_object_get(f, "function"), "file", json_object_get(f, "file"),
 					 "line", json_object_get(f, "line"));
@@ -298,8 +340,10 @@ void group_html_free(struct group_html *h)
 	tally_free(&h->versions);
 	free(h->path_t);
 	free(h->days);
-	for (size_t i = 0; i < h->nnodes; i++)
+	for (size_t i = 0; i < h->nnodes; i++) {
 		free(h->nodes[i].label);
+		json_decref(h->nodes[i].frame);
+	}
 	free(h->nodes);
 	json_decref(h->example);
 	json_decref(h->example_t);

@@ -467,9 +467,14 @@ next_member:
 
 static const struct jsonl_keep *kept_member(const char *name, size_t len, const struct jsonl_keep *keep)
 {
-	for (; keep->key; keep++)
-		if (keep->key[0] == name[0] && strncmp(keep->key, name, len) == 0 && !keep->key[len])
+	for (; keep->key; keep++) {
+		const char *k = keep->key;
+		size_t i = 0;
+		while (i < len && k[i] == name[i])
+			i++;
+		if (i == len && !k[len])
 			return keep;
+	}
 	return NULL;
 }
 
@@ -477,7 +482,16 @@ static const struct jsonl_keep *kept_member(const char *name, size_t len, const 
  * no escape, else decoded into s->buf); decoded only when DECODE. */
 static int member_name(struct sc *s, bool decode, const char **name, size_t *len)
 {
-	const unsigned char *at = s->p;
+	const unsigned char *at = s->p, *q = at + 1;
+	/* most names: printable ASCII, no escape */
+	while (q < s->end && plain[*q])
+		q++;
+	if (q < s->end && *q == '"') {
+		s->p = q + 1;
+		*name = (const char *)at + 1;
+		*len = (size_t)(q - at - 1);
+		return 0;
+	}
 	if (string(s, false) != 0)
 		return -1;
 	if (!decode)
@@ -517,8 +531,11 @@ struct cached {
 
 static struct cached *cache;
 static size_t ncached;
+/* a line's string and signature buffers, kept for the next line */
+static char *line_buf, *line_sig;
+static size_t line_cap, line_sigcap;
 
-void jsonl_scan_end(void)
+static void cache_drop(void)
 {
 	for (size_t i = 0; cache && i < CACHE_SIZE; i++) {
 		free(cache[i].sig);
@@ -527,6 +544,15 @@ void jsonl_scan_end(void)
 	free(cache);
 	cache = NULL;
 	ncached = 0;
+}
+
+void jsonl_scan_end(void)
+{
+	cache_drop();
+	free(line_buf);
+	free(line_sig);
+	line_buf = line_sig = NULL;
+	line_cap = line_sigcap = 0;
 }
 
 /* A hash of the table's own (not stored, not an interface): 8 bytes at a
@@ -555,9 +581,14 @@ static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash)
 	return &cache[i];
 }
 
-static int sig_put(struct sc *s, const void *b, size_t n)
+static inline int sig_put(struct sc *s, const void *b, size_t n)
 {
-	if (s->siglen + n > s->sigcap) {
+	if (s->siglen + n <= s->sigcap) {
+		memcpy(s->sig + s->siglen, b, n);
+		s->siglen += n;
+		return 0;
+	}
+	{
 		size_t cap = s->sigcap ? s->sigcap : 256;
 		while (cap < s->siglen + n)
 			cap *= 2;
@@ -679,7 +710,7 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 			goto fail;
 		} else if (c) {
 			if (ncached >= CACHE_SIZE / 2) {
-				jsonl_scan_end();
+				cache_drop();
 				c = cache_slot(s->sig, s->siglen, hash);
 			}
 			char *sig = c ? malloc(s->siglen ? s->siglen : 1) : NULL;
@@ -771,13 +802,16 @@ json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep)
 	if (memchr(line, 0, n))
 		return NULL;             /* json_loads would stop there */
 	plain_init();
-	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n };
+	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n,
+			.buf = line_buf, .cap = line_cap, .sig = line_sig, .sigcap = line_sigcap };
 	json_t *j = NULL;
 	ws(&s);
 	int rc = s.p < s.end && *s.p == '{' ? value(&s, &j, keep) : -1;
 	ws(&s);
-	free(s.buf);
-	free(s.sig);
+	line_buf = s.buf;
+	line_cap = s.cap;
+	line_sig = s.sig;
+	line_sigcap = s.sigcap;
 	if (rc != 0 || s.p != s.end) {
 		json_decref(j);
 		return NULL;
