@@ -625,10 +625,71 @@ static int build_spans(struct sc *s, json_t *o, const struct span *spans, size_t
 	return 0;
 }
 
+/* SIG (LEN bytes, HASH) -> O into the table, when there is room (else
+ * the table is emptied first); a table full of memory is no error. */
+static void cache_put(const char *sig, size_t len, uint64_t hash, json_t *o)
+{
+	struct cached *c = cache_slot(sig, len, hash);
+	if (c && c->sig)
+		return;
+	if (c && ncached >= CACHE_SIZE / 2) {
+		cache_drop();
+		c = cache_slot(sig, len, hash);
+	}
+	char *copy = c ? malloc(len ? len : 1) : NULL;
+	if (copy) {
+		if (len)
+			memcpy(copy, sig, len);
+		*c = (struct cached){ hash, copy, len, json_incref(o) };
+		ncached++;
+	}
+}
+
+/* Whether every member KEEP names is kept whole: its object, when all
+ * its kept members are scalars, may be shared. */
+static bool keeps_whole(const struct jsonl_keep *keep)
+{
+	for (; keep->key; keep++)
+		if (keep->sub)
+			return false;
+	return true;
+}
+
+/* The longest object text looked up as it is */
+#define MAX_RAW 1024
+
 static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 {
 	if (++s->depth > MAX_DEPTH)
 		return -1;
+	/* An object whose kept members are all scalars is first looked up by
+	 * its whole text (a batch's frames repeat byte for byte): checked as
+	 * a skipped value is, which refuses exactly what reading it would,
+	 * and the same text always reads as the same value.  A text's key
+	 * holds no NUL (jsonl_scan refuses a line with one), a signature's
+	 * does or is empty: the two never meet in the table. */
+	const unsigned char *raw = NULL;
+	uint64_t rawhash = 0;
+	if (out && keep && keeps_whole(keep)) {
+		const unsigned char *at = s->p;
+		s->depth--;
+		if (skip_value(s) != 0)
+			return -1;
+		s->depth++;
+		if ((size_t)(s->p - at) <= MAX_RAW) {
+			raw = at;
+			rawhash = sig_hash((const char *)at, (size_t)(s->p - at));
+			struct cached *c = cache_slot((const char *)at, (size_t)(s->p - at), rawhash);
+			if (c && c->sig) {
+				s->depth--;
+				*out = json_incref(c->value);
+				return 0;
+			}
+			s->p = at;
+		} else {
+			s->p = at;
+		}
+	}
 	json_t *o = out ? json_object() : NULL;
 	if (out && !o)
 		return -1;
@@ -709,18 +770,10 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		} else if (build_spans(s, o, spans, nspans) != 0) {
 			goto fail;
 		} else if (c) {
-			if (ncached >= CACHE_SIZE / 2) {
-				cache_drop();
-				c = cache_slot(s->sig, s->siglen, hash);
-			}
-			char *sig = c ? malloc(s->siglen ? s->siglen : 1) : NULL;
-			if (sig) {
-				if (s->siglen)
-					memcpy(sig, s->sig, s->siglen);
-				*c = (struct cached){ hash, sig, s->siglen, json_incref(o) };
-				ncached++;
-			}
+			cache_put(s->sig, s->siglen, hash, o);
 		}
+		if (raw)
+			cache_put((const char *)raw, (size_t)(s->p - raw), rawhash, o);
 	}
 	s->depth--;
 	if (out)
