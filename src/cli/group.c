@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/group_int.h"
 #include "cli/jsonl_scan.h"
@@ -200,12 +202,17 @@ static json_t *read_record(const struct grouping *g, const char *line, size_t n,
 	return j;
 }
 
-/* One line; -1 when out of memory. */
-static int add_line(struct grouping *g, const char *name, unsigned long lineno, char *line, size_t n)
+/* One line (N bytes, its newline included or not, followed by a newline
+ * or a NUL: surrogates.c reads an escape's bytes up to one); -1 when out
+ * of memory. */
+static int add_line(struct grouping *g, const char *name, unsigned long lineno, const char *line, size_t n)
 {
 	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = 0;
-	if (strspn(line, " \t") == n)
+		n--;
+	size_t blank = 0;
+	while (blank < n && (line[blank] == ' ' || line[blank] == '\t'))
+		blank++;
+	if (blank == n)
 		return 0;
 	json_error_t err;
 	bool oom = false;
@@ -242,9 +249,59 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 	return rc;
 }
 
+/* The lines of a regular file, mapped a window at a time (MAP_WINDOW, or
+ * more for a longer line) and unmapped behind: memory does not grow with
+ * the file.  The file as it was when opened (SIZE bytes); 0, -1 out of
+ * memory, -2 a read error (errno). */
+#define MAP_WINDOW ((size_t)4 << 20)
+
+static int map_lines(struct grouping *g, const char *name, int fd, off_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t window = MAP_WINDOW;
+	off_t off = 0;                /* the next line's */
+	unsigned long lineno = 0;
+	int rc = 0;
+	while (rc == 0 && off < size) {
+		off_t base = off - off % (page > 0 ? page : 4096);
+		size_t len = (size_t)(off - base) + window;
+		if ((off_t)len > size - base)
+			len = (size_t)(size - base);
+		bool last = base + (off_t)len == size;
+		char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, base);
+		if (m == MAP_FAILED)
+			return errno == ENOMEM ? -1 : -2;
+		madvise(m, len, MADV_SEQUENTIAL);
+		const char *start = m + (off - base), *p = start, *end = m + len;
+		while (rc == 0 && p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			if (nl) {
+				rc = add_line(g, name, ++lineno, p, (size_t)(nl - p + 1));
+				p = nl + 1;
+			} else if (last) {
+				/* the last line, no newline after it: a copy ends in a NUL */
+				char *copy = strndup(p, (size_t)(end - p));
+				rc = copy ? add_line(g, name, ++lineno, copy, (size_t)(end - p)) : -1;
+				free(copy);
+				p = end;
+			} else {
+				break;
+			}
+		}
+		if (p == start && rc == 0)
+			window *= 2;          /* a line longer than the window */
+		off = base + (off_t)(p - m);
+		munmap(m, len);
+	}
+	return rc;
+}
+
 /* Every line of F; 0, -1 out of memory, -2 a read error. */
 static int read_lines(struct grouping *g, const char *name, FILE *f)
 {
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftello(f) == 0)
+		return map_lines(g, name, fileno(f), st.st_size);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
