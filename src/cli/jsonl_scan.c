@@ -307,16 +307,25 @@ static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
 
 /* The string at P (its opening quote) checked as string() checks it; the
  * byte after it, or NULL. */
-static const unsigned char *skip_string(const unsigned char *p, const unsigned char *end)
+static inline const unsigned char *skip_string(const unsigned char *p, const unsigned char *end)
 {
 	p++;
 	for (;;) {
+		/* 8 bytes at a time to the first '"', '\\', byte below 0x20 or
+		 * above 0x7f: each term flags its first such byte exactly (a
+		 * borrow runs only upwards from a byte it flags), so the lowest
+		 * flag of all is the first */
 		while (end - p >= 8) {
 			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
 			memcpy(&w, p, 8);
 			uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-			if (((w - ones * 0x20) | (q - ones) | (b - ones) | w) & high)
+			uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
+			if (m) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				p += __builtin_ctzll(m) >> 3;
+#endif
 				break;
+			}
 			p += 8;
 		}
 		while (p < end && plain[*p])
@@ -560,6 +569,18 @@ void jsonl_scan_end(void)
 static uint64_t sig_hash(const char *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	if (n >= 32) {
+		/* four lanes, so that the multiplications overlap */
+		uint64_t l[4] = { h, h ^ 0x9e3779b97f4a7c15ULL, h ^ 0xc2b2ae3d27d4eb4fULL, h ^ 0x165667b19e3779f9ULL };
+		for (; n >= 32; p += 32, n -= 32)
+			for (int i = 0; i < 4; i++) {
+				uint64_t w;
+				memcpy(&w, p + 8 * i, 8);
+				l[i] = (l[i] ^ w) * 0x100000001b3ULL;
+				l[i] ^= l[i] >> 29;
+			}
+		h = ((l[0] * 31 + l[1]) * 31 + l[2]) * 31 + l[3];
+	}
 	for (; n >= 8; p += 8, n -= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
@@ -666,8 +687,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	 * its whole text (a batch's frames repeat byte for byte): checked as
 	 * a skipped value is, which refuses exactly what reading it would,
 	 * and the same text always reads as the same value.  A text's key
-	 * holds no NUL (jsonl_scan refuses a line with one), a signature's
-	 * does or is empty: the two never meet in the table. */
+	 * holds no NUL (a checked value never does), a signature's does or
+	 * is empty: the two never meet in the table. */
 	const unsigned char *raw = NULL;
 	uint64_t rawhash = 0;
 	if (out && keep && keeps_whole(keep)) {
@@ -852,8 +873,8 @@ static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 
 json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep)
 {
-	if (memchr(line, 0, n))
-		return NULL;             /* json_loads would stop there */
+	/* a NUL byte (json_loads would stop there) is refused wherever it is:
+	 * no token, string or white space holds one (no scan for it first) */
 	plain_init();
 	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n,
 			.buf = line_buf, .cap = line_cap, .sig = line_sig, .sigcap = line_sigcap };
