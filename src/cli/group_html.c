@@ -46,7 +46,8 @@ struct day {
 
 struct fnode {
 	char *label;                 /* NULL: the root */
-	json_t *frame;               /* a frame of this label (pruned: a reference), NULL none */
+	json_t *frame[2];            /* frames of this label met last (pruned: references), NULL none:
+				      * group's two threads share frames apart */
 	unsigned long count;         /* threads whose stack passes through it */
 	int child, next;             /* indices; -1 none */
 };
@@ -185,7 +186,7 @@ static int node_new(struct group_html *h, char *label)
 		h->nodes = n;
 		h->capnodes = cap;
 	}
-	h->nodes[h->nnodes] = (struct fnode){ label, NULL, 0, -1, -1 };
+	h->nodes[h->nnodes] = (struct fnode){ label, { NULL, NULL }, 0, -1, -1 };
 	return (int)h->nnodes++;
 }
 
@@ -203,7 +204,7 @@ static int flame_add(struct group_html *h, json_t *frames)
 		/* the scanner shares a batch's frames (jsonl_scan.c): the very
 		 * frame a node was made of or met has its label */
 		int c = h->nodes[parent].child;
-		while (c >= 0 && (!f || h->nodes[c].frame != f))
+		while (c >= 0 && (!f || (h->nodes[c].frame[0] != f && h->nodes[c].frame[1] != f)))
 			c = h->nodes[c].next;
 		if (c >= 0) {
 			h->nodes[c].count++;
@@ -233,8 +234,9 @@ static int flame_add(struct group_html *h, json_t *frames)
 		}
 		/* only a pruned frame is held (a few scalars, never a frame's locals) */
 		if (label_only(f)) {
-			json_decref(h->nodes[c].frame);
-			h->nodes[c].frame = json_incref(f);
+			json_decref(h->nodes[c].frame[1]);
+			h->nodes[c].frame[1] = h->nodes[c].frame[0];
+			h->nodes[c].frame[0] = json_incref(f);
 		}
 		h->nodes[c].count++;
 		parent = c;
@@ -342,7 +344,8 @@ void group_html_free(struct group_html *h)
 	free(h->days);
 	for (size_t i = 0; i < h->nnodes; i++) {
 		free(h->nodes[i].label);
-		json_decref(h->nodes[i].frame);
+		json_decref(h->nodes[i].frame[0]);
+		json_decref(h->nodes[i].frame[1]);
 	}
 	free(h->nodes);
 	json_decref(h->example);
