@@ -720,6 +720,7 @@ int group_main(int argc, char **argv)
 	}
 	free(g.groups);
 	free(g.slots);
+	group_html_end();
 	jsonl_scan_end();
 	json_decref(g.error_codes);
 	return exit_code;
