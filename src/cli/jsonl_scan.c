@@ -526,6 +526,7 @@ struct cached {
 	uint64_t hash;
 	char *sig;
 	size_t len;
+	const struct jsonl_keep *keep; /* a whole text's: what it was pruned to; NULL a signature's */
 	json_t *value;
 };
 
@@ -584,12 +585,13 @@ static uint64_t sig_hash(const char *p, size_t n)
 	return h ^ (h >> 32);
 }
 
-static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash)
+static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash, const struct jsonl_keep *keep)
 {
 	if (!cache && !(cache = calloc(CACHE_SIZE, sizeof(*cache))))
 		return NULL;
 	size_t i = hash & (CACHE_SIZE - 1);
-	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || (len && memcmp(cache[i].sig, sig, len) != 0)))
+	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || cache[i].keep != keep ||
+				(len && memcmp(cache[i].sig, sig, len) != 0)))
 		i = (i + 1) & (CACHE_SIZE - 1);
 	return &cache[i];
 }
@@ -640,20 +642,20 @@ static int build_spans(struct sc *s, json_t *o, const struct span *spans, size_t
 
 /* SIG (LEN bytes, HASH) -> O into the table, when there is room (else
  * the table is emptied first); a table full of memory is no error. */
-static void cache_put(const char *sig, size_t len, uint64_t hash, json_t *o)
+static void cache_put(const char *sig, size_t len, uint64_t hash, const struct jsonl_keep *keep, json_t *o)
 {
-	struct cached *c = cache_slot(sig, len, hash);
+	struct cached *c = cache_slot(sig, len, hash, keep);
 	if (c && c->sig)
 		return;
 	if (c && ncached >= CACHE_SIZE / 2) {
 		cache_drop();
-		c = cache_slot(sig, len, hash);
+		c = cache_slot(sig, len, hash, keep);
 	}
 	char *copy = c ? malloc(len ? len : 1) : NULL;
 	if (copy) {
 		if (len)
 			memcpy(copy, sig, len);
-		*c = (struct cached){ hash, copy, len, json_incref(o) };
+		*c = (struct cached){ hash, copy, len, keep, json_incref(o) };
 		ncached++;
 	}
 }
@@ -678,8 +680,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	/* An object whose kept members are all scalars is first looked up by
 	 * its whole text (a batch's frames repeat byte for byte): checked as
 	 * a skipped value is, which refuses exactly what reading it would,
-	 * and the same text always reads as the same value.  A text's key
-	 * holds no NUL (a checked value never does), a signature's does or
+	 * and the same text pruned by the same KEEP always reads as the same
+	 * value (KEEP is part of the key).  A text's key holds no NUL (a checked value never does), a signature's does or
 	 * is empty: the two never meet in the table. */
 	const unsigned char *raw = NULL;
 	uint64_t rawhash = 0;
@@ -691,8 +693,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		s->depth++;
 		if ((size_t)(s->p - at) <= MAX_RAW) {
 			raw = at;
-			rawhash = sig_hash((const char *)at, (size_t)(s->p - at));
-			struct cached *c = cache_slot((const char *)at, (size_t)(s->p - at), rawhash);
+			rawhash = sig_hash((const char *)at, (size_t)(s->p - at)) ^ (uintptr_t)keep;
+			struct cached *c = cache_slot((const char *)at, (size_t)(s->p - at), rawhash, keep);
 			if (c && c->sig) {
 				s->depth--;
 				*out = json_incref(c->value);
@@ -776,17 +778,17 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	}
 	if (shareable) {
 		uint64_t hash = sig_hash(s->sig, s->siglen);
-		struct cached *c = cache_slot(s->sig, s->siglen, hash);
+		struct cached *c = cache_slot(s->sig, s->siglen, hash, NULL);
 		if (c && c->sig) {
 			json_decref(o);
 			o = json_incref(c->value);
 		} else if (build_spans(s, o, spans, nspans) != 0) {
 			goto fail;
 		} else if (c) {
-			cache_put(s->sig, s->siglen, hash, o);
+			cache_put(s->sig, s->siglen, hash, NULL, o);
 		}
 		if (raw)
-			cache_put((const char *)raw, (size_t)(s->p - raw), rawhash, o);
+			cache_put((const char *)raw, (size_t)(s->p - raw), rawhash, keep, o);
 	}
 	s->depth--;
 	if (out)

@@ -36,7 +36,7 @@ static const char *refused[] = {
 int main(void)
 {
 	int n = 0, failed = 0;
-	printf("1..3\n");
+	printf("1..4\n");
 	for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
 		if (!jsonl_scan_check(reads[i], strlen(reads[i]))) {
 			printf("# not read: %s\n", reads[i]);
@@ -75,6 +75,15 @@ int main(void)
 	}
 	printf("%sok %d - 200000 mutations of a line: %lu read, each as jansson reads it\n", accepted ? "" : "not ",
 	       ++n, accepted);
+	/* one object's text under two prunings: each its own (the scanner
+	 * looks objects up by their text) */
+	static const struct jsonl_keep keep_a[] = { { "a", NULL }, { NULL, NULL } };
+	static const struct jsonl_keep keep_b[] = { { "b", NULL }, { NULL, NULL } };
+	static const struct jsonl_keep keep_xy[] = { { "x", keep_a }, { "y", keep_b }, { NULL, NULL } };
+	static const char twice[] = "{\"x\":{\"a\":1,\"b\":2},\"y\":{\"a\":1,\"b\":2},\"z\":[{\"x\":{\"a\":1,\"b\":2}}]}";
+	int f4 = !jsonl_scan_check_one(twice, strlen(twice), keep_xy) || !jsonl_scan_check_one(twice, strlen(twice), keep_xy);
+	printf("%sok %d - one object's text pruned two ways, each as jansson's pruned\n", f4 ? "not " : "", ++n);
+	failed |= f4;
 	jsonl_scan_end();
 	return failed || !accepted;
 }
