@@ -15,7 +15,9 @@
 
 static const struct jsonl_keep check_frame[] = { { "kind", NULL }, { "function", NULL }, { "line", NULL },
 						 { NULL, NULL } };
-static const struct jsonl_keep check_keep[] = { { "a", NULL }, { "input", check_frame }, { "frames", check_frame },
+/* "input" pruned unlike "frames": one object's text read both ways */
+static const struct jsonl_keep check_input[] = { { "kind", NULL }, { "path", NULL }, { NULL, NULL } };
+static const struct jsonl_keep check_keep[] = { { "a", NULL }, { "input", check_input }, { "frames", check_frame },
 						{ "kind", NULL }, { NULL, NULL } };
 
 static int jsonl_scan_check_one(const char *line, size_t n, const struct jsonl_keep *keep)
