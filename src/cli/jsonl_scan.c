@@ -527,6 +527,7 @@ struct cached {
 	char *sig;
 	size_t len;
 	const struct jsonl_keep *keep; /* a whole text's: what it was pruned to; NULL a signature's */
+	int depth;                   /* a whole text's: its containers' nesting, itself included */
 	json_t *value;
 };
 
@@ -655,9 +656,67 @@ static void cache_put(const char *sig, size_t len, uint64_t hash, const struct j
 	if (copy) {
 		if (len)
 			memcpy(copy, sig, len);
-		*c = (struct cached){ hash, copy, len, keep, json_incref(o) };
+		*c = (struct cached){ hash, copy, len, keep, 0, json_incref(o) };
 		ncached++;
 	}
+}
+
+/* The text read before (under KEEP, keyed HASH) that the ROOM bytes at
+ * AT begin with, its nesting fitting below MAX_DEPTH from DEPTH (the
+ * object's own); NULL none. */
+static struct cached *text_lookup(const unsigned char *at, size_t room, uint64_t hash,
+				  const struct jsonl_keep *keep, int depth)
+{
+	if (!cache)
+		return NULL;
+	for (size_t i = hash & (CACHE_SIZE - 1); cache[i].sig; i = (i + 1) & (CACHE_SIZE - 1)) {
+		struct cached *c = &cache[i];
+		if (c->hash == hash && c->keep == keep && c->len <= room && depth + c->depth - 1 <= MAX_DEPTH &&
+		    memcmp(c->sig, at, c->len) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* TEXT (LEN bytes, an object checked and read under KEEP into O) into the
+ * table, keyed HASH, when not there yet. */
+static void text_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep, json_t *o)
+{
+	/* its nesting: containers outside its strings */
+	int depth = 0, deepest = 0;
+	bool in_string = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = text[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > deepest)
+				deepest = depth;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		}
+	}
+	if (!cache || ncached >= CACHE_SIZE / 2) {
+		cache_drop();
+		if (!(cache = calloc(CACHE_SIZE, sizeof(*cache))))
+			return;
+	}
+	size_t i = hash & (CACHE_SIZE - 1);
+	for (; cache[i].sig; i = (i + 1) & (CACHE_SIZE - 1))
+		if (cache[i].hash == hash && cache[i].keep == keep && cache[i].len == len &&
+		    memcmp(cache[i].sig, text, len) == 0)
+			return;
+	char *copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, text, len);
+	cache[i] = (struct cached){ hash, copy, len, keep, deepest, json_incref(o) };
+	ncached++;
 }
 
 /* Whether every member KEEP names is kept whole: its object, when all
@@ -678,31 +737,27 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	if (++s->depth > MAX_DEPTH)
 		return -1;
 	/* An object whose kept members are all scalars is first looked up by
-	 * its whole text (a batch's frames repeat byte for byte): checked as
-	 * a skipped value is, which refuses exactly what reading it would,
-	 * and the same text pruned by the same KEEP always reads as the same
-	 * value (KEEP is part of the key).  A text's key holds no NUL (a checked value never does), a signature's does or
-	 * is empty: the two never meet in the table. */
+	 * its whole text (a batch's frames repeat byte for byte), keyed by its
+	 * bytes to the first '}' and the pruning KEEP: when the bytes here
+	 * begin with a text read before under KEEP, they are that object (an
+	 * object's text ends itself: reading it never looks past its '}'), so
+	 * its value, unread and unchecked again.  A signature's key holds a
+	 * NUL or is empty, a text's never: the two never meet in the table. */
 	const unsigned char *raw = NULL;
 	uint64_t rawhash = 0;
 	if (out && keep && keeps_whole(keep)) {
-		const unsigned char *at = s->p;
-		s->depth--;
-		if (skip_value(s) != 0)
-			return -1;
-		s->depth++;
-		if ((size_t)(s->p - at) <= MAX_RAW) {
-			raw = at;
-			rawhash = sig_hash((const char *)at, (size_t)(s->p - at)) ^ (uintptr_t)keep;
-			struct cached *c = cache_slot((const char *)at, (size_t)(s->p - at), rawhash, keep);
-			if (c && c->sig) {
+		size_t room = (size_t)(s->end - s->p);
+		const unsigned char *close = memchr(s->p, '}', room < MAX_RAW ? room : MAX_RAW);
+		if (close) {
+			raw = s->p;
+			rawhash = sig_hash((const char *)raw, (size_t)(close - raw + 1)) ^ (uintptr_t)keep;
+			struct cached *c = text_lookup(raw, room, rawhash, keep, s->depth);
+			if (c) {
+				s->p = raw + c->len;
 				s->depth--;
 				*out = json_incref(c->value);
 				return 0;
 			}
-			s->p = at;
-		} else {
-			s->p = at;
 		}
 	}
 	json_t *o = out ? json_object() : NULL;
@@ -787,8 +842,8 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		} else if (c) {
 			cache_put(s->sig, s->siglen, hash, NULL, o);
 		}
-		if (raw)
-			cache_put((const char *)raw, (size_t)(s->p - raw), rawhash, keep, o);
+		if (raw && (size_t)(s->p - raw) <= MAX_RAW)
+			text_put(raw, (size_t)(s->p - raw), rawhash, keep, o);
 	}
 	s->depth--;
 	if (out)
