@@ -15,6 +15,7 @@
  * pair "\udb80\udcNN" (surrogates.h): that is the character U+F00NN,
  * which is what such an escape decodes to here. */
 #include "cli/jsonl_scan.h"
+#include "cli/jsonl_share.h"
 
 #include <locale.h>
 #include <math.h>
@@ -23,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jansson refuses past JSON_PARSER_MAX_DEPTH (2048): well below it, it
- * decides */
-#define MAX_DEPTH 512
+#define MAX_DEPTH JSONL_MAX_DEPTH
 
 struct sc {
 	const unsigned char *p, *end;
@@ -510,91 +509,25 @@ static int member_name(struct sc *s, bool decode, const char **name, size_t *len
 }
 
 /* ------------------------------------------------------------------------
- * Objects of scalars shared
- *
- * A batch's reports hold the same frames over and over: a kept object
- * whose kept members are all scalars ({"kind", "function", "file",
- * "line"} of a frame) is made once and shared (jansson's values are
- * reference-counted, and group reads them only), found by its members'
- * names and raw text.  At most CACHE_SIZE / 2 of them; then all dropped.
+ * Objects of scalars shared (jsonl_share.h): a kept object's kept scalars
+ * wait at their text (at most MAX_SPANS) until the object is known to be
+ * one made before.
  * ------------------------------------------------------------------------ */
 
-#define CACHE_SIZE 32768
 #define MAX_SPANS 8
 
-struct cached {
-	uint64_t hash;
-	char *sig;
-	size_t len;
-	const struct jsonl_keep *keep; /* a whole text's: what it was pruned to; NULL a signature's */
-	int depth;                   /* a whole text's: its containers' nesting, itself included */
-	json_t *value;
-};
-
-/* each thread's own (group reads lines in two) */
-static _Thread_local struct cached *cache;
-static _Thread_local size_t ncached;
-/* a line's string and signature buffers, kept for the next line */
+/* a line's string and signature buffers, kept for the next line (each
+ * thread's own: group reads lines in two) */
 static _Thread_local char *line_buf, *line_sig;
 static _Thread_local size_t line_cap, line_sigcap;
 
-static void cache_drop(void)
-{
-	for (size_t i = 0; cache && i < CACHE_SIZE; i++) {
-		free(cache[i].sig);
-		json_decref(cache[i].value);
-	}
-	free(cache);
-	cache = NULL;
-	ncached = 0;
-}
-
 void jsonl_scan_end(void)
 {
-	cache_drop();
+	jsonl_share_drop();
 	free(line_buf);
 	free(line_sig);
 	line_buf = line_sig = NULL;
 	line_cap = line_sigcap = 0;
-}
-
-/* A hash of the table's own (not stored, not an interface): 8 bytes at a
- * time, multiplied and folded. */
-static uint64_t sig_hash(const char *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
-	if (n >= 32) {
-		/* four lanes, so that the multiplications overlap */
-		uint64_t l[4] = { h, h ^ 0x9e3779b97f4a7c15ULL, h ^ 0xc2b2ae3d27d4eb4fULL, h ^ 0x165667b19e3779f9ULL };
-		for (; n >= 32; p += 32, n -= 32)
-			for (int i = 0; i < 4; i++) {
-				uint64_t w;
-				memcpy(&w, p + 8 * i, 8);
-				l[i] = (l[i] ^ w) * 0x100000001b3ULL;
-				l[i] ^= l[i] >> 29;
-			}
-		h = ((l[0] * 31 + l[1]) * 31 + l[2]) * 31 + l[3];
-	}
-	for (; n >= 8; p += 8, n -= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	for (; n; p++, n--)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h ^ (h >> 32);
-}
-
-static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash, const struct jsonl_keep *keep)
-{
-	if (!cache && !(cache = calloc(CACHE_SIZE, sizeof(*cache))))
-		return NULL;
-	size_t i = hash & (CACHE_SIZE - 1);
-	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || cache[i].keep != keep ||
-				(len && memcmp(cache[i].sig, sig, len) != 0)))
-		i = (i + 1) & (CACHE_SIZE - 1);
-	return &cache[i];
 }
 
 static inline int sig_put(struct sc *s, const void *b, size_t n)
@@ -641,97 +574,6 @@ static int build_spans(struct sc *s, json_t *o, const struct span *spans, size_t
 	return 0;
 }
 
-/* SIG (LEN bytes, HASH) -> O into the table, when there is room (else
- * the table is emptied first); a table full of memory is no error. */
-static void cache_put(const char *sig, size_t len, uint64_t hash, const struct jsonl_keep *keep, json_t *o)
-{
-	struct cached *c = cache_slot(sig, len, hash, keep);
-	if (c && c->sig)
-		return;
-	if (c && ncached >= CACHE_SIZE / 2) {
-		cache_drop();
-		c = cache_slot(sig, len, hash, keep);
-	}
-	char *copy = c ? malloc(len ? len : 1) : NULL;
-	if (copy) {
-		if (len)
-			memcpy(copy, sig, len);
-		*c = (struct cached){ hash, copy, len, keep, 0, json_incref(o) };
-		ncached++;
-	}
-}
-
-/* The text read before (under KEEP, keyed HASH) that the ROOM bytes at
- * AT begin with, its nesting fitting below MAX_DEPTH from DEPTH (the
- * object's own); NULL none. */
-static struct cached *text_lookup(const unsigned char *at, size_t room, uint64_t hash,
-				  const struct jsonl_keep *keep, int depth)
-{
-	if (!cache)
-		return NULL;
-	for (size_t i = hash & (CACHE_SIZE - 1); cache[i].sig; i = (i + 1) & (CACHE_SIZE - 1)) {
-		struct cached *c = &cache[i];
-		if (c->hash == hash && c->keep == keep && c->len <= room && depth + c->depth - 1 <= MAX_DEPTH &&
-		    memcmp(c->sig, at, c->len) == 0)
-			return c;
-	}
-	return NULL;
-}
-
-/* TEXT (LEN bytes, an object checked and read under KEEP into O) into the
- * table, keyed HASH, when not there yet. */
-static void text_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep, json_t *o)
-{
-	/* its nesting: containers outside its strings */
-	int depth = 0, deepest = 0;
-	bool in_string = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = text[i];
-		if (in_string) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-		} else if (c == '"') {
-			in_string = true;
-		} else if (c == '{' || c == '[') {
-			if (++depth > deepest)
-				deepest = depth;
-		} else if (c == '}' || c == ']') {
-			depth--;
-		}
-	}
-	if (!cache || ncached >= CACHE_SIZE / 2) {
-		cache_drop();
-		if (!(cache = calloc(CACHE_SIZE, sizeof(*cache))))
-			return;
-	}
-	size_t i = hash & (CACHE_SIZE - 1);
-	for (; cache[i].sig; i = (i + 1) & (CACHE_SIZE - 1))
-		if (cache[i].hash == hash && cache[i].keep == keep && cache[i].len == len &&
-		    memcmp(cache[i].sig, text, len) == 0)
-			return;
-	char *copy = malloc(len);
-	if (!copy)
-		return;
-	memcpy(copy, text, len);
-	cache[i] = (struct cached){ hash, copy, len, keep, deepest, json_incref(o) };
-	ncached++;
-}
-
-/* Whether every member KEEP names is kept whole: its object, when all
- * its kept members are scalars, may be shared. */
-static bool keeps_whole(const struct jsonl_keep *keep)
-{
-	for (; keep->key; keep++)
-		if (keep->sub)
-			return false;
-	return true;
-}
-
-/* The longest object text looked up as it is */
-#define MAX_RAW 1024
-
 static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 {
 	if (++s->depth > MAX_DEPTH)
@@ -745,17 +587,18 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 	 * NUL or is empty, a text's never: the two never meet in the table. */
 	const unsigned char *raw = NULL;
 	uint64_t rawhash = 0;
-	if (out && keep && keeps_whole(keep)) {
+	if (out && keep && jsonl_keeps_whole(keep)) {
 		size_t room = (size_t)(s->end - s->p);
-		const unsigned char *close = memchr(s->p, '}', room < MAX_RAW ? room : MAX_RAW);
+		const unsigned char *close = memchr(s->p, '}', room < JSONL_SHARE_MAX_TEXT ? room : JSONL_SHARE_MAX_TEXT);
 		if (close) {
 			raw = s->p;
-			rawhash = sig_hash((const char *)raw, (size_t)(close - raw + 1)) ^ (uintptr_t)keep;
-			struct cached *c = text_lookup(raw, room, rawhash, keep, s->depth);
-			if (c) {
-				s->p = raw + c->len;
+			rawhash = jsonl_share_hash((const char *)raw, (size_t)(close - raw + 1)) ^ (uintptr_t)keep;
+			size_t len;
+			json_t *shared = jsonl_share_text_get(raw, room, rawhash, keep, s->depth, &len);
+			if (shared) {
+				s->p = raw + len;
 				s->depth--;
-				*out = json_incref(c->value);
+				*out = json_incref(shared);
 				return 0;
 			}
 		}
@@ -832,18 +675,18 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		}
 	}
 	if (shareable) {
-		uint64_t hash = sig_hash(s->sig, s->siglen);
-		struct cached *c = cache_slot(s->sig, s->siglen, hash, NULL);
-		if (c && c->sig) {
+		uint64_t hash = jsonl_share_hash(s->sig, s->siglen);
+		json_t *shared = jsonl_share_sig_get(s->sig, s->siglen, hash);
+		if (shared) {
 			json_decref(o);
-			o = json_incref(c->value);
+			o = json_incref(shared);
 		} else if (build_spans(s, o, spans, nspans) != 0) {
 			goto fail;
-		} else if (c) {
-			cache_put(s->sig, s->siglen, hash, NULL, o);
+		} else {
+			jsonl_share_sig_put(s->sig, s->siglen, hash, o);
 		}
-		if (raw && (size_t)(s->p - raw) <= MAX_RAW)
-			text_put(raw, (size_t)(s->p - raw), rawhash, keep, o);
+		if (raw && (size_t)(s->p - raw) <= JSONL_SHARE_MAX_TEXT)
+			jsonl_share_text_put(raw, (size_t)(s->p - raw), rawhash, keep, o);
 	}
 	s->depth--;
 	if (out)
@@ -939,35 +782,4 @@ json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep)
 		return NULL;
 	}
 	return j;
-}
-
-json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep)
-{
-	if (!keep)
-		return json_deep_copy(j);
-	if (json_is_array(j)) {
-		json_t *a = json_array(), *v;
-		size_t i;
-		json_array_foreach(j, i, v)
-			if (!a || json_array_append_new(a, jsonl_prune(v, keep)) != 0) {
-				json_decref(a);
-				return NULL;
-			}
-		return a;
-	}
-	if (!json_is_object(j))
-		return json_deep_copy(j);
-	json_t *o = json_object();
-	const char *key;
-	json_t *v;
-	json_object_foreach(j, key, v) {
-		const struct jsonl_keep *k = keep;
-		while (k->key && strcmp(k->key, key) != 0)
-			k++;
-		if (o && k->key && json_object_set_new(o, key, jsonl_prune(v, k->sub)) != 0) {
-			json_decref(o);
-			return NULL;
-		}
-	}
-	return o;
 }

@@ -36,7 +36,4 @@ json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep);
  * shares among records (a frame's kept members, made once) and its buffers. */
 void jsonl_scan_end(void);
 
-/* J pruned as jsonl_scan prunes: what it must equal (tests, fuzz-jsonl). */
-json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep);
-
 #endif
