@@ -36,28 +36,33 @@ void jsonl_share_drop(void)
  * time, multiplied and folded. */
 uint64_t jsonl_share_hash(const char *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
-	if (n >= 32) {
-		/* four lanes, so that the multiplications overlap */
-		uint64_t l[4] = { h, h ^ 0x9e3779b97f4a7c15ULL, h ^ 0xc2b2ae3d27d4eb4fULL, h ^ 0x165667b19e3779f9ULL };
-		for (; n >= 32; p += 32, n -= 32)
-			for (int i = 0; i < 4; i++) {
-				uint64_t w;
-				memcpy(&w, p + 8 * i, 8);
-				l[i] = (l[i] ^ w) * 0x100000001b3ULL;
-				l[i] ^= l[i] >> 29;
-			}
-		h = ((l[0] * 31 + l[1]) * 31 + l[2]) * 31 + l[3];
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t a = 0xcbf29ce484222325ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL;
+	/* two lanes of 8 bytes, so that the multiplications overlap; the
+	 * last bytes in one word of their own */
+	for (; n >= 16; p += 16, n -= 16) {
+		uint64_t w, v;
+		memcpy(&w, p, 8);
+		memcpy(&v, p + 8, 8);
+		a = (a ^ w) * k;
+		b = (b ^ v) * k;
+		a ^= a >> 31;
+		b ^= b >> 31;
 	}
-	for (; n >= 8; p += 8, n -= 8) {
+	if (n >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
+		a = (a ^ w) * k;
+		a ^= a >> 31;
+		p += 8;
+		n -= 8;
 	}
-	for (; n; p++, n--)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h ^ (h >> 32);
+	uint64_t w = 0;
+	memcpy(&w, p, n);
+	b = (b ^ w ^ n) * k;
+	uint64_t h = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ULL ^ b;
+	h = (h ^ (h >> 32)) * k;
+	return h ^ (h >> 29);
 }
 
 static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash, const struct jsonl_keep *keep)
