@@ -58,7 +58,8 @@ uint64_t jsonl_share_hash(const char *p, size_t n)
 		n -= 8;
 	}
 	uint64_t w = 0;
-	memcpy(&w, p, n);
+	if (n)
+		memcpy(&w, p, n);    /* an empty signature may have no buffer yet */
 	b = (b ^ w ^ n) * k;
 	uint64_t h = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ULL ^ b;
 	h = (h ^ (h >> 32)) * k;
