@@ -45,7 +45,7 @@ struct day {
 };
 
 struct fnode {
-	char *label;                 /* NULL: the root */
+	const char *label;           /* interned (one copy for all groups); NULL: the root */
 	unsigned long count;         /* threads whose stack passes through it */
 	int child, next;             /* indices; -1 none */
 };
@@ -138,28 +138,139 @@ static int64_t iso_day(const char *s)
 	return t == (time_t)-1 ? -1 : (int64_t)(t / 86400);
 }
 
-/* "function (file:line)" of a frame of a report; malloc'd. */
-static char *frame_label(json_t *f)
+/* The label of frames being added, kept for the next */
+static char *label_buf;
+static size_t label_len, label_cap;
+
+static int label_put(const char *s, size_t n)
+{
+	if (label_len + n + 1 > label_cap) {
+		size_t cap = label_cap ? label_cap : 256;
+		while (cap < label_len + n + 1)
+			cap *= 2;
+		char *b = realloc(label_buf, cap);
+		if (!b)
+			return -1;
+		label_buf = b;
+		label_cap = cap;
+	}
+	memcpy(label_buf + label_len, s, n);
+	label_len += n;
+	label_buf[label_len] = 0;
+	return 0;
+}
+
+static int label_puts(const char *s)
+{
+	return label_put(s, strlen(s));
+}
+
+/* "function (file:line)" of a frame of a report, in label_buf (valid to
+ * the next call); NULL when out of memory.  Put together by hand, not by
+ * printf: the dashboard makes one per frame of every thread of every dump. */
+static const char *frame_label(json_t *f)
 {
 	const char *fn = json_string_value(json_object_get(f, "function"));
 	const char *file = json_string_value(json_object_get(f, "file"));
 	const char *kind = json_string_value(json_object_get(f, "kind"));
 	json_int_t line = json_integer_value(json_object_get(f, "line"));
-	char *s = NULL;
+	int rc = 0;
+	label_len = 0;
 	if (kind && strcmp(kind, "gc") == 0)
-		return strdup("<garbage collection>");
+		return label_puts("<garbage collection>") == 0 ? label_buf : NULL;
 	if (kind && strcmp(kind, "native") == 0) {
 		const char *base = file ? strrchr(file, '/') : NULL;
-		if (asprintf(&s, "%s (%s)", fn ? fn : "??", base ? base + 1 : file ? file : "?") < 0)
-			s = NULL;
-	} else if (asprintf(&s, line > 0 ? "%s (%s:%lld)" : "%s (%s)", fn ? fn : "?", file ? file : "?",
-			    (long long)line) < 0) {
-		s = NULL;
+		rc |= label_puts(fn ? fn : "??");
+		rc |= label_puts(" (");
+		rc |= label_puts(base ? base + 1 : file ? file : "?");
+	} else {
+		rc |= label_puts(fn ? fn : "?");
+		rc |= label_puts(" (");
+		rc |= label_puts(file ? file : "?");
+		if (line > 0) {
+			char digits[24];
+			size_t n = 0;
+			for (unsigned long long v = (unsigned long long)line; v; v /= 10)
+				digits[sizeof(digits) - ++n] = (char)('0' + v % 10);
+			rc |= label_put(":", 1);
+			rc |= label_put(digits + sizeof(digits) - n, n);
+		}
 	}
-	return s;
+	rc |= label_put(")", 1);
+	return rc == 0 ? label_buf : NULL;
 }
 
-static int node_new(struct group_html *h, char *label)
+/* F is an object of a frame's kind, function, file and line at most (as
+ * the scanner prunes a frame), never locals: small enough to hold. */
+static bool label_only(json_t *f)
+{
+	const char *key;
+	json_t *v;
+	if (!json_is_object(f) || json_object_size(f) > 4)
+		return false;
+	json_object_foreach(f, key, v)
+		if (strcmp(key, "kind") != 0 && strcmp(key, "function") != 0 && strcmp(key, "file") != 0 &&
+		    strcmp(key, "line") != 0)
+			return false;
+	return true;
+}
+
+/* The frames' labels, one copy each for all groups (a batch's groups
+ * share most frames): open addressing, at most half full. */
+static char **interned;
+static size_t ninterned, interned_cap;
+
+static uint64_t label_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* TEXT's one copy; NULL when out of memory. */
+static const char *intern(const char *text)
+{
+	if (2 * (ninterned + 1) > interned_cap) {
+		size_t cap = interned_cap ? 2 * interned_cap : 1024;
+		char **t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < interned_cap; i++) {
+			if (!interned[i])
+				continue;
+			size_t k = label_hash(interned[i]) & (cap - 1);
+			while (t[k])
+				k = (k + 1) & (cap - 1);
+			t[k] = interned[i];
+		}
+		free(interned);
+		interned = t;
+		interned_cap = cap;
+	}
+	size_t k = label_hash(text) & (interned_cap - 1);
+	for (; interned[k]; k = (k + 1) & (interned_cap - 1))
+		if (strcmp(interned[k], text) == 0)
+			return interned[k];
+	if (!(interned[k] = strdup(text)))
+		return NULL;
+	ninterned++;
+	return interned[k];
+}
+
+void group_html_end(void)
+{
+	for (size_t i = 0; i < interned_cap; i++)
+		free(interned[i]);
+	free(interned);
+	interned = NULL;
+	ninterned = interned_cap = 0;
+	free(label_buf);
+	label_buf = NULL;
+	label_len = label_cap = 0;
+}
+
+static int node_new(struct group_html *h, const char *label)
 {
 	if (h->nnodes == h->capnodes) {
 		size_t cap = h->capnodes ? 2 * h->capnodes : 32;
@@ -183,26 +294,22 @@ static int flame_add(struct group_html *h, json_t *frames)
 	int parent = 0;
 	size_t n = json_array_size(frames);
 	for (size_t i = n, depth = 0; i-- > 0; depth++) {
-		char *label = frame_label(json_array_get(frames, i));
+		const char *text = frame_label(json_array_get(frames, i));
+		const char *label = text ? intern(text) : NULL;
 		if (!label)
 			return -1;
 		int c = h->nodes[parent].child;
-		while (c >= 0 && strcmp(h->nodes[c].label, label) != 0)
+		while (c >= 0 && h->nodes[c].label != label)
 			c = h->nodes[c].next;
 		if (c < 0 && (depth >= MAX_FLAME_DEPTH || h->nnodes >= MAX_FLAME_NODES)) {
 			h->cut += i + 1;
-			free(label);
 			return 0;
 		}
 		if (c < 0) {
-			if ((c = node_new(h, label)) < 0) {
-				free(label);
+			if ((c = node_new(h, label)) < 0)
 				return -1;
-			}
 			h->nodes[c].next = h->nodes[parent].child;
 			h->nodes[parent].child = c;
-		} else {
-			free(label);
 		}
 		h->nodes[c].count++;
 		parent = c;
@@ -211,7 +318,10 @@ static int flame_add(struct group_html *h, json_t *frames)
 }
 
 /* The frames of the thread report J's summary names (else the crashed
- * one), each without its locals. */
+ * one), each without its locals: the thread's own frames when the scanner
+ * pruned them (jsonl_scan.c keeps a frame's kind, function, file and line
+ * only), else a copy of those four members of each.  The page reads
+ * nothing else of them, and a member missing reads as one that is null. */
 static json_t *example_frames(json_t *j)
 {
 	json_t *tid = json_object_get(json_object_get(j, "summary"), "thread");
@@ -226,8 +336,15 @@ static json_t *example_frames(json_t *j)
 				pick = t;
 		}
 	}
-	json_t *out = json_array(), *f;
-	json_array_foreach(json_object_get(pick, "frames"), i, f) {
+	json_t *frames = json_object_get(pick, "frames"), *f;
+	bool pruned = json_is_array(frames);
+	json_array_foreach(frames, i, f)
+		if (!label_only(f))
+			pruned = false;
+	if (pruned)
+		return json_incref(frames);
+	json_t *out = json_array();
+	json_array_foreach(frames, i, f) {
 		json_t *copy = json_pack("{s:O?, s:O?, s:O?, s:O?}", "kind", json_object_get(f, "kind"),
 					 "function", json_object_get(f, "function"), "file", json_object_get(f, "file"),
 					 "line", json_object_get(f, "line"));
@@ -298,8 +415,6 @@ void group_html_free(struct group_html *h)
 	tally_free(&h->versions);
 	free(h->path_t);
 	free(h->days);
-	for (size_t i = 0; i < h->nnodes; i++)
-		free(h->nodes[i].label);
 	free(h->nodes);
 	json_decref(h->example);
 	json_decref(h->example_t);

@@ -44,6 +44,9 @@ struct grouping {
  * use); 0, or -1 when out of memory. */
 int group_html_add(struct group_html **h, json_t *j, const struct timespec *mtime);
 void group_html_free(struct group_html *h);
+/* Frees what the dashboard's groups share (the frames' labels), after
+ * every group_html_free. */
+void group_html_end(void);
 /* The dashboard of G (sorted, most frequent first); the pages of
  * batch --html-dir are linked when HTML_DIR (NULL: none) holds them.
  * FILES: the inputs, named on the page.  0, or -1 when writing failed. */

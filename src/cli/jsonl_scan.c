@@ -15,6 +15,7 @@
  * pair "\udb80\udcNN" (surrogates.h): that is the character U+F00NN,
  * which is what such an escape decodes to here. */
 #include "cli/jsonl_scan.h"
+#include "cli/jsonl_share.h"
 
 #include <locale.h>
 #include <math.h>
@@ -23,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jansson refuses past JSON_PARSER_MAX_DEPTH (2048): well below it, it
- * decides */
-#define MAX_DEPTH 512
+#define MAX_DEPTH JSONL_MAX_DEPTH
 
 struct sc {
 	const unsigned char *p, *end;
@@ -36,18 +35,9 @@ struct sc {
 	size_t siglen, sigcap;
 };
 
-/* Bytes a string holds as they are: printable ASCII but '"' and '\\'. */
-static bool plain[256];
-
-static void plain_init(void)
-{
-	static bool done;
-	if (done)
-		return;
-	for (int c = 0x20; c < 0x80; c++)
-		plain[c] = c != '"' && c != '\\';
-	done = true;
-}
+/* Bytes a string holds as they are: printable ASCII but '"' (0x22) and
+ * '\\' (0x5c).  Constant: group reads lines in two threads. */
+static const bool plain[256] = { [0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true };
 
 static bool is_digit(unsigned c)
 {
@@ -295,11 +285,195 @@ static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(voi
 
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
 
+/* ------------------------------------------------------------------------
+ * Skipping
+ *
+ * Most of a report is skipped (every frame's other members, locals,
+ * modules): checked as strictly as value() checks it, but by one loop over
+ * a local pointer, containers by a stack of their kinds, not by recursion,
+ * and no value made.  It accepts and refuses exactly what value(s, NULL,
+ * NULL) did before it (the unit test and fuzz-jsonl hold both to jansson).
+ * ------------------------------------------------------------------------ */
+
+/* The string at P (its opening quote) checked as string() checks it; the
+ * byte after it, or NULL. */
+static inline const unsigned char *skip_string(const unsigned char *p, const unsigned char *end)
+{
+	p++;
+	for (;;) {
+		/* 8 bytes at a time to the first '"', '\\', byte below 0x20 or
+		 * above 0x7f: each term flags its first such byte exactly (a
+		 * borrow runs only upwards from a byte it flags), so the lowest
+		 * flag of all is the first */
+		while (end - p >= 8) {
+			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+			memcpy(&w, p, 8);
+			uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+			uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
+			if (m) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				p += __builtin_ctzll(m) >> 3;
+#endif
+				break;
+			}
+			p += 8;
+		}
+		while (p < end && plain[*p])
+			p++;
+		if (p >= end)
+			return NULL;
+		unsigned c = *p;
+		if (c == '"')
+			return p + 1;
+		if (c < 0x20)
+			return NULL;
+		if (c >= 0x80) {
+			size_t n = utf8_len(p, end);
+			if (!n)
+				return NULL;
+			p += n;
+			continue;
+		}
+		if (end - p < 2)
+			return NULL;
+		c = p[1];
+		if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
+			p += 2;
+			continue;
+		}
+		long u = c == 'u' ? hex4(p + 2, end) : -1;
+		if (u <= 0)
+			return NULL;
+		p += 6;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			long v = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, end) : -1;
+			if (v < 0xdc00 || v > 0xdfff)
+				return NULL;
+			p += 6;
+		} else if (u >= 0xdc00 && u <= 0xdfff && !(u >= 0xdc80 && u <= 0xdcff)) {
+			return NULL;
+		}
+	}
+}
+
+#define SKIP_WS(p, end) \
+	while ((p) < (end) && (*(p) == ' ' || *(p) == '\t' || *(p) == '\n' || *(p) == '\r')) \
+		(p)++
+
+/* The value at s->p skipped: 0, or -1 where value() would have refused. */
+static int skip_value(struct sc *s)
+{
+	const unsigned char *p = s->p, *end = s->end;
+	int base = s->depth, depth = base;
+	bool is_object[MAX_DEPTH + 1];
+next_value:
+	if (p >= end)
+		return -1;
+	switch (*p) {
+	case '{':
+		if (++depth > MAX_DEPTH)
+			return -1;
+		is_object[depth] = true;
+		p++;
+		SKIP_WS(p, end);
+		if (p < end && *p == '}') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto next_member;
+	case '[':
+		if (++depth > MAX_DEPTH)
+			return -1;
+		is_object[depth] = false;
+		p++;
+		SKIP_WS(p, end);
+		if (p < end && *p == ']') {
+			p++;
+			depth--;
+			goto after_value;
+		}
+		goto next_value;
+	case '"':
+		if (!(p = skip_string(p, end)))
+			return -1;
+		goto after_value;
+	case 't':
+		if (end - p < 4 || memcmp(p, "true", 4) != 0)
+			return -1;
+		p += 4;
+		goto after_word;
+	case 'f':
+		if (end - p < 5 || memcmp(p, "false", 5) != 0)
+			return -1;
+		p += 5;
+		goto after_word;
+	case 'n':
+		if (end - p < 4 || memcmp(p, "null", 4) != 0)
+			return -1;
+		p += 4;
+		goto after_word;
+	default: {
+		/* an integer here; a real (or anything else) by number() */
+		const unsigned char *q = p + (*p == '-'), *digits = q;
+		while (q < end && is_digit(*q))
+			q++;
+		size_t nd = (size_t)(q - digits);
+		if (nd && nd <= 18 && (*digits != '0' || nd == 1) &&
+		    (q >= end || (*q != '.' && *q != 'e' && *q != 'E'))) {
+			p = q;
+			goto after_value;
+		}
+		s->p = p;
+		if (number(s, NULL) != 0)
+			return -1;
+		p = s->p;
+		goto after_value;
+	}
+	}
+after_word:
+	if (p < end && is_alpha(*p))
+		return -1;
+after_value:
+	if (depth == base) {
+		s->p = p;
+		return 0;
+	}
+	SKIP_WS(p, end);
+	if (p < end && *p == ',') {
+		p++;
+		SKIP_WS(p, end);
+		if (!is_object[depth])
+			goto next_value;
+		goto next_member;
+	}
+	if (p < end && *p == (is_object[depth] ? '}' : ']')) {
+		p++;
+		depth--;
+		goto after_value;
+	}
+	return -1;
+next_member:
+	if (p >= end || *p != '"' || !(p = skip_string(p, end)))
+		return -1;
+	SKIP_WS(p, end);
+	if (p >= end || *p != ':')
+		return -1;
+	p++;
+	SKIP_WS(p, end);
+	goto next_value;
+}
+
 static const struct jsonl_keep *kept_member(const char *name, size_t len, const struct jsonl_keep *keep)
 {
-	for (; keep->key; keep++)
-		if (keep->key[0] == name[0] && strncmp(keep->key, name, len) == 0 && !keep->key[len])
+	for (; keep->key; keep++) {
+		const char *k = keep->key;
+		size_t i = 0;
+		while (i < len && k[i] == name[i])
+			i++;
+		if (i == len && !k[len])
 			return keep;
+	}
 	return NULL;
 }
 
@@ -307,7 +481,16 @@ static const struct jsonl_keep *kept_member(const char *name, size_t len, const 
  * no escape, else decoded into s->buf); decoded only when DECODE. */
 static int member_name(struct sc *s, bool decode, const char **name, size_t *len)
 {
-	const unsigned char *at = s->p;
+	const unsigned char *at = s->p, *q = at + 1;
+	/* most names: printable ASCII, no escape */
+	while (q < s->end && plain[*q])
+		q++;
+	if (q < s->end && *q == '"') {
+		s->p = q + 1;
+		*name = (const char *)at + 1;
+		*len = (size_t)(q - at - 1);
+		return 0;
+	}
 	if (string(s, false) != 0)
 		return -1;
 	if (!decode)
@@ -326,68 +509,35 @@ static int member_name(struct sc *s, bool decode, const char **name, size_t *len
 }
 
 /* ------------------------------------------------------------------------
- * Objects of scalars shared
- *
- * A batch's reports hold the same frames over and over: a kept object
- * whose kept members are all scalars ({"kind", "function", "file",
- * "line"} of a frame) is made once and shared (jansson's values are
- * reference-counted, and group reads them only), found by its members'
- * names and raw text.  At most CACHE_SIZE / 2 of them; then all dropped.
+ * Objects of scalars shared (jsonl_share.h): a kept object's kept scalars
+ * wait at their text (at most MAX_SPANS) until the object is known to be
+ * one made before.
  * ------------------------------------------------------------------------ */
 
-#define CACHE_SIZE 32768
 #define MAX_SPANS 8
 
-struct cached {
-	uint64_t hash;
-	char *sig;
-	size_t len;
-	json_t *value;
-};
-
-static struct cached *cache;
-static size_t ncached;
+/* a line's string and signature buffers, kept for the next line (each
+ * thread's own: group reads lines in two) */
+static _Thread_local char *line_buf, *line_sig;
+static _Thread_local size_t line_cap, line_sigcap;
 
 void jsonl_scan_end(void)
 {
-	for (size_t i = 0; cache && i < CACHE_SIZE; i++) {
-		free(cache[i].sig);
-		json_decref(cache[i].value);
+	jsonl_share_drop();
+	free(line_buf);
+	free(line_sig);
+	line_buf = line_sig = NULL;
+	line_cap = line_sigcap = 0;
+}
+
+static inline int sig_put(struct sc *s, const void *b, size_t n)
+{
+	if (s->siglen + n <= s->sigcap) {
+		memcpy(s->sig + s->siglen, b, n);
+		s->siglen += n;
+		return 0;
 	}
-	free(cache);
-	cache = NULL;
-	ncached = 0;
-}
-
-/* A hash of the table's own (not stored, not an interface): 8 bytes at a
- * time, multiplied and folded. */
-static uint64_t sig_hash(const char *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	for (; n; p++, n--)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h ^ (h >> 32);
-}
-
-static struct cached *cache_slot(const char *sig, size_t len, uint64_t hash)
-{
-	if (!cache && !(cache = calloc(CACHE_SIZE, sizeof(*cache))))
-		return NULL;
-	size_t i = hash & (CACHE_SIZE - 1);
-	while (cache[i].sig && (cache[i].hash != hash || cache[i].len != len || (len && memcmp(cache[i].sig, sig, len) != 0)))
-		i = (i + 1) & (CACHE_SIZE - 1);
-	return &cache[i];
-}
-
-static int sig_put(struct sc *s, const void *b, size_t n)
-{
-	if (s->siglen + n > s->sigcap) {
+	{
 		size_t cap = s->sigcap ? s->sigcap : 256;
 		while (cap < s->siglen + n)
 			cap *= 2;
@@ -428,6 +578,31 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 {
 	if (++s->depth > MAX_DEPTH)
 		return -1;
+	/* An object whose kept members are all scalars is first looked up by
+	 * its whole text (a batch's frames repeat byte for byte), keyed by its
+	 * bytes to the first '}' and the pruning KEEP: when the bytes here
+	 * begin with a text read before under KEEP, they are that object (an
+	 * object's text ends itself: reading it never looks past its '}'), so
+	 * its value, unread and unchecked again.  A signature's key holds a
+	 * NUL or is empty, a text's never: the two never meet in the table. */
+	const unsigned char *raw = NULL;
+	uint64_t rawhash = 0;
+	if (out && keep && jsonl_keeps_whole(keep)) {
+		size_t room = (size_t)(s->end - s->p);
+		const unsigned char *close = memchr(s->p, '}', room < JSONL_SHARE_MAX_TEXT ? room : JSONL_SHARE_MAX_TEXT);
+		if (close) {
+			raw = s->p;
+			rawhash = jsonl_share_hash((const char *)raw, (size_t)(close - raw + 1)) ^ (uintptr_t)keep;
+			size_t len;
+			json_t *shared = jsonl_share_text_get(raw, room, rawhash, keep, s->depth, &len);
+			if (shared) {
+				s->p = raw + len;
+				s->depth--;
+				*out = json_incref(shared);
+				return 0;
+			}
+		}
+	}
 	json_t *o = out ? json_object() : NULL;
 	if (out && !o)
 		return -1;
@@ -500,26 +675,18 @@ static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		}
 	}
 	if (shareable) {
-		uint64_t hash = sig_hash(s->sig, s->siglen);
-		struct cached *c = cache_slot(s->sig, s->siglen, hash);
-		if (c && c->sig) {
+		uint64_t hash = jsonl_share_hash(s->sig, s->siglen);
+		json_t *shared = jsonl_share_sig_get(s->sig, s->siglen, hash);
+		if (shared) {
 			json_decref(o);
-			o = json_incref(c->value);
+			o = json_incref(shared);
 		} else if (build_spans(s, o, spans, nspans) != 0) {
 			goto fail;
-		} else if (c) {
-			if (ncached >= CACHE_SIZE / 2) {
-				jsonl_scan_end();
-				c = cache_slot(s->sig, s->siglen, hash);
-			}
-			char *sig = c ? malloc(s->siglen ? s->siglen : 1) : NULL;
-			if (sig) {
-				if (s->siglen)
-					memcpy(sig, s->sig, s->siglen);
-				*c = (struct cached){ hash, sig, s->siglen, json_incref(o) };
-				ncached++;
-			}
+		} else {
+			jsonl_share_sig_put(s->sig, s->siglen, hash, o);
 		}
+		if (raw && (size_t)(s->p - raw) <= JSONL_SHARE_MAX_TEXT)
+			jsonl_share_text_put(raw, (size_t)(s->p - raw), rawhash, keep, o);
 	}
 	s->depth--;
 	if (out)
@@ -572,6 +739,8 @@ fail:
  * pruned to KEEP. */
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 {
+	if (!out)
+		return skip_value(s);
 	if (s->p >= s->end)
 		return -1;
 	switch (*s->p) {
@@ -596,50 +765,21 @@ static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 
 json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep)
 {
-	if (memchr(line, 0, n))
-		return NULL;             /* json_loads would stop there */
-	plain_init();
-	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n };
+	/* a NUL byte (json_loads would stop there) is refused wherever it is:
+	 * no token, string or white space holds one (no scan for it first) */
+	struct sc s = { .p = (const unsigned char *)line, .end = (const unsigned char *)line + n,
+			.buf = line_buf, .cap = line_cap, .sig = line_sig, .sigcap = line_sigcap };
 	json_t *j = NULL;
 	ws(&s);
 	int rc = s.p < s.end && *s.p == '{' ? value(&s, &j, keep) : -1;
 	ws(&s);
-	free(s.buf);
-	free(s.sig);
+	line_buf = s.buf;
+	line_cap = s.cap;
+	line_sig = s.sig;
+	line_sigcap = s.sigcap;
 	if (rc != 0 || s.p != s.end) {
 		json_decref(j);
 		return NULL;
 	}
 	return j;
-}
-
-json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep)
-{
-	if (!keep)
-		return json_deep_copy(j);
-	if (json_is_array(j)) {
-		json_t *a = json_array(), *v;
-		size_t i;
-		json_array_foreach(j, i, v)
-			if (!a || json_array_append_new(a, jsonl_prune(v, keep)) != 0) {
-				json_decref(a);
-				return NULL;
-			}
-		return a;
-	}
-	if (!json_is_object(j))
-		return json_deep_copy(j);
-	json_t *o = json_object();
-	const char *key;
-	json_t *v;
-	json_object_foreach(j, key, v) {
-		const struct jsonl_keep *k = keep;
-		while (k->key && strcmp(k->key, key) != 0)
-			k++;
-		if (o && k->key && json_object_set_new(o, key, jsonl_prune(v, k->sub)) != 0) {
-			json_decref(o);
-			return NULL;
-		}
-	}
-	return o;
 }

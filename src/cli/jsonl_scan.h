@@ -32,11 +32,8 @@ struct jsonl_keep {
  * NULL when not sure (see above). */
 json_t *jsonl_scan(const char *line, size_t n, const struct jsonl_keep *keep);
 
-/* Frees what jsonl_scan keeps between calls: the objects of scalars it
- * shares among records (a frame's kept members, made once). */
+/* Frees what jsonl_scan keeps between calls in the calling thread: the objects of scalars it
+ * shares among records (a frame's kept members, made once) and its buffers. */
 void jsonl_scan_end(void);
-
-/* J pruned as jsonl_scan prunes: what it must equal (tests, fuzz-jsonl). */
-json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep);
 
 #endif

@@ -15,8 +15,42 @@
 
 static const struct jsonl_keep check_frame[] = { { "kind", NULL }, { "function", NULL }, { "line", NULL },
 						 { NULL, NULL } };
-static const struct jsonl_keep check_keep[] = { { "a", NULL }, { "input", check_frame }, { "frames", check_frame },
+/* "input" pruned unlike "frames": one object's text read both ways */
+static const struct jsonl_keep check_input[] = { { "kind", NULL }, { "path", NULL }, { NULL, NULL } };
+static const struct jsonl_keep check_keep[] = { { "a", NULL }, { "input", check_input }, { "frames", check_frame },
 						{ "kind", NULL }, { NULL, NULL } };
+
+/* J pruned as jsonl_scan prunes: what it must equal. */
+static json_t *jsonl_prune(json_t *j, const struct jsonl_keep *keep)
+{
+	if (!keep)
+		return json_deep_copy(j);
+	if (json_is_array(j)) {
+		json_t *a = json_array(), *v;
+		size_t i;
+		json_array_foreach(j, i, v)
+			if (!a || json_array_append_new(a, jsonl_prune(v, keep)) != 0) {
+				json_decref(a);
+				return NULL;
+			}
+		return a;
+	}
+	if (!json_is_object(j))
+		return json_deep_copy(j);
+	json_t *o = json_object();
+	const char *key;
+	json_t *v;
+	json_object_foreach(j, key, v) {
+		const struct jsonl_keep *k = keep;
+		while (k->key && strcmp(k->key, key) != 0)
+			k++;
+		if (o && k->key && json_object_set_new(o, key, jsonl_prune(v, k->sub)) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
 
 static int jsonl_scan_check_one(const char *line, size_t n, const struct jsonl_keep *keep)
 {

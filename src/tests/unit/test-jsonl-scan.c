@@ -33,10 +33,21 @@ static const char *refused[] = {
 	"{\"a\":1}{}", "{\"a\":1e999}", "{\"a\":1234567890123456789}", "{\"a\":'x'}", "{a:1}",
 };
 
+/* N times C (N < 1024), in one of two buffers */
+static const char *strrep(char c, int n)
+{
+	static char buf[2][1024];
+	static int which;
+	char *b = buf[which ^= 1];
+	memset(b, c, (size_t)n);
+	b[n] = 0;
+	return b;
+}
+
 int main(void)
 {
 	int n = 0, failed = 0;
-	printf("1..3\n");
+	printf("1..4\n");
 	for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
 		if (!jsonl_scan_check(reads[i], strlen(reads[i]))) {
 			printf("# not read: %s\n", reads[i]);
@@ -75,6 +86,26 @@ int main(void)
 	}
 	printf("%sok %d - 200000 mutations of a line: %lu read, each as jansson reads it\n", accepted ? "" : "not ",
 	       ++n, accepted);
+	/* one object's text under two prunings: each its own (the scanner
+	 * looks objects up by their text) */
+	static const struct jsonl_keep keep_a[] = { { "a", NULL }, { NULL, NULL } };
+	static const struct jsonl_keep keep_b[] = { { "b", NULL }, { NULL, NULL } };
+	static const struct jsonl_keep keep_xy[] = { { "x", keep_a }, { "y", keep_b }, { NULL, NULL } };
+	static const char twice[] = "{\"x\":{\"a\":1,\"b\":2},\"y\":{\"a\":1,\"b\":2},\"z\":[{\"x\":{\"a\":1,\"b\":2}}]}";
+	int f4 = !jsonl_scan_check_one(twice, strlen(twice), keep_xy) || !jsonl_scan_check_one(twice, strlen(twice), keep_xy);
+	/* a frame's text read shallow, then again nested past the scanner's
+	 * limit (512): looked up, it is still refused */
+	char deep[4096], t[2048];
+	int tl = snprintf(t, sizeof(t), "{\"kind\":\"k\",\"x\":%s1%s}", strrep('[', 300), strrep(']', 300));
+	int d1 = snprintf(deep, sizeof(deep), "{\"frames\":[%.*s]}", tl, t);
+	f4 |= !jsonl_scan_check_one(deep, (size_t)d1, check_keep);
+	int d2 = snprintf(deep, sizeof(deep), "{\"frames\":[%s%.*s%s]}", strrep('[', 250), tl, t, strrep(']', 250));
+	json_t *j = jsonl_scan(deep, (size_t)d2, check_keep);
+	f4 |= j != NULL;
+	json_decref(j);
+	printf("%sok %d - one object's text pruned two ways, each as jansson's pruned; nested too deep, "
+	       "left to jansson\n", f4 ? "not " : "", ++n);
+	failed |= f4;
 	jsonl_scan_end();
 	return failed || !accepted;
 }
