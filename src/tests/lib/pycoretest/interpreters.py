@@ -24,6 +24,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,10 @@ class Target:
         """The interpreter with ARGS (inside paths), its working directory
         WORKDIR (a host path)."""
         def enter():
+            # a shell that is not interactive (nohup, a command ending in
+            # &) starts its children with SIGQUIT ignored, and the tests
+            # take kernel cores with SIGQUIT: the scenario gets the default
+            signal.signal(signal.SIGQUIT, signal.SIG_DFL)
             if self.root:
                 os.chroot(self.root)
                 os.chdir(self.inside(workdir) or "/")
