@@ -142,6 +142,9 @@ void dump_files_free(struct dump *d);
 /* Append an empty module (no mappings; start UINT64_MAX, end 0) that
  * takes ownership of PATH.  NULL when out of memory. */
 struct dump_module *dump_add_module(struct dump *d, char *path);
+/* The module of PATH, added (a copy of PATH) when new; NULL with *FULL set
+ * when DUMP_MAX_MODULES are there already, NULL alone without memory. */
+struct dump_module *dump_module_for_path(struct dump *d, const char *path, bool *full);
 
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);

@@ -100,21 +100,10 @@ static void take_prpsinfo(struct dump *d, const uint8_t *desc, size_t len)
 
 static struct dump_module *module_for_path(struct dump *d, const char *path)
 {
-	/* NT_FILE lists a file's mappings one after the other: try the last
-	 * module first */
-	if (d->nmodules && strcmp(d->modules[d->nmodules - 1].path, path) == 0)
-		return &d->modules[d->nmodules - 1];
-	for (size_t i = 0; i < d->nmodules; i++)
-		if (strcmp(d->modules[i].path, path) == 0)
-			return &d->modules[i];
-	if (d->nmodules >= DUMP_MAX_MODULES) {
+	bool full;
+	struct dump_module *m = dump_module_for_path(d, path, &full);
+	if (full)
 		dump_set_error(d, "NT_FILE names more than %u files", DUMP_MAX_MODULES);
-		return NULL;
-	}
-	char *copy = strdup(path);
-	struct dump_module *m = copy ? dump_add_module(d, copy) : NULL;
-	if (!m)
-		free(copy);
 	return m;
 }
 

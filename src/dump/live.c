@@ -333,22 +333,6 @@ static char *file_for(const struct dump_live *l, const struct root *r, const cha
 	return via;
 }
 
-static struct dump_module *module_named(struct dump *d, const char *path)
-{
-	if (d->nmodules && strcmp(d->modules[d->nmodules - 1].path, path) == 0)
-		return &d->modules[d->nmodules - 1];
-	for (size_t i = 0; i < d->nmodules; i++)
-		if (strcmp(d->modules[i].path, path) == 0)
-			return &d->modules[i];
-	if (d->nmodules >= DUMP_MAX_MODULES)
-		return NULL;
-	char *copy = strdup(path);
-	struct dump_module *m = copy ? dump_add_module(d, copy) : NULL;
-	if (!m)
-		free(copy);
-	return m;
-}
-
 /* One line of maps: its segment, and with R its module's mapping.
  * Returns PC_OK (also for a line it leaves out). */
 static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, const struct root *r, char *line)
@@ -383,7 +367,12 @@ static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, cons
 	/* the path as the process sees it, inside its root */
 	if (!r->same && r->prefix_len && strncmp(path, r->prefix, r->prefix_len) == 0 && path[r->prefix_len] == '/')
 		path += r->prefix_len;
-	struct dump_module *m = module_named(d, path);
+	bool full;
+	struct dump_module *m = dump_module_for_path(d, path, &full);
+	if (!m && full) {
+		dump_set_error(d, "the process maps more than %u files", DUMP_MAX_MODULES);
+		return PC_ELIMIT;
+	}
 	if (!m)
 		return PC_ENOMEM;
 	struct dump_mapping *mp = realloc(m->maps, (m->nmaps + 1) * sizeof(*mp));

@@ -98,6 +98,27 @@ struct dump_module *dump_add_module(struct dump *d, char *path)
 	return m;
 }
 
+struct dump_module *dump_module_for_path(struct dump *d, const char *path, bool *full)
+{
+	*full = false;
+	/* a file's mappings come one after the other (NT_FILE, maps): the
+	 * last module first */
+	if (d->nmodules && strcmp(d->modules[d->nmodules - 1].path, path) == 0)
+		return &d->modules[d->nmodules - 1];
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (strcmp(d->modules[i].path, path) == 0)
+			return &d->modules[i];
+	if (d->nmodules >= DUMP_MAX_MODULES) {
+		*full = true;
+		return NULL;
+	}
+	char *copy = strdup(path);
+	struct dump_module *m = copy ? dump_add_module(d, copy) : NULL;
+	if (!m)
+		free(copy);
+	return m;
+}
+
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s)
 {
 	if (s->end <= s->start)

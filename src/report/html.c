@@ -296,6 +296,20 @@ static void write_stack(const struct hx *x, const struct model_interp *mi, const
 	html_greenlets(x, &t->greenlets);
 }
 
+/* A thread's heading after its ident: ", "NAME"" and, among several
+ * interpreters, ", interpreter N". */
+static void name_and_interp(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)
+{
+	FILE *out = x->out;
+	if (t->name) {
+		fputs(", &quot;<span class=\"tname\">", out);
+		html_text(out, t->name);
+		fputs("</span>&quot;", out);
+	}
+	if (x->r->interps.n > 1)
+		fprintf(out, ", interpreter %lld", (long long)mi->id);
+}
+
 static void write_thread(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)
 {
 	FILE *out = x->out;
@@ -309,13 +323,7 @@ static void write_thread(const struct hx *x, const struct model_interp *mi, cons
 		fputs("(tid unknown)", out);
 	if (mi) {
 		fprintf(out, " (ident 0x%llx", (unsigned long long)t->ident);
-		if (t->name) {
-			fputs(", &quot;<span class=\"tname\">", out);
-			html_text(out, t->name);
-			fputs("</span>&quot;", out);
-		}
-		if (x->r->interps.n > 1)
-			fprintf(out, ", interpreter %lld", (long long)mi->id);
+		name_and_interp(x, mi, t);
 	} else {
 		fprintf(out, " (%s", x->r->state_missing ? "Python state not in the dump" : "no Python thread state");
 	}
@@ -395,13 +403,7 @@ static void write_stale(const struct hx *x, const struct model_interp *mi, const
 		(unsigned long long)t->ident);
 	if (t->tid >= 0)
 		fprintf(out, ", recorded tid %lld", (long long)t->tid);
-	if (t->name) {
-		fputs(", &quot;<span class=\"tname\">", out);
-		html_text(out, t->name);
-		fputs("</span>&quot;", out);
-	}
-	if (x->r->interps.n > 1)
-		fprintf(out, ", interpreter %lld", (long long)mi->id);
+	name_and_interp(x, mi, t);
 	fputs(")</h3>\n<p class=\"muted\">What it holds (most recent call last):</p>\n", out);
 	write_stack(x, mi, t);
 	fputs("</section>\n", out);
