@@ -398,9 +398,8 @@ static void visit_thread(void *arg, const struct model_interp *mi, const struct 
 static void write_stale(const struct hx *x, const struct model_interp *mi, const struct model_thread *t)
 {
 	FILE *out = x->out;
-	fprintf(out, "<section class=\"card stale-thread\" data-ident=\"%llu\"><h3>Thread state left by fork: "
-		"not a thread of this process (ident 0x%llx", (unsigned long long)t->ident,
-		(unsigned long long)t->ident);
+	fprintf(out, "<section class=\"card stale-thread\" data-ident=\"%llu\"><h3>%s (ident 0x%llx",
+		(unsigned long long)t->ident, report_stale_heading(x->r), (unsigned long long)t->ident);
 	if (t->tid >= 0)
 		fprintf(out, ", recorded tid %lld", (long long)t->tid);
 	name_and_interp(x, mi, t);

@@ -67,3 +67,11 @@ void report_threads_in_order(const struct model_report *r, report_thread_fn fn, 
 		}
 	}
 }
+
+const char *report_stale_heading(const struct model_report *r)
+{
+	if (r->input_format && strcmp(r->input_format, "minidump") == 0)
+		return "Thread state of no thread in this minidump (left by fork, or a thread its writer did "
+		       "not capture)";
+	return "Thread state left by fork: not a thread of this process";
+}

@@ -23,4 +23,10 @@ typedef void (*report_thread_fn)(void *arg, const struct model_interp *mi, const
 				 size_t k, bool *done);
 void report_threads_in_order(const struct model_report *r, report_thread_fn fn, void *arg);
 
+/* The heading of a thread state no thread of the dump has (model_thread's
+ * stale), the same in text and HTML: a kernel's core or a live process
+ * lists every thread, so it was left by fork; a minidump's writer may
+ * have missed the thread. */
+const char *report_stale_heading(const struct model_report *r);
+
 #endif

@@ -132,8 +132,7 @@ static void write_stale(const struct tx *x, const struct model_interp *mi, const
 	FILE *out = x->out;
 	fprintf(out, "\n");
 	tx_color(x, C_BOLD);
-	fprintf(out, "Thread state left by fork: not a thread of this process (ident 0x%llx",
-		(unsigned long long)t->ident);
+	fprintf(out, "%s (ident 0x%llx", report_stale_heading(x->r), (unsigned long long)t->ident);
 	if (t->tid >= 0)
 		fprintf(out, ", recorded tid %lld", (long long)t->tid);
 	if (x->r->interps.n > 1)

@@ -89,8 +89,15 @@ static bool set_stale_apart(struct py_ctx *c, struct model_interp *mi)
 	if (!n)
 		return false;
 	mi->threads = live;
-	model_warn(c->r, "interpreter %lld: %zu thread state%s of no thread of this process (left by fork: "
-		   "threads of the parent), kept apart", (long long)mi->id, n, n == 1 ? "" : "s");
+	/* a kernel's core and a live process list every thread; a minidump's
+	 * writer may have missed one (lldb did, attached to a loaded process) */
+	if (c->d->format && strcmp(c->d->format, "minidump") == 0)
+		model_warn(c->r, "interpreter %lld: %zu thread state%s of no thread in this minidump (left by "
+			   "fork, or a thread its writer did not capture), kept apart", (long long)mi->id, n,
+			   n == 1 ? "" : "s");
+	else
+		model_warn(c->r, "interpreter %lld: %zu thread state%s of no thread of this process (left by "
+			   "fork: threads of the parent), kept apart", (long long)mi->id, n, n == 1 ? "" : "s");
 	return true;
 }
 
