@@ -20,6 +20,11 @@ fuzz_prepare() {
 	done
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
 	fuzz_budget_seeds
+	# group's records: what the fuzzers found, and a record's skeleton
+	mkdir -p "$work/seeds/jsonl"
+	cp "$top"/testdata/fuzz-regressions/jsonl/* "$work/seeds/jsonl/" 2>/dev/null
+	printf '%s\n' '{"schema":"pycore-report/1","input":{"path":"core"},"process":{"pid":1},"fingerprint":{"hash":"0","frames":["f"]},"interpreters":[{"threads":[{"tid":1,"frames":[{"kind":"python","function":"f","file":"a.py","line":1}]}]}]}' \
+		>"$work/seeds/jsonl/record"
 	mkdir -p "$work/seeds/asyncio"
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/asyncio/none"
 	fuzz_asyncio_core
