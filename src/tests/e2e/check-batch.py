@@ -59,13 +59,6 @@ def paths_of(records):
     return [r["input"]["path"] for r in records]
 
 
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return h
-
-
 def normalized(frames):
     """The recorded frames as fingerprint version 1 names them."""
     out = []
@@ -339,7 +332,7 @@ def run(tap, work):
         rc, records, err = batch(["--shard", "%d/3" % k] + inputs)
         if rc != 0:
             raise Failure("--shard %d/3: exit %d: %s" % (k, rc, err.strip()))
-        want = [p for p in inputs if fnv1a64(p.encode()) % 3 == k]
+        want = [p for p in inputs if pt.fnv1a64(p.encode()) % 3 == k]
         if sorted(paths_of(records)) != sorted(want):
             raise Failure("--shard %d/3: %s, FNV-1a 64 mod 3 says %s" % (k, paths_of(records), want))
         shards.append(set(paths_of(records)))

@@ -210,13 +210,7 @@ def main():
                 tap.skip(label, why)
                 continue
             work = target.workdir("pycore-crashpad-%s-" % name)
-            try:
-                tap.run(label, check, prefix, bindir, breakpad.Symbols(bindir, symroot), target, work)
-            finally:
-                if os.environ.get("KEEP_CORES") == "1":
-                    tap.diag("kept in %s" % work)
-                else:
-                    shutil.rmtree(work, ignore_errors=True)
+            pt.run_in(tap, label, work, check, prefix, bindir, breakpad.Symbols(bindir, symroot), target, work)
     finally:
         shutil.rmtree(symroot, ignore_errors=True)
     pt.schema_summary(tap)

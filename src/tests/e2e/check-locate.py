@@ -338,10 +338,7 @@ def check_312(tap):
                                    warning=wrong_id, found_by="search-path"))
         case(lambda: check_debuginfod(work, lib, libdir, empty, core, truth))
     finally:
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        pt.drop_scratch(tap, work)
 
 
 def main():

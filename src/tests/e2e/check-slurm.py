@@ -67,13 +67,6 @@ PROGRAMS = {"munged": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd", "sb
 INSTALL = "scripts/install-deps installs Debian's munge, slurmctld, slurmd and slurm-client"
 
 
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return h
-
-
 def free_ports(n):
     """N TCP ports of 127.0.0.1 free now (the kernel's choice)."""
     socks = []
@@ -484,9 +477,9 @@ def run(tap, cluster, work):
             if path in seen:
                 raise Failure("%s is in part %d and part %d" % (path, seen[path], k))
             seen[path] = k
-            if fnv1a64(path.encode()) % SHARDS != k:
+            if cs.fnv1a64(path.encode()) % SHARDS != k:
                 raise Failure("%s is in part %d, FNV-1a 64 mod %d says %d"
-                              % (path, k, SHARDS, fnv1a64(path.encode()) % SHARDS))
+                              % (path, k, SHARDS, cs.fnv1a64(path.encode()) % SHARDS))
     if sorted(seen) != paths:
         raise Failure("the parts hold %s, the directory %s" % (sorted(seen), paths))
     tap.ok("Slurm array job %d of %d tasks, pycore batch --shard K/%d: %d dumps (%s), every one in one part, "

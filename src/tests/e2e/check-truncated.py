@@ -29,7 +29,6 @@ the interpreter is not installed or the kernel's cores cannot be had).
 """
 import json
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -172,10 +171,7 @@ def run_interpreter(tap, name):
                     "%s cut where the crashing thread's C stack begins (%d bytes)" % (name, n),
                     check_cut, target, cut, truth)
     finally:
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        pt.drop_scratch(tap, work)
 
 
 def main():

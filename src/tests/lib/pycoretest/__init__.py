@@ -7,7 +7,8 @@ by hand: PYTHONPATH=src/tests/lib).
   interpreters  the interpreters found on this machine, by name (find,
                 names, discover); Target, one run here or in a root
   cores         taking cores: gcore's snapshots, real crashes' kernel cores
-  run           run_pycore, run_in (a scenario in a scratch directory)
+  run           run_pycore, run_in (a scenario in a scratch directory),
+                drop_scratch, fnv1a64 (batch's shard hash)
   schema        every JSON report against the schema (load_report)
   compare       a report against the process's own truth (threads, frames)
   locals        the one owner of the assertions on variables (--locals)
@@ -26,7 +27,7 @@ others come from their module (from pycoretest.htmlpage import Page).
 from .tap import TAP, Failure, Skip
 from .env import SRCDIR, PYCORE, SCENARIOS
 from .schema import validator, load_report, schema_summary
-from .run import run_pycore, run_in
+from .run import run_pycore, run_in, drop_scratch, fnv1a64
 from .interpreters import Target, sid_root, find, names, interpreter, path
 from .compare import compare, compare_exception, frame_str, version_of
 from .locals import compare_locals, compare_value, attributes_at, listed_once

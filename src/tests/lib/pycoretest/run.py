@@ -17,7 +17,22 @@ def run_in(tap, label, work, fn, *args):
     try:
         return tap.run(label, fn, *args)
     finally:
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        drop_scratch(tap, work)
+
+
+def drop_scratch(tap, work):
+    """WORK, a scratch directory, removed (kept, and said so, with
+    KEEP_CORES=1)."""
+    if os.environ.get("KEEP_CORES") == "1":
+        tap.diag("kept in %s" % work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def fnv1a64(data):
+    """FNV-1a, 64 bits, of the bytes DATA: how batch --shard K/N picks a
+    dump's shard (its path's hash modulo N)."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
