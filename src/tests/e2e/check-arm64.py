@@ -84,6 +84,7 @@ VM = os.path.join(SRCDIR, "scripts", "arm64-vm")
 INIT = os.path.join(SRCDIR, "src", "tests", "e2e", "arm64-init.sh")
 SCENARIOS = os.path.join(SRCDIR, "src", "tests", "e2e", "scenarios")
 import pycoretest as stacks  # noqa: E402
+from pycoretest.env import scaled
 
 # NAME SCENARIO HOW (arm64-init.sh): the crash, the hang (gcore), asyncio,
 # deep recursion, locals (kernel cores of blocked processes, SIGABRT).
@@ -166,7 +167,7 @@ def pthread_offsets(root, suite):
             g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
                                 "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
                                 "-ex", "p sizeof(struct pthread)", "-ex", "p (long) &((struct pthread *) 0)->tid",
-                                libc[0]], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+                                libc[0]], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(120))
             nums = re.findall(r"^\$\d+ = (\d+)$", g.stdout.decode(errors="replace"), re.M)
             if len(nums) == 2:
                 got = (int(nums[0]), int(nums[1]))
@@ -395,7 +396,7 @@ def gdb_reference(root, work, name):
     g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
                         "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
                         "-iex", "set auto-load off", "-ex", GDB_FRAMES, exe, os.path.join(work, name + ".core")],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
     out = g.stdout.decode("utf-8", "replace")
     threads, cur = {}, None
     for line in out.splitlines():
@@ -489,7 +490,7 @@ def arm64_build():
     if os.getuid() != 0 and not os.path.isfile(os.path.join(devroot, ".pycore-ready")):
         return None, Skip("the arm64 -dev tree %s is not made (as root, once: scripts/arm64-cross devroot)" % devroot)
     out = os.path.join(os.path.dirname(os.path.abspath(PYCORE)), "aarch64")
-    p = subprocess.run([cross, "build", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    p = subprocess.run([cross, "build", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(1800))
     if p.returncode != 0:
         return None, Failure("scripts/arm64-cross build %s: %s" % (out, p.stderr.decode(errors="replace").strip()))
     exe = p.stdout.decode().strip().splitlines()[-1]
@@ -522,7 +523,7 @@ def arm64_payload(dest, sysroot, kept, names):
     DEST/paths, where the root's files and the kept cores are here."""
     loader, exe = ARM64_PYCORE[1], ARM64_PYCORE[4]
     p = subprocess.run(ARM64_PYCORE[:4] + ["--list", exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=60)
+                       timeout=scaled(60))
     libs = re.findall(r"^\s*(\S+) => (/\S+)", p.stdout.decode(errors="replace"), re.M)
     if p.returncode != 0 or not libs:
         raise Failure("ld-linux-aarch64.so.1 --list %s: %s" % (exe, (p.stdout + p.stderr).decode(errors="replace")))
@@ -589,7 +590,7 @@ def here_report(root, name, fmt):
     key = (root, name, fmt)
     if key not in _here:
         p = subprocess.run([PYCORE] + cross_args(root, name, fmt), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=300)
+                           timeout=scaled(300))
         _here[key] = (p.returncode, p.stdout, p.stderr)
     return _here[key]
 
@@ -625,7 +626,7 @@ def check_cross(root, work, name, how):
     for fmt in formats:
         here = here_report(root, name, fmt)
         p = subprocess.run(ARM64_PYCORE + cross_args(root, name, fmt), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=300)
+                           stderr=subprocess.PIPE, timeout=scaled(300))
         differ = same_report(fmt, here, (p.returncode, p.stdout, p.stderr))
         if differ:
             raise differ
@@ -638,7 +639,7 @@ def run_both(args):
     """(this machine's, the arm64 build's) (status, stdout, stderr) of ARGS."""
     out = []
     for cmd in ([PYCORE], ARM64_PYCORE):
-        p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
         out.append((p.returncode, p.stdout, p.stderr))
     return out
 
@@ -776,7 +777,7 @@ def check_minidump(root, work, name, how):
         p = subprocess.run([LLDB, "-b", "-o", "platform select --sysroot %s remote-linux" % root,
                             "-o", "target create --core %s %s/usr/bin/%s" % (core, root, py),
                             "-o", "process save-core --plugin-name=minidump --style full " + dmp],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
         if not os.path.isfile(dmp):
             raise Failure("lldb wrote no minidump: %s" % p.stdout.decode(errors="replace")[-1500:])
         args = ["--debug-dir", root + "/usr/lib/debug", "--native-all"]
@@ -853,7 +854,7 @@ def boot_in(work, suite, cache, timeout):
             p.returncode, took, p.stderr.decode(errors="replace").strip(), console[-1500:])
     out = os.path.join(work, "out")
     d = subprocess.run(["debugfs", "-R", "rdump /out " + work, disk], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=300)
+                       stderr=subprocess.STDOUT, timeout=scaled(300))
     os.unlink(disk)
     if not os.path.isfile(os.path.join(out, "done")):
         log = open(os.path.join(out, "init.log"), errors="replace").read() if os.path.isdir(out) else ""
@@ -930,12 +931,12 @@ def main():
             if os.getuid() != 0:
                 why = "the arm64 machine is not built in %s (as root, once: scripts/arm64-vm build %s)" % (cache, suite)
             else:
-                p = vm("build", suite, timeout=3600)
+                p = vm("build", suite, timeout=scaled(3600))
                 if p.returncode != 0:
                     why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
         elif os.getuid() == 0 and os.environ.get("PYCORE_ARM64_REUSE") != "1":
             # built: quick, or the packages added to its list since
-            p = vm("build", suite, timeout=3600)
+            p = vm("build", suite, timeout=scaled(3600))
             if p.returncode != 0:
                 why = "scripts/arm64-vm build %s failed: %s" % (suite, p.stderr.decode(errors="replace").strip())
         for py in SUITE_PYTHONS[suite]:

@@ -27,6 +27,7 @@ import sys
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.aio import compare_tasks
+from pycoretest.env import scaled
 
 FIRST_MINOR, LAST_MINOR = 8, 15
 
@@ -68,7 +69,7 @@ def without_asyncio_file(target, core, report, want):
         p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                             'mount --bind /dev/null "$1" && shift && exec "$@"', "sh", files[0],
                             pt.PYCORE, "analyze", "--format", "json"] + target.pycore_args() + args + [core],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
         if p.returncode != 0:
             raise pt.Failure("with %s hidden%s: pycore exit %d: %s" % (files[0], " ".join([""] + args), p.returncode,
                                                                     p.stderr.decode().strip()))

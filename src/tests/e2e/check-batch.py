@@ -44,13 +44,14 @@ import time
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.env import scaled
 
 Failure = pt.Failure
 
 
 def batch(args, stdin=None, timeout=300):
     p = subprocess.run([pt.PYCORE, "batch"] + args, input=stdin, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
+                       stderr=subprocess.PIPE, timeout=scaled(timeout))
     records = pt.validator().check(p.stdout.decode("utf-8", "replace"), "batch output")
     return p.returncode, records, p.stderr.decode("utf-8", "replace")
 
@@ -177,7 +178,7 @@ def hostile_batch(args, signals):
             hit[path] = pid
         time.sleep(0.0005)
     err = p.stderr.read()
-    p.wait(timeout=300)
+    p.wait(timeout=scaled(300))
     reader.join()
     records = pt.validator().check(out[0].decode("utf-8", "replace"), "batch output")
     return p.returncode, records, err.decode("utf-8", "replace"), hit

@@ -61,6 +61,7 @@ import time
 import pycoretest as pt
 from pycoretest import breakpad
 from pycoretest import interpreters
+from pycoretest.env import scaled
 PROC_FILES = ("auxv", "cmdline", "environ", "maps", "status")
 
 
@@ -103,7 +104,7 @@ def produce(bindir, target, work):
         tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % proc.pid))
         live = os.path.join(work, "pid2md.dmp")
         p = subprocess.run([os.path.join(bindir, "pid2md"), str(proc.pid), live], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=120)
+                           stderr=subprocess.STDOUT, timeout=scaled(120))
         dumps["pid2md"] = (live, None) if p.returncode == 0 and os.path.exists(live) else \
             "pid2md failed: %s" % p.stdout.decode("utf-8", "replace").strip()[-300:]
         os.kill(proc.pid, signal.SIGSTOP)
@@ -119,11 +120,11 @@ def produce(bindir, target, work):
         if not why_no_kernel_core:
             os.kill(proc.pid, signal.SIGQUIT)
             os.kill(proc.pid, signal.SIGCONT)
-            proc.communicate(timeout=60)
+            proc.communicate(timeout=scaled(60))
             core, sig = pt.kernel_core_path(pattern, proc.pid, work), "SIGQUIT"
         elif not target.root:
             g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(proc.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
             core, sig = os.path.join(work, "core.%d" % proc.pid), None
             if g.returncode != 0:
                 core = None
@@ -134,7 +135,7 @@ def produce(bindir, target, work):
         else:
             out = os.path.join(work, "core2md.dmp")
             p = subprocess.run([os.path.join(bindir, "core2md"), core, procdir, out], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=120)
+                               stderr=subprocess.STDOUT, timeout=scaled(120))
             dumps["core2md"] = (out, sig) if os.path.exists(out) and os.path.getsize(out) > 0 else \
                 "core2md failed: %s" % p.stdout.decode("utf-8", "replace").strip()[-300:]
             os.unlink(core)

@@ -46,6 +46,7 @@ import time
 from pycoretest import interpreters
 from pycoretest.env import PYCORE, SRCDIR
 from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.env import scaled
 TIMEOUT = 2.0
 SPOOL = 32 << 20
 SLACK_DISK = 1 << 20
@@ -287,7 +288,7 @@ def take_core(python, work):
             raise Failure("the script did not get ready")
         time.sleep(0.3)
         subprocess.run(["gcore", "-o", os.path.join(work, "py"), str(p.pid)], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=120)
+                       stderr=subprocess.DEVNULL, timeout=scaled(120))
     finally:
         p.kill()
         p.wait()

@@ -56,6 +56,7 @@ import time
 import pycoretest as pt
 from pycoretest.coredump import (COREDUMP_DIR, COREDUMP_ID, HOSTNAME, PYTHON, World, config, extracted,
                                  hook, in_namespace, journal, sidecar_of, why_not)
+from pycoretest.env import scaled, wait_until
 
 Failure = pt.Failure
 Skip = pt.Skip
@@ -83,19 +84,16 @@ def crash_python(world, work, name):
                             "--args", PYTHON, os.path.join(d, "crash.py"), truth_path],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=d)
     try:
-        for _ in range(1200):
-            if os.path.exists(flag) or gdb.poll() is not None:
-                break
-            time.sleep(0.1)
+        wait_until(lambda: os.path.exists(flag) or gdb.poll() is not None, 120, step=0.1)
         if not os.path.exists(flag):
-            raise Failure("gdb wrote no core: %s" % gdb.communicate(timeout=30)[0].decode("utf-8", "replace")[-2000:])
+            raise Failure("gdb wrote no core: %s" % gdb.communicate(timeout=scaled(30))[0].decode("utf-8", "replace")[-2000:])
         truth = json.load(open(truth_path))
         when = int(time.time())
         instance, entry = world.store(truth["pid"], core, signal.SIGSEGV, when)
     finally:
         open(done, "w").close()
         try:
-            gdb.communicate(timeout=60)
+            gdb.communicate(timeout=scaled(60))
         except subprocess.TimeoutExpired:
             gdb.kill()
             gdb.wait()
@@ -163,7 +161,7 @@ def inner():
                 raise Failure("no escaped systemd-coredump line in the text report:\n%s" % out[:1500])
             with open(core, "rb") as f:  # standard input a regular file: mapped, attributes read
                 p = subprocess.run([pt.PYCORE, "analyze", "--format", "json", "-"], stdin=f,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
             report = pt.load_report(p.stdout)
             pt.compare(truth, report, signal.SIGSEGV)
             check_coredump_facts(report, truth, when)
@@ -177,9 +175,9 @@ def inner():
             dump = subprocess.Popen([ctl, "-D", "/run/log/journal", "dump", str(truth["pid"])],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             p = subprocess.run([pt.PYCORE, "analyze", "--format", "json", "-"], stdin=dump.stdout,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
             dump.stdout.close()
-            derr = dump.communicate(timeout=60)[1]
+            derr = dump.communicate(timeout=scaled(60))[1]
             if dump.returncode != 0:
                 raise Failure("coredumpctl dump exited %d: %s" % (dump.returncode, derr.decode()))
             report = pt.load_report(p.stdout)
@@ -218,7 +216,7 @@ def inner():
             finally:
                 fcntl.flock(slot, fcntl.LOCK_UN)
                 os.close(slot)
-            out, err = p.communicate(timeout=300)
+            out, err = p.communicate(timeout=scaled(300))
             if p.returncode != 0:
                 raise Failure("pycore coredump exited %d: %s" % (p.returncode, err.decode()))
             report = pt.load_report(open(side, "rb").read(), "the sidecar")
@@ -343,7 +341,7 @@ def inner():
             try:
                 sleeper.send_signal(signal.SIGSTOP)
                 g = subprocess.run(["gcore", "-o", os.path.join(work, "sleep"), str(sleeper.pid)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
                 score = os.path.join(work, "sleep.%d" % sleeper.pid)
                 if g.returncode != 0:
                     raise Failure("gcore of sleep failed: %s" % g.stdout.decode()[-500:])
@@ -423,11 +421,8 @@ def inner():
                 raise Skip("needs logger (Debian package bsdutils) to log a forged entry")
             fields = "MESSAGE_ID=%s\nMESSAGE=forged\nCOREDUMP_PID=1\nCOREDUMP_COMM=python3\n" \
                      "COREDUMP_EXE=%s\nCOREDUMP_FILENAME=/etc/passwd\n" % (COREDUMP_ID, PYTHON)
-            subprocess.run(["logger", "--journald"], input=fields.encode(), check=True, timeout=60)
-            for _ in range(100):
-                if any(e.get("COREDUMP_FILENAME") == "/etc/passwd" for e in journal(COREDUMP_ID)):
-                    break
-                time.sleep(0.05)
+            subprocess.run(["logger", "--journald"], input=fields.encode(), check=True, timeout=scaled(60))
+            wait_until(lambda: any(e.get("COREDUMP_FILENAME") == "/etc/passwd" for e in journal(COREDUMP_ID)), 5)
             rc, out, err = hook(["--config", config(work, "forged", ""), "99-1-0"], env)
             if rc != 1 or "not a core file of systemd-coredump's" not in err or \
                glob.glob("/etc/pycore.*.json"):

@@ -32,11 +32,12 @@ import tempfile
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.corefile import Core, table
+from pycoretest.env import scaled
 
 
 def run(core, *extra):
     p = subprocess.run([pt.PYCORE, "analyze", "--format", "json", "--locals"] + list(extra) + [core],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
     if p.returncode < 0 or p.returncode > 4:
         raise pt.Failure("pycore died: exit %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
     out = p.stdout.decode("utf-8", "replace")
@@ -71,7 +72,7 @@ def other_machine(core, work, machine, cls, data, name):
     if rc != 3 or err.strip() != want or report is not None:
         raise pt.Failure("exit %d, stderr %r, a report: %s; want exit 3 and %r"
                          % (rc, err, report is not None, want))
-    p = subprocess.run([pt.PYCORE, "batch", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    p = subprocess.run([pt.PYCORE, "batch", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
     records = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
     if p.returncode != 0 or len(records) != 1 or records[0].get("error", {}).get("code") != "unsupported":
         raise pt.Failure("batch: exit %d, records %r; want one error record of code unsupported"

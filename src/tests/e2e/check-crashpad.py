@@ -54,6 +54,7 @@ import tempfile
 import pycoretest as pt
 from pycoretest import breakpad
 from pycoretest import interpreters
+from pycoretest.env import scaled
 CLIENT_LIBS = ["-lcrashpad_client", "-lcrashpad_util", "-lmini_chromium", "-lcrashpad_compat"]
 
 
@@ -102,8 +103,8 @@ def produce(prefix, target, work):
     theirs.close()
     try:
         ready = pt.wait_ready(proc)
-        rc = proc.wait(timeout=60)
-        handler.wait(timeout=60)
+        rc = proc.wait(timeout=scaled(60))
+        handler.wait(timeout=scaled(60))
     finally:
         for p in (proc, handler):
             if p.poll() is None:

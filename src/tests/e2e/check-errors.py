@@ -46,6 +46,7 @@ import zlib
 import pycoretest as cs
 from pycoretest import coredump as ccd
 from pycoretest.corefile import Core, crashing_stack_offset, layout, table
+from pycoretest.env import scaled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
@@ -63,7 +64,7 @@ def schema():
 
 def analyze(core, *extra):
     p = subprocess.run([cs.PYCORE, "analyze", "--format", "json"] + list(extra) + [core],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
     if p.returncode not in (0, 1):
         raise Failure("pycore analyze exited %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
     return cs.load_report(p.stdout)
@@ -72,7 +73,7 @@ def analyze(core, *extra):
 def batch(paths, *extra):
     """Batch's records of PATHS (each validated), by input path."""
     p = subprocess.run([cs.PYCORE, "batch", "--ordered"] + list(extra) + list(paths),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
     if p.returncode != 0:
         raise Failure("pycore batch exited %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
     recs = cs.validator().check(p.stdout.decode("utf-8", "replace"), "batch's records")
@@ -175,7 +176,7 @@ def hook_inner(out_path):
         try:
             sleeper.send_signal(signal.SIGSTOP)
             g = subprocess.run(["gcore", "-o", os.path.join(work, "sleep"), str(sleeper.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
             if g.returncode != 0:
                 raise Failure("gcore of sleep failed: %s" % g.stdout.decode()[-500:])
             inst, entry = world.store(sleeper.pid, os.path.join(work, "sleep.%d" % sleeper.pid),
@@ -388,7 +389,7 @@ def main():
             if why:
                 raise Skip(why)
             out = os.path.join(work, "hook.json")
-            rc = ccd.in_namespace(__file__, "--hook-inner", out, timeout=600)
+            rc = ccd.in_namespace(__file__, "--hook-inner", out, timeout=scaled(600))
             if rc != 0 or not os.path.exists(out):
                 raise Failure("the hook's namespace exited %d" % rc)
             res = json.load(open(out))

@@ -53,6 +53,7 @@ import tempfile
 import time
 
 import pycoretest as pt
+from pycoretest.env import scaled
 
 Failure = pt.Failure
 VM = os.path.join(pt.SRCDIR, "scripts", "amd64-vm")
@@ -128,7 +129,7 @@ def package(cache, work):
     for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
         env.pop(k, None)
     p = subprocess.run(["make", "-s", "-C", builddir, "distdir", "distdir=" + tree], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, env=env, timeout=300)
+                       stderr=subprocess.STDOUT, env=env, timeout=scaled(300))
     if p.returncode != 0 or not os.path.isfile(os.path.join(tree, "debian", "control")):
         raise Failure("make distdir: %s" % p.stdout.decode(errors="replace")[-2000:])
     key = tree_hash(tree)
@@ -145,7 +146,7 @@ def package(cache, work):
     t = time.time()
     env["DEB_BUILD_OPTIONS"] = "nocheck parallel=%d" % (os.cpu_count() or 2)
     p = subprocess.run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=tree, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, env=env, timeout=900)
+                       stderr=subprocess.STDOUT, env=env, timeout=scaled(900))
     built = [n for n in os.listdir(work) if n.startswith("pycore_") and n.endswith(".deb")]
     if p.returncode != 0 or not built:
         raise Failure("dpkg-buildpackage -us -uc -b: %s" % p.stdout.decode(errors="replace")[-3000:])
@@ -189,7 +190,7 @@ def boot(cache, work, deb, timeout):
             console[-3000:])
     out = os.path.join(work, "out")
     d = subprocess.run(["debugfs", "-R", "rdump /out %s" % work, disk], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=120)
+                       stderr=subprocess.STDOUT, timeout=scaled(120))
     if not os.path.isfile(os.path.join(out, "results.json")):
         return None, took, "no results on the machine's disk (debugfs: %s)\nconsole:\n%s" % (
             d.stdout.decode(errors="replace")[-500:], console[-3000:])
@@ -475,7 +476,7 @@ def main():
         if os.getuid() != 0:
             why = "the machine is not built in %s (as root, once: scripts/amd64-vm build)" % cache
         else:
-            p = vm("build", timeout=3600)
+            p = vm("build", timeout=scaled(3600))
             if p.returncode != 0:
                 why = "scripts/amd64-vm build failed: %s" % p.stderr.decode(errors="replace").strip()
     if why is not None:

@@ -49,6 +49,7 @@ import time
 import pycoretest as cs
 from pycoretest.htmlpage import CHROMIUM, Browser, Page, check_markup, esc, no_script_dom, screenshot
 from pycoretest.minidump import LLDB_NAME, need_lldb, save_minidump
+from pycoretest.env import scaled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
@@ -243,10 +244,10 @@ def hostile_core(target, work, many=False):
     proc = target.popen([os.path.join(cs.SCENARIOS, "html_hostile.py"), truth] + (["many"] if many else [])
                         + [HOSTILE_ARG], work, stdout=subprocess.PIPE)
     try:
-        if not cs.wait_ready(proc, timeout=60):
+        if not cs.wait_ready(proc, timeout=scaled(60)):
             raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
         g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(proc.pid)], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=300)
+                           stderr=subprocess.STDOUT, timeout=scaled(300))
         core = os.path.join(work, "core.%d" % proc.pid)
         if g.returncode != 0 or not os.path.exists(core):
             raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-300:])
@@ -271,7 +272,7 @@ def forked_child(target, work):
 
     proc = target.popen([target.scenario(work, "forked.py"), target.inside(truth_path)], work, preexec=unlimited,
                         stdout=subprocess.PIPE)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=scaled(60))
     if proc.returncode != 0:
         raise Failure("forked.py: the child did not end in SIGSEGV (exit %s)" % proc.returncode)
     core = cs.kernel_core_path(pattern, json.load(open(truth_path))["pid"], work)
@@ -371,7 +372,7 @@ def main():
             jsonl = os.path.join(work, "batch.jsonl")
             with open(jsonl, "wb") as f:
                 p = subprocess.run([os.environ["PYCORE"], "batch", "--html-dir", pages, "-j", "2"]
-                                   + [c for c, _ in dumps], stdout=f, stderr=subprocess.PIPE, timeout=900)
+                                   + [c for c, _ in dumps], stdout=f, stderr=subprocess.PIPE, timeout=scaled(900))
             if p.returncode != 0:
                 raise Failure("batch: exit %d: %s" % (p.returncode, p.stderr.decode()[-300:]))
             half = os.path.join(work, "part1.jsonl"), os.path.join(work, "part2.jsonl")

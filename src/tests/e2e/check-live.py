@@ -38,6 +38,7 @@ import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.compact import first_difference as compact_difference, gdb_threads
 from pycoretest.schema import load_report
+from pycoretest.env import scaled
 
 # scenario: (pycore's options, the first minor whose facts pycore reads)
 SCENARIOS = [("threads", ["--native"], 6), ("locals", ["--locals=deep"], 6), ("lock_waits", [], 8),
@@ -299,7 +300,7 @@ def as_user(argv, user=("65534", "65534"), caps=None):
     if caps:
         cmd = ["setpriv", "--inh-caps=" + caps, "--bounding-set=" + caps]
     env = dict(os.environ, PYCORE_DEBUG_CACHE="")
-    p = subprocess.run(cmd + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, env=env)
+    p = subprocess.run(cmd + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120), env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 

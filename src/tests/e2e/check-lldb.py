@@ -43,6 +43,7 @@ import time
 import pycoretest as pt
 from pycoretest import native as gdb_native
 from pycoretest import interpreters
+from pycoretest.env import scaled
 
 STYLES = ("full", "modified-memory", "stack")
 # lldb-19 names this machine's own libraries, their build-ids and sizes,
@@ -105,7 +106,7 @@ def save_core(lldb, target, target_args, style, out):
     root = ["-O", "platform select host --sysroot " + target.root] if target.root else []
     p = subprocess.run([lldb, "-b"] + root + target_args +
                        ["-o", "process save-core --plugin-name=minidump --style %s %s" % (style, out)],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
     text = p.stdout.decode("utf-8", "replace")
     if os.path.exists(out) and os.path.getsize(out) > 0:
         return out, None

@@ -27,13 +27,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.env import scaled
 
 
 def hidden(libdir, empty, args):
     """Run pycore with LIBDIR hidden behind an empty directory."""
     cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
            'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, libdir, pt.PYCORE] + args
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -115,7 +116,7 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
             time.sleep(0.2)
             try:
                 import urllib.request
-                urllib.request.urlopen("%s/buildid/%s/executable" % (url, bid), timeout=2).read(16)
+                urllib.request.urlopen("%s/buildid/%s/executable" % (url, bid), timeout=scaled(2)).read(16)
                 break
             except Exception:
                 continue
@@ -125,7 +126,7 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
         cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
                'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, libdir, pt.PYCORE,
                "analyze", "--format", "json", core]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=scaled(120))
         expect_stacks("debuginfod", truth, p.returncode, p.stdout.decode(), p.stderr.decode(),
                       os.path.join(work, "cache"), found_by="debuginfod")
     finally:

@@ -34,6 +34,7 @@ import tempfile
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.minidump import LLDB, LLDB_NAME, LLDB_VERSION, need_lldb, save_minidump
+from pycoretest.env import scaled
 CONVERT = os.path.join(pt.SRCDIR, "scripts", "core2minidump")
 SNAPSHOTS = ("threads", "recursion", "genco", "exceptions", "gc")
 
@@ -89,7 +90,7 @@ def lldb(dmp, commands):
     args = [LLDB, "-c", dmp, "-b"]
     for c in commands:
         args += ["-o", c]
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120).stdout.decode()
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120)).stdout.decode()
 
 
 def gdb(python, core, commands):
@@ -97,7 +98,7 @@ def gdb(python, core, commands):
     for c in commands:
         args += ["-ex", c]
     return subprocess.run(args + [python, core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          timeout=120).stdout.decode()
+                          timeout=scaled(120)).stdout.decode()
 
 
 def independent_view(python, core, dmp):

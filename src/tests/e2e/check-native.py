@@ -44,6 +44,7 @@ import sys
 import pycoretest as pt
 from pycoretest import native as gdb_native
 from pycoretest import interpreters
+from pycoretest.env import scaled
 
 def targets(tap):
     """(name, Target) for every interpreter present; a skip by name for
@@ -261,7 +262,7 @@ def check_subinterp_scenario(target, work):
 
 
 def local_gcore(args):
-    g = subprocess.run(["gcore"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    g = subprocess.run(["gcore"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
     return g.returncode, g.stdout.decode("utf-8", "replace")[-300:]
 
 
@@ -408,7 +409,7 @@ def private_root_check(target, work, fn):
             break
         try:
             g = subprocess.run(["gcore"] + msg["gcore"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=120)
+                               timeout=scaled(120))
             reply = {"rc": g.returncode, "out": g.stdout.decode("utf-8", "replace")[-300:]}
         except subprocess.TimeoutExpired:
             reply = {"rc": -1, "out": "gcore timed out"}

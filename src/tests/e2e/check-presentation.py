@@ -49,6 +49,7 @@ import tempfile
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.env import scaled
 Failure = pt.Failure
 
 
@@ -73,11 +74,11 @@ def take(target, workdir, mode):
                 dmp = os.path.join(workdir, "live.dmp")
                 subprocess.run([LLDB, "-p", str(proc.pid), "-b", "-o",
                                 "process save-core --plugin-name=minidump --style stack " + dmp],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
                 if not os.path.exists(dmp):
                     raise Failure("%s wrote no minidump" % LLDB)
             g = subprocess.run(["gcore", "-o", os.path.join(workdir, "core"), str(proc.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
             core = os.path.join(workdir, "core.%d" % proc.pid)
             if g.returncode != 0 or not os.path.exists(core):
                 raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-500:])
@@ -96,7 +97,7 @@ SYSROOT = []  # --sysroot ROOT for the interpreter under test, when it runs in o
 
 def text_report(core, args=()):
     p = subprocess.run([pt.PYCORE, "analyze"] + SYSROOT + list(args) + [core], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=120)
+                       stderr=subprocess.PIPE, timeout=scaled(120))
     if p.returncode != 0:
         raise Failure("text report %s: exit %d: %s" % (" ".join(args), p.returncode,
                                                       p.stderr.decode("utf-8", "replace").strip()))

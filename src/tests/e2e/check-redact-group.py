@@ -35,6 +35,7 @@ import time
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.env import scaled
 
 Failure = pt.Failure
 
@@ -45,7 +46,7 @@ def pythons():
 
 def pycore(args, stdin=None):
     p = subprocess.run([pt.PYCORE] + args, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=300)
+                       timeout=scaled(300))
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 

@@ -33,6 +33,7 @@ import tempfile
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest.env import scaled
 Failure = pt.Failure
 
 ARGS = [b"line one\nline two", b"caf\xe9-\xff.txt"]
@@ -99,7 +100,7 @@ def check_summary(report, truth, want_kind):
 
 
 def check_text(core, argv):
-    p = subprocess.run([pt.PYCORE, "analyze", core], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    p = subprocess.run([pt.PYCORE, "analyze", core], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
     if p.returncode != 0:
         raise Failure("text report: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")))
     try:
@@ -133,7 +134,7 @@ def check_full(core):
     for fmt in ("text", "json"):
         with open("/dev/full", "w") as full:
             p = subprocess.run([pt.PYCORE, "analyze", "--format", fmt, core], stdout=full,
-                               stderr=subprocess.PIPE, timeout=120)
+                               stderr=subprocess.PIPE, timeout=scaled(120))
         err = p.stderr.decode("utf-8", "replace").strip().splitlines()
         if p.returncode != 5 or len(err) != 1 or "cannot write" not in err[0] or core not in err[0]:
             raise Failure("%s report to /dev/full: exit %d, stderr %r; want exit 5 and one line"
@@ -188,7 +189,7 @@ def sent(target, workdir):
         import time
         time.sleep(0.3)  # from READY to its blocking call
         os.kill(proc.pid, signal.SIGSEGV)
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=scaled(60))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -207,7 +208,7 @@ def sent(target, workdir):
         raise Failure("signal %s, want %s (this test sent it)" % (sig, want))
     check_argv(report, argv)
     check_summary(report, truth, "signal-sent")
-    p = subprocess.run([pt.PYCORE, "analyze", core], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    p = subprocess.run([pt.PYCORE, "analyze", core], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
     line = "SIGSEGV (11) sent by pid %d (uid %d) with kill" % (os.getpid(), os.getuid())
     text = p.stdout.decode("utf-8", "replace")
     if p.returncode != 0 or "Signal: " + line not in text or "fault address" in text:
@@ -228,7 +229,7 @@ def python2(workdir):
         if not pt.wait_ready(proc):
             raise Failure("CPython 2.7 did not get ready")
         g = subprocess.run(["gcore", "-o", os.path.join(workdir, "core"), str(proc.pid)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
         core = os.path.join(workdir, "core.%d" % proc.pid)
         if g.returncode != 0 or not os.path.exists(core):
             raise Failure("gcore of CPython 2.7 failed")

@@ -41,6 +41,7 @@ SCENARIOS = os.path.join(HERE, "scenarios")
 from pycoretest import interpreters  # noqa: E402
 from pycoretest.tap import TAP, Failure, Skip  # noqa: E402
 import pycoretest as cs  # noqa: E402
+from pycoretest.env import scaled
 
 PYTHON = interpreters.path("debian3.11") or "/usr/bin/python3.11"
 
@@ -57,7 +58,7 @@ def cores_in(work):
 
 
 def wait_core(work, before=(), timeout=20):
-    end = time.time() + timeout
+    end = time.time() + scaled(timeout)
     pattern = cs.kernel_core_usable()[0]
     changed = None
     while time.time() < end:
@@ -129,7 +130,7 @@ def crash_python(work, script, pyargs):
     truth = os.path.join(work, "truth.json")
     before = cores_in(work)
     p = subprocess.run([PYTHON] + pyargs + [os.path.join(SCENARIOS, script), truth], cwd=work,
-                       preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                       preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
     if p.returncode != -signal.SIGSEGV:
         raise Failure("%s ended with %s, not SIGSEGV: %s" % (script, p.returncode, p.stderr[-300:]))
     return wait_core(work, before), json.load(open(truth))
@@ -177,7 +178,7 @@ def forked_child(work):
     truth_path = os.path.join(work, "truth.json")
     before = cores_in(work)
     p = subprocess.run([PYTHON, os.path.join(SCENARIOS, "forked.py"), truth_path], cwd=work,
-                       preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                       preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
     if p.returncode != 0:
         raise Failure("forked.py: the child did not end in SIGSEGV (exit %s): %s" % (p.returncode, p.stderr[-300:]))
     core, truth = wait_core(work, before), json.load(open(truth_path))
@@ -294,7 +295,7 @@ Require all granted
 """ % {"w": work, "port": port, "m": modules, "user": user})
     before = cores_in(work)
     start = subprocess.run([apache2, "-f", conf, "-k", "start"], preexec_fn=unlimited, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
+                           stderr=subprocess.STDOUT, timeout=scaled(30))
     if start.returncode != 0:
         raise Failure("apache2 did not start: %s" % start.stdout.decode(errors="replace")[-400:])
     try:
@@ -303,7 +304,7 @@ Require all granted
         core = wait_core(work, before)
     finally:
         subprocess.run([apache2, "-f", conf, "-k", "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=30)
+                       timeout=scaled(30))
         pidfile = os.path.join(work, "httpd.pid")
         for _ in range(50):
             if not os.path.exists(pidfile):
@@ -390,7 +391,7 @@ def uwsgi(work):
         time.sleep(0.3)
         hung = json.load(open(hang))
         g = subprocess.run(["gcore", "-o", os.path.join(work, "hung"), str(hung["pid"])], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=120)
+                           stderr=subprocess.STDOUT, timeout=scaled(120))
         hung_core = os.path.join(work, "hung.%d" % hung["pid"])
         if g.returncode != 0 or not os.path.exists(hung_core):
             raise Failure("gcore failed: %s" % g.stdout.decode(errors="replace")[-300:])
@@ -402,7 +403,7 @@ def uwsgi(work):
                 request(port, "/crash-" + how)
                 try:
                     # (renamed: the next core may have the same name)
-                    cores[how] = wait_core(work, before, timeout=8) + "." + how
+                    cores[how] = wait_core(work, before, timeout=scaled(8)) + "." + how
                     os.rename(cores[how][:-len(how) - 1], cores[how])
                     before = cores_in(work)
                     break
@@ -413,7 +414,7 @@ def uwsgi(work):
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=scaled(30))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

@@ -18,6 +18,7 @@ from pycoretest.env import PYCORE, SRCDIR
 from pycoretest.run import run_pycore
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.env import scaled
 
 
 def check_sample(tap, core, truth_path):
@@ -56,7 +57,7 @@ def check_sample(tap, core, truth_path):
             p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                                 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, prefix,
                                 PYCORE, "analyze", "--format", "json", core],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
         finally:
             os.rmdir(empty)
         if p.returncode != 0:

@@ -34,6 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import pycoretest as cs  # noqa: E402
+from pycoretest.env import scaled
 
 SERVERS = os.path.join(HERE, "servers")
 PYTHON311 = "/usr/bin/python3.11"
@@ -87,10 +88,10 @@ class Server:
 
 
 def connect(port, timeout=30):
-    end = time.time() + timeout
+    end = time.time() + scaled(timeout)
     while True:
         try:
-            return socket.create_connection(("127.0.0.1", port), timeout=10)
+            return socket.create_connection(("127.0.0.1", port), timeout=scaled(10))
         except OSError:
             if time.time() > end:
                 raise cs.Failure("the server did not listen on port %d in %d s" % (port, timeout))
@@ -98,7 +99,7 @@ def connect(port, timeout=30):
 
 
 def wait_file(path, timeout=30):
-    end = time.time() + timeout
+    end = time.time() + scaled(timeout)
     while not os.path.exists(path):
         if time.time() > end:
             raise cs.Failure("%s not written in %d s" % (path, timeout))
@@ -108,7 +109,7 @@ def wait_file(path, timeout=30):
 
 def gcore(pid, work):
     g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(pid)], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=120)
+                       stderr=subprocess.STDOUT, timeout=scaled(120))
     core = os.path.join(work, "core.%d" % pid)
     if g.returncode != 0 or not os.path.exists(core):
         raise cs.Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-500:])

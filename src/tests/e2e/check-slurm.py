@@ -57,6 +57,7 @@ import time
 
 import pycoretest as cs
 from pycoretest.htmlpage import Page, check_markup
+from pycoretest.env import scaled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
@@ -154,7 +155,7 @@ class Cluster:
                                   "--socket=" + self.socket, "--pid-file=" + os.path.join(mdir, "munged.pid"),
                                   "--log-file=" + mlog, "--seed-file=" + os.path.join(mdir, "munged.seed"),
                                   "--num-threads=2"], mlog)
-        deadline = time.time() + 20
+        deadline = time.time() + scaled(20)
         while not os.path.exists(self.socket):
             if m.poll() is not None:
                 raise self.died("munged", m, mlog)
@@ -205,7 +206,7 @@ PartitionName=pycore Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 
         ctld = self.start("slurmctld", ["slurmctld", "-D", "-i"], self.path("slurmctld.log"))
         # slurmd registers with slurmctld: let it listen first
-        deadline = time.time() + 30
+        deadline = time.time() + scaled(30)
         while self.ctl(["scontrol", "ping"])[0] != 0:
             if ctld.poll() is not None:
                 raise self.died("slurmctld", ctld, self.path("slurmctld.log"))
@@ -213,7 +214,7 @@ PartitionName=pycore Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                 raise Failure("slurmctld does not answer scontrol ping in 30 s: %s" % tail(self.path("slurmctld.log")))
             time.sleep(0.3)
         sd = self.start("slurmd", ["slurmd", "-D", "-N", "localhost"], self.path("slurmd.log"))
-        deadline = time.time() + 60
+        deadline = time.time() + scaled(60)
         state = ""
         while True:
             rc, out, _ = self.ctl(["sinfo", "-h", "-N", "-n", "localhost", "-o", "%T"])
@@ -263,7 +264,7 @@ PartitionName=pycore Nodes=localhost Default=YES MaxTime=INFINITE State=UP
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 try:
-                    p.wait(timeout=15)
+                    p.wait(timeout=scaled(15))
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
@@ -366,7 +367,7 @@ def group(args, files, bad=0):
     """pycore group's output over FILES, which hold BAD lines that are not
     records (exit 1, and stderr counts them)."""
     p = subprocess.run([cs.PYCORE, "group"] + args + files, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=120)
+                       timeout=scaled(120))
     err = p.stderr.decode("utf-8", "replace")
     if p.returncode != (1 if bad else 0) or (bad and "%d bad line" % bad not in err):
         raise Failure("pycore group %s: exit %d: %s" % (" ".join(args), p.returncode, err[-300:]))
@@ -437,7 +438,7 @@ def submit(cluster, work, dumps, array):
         p = subprocess.run(["sbatch", "--parsable", "--wait", "--array=" + array, "--job-name=pycore-shards",
                             "-D", work, "-o", os.path.join(work, "task-%a.log"), "--wrap", cmd],
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=cluster.env, timeout=600)
+                           env=cluster.env, timeout=scaled(600))
     except subprocess.TimeoutExpired:
         cluster.ctl(["scancel", "--name=pycore-shards"])
         raise Failure("the array %s did not finish in 600 s: %s" % (array, tail(cluster.path("slurmctld.log"))))
@@ -488,7 +489,7 @@ def run(tap, cluster, work):
 
     whole = os.path.join(work, "all.jsonl")
     with open(whole, "wb") as f:
-        p = subprocess.run([cs.PYCORE, "batch", dumps], stdout=f, stderr=subprocess.PIPE, timeout=600)
+        p = subprocess.run([cs.PYCORE, "batch", dumps], stdout=f, stderr=subprocess.PIPE, timeout=scaled(600))
     if p.returncode != 0:
         raise Failure("pycore batch %s: exit %d: %s" % (dumps, p.returncode, p.stderr.decode()[-300:]))
     one = dict((r["input"]["path"], comparable(r)) for r in records_of(whole))

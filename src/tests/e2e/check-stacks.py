@@ -36,6 +36,7 @@ from pycoretest.locals import compare_locals, listed_once
 from pycoretest.run import run_pycore
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.env import scaled
 
 GCORE_SCENARIOS = ["threads", "recursion", "genco", "locals", "exceptions", "gc", "subinterp"]
 
@@ -113,7 +114,7 @@ def check_native(target, core, truth, innermost):
     mine = [(int(f["address"], 16), f["function"]) for f in crashed["frames"]
             if f["kind"] == "native" and not f.get("inlined")]
     g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_FRAMES, target.host_exe(), core],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(120))
     theirs = []
     for line in g.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("FRAME "):
@@ -177,7 +178,7 @@ def check_sysroot_debug(target, core, report):
                         'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh",
                         target.root + ".debug/usr/lib/debug", inside,
                         PYCORE, "analyze", "--format", "json", "--layout=dwarf", "--sysroot", target.root, core],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
     if p.returncode != 0:
         raise Failure("--layout=dwarf with the debug files in the root's usr/lib/debug: exit %d: %s"
                       % (p.returncode, p.stderr.decode().strip()))

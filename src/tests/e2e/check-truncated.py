@@ -37,6 +37,7 @@ import sys
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.corefile import crashing_stack_offset, layout
+from pycoretest.env import scaled
 Failure, Skip = pt.Failure, pt.Skip
 
 LIMITS = ["8192", "25%", "50%", "75%", "90%"]  # of the bytes the whole core holds
@@ -54,7 +55,7 @@ def check_cut(target, core, truth_path):
         raise Skip("the kernel wrote this core whole (%d bytes) under the limit" % size)
     try:
         p = subprocess.run([pt.PYCORE, "analyze", "--format", "json"] + target.pycore_args() + [core],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
     except subprocess.TimeoutExpired:
         raise Failure("pycore still running after 60 s")
     err = p.stderr.decode("utf-8", "replace")

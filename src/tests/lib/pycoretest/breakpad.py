@@ -8,7 +8,7 @@ import struct
 import subprocess
 
 from .compare import version_of
-from .env import SRCDIR
+from .env import SRCDIR, scaled
 from .native import EVAL, debug_args
 from .run import run_pycore
 from .schema import load_report
@@ -22,7 +22,7 @@ def tools_dir():
     """The directory of Breakpad's tools (scripts/breakpad builds them
     once), or raise Skip saying why not."""
     p = subprocess.run([os.path.join(SRCDIR, "scripts", "breakpad")], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=1800)
+                       stderr=subprocess.PIPE, timeout=scaled(1800))
     if p.returncode != 0:
         raise Skip(p.stderr.decode("utf-8", "replace").strip() or "scripts/breakpad failed")
     return os.path.join(p.stdout.decode().strip(), "bin")
@@ -60,7 +60,7 @@ class Symbols:
             return
         self.done.add(path)
         p = subprocess.run([self.dump_syms, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           timeout=300)
+                           timeout=scaled(300))
         first = p.stdout.split(b"\n", 1)[0].decode("utf-8", "replace").split()
         if p.returncode != 0 or len(first) != 5 or first[0] != "MODULE":
             return  # not an ELF file dump_syms reads: stackwalk scans there, and the compare stops
@@ -74,7 +74,7 @@ def stackwalk(bindir, dmp, symroot):
     """minidump_stackwalk's threads, in the dump's order: each a list of
     (module file name, pc, how it was found), innermost first."""
     p = subprocess.run([os.path.join(bindir, "minidump_stackwalk"), dmp, symroot], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, timeout=300)
+                       stderr=subprocess.DEVNULL, timeout=scaled(300))
     if p.returncode != 0:
         raise Failure("minidump_stackwalk failed (exit %d)" % p.returncode)
     threads, frame = [], None

@@ -5,6 +5,7 @@ import re
 import subprocess
 
 from .tap import Failure
+from .env import scaled
 
 
 def first_difference(a, b, where="report"):
@@ -36,7 +37,7 @@ def gdb_threads(exe, compact, tids):
     listed, none failing in its three innermost frames; how many it lists."""
     p = subprocess.run(["gdb", "-nx", "-batch", "-ex", "set debuginfod enabled off",
                         "-ex", "thread apply all bt", exe, compact],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
     out = p.stdout.decode("utf-8", "replace")
     listed = set(int(t) for t in re.findall(r"^Thread \d+ \((?:Thread 0x[0-9a-f]+ )?\(?LWP (\d+)\)", out, re.M))
     missing = set(tids) - listed

@@ -20,7 +20,7 @@ import sys
 import time
 
 from . import interpreters
-from .env import PYCORE
+from .env import PYCORE, scaled, wait_until
 from .tap import Failure
 
 PYTHON = interpreters.path("debian3.11")   # Debian's: its package is what a hook meets
@@ -83,10 +83,8 @@ class World:
         self.procs.append(subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT))
 
     def wait_for(self, path):
-        for _ in range(100):
-            if os.path.exists(path):
-                return
-            time.sleep(0.05)
+        if wait_until(lambda: os.path.exists(path), 5):
+            return
         raise Failure("%s did not appear; daemons' log:\n%s" % (path, self.daemon_log()))
 
     def daemon_log(self):
@@ -99,7 +97,7 @@ class World:
                 p.terminate()
         for p in self.procs:
             try:
-                p.wait(timeout=10)
+                p.wait(timeout=scaled(10))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
@@ -113,28 +111,54 @@ class World:
             p = subprocess.Popen([self.binary, str(pid), "0", "0", str(signo), str(when),
                                   "9223372036854775808", HOSTNAME], stdin=f, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT)
-            out = p.communicate(timeout=120)[0]
+            out = p.communicate(timeout=scaled(120))[0]
         self.connections += 1
         if p.returncode != 0:
             raise Failure("systemd-coredump exited %d: %s" % (p.returncode, out.decode("utf-8", "replace")))
         # its per-connection instance: NUMBER-PID-UID of the peer, this process
         instance = "%d-%d-0" % (self.connections, p.pid)
-        for _ in range(200):
-            entry = [e for e in journal(COREDUMP_ID) if e.get("COREDUMP_PID") == str(pid)]
-            if entry:
-                return instance, entry[-1]
-            time.sleep(0.05)
+        entry = wait_until(lambda: [e for e in journal(COREDUMP_ID) if e.get("COREDUMP_PID") == str(pid)], 10)
+        if entry:
+            return instance, entry[-1]
         raise Failure("no systemd-coredump journal entry for pid %d; daemons' log:\n%s" % (pid, self.daemon_log()))
 
 
+# The fields the checkers read: systemd-coredump's Storage=journal entry
+# holds the whole core in its COREDUMP field, which `-o json --all` would
+# print as an array of numbers at every poll (check-coredump timed out so
+# under load).
+JOURNAL_FIELDS = ("MESSAGE", "MESSAGE_ID", "PRIORITY", "COREDUMP_PID", "COREDUMP_FILENAME", "COREDUMP_EXE",
+                  "PYCORE_REPORT", "PYCORE_FINGERPRINT", "PYCORE_RESULT", "PYCORE_TEXT")
+JOURNAL_DIR = "/run/log/journal"
+_journal_seen = {}   # (journal directory's device and inode, message id) -> (cursor, entries)
+
+
 def journal(message_id):
-    p = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json", "--all", "--no-pager",
-                        "MESSAGE_ID=" + message_id], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-    out = []
+    """Every entry of MESSAGE_ID in this checker's own journal (its private
+    /run/log/journal), oldest first.  Each call reads only the entries
+    written since the last one (journalctl --after-cursor), only the
+    fields in JOURNAL_FIELDS."""
+    st = os.stat(JOURNAL_DIR)
+    key = (st.st_dev, st.st_ino, message_id)
+    cursor, entries = _journal_seen.get(key, (None, []))
+    argv = ["journalctl", "-D", JOURNAL_DIR, "-o", "json", "--all", "--no-pager",
+            "--output-fields=" + ",".join(JOURNAL_FIELDS)]
+    if cursor:
+        argv.append("--after-cursor=" + cursor)
+    p = subprocess.run(argv + ["MESSAGE_ID=" + message_id], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=scaled(60))
+    if p.returncode != 0 and cursor:
+        # a cursor the journal no longer knows (rotated): read it all again
+        _journal_seen.pop(key, None)
+        return journal(message_id)
+    entries = list(entries)
     for line in p.stdout.decode("utf-8", "replace").splitlines():
         if line.strip():
-            out.append(json.loads(line))
-    return out
+            e = json.loads(line)
+            entries.append(e)
+            cursor = e.get("__CURSOR", cursor)
+    _journal_seen[key] = (cursor, entries)
+    return list(entries)
 
 
 def hook(args, env_extra, wait=True):
@@ -143,7 +167,7 @@ def hook(args, env_extra, wait=True):
     p = subprocess.Popen([PYCORE, "coredump"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     if not wait:
         return p
-    out, err = p.communicate(timeout=300)
+    out, err = p.communicate(timeout=scaled(300))
     return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from .compare import compare
-from .env import SCENARIOS
+from .env import SCENARIOS, scaled
 from .interpreters import Target
 from .run import run_pycore
 from .schema import load_report
@@ -21,7 +21,7 @@ from .tap import Failure, Skip
 def wait_ready(proc, timeout=30):
     """Wait until the process prints READY; return False on timeout/exit."""
     buf = b""
-    end = timeout
+    end = scaled(timeout)
     while end > 0:
         r, _, _ = select.select([proc.stdout], [], [], 0.5)
         end -= 0.5
@@ -79,13 +79,13 @@ def take_snapshot(target, scenario, workdir, before=None, args=()):
             # gcore's attaching does
             time.sleep(0.5)
             proc.send_signal(signal.SIGQUIT)
-            proc.communicate(timeout=60)
+            proc.communicate(timeout=scaled(60))
             core = kernel_core_path(pattern, proc.pid, workdir)
             if not os.path.exists(core):
                 raise Failure("SIGQUIT: the kernel wrote no core (%s)" % core)
             return core, truth_path, signal.SIGQUIT
         g = subprocess.run(["gcore", "-o", os.path.join(workdir, "core"), str(proc.pid)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
         core = os.path.join(workdir, "core.%d" % proc.pid)
         if g.returncode != 0 or not os.path.exists(core):
             raise Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-500:])
@@ -201,7 +201,7 @@ def take_crash(target, workdir, argv, signo, limit=None):
     proc = target.popen([target.scenario(workdir, argv[0]), target.inside(truth_path)] + argv[1:], workdir,
                         preexec=unlimited, stdout=subprocess.PIPE)
     try:
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=scaled(60))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()

@@ -26,6 +26,7 @@ import tempfile
 import time
 
 from .tap import Failure, Skip
+from .env import scaled
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -287,11 +288,11 @@ class Browser:
 
     def close(self):
         try:
-            self.send("Browser.close", timeout=10)
+            self.send("Browser.close", timeout=scaled(10))
         except (Failure, OSError):
             pass
         try:
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=scaled(10))
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -315,7 +316,7 @@ def screenshot(path, png, work, size="1100,1000"):
         subprocess.run([CHROMIUM] + BASE_FLAGS + ["--user-data-dir=" + profile, "--hide-scrollbars",
                                                   "--window-size=" + size, "--screenshot=" + png,
                                                   "file://" + os.path.abspath(path)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=scaled(120))
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     if not os.path.exists(png) or os.path.getsize(png) < 1000:

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from .env import E2E, SCENARIOS, SRCDIR
+from .env import E2E, SCENARIOS, SRCDIR, scaled
 
 INTERP_FILES = os.path.join(E2E, "interpreters")
 _NAME = re.compile(r"^(py|debian|sid)(\d+)\.(\d+)(-dbg)?$")
@@ -101,7 +101,7 @@ def sid_root():
     """The Debian unstable root (scripts/sid-root builds it once): (path,
     None) or (None, why not)."""
     p = subprocess.run([os.path.join(SRCDIR, "scripts", "sid-root")], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=1800)
+                       stderr=subprocess.PIPE, timeout=scaled(1800))
     if p.returncode != 0:
         return None, p.stderr.decode("utf-8", "replace").strip() or "scripts/sid-root failed"
     return p.stdout.decode().strip(), None

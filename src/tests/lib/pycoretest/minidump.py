@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from .tap import Skip
+from .env import scaled
 
 
 def find_lldb():
@@ -44,4 +45,4 @@ def save_minidump(pid, style, path):
     need_lldb()
     return subprocess.run([LLDB, "-p", str(pid), "-b", "-o",
                            "process save-core --plugin-name=minidump --style %s %s" % (style, path)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300).stdout
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300)).stdout

@@ -3,6 +3,7 @@ for frame gdb's on the same core (return addresses and inlined calls)."""
 import subprocess
 
 from .tap import Failure
+from .env import scaled
 
 EVAL = "_PyEval_EvalFrameDefault"   # or a part GCC split off it: .cold
 GDB_THREAD = """python
@@ -21,7 +22,7 @@ def gdb_frames(target, core, tid):
     """gdb's frames of thread TID, innermost first: ("N", pc) for a real
     frame, ("I", name) for a call gdb shows as inlined there."""
     g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_THREAD % tid,
-                       target.host_exe(), core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+                       target.host_exe(), core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(120))
     frames = []
     for line in g.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("FRAME "):

@@ -3,11 +3,11 @@ import os
 import shutil
 import subprocess
 
-from .env import PYCORE
+from .env import PYCORE, scaled
 
 
 def run_pycore(args, env=None):
-    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, env=env)
+    p = subprocess.run([PYCORE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120), env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
