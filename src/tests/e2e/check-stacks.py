@@ -18,7 +18,8 @@ can be skipped on its own (the native stack against gdb's, the compressed copy),
 a skip naming what is missing (the interpreter, a tool, a compiler).
 
 Environment: PYCORE (the binary), srcdir (the source tree), KEEP_CORES=1 to
-keep the temporary directories.  Exit 0 pass, 1 a scenario failed.
+keep the temporary directories, PYCORE_QUICK=1 (make check-quick) only
+QUICK_SCENARIOS, PYCORE_SCENARIOS=a,b only those.  Exit 0 pass, 1 a scenario failed.
 """
 import json
 import os
@@ -298,6 +299,25 @@ def check(target, scenario, workdir, name, subs):
     return "%d threads, %d frames" % (len(truth["threads"]), nframes)
 
 
+# make check-quick's scenarios: threads and frames, locals, a real crash
+QUICK_SCENARIOS = ["threads", "locals", "crash"]
+
+
+def scenarios():
+    """Every scenario; with PYCORE_SCENARIOS=a,b those; with PYCORE_QUICK=1
+    (make check-quick) QUICK_SCENARIOS."""
+    every = GCORE_SCENARIOS + list(CRASHES)
+    if os.environ.get("PYCORE_SCENARIOS"):
+        chosen = os.environ["PYCORE_SCENARIOS"].split(",")
+        unknown = [s for s in chosen if s not in every]
+        if unknown:
+            sys.exit("check-stacks.py: PYCORE_SCENARIOS names no scenario %s (%s)" % (unknown, ", ".join(every)))
+        return chosen
+    if os.environ.get("PYCORE_QUICK") == "1":
+        return QUICK_SCENARIOS
+    return every
+
+
 def main():
     tap = TAP()
     if len(sys.argv) != 2:
@@ -306,7 +326,7 @@ def main():
     target, why = interpreters.find(name)
     if not why and not target.root and not shutil.which("gcore"):
         why = "gcore not installed (Debian package gdb)"
-    for scenario in GCORE_SCENARIOS + list(CRASHES):
+    for scenario in scenarios():
         label = "%s %s" % (name, scenario)
         if why:
             tap.skip(label, why)
