@@ -9,8 +9,9 @@
     text within a line, and a line that is only "..." for any number of
     lines (none included).  A command must exit 0: an example of a failure
     shows its status with `; echo "exit $?"`.  A block preceded by
-    <!-- doctest: skip REASON --> (root, a service, a cluster) is a skip
-    naming REASON.  Commands run in a scratch directory holding testdata/
+    <!-- doctest: skip REASON --> (a service, a cluster) is a skip
+    naming REASON; one preceded by <!-- doctest: root --> runs only as
+    root (ptrace of a process not its child), else is a skip.  Commands run in a scratch directory holding testdata/
     (the source tree's) and build/pycore, with pycore under test first on
     PATH, standard input /dev/null, 60 s each.  An example whose tool is
     not installed (the shell's "not found", exit 127) is a skip naming it.
@@ -60,6 +61,10 @@ def examples(path):
         m = re.match(r"\s*<!--\s*doctest:\s*skip\s+(.*?)\s*-->\s*$", line)
         if m:
             marker = m.group(1)
+            i += 1
+            continue
+        if re.match(r"\s*<!--\s*doctest:\s*root\s*-->\s*$", line):
+            marker = "" if os.geteuid() == 0 else "needs root (the doc marks it so)"
             i += 1
             continue
         if line.strip().startswith("```"):
