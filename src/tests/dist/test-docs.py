@@ -18,6 +18,8 @@
   * Every error code of the JSON schema (src/report/pycore-report.schema.json,
     $defs error-code and error-record's codes) is in doc/errors.md's table,
     and every exit status src/cli/options.h defines.
+  * doc/json-report.md's tables of fields are what scripts/schema-doc
+    makes of the schema.
   * No internal link is broken: a relative Markdown link names a file of
     the tree, and a #fragment a heading of that file (GitHub's anchors).
   * And the checker catches a drift: a copy of a doc with one output line
@@ -305,6 +307,30 @@ def check_error_table(top):
     return "%d error codes and exit statuses %s" % (len(codes), exit_codes(top))
 
 
+# --- the JSON fields ------------------------------------------------------
+
+def check_schema_doc(top):
+    """doc/json-report.md's field tables are what scripts/schema-doc makes
+    of the schema now."""
+    path = os.path.join(top, "doc", "json-report.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"<!-- schema-doc: begin -->\n(.*?)<!-- schema-doc: end -->", text, re.S)
+    if not m:
+        raise Failure("doc/json-report.md has no <!-- schema-doc: begin --> ... end block")
+    p = subprocess.run([os.environ.get("PYTHON3", sys.executable), os.path.join(top, "scripts", "schema-doc")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        raise Failure("scripts/schema-doc: exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
+    want = p.stdout.decode()
+    if m.group(1) != want:
+        import difflib
+        diff = "".join(list(difflib.unified_diff(m.group(1).splitlines(True), want.splitlines(True),
+                                                 "doc/json-report.md", "scripts/schema-doc"))[:40])
+        raise Failure("doc/json-report.md's fields differ from the schema's (run scripts/schema-doc)\n" + diff)
+    return "%d fields" % want.count("\n| `")
+
+
 # --- the checker catches a drift -------------------------------------------
 
 def drifted_copy_fails(tap_unused=None):
@@ -363,6 +389,7 @@ def main():
         tap.run("%s: internal links" % rel, check_links, path)
     if len(sys.argv) == 1:
         tap.run("doc/errors.md: every error code of the schema and every exit status", check_error_table, SRCDIR)
+        tap.run("doc/json-report.md: every field of the schema", check_schema_doc, SRCDIR)
         tap.run("a drifted example and broken links are caught", drifted_copy_fails)
         if total == 0:
             tap.not_ok("runnable examples", "no ```console example in README or doc/")
