@@ -18,6 +18,8 @@
   * Every error code of the JSON schema (src/report/pycore-report.schema.json,
     $defs error-code and error-record's codes) is in doc/errors.md's table,
     and every exit status src/cli/options.h defines.
+  * README has at most 250 lines and links straight to how to install
+    the hook, the exit codes and the Slurm array.
   * doc/json-report.md's tables of fields are what scripts/schema-doc
     makes of the schema.
   * No internal link is broken: a relative Markdown link names a file of
@@ -307,6 +309,30 @@ def check_error_table(top):
     return "%d error codes and exit statuses %s" % (len(codes), exit_codes(top))
 
 
+# --- the README ------------------------------------------------------------
+
+README_TARGETS = [("how to install the hook", "doc/hook.md#installing-the-hook"),
+                  ("the exit codes", "doc/errors.md"),
+                  ("the Slurm array", "doc/pipelines.md#a-slurm-array")]
+
+
+def check_readme(top):
+    """README: at most 250 lines, and the hook's installation, the exit
+    codes and the Slurm array one link away (each target a heading that
+    exists: the link check sees to that)."""
+    path = os.path.join(top, "README")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    n = text.count("\n")
+    if n > 250:
+        raise Failure("README has %d lines (at most 250)" % n)
+    targets = links(path)
+    missing = [what for what, t in README_TARGETS if t not in targets]
+    if missing:
+        raise Failure("README links to none of: %s" % ", ".join(missing))
+    return "%d lines; %s one link away" % (n, ", ".join(w for w, _ in README_TARGETS))
+
+
 # --- the JSON fields ------------------------------------------------------
 
 def check_schema_doc(top):
@@ -389,6 +415,7 @@ def main():
         tap.run("%s: internal links" % rel, check_links, path)
     if len(sys.argv) == 1:
         tap.run("doc/errors.md: every error code of the schema and every exit status", check_error_table, SRCDIR)
+        tap.run("README: short, and the newcomer's questions one link away", check_readme, SRCDIR)
         tap.run("doc/json-report.md: every field of the schema", check_schema_doc, SRCDIR)
         tap.run("a drifted example and broken links are caught", drifted_copy_fails)
         if total == 0:
