@@ -129,7 +129,10 @@ static const char style[] =
 	"svg .bar{fill:#2457c5}svg .axis{stroke:#9aa3b2}svg text.small{font-size:10px;fill:#5b6475}\n"
 	"svg .fl0{fill:#f3a65a}svg .fl1{fill:#f6c15b}svg .fl2{fill:#ec8a4f}svg .fl3{fill:#f5b06e}"
 	"svg .fl4{fill:#e9a14a}svg .flroot{fill:#c9ced8}svg .fl{stroke:#fff;stroke-width:.5}\n"
-	"table.groups td.n,table.groups th.n{text-align:right}\n"
+	"table.groups td.n,table.groups th.n{text-align:right;width:1%}\n"
+	/* the dashboard's headers and numbers never wrap, even beside a long
+	 * crash line: break-all (above) would cut "dumps" into "dump|s" */
+	"table.groups th,table.groups td.n{white-space:nowrap;word-break:normal}\n"
 	".muted{color:var(--mut)}\n";
 
 /* Adds the buttons that open and close every <details> at once: nothing

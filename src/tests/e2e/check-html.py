@@ -411,14 +411,21 @@ def main():
                 missing = [h for h in links if not os.path.exists(os.path.join(pages, h))]
                 if not links or missing:
                     raise Failure("dashboard (%s): links %s, missing %s" % (label, links[:3], missing[:3]))
+            # at a 1300-pixel window no header nor count of the groups' table
+            # wraps (break-all once cut "dumps" into "dump" and "s")
+            wraps, cells = get_browser().wrapped(index, "table.groups th, table.groups td.n", 1300)
+            if wraps:
+                raise Failure("dashboard at 1300 px: %d of %d headers and numbers wrap: %s"
+                              % (len(wraps), cells, wraps[:4]))
             reports = sum(1 for l in lines if b'"error":' not in l[:200])
             total = int(re.search(r'<span id="reports">(\d+)</span>', open(index).read()).group(1))
             if total != len(lines) - sum(1 for l in lines if json.loads(l).get("error")):
                 raise Failure("dashboard: %d reports, the JSON Lines hold %d" % (total, reports))
             pages_made = len([p for p in os.listdir(pages) if p != "index.html"])
             size = screenshot(index, os.path.join(os.getcwd(), "html-dashboard.png"), work, "1100,1000")
-            return "%d groups of %d records, %d pages linked, loaded in %.2f s; screenshot %d bytes" % (
-                len(groups), len(lines), pages_made, secs, size)
+            return ("%d groups of %d records, %d pages linked, loaded in %.2f s; %d headers and numbers "
+                    "on one line at 1300 px; screenshot %d bytes" % (len(groups), len(lines), pages_made, secs,
+                                                                      cells, size))
         tap.run("%s dashboard of batch --html-dir over two shards" % (name or "html"), dashboard)
     finally:
         if browser[0]:

@@ -286,6 +286,34 @@ class Browser:
         self.send("Target.closeTarget", {"targetId": target})
         return "<!DOCTYPE html>\n" + dom, problems, secs
 
+    def wrapped(self, path, selector, width=1300, height=900):
+        """The texts of the elements SELECTOR picks in PATH, laid out in a
+        window WIDTH pixels wide, that take more than one line: [(text,
+        lines)].  A line is a distinct top of the text's client rectangles
+        (a Range over the element's contents)."""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        try:
+            self.send("Page.enable", session=session)
+            self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                             "deviceScaleFactor": 1, "mobile": False},
+                      session=session)
+            self.events = []
+            self.send("Page.navigate", {"url": "file://" + os.path.abspath(path)}, session=session)
+            self.wait_event("Page.loadEventFired", session)
+            js = ("(function(){var out=[],els=document.querySelectorAll(%s);"
+                  "for(var i=0;i<els.length;i++){var r=document.createRange();r.selectNodeContents(els[i]);"
+                  "var rs=r.getClientRects(),tops={},n=0;for(var k=0;k<rs.length;k++){"
+                  "if(rs[k].width<1)continue;var t=Math.round(rs[k].top);if(!(t in tops)){tops[t]=1;n++;}}"
+                  "out.push([els[i].textContent,n]);}return JSON.stringify(out);})()") % json.dumps(selector)
+            res = self.send("Runtime.evaluate", {"expression": js, "returnByValue": True}, session=session)
+            cells = json.loads(res["result"]["value"])
+        finally:
+            self.send("Target.closeTarget", {"targetId": target})
+        if not cells:
+            raise Failure("no element %s in %s" % (selector, os.path.basename(path)))
+        return [(t, n) for t, n in cells if n > 1], len(cells)
+
     def close(self):
         try:
             self.send("Browser.close", timeout=scaled(10))
