@@ -61,7 +61,7 @@ import time
 import pycoretest as pt
 from pycoretest import breakpad
 from pycoretest import interpreters
-from pycoretest.env import scaled
+from pycoretest.env import scaled, wait_until
 PROC_FILES = ("auxv", "cmdline", "environ", "maps", "status")
 
 
@@ -108,10 +108,7 @@ def produce(bindir, target, work):
         dumps["pid2md"] = (live, None) if p.returncode == 0 and os.path.exists(live) else \
             "pid2md failed: %s" % p.stdout.decode("utf-8", "replace").strip()[-300:]
         os.kill(proc.pid, signal.SIGSTOP)
-        for _ in range(100):
-            if open("/proc/%d/stat" % proc.pid).read().rsplit(")", 1)[1].split()[0] == "T":
-                break
-            time.sleep(0.05)
+        wait_until(lambda: open("/proc/%d/stat" % proc.pid).read().rsplit(")", 1)[1].split()[0] == "T", 5)
         procdir = os.path.join(work, "proc")
         os.mkdir(procdir)
         for f in PROC_FILES:

@@ -195,14 +195,14 @@ def inner():
             p = hook(["--config", conf, instance], env, wait=False)
             status = ""
             try:
-                for _ in range(100):
+                def dropped():
+                    nonlocal status
                     try:
                         status = open("/proc/%d/status" % p.pid).read()
                     except OSError:
-                        break
-                    if "\nUid:\t65534" in status:
-                        break
-                    time.sleep(0.05)
+                        return True
+                    return "\nUid:\t65534" in status
+                wait_until(dropped, 5)
                 fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
                 got = {k: fields.get(k, "").split() for k in ("Uid", "Gid", "Groups", "CapEff", "CapPrm",
                                                                "NoNewPrivs")}

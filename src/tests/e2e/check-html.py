@@ -49,7 +49,7 @@ import time
 import pycoretest as cs
 from pycoretest.htmlpage import CHROMIUM, Browser, Page, check_markup, esc, no_script_dom, screenshot
 from pycoretest.minidump import LLDB_NAME, need_lldb, save_minidump
-from pycoretest.env import scaled
+from pycoretest.env import scaled, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
@@ -276,11 +276,9 @@ def forked_child(target, work):
     if proc.returncode != 0:
         raise Failure("forked.py: the child did not end in SIGSEGV (exit %s)" % proc.returncode)
     core = cs.kernel_core_path(pattern, json.load(open(truth_path))["pid"], work)
-    for _ in range(100):
-        if os.path.exists(core):
-            time.sleep(0.2)   # the kernel may still be writing it
-            return core
-        time.sleep(0.1)
+    if wait_until(lambda: os.path.exists(core), 10, step=0.1):
+        time.sleep(0.2)   # the kernel may still be writing it
+        return core
     raise Skip("the kernel wrote no core of the child (%s)" % core)
 
 

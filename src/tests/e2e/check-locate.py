@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 import pycoretest as pt
 from pycoretest import interpreters
-from pycoretest.env import scaled
+from pycoretest.env import scaled, wait_until
 
 
 def hidden(libdir, empty, args):
@@ -112,15 +112,14 @@ def check_debuginfod(work, lib, libdir, empty, core, truth):
         url = "http://127.0.0.1:%d" % port
         bid = build_id(lib)
         # wait for the server to index the file (bounded)
-        for _ in range(100):
-            time.sleep(0.2)
+        def indexed():
             try:
                 import urllib.request
                 urllib.request.urlopen("%s/buildid/%s/executable" % (url, bid), timeout=scaled(2)).read(16)
-                break
+                return True
             except Exception:
-                continue
-        else:
+                return False
+        if not wait_until(indexed, 20, step=0.2):
             raise pt.Failure("debuginfod on %s did not serve %s" % (url, bid))
         env = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=os.path.join(work, "cache"))
         cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
