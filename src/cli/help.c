@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -35,7 +36,8 @@ static const char overview[] =
 	"            Lines, a report or an error record per dump\n"
 	"  group     batch's reports grouped by crash fingerprint; the HTML dashboard\n"
 	"  coredump  the systemd-coredump hook (run by pycore-coredump@.service)\n"
-	"  help      show a command's manual page: pycore help analyze\n"
+	"  help      show a command's manual page: pycore help analyze (also: help\n"
+	"            report, the JSON; help coredump.conf, the hook's settings)\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help and exit\n"
@@ -196,7 +198,7 @@ static const char coredump_help[] =
 	"said in the journal or on standard error), 1 the hook could not do its work\n"
 	"(no such crash, the report not written), 2 usage or configuration error.\n";
 
-/* A command's manual page: its name and section. */
+/* A command's manual page (and the two of the files): name and section. */
 static const struct {
 	const char *command, *page, *section;
 } pages[] = {
@@ -205,6 +207,8 @@ static const struct {
 	{ "group", "pycore-group", "1" },
 	{ "coredump", "pycore-coredump", "8" },
 	{ "help", "pycore", "1" },
+	{ "report", "pycore-report", "5" },            /* the JSON report */
+	{ "coredump.conf", "pycore-coredump.conf", "5" },  /* the hook's settings */
 };
 
 int help_write(const char *command)
@@ -263,12 +267,14 @@ int help_main(int argc, char **argv)
 	}
 	if (!page) {
 		fprintf(stderr, "pycore: help: no command '%s': the commands are analyze, batch, group, coredump "
-			"and help (try 'pycore --help')\n", command);
+			"and help, the other pages report and coredump.conf (try 'pycore --help')\n", command);
 		return EXIT_USAGE;
 	}
 	/* the hint: this command's --help, which needs no manual */
 	char hint[48];
-	snprintf(hint, sizeof(hint), strcmp(command, "help") == 0 ? "pycore --help" : "pycore %s --help", command);
+	bool file = strcmp(section, "5") == 0;
+	snprintf(hint, sizeof(hint), strcmp(command, "help") == 0 || file ? "pycore --help" : "pycore %s --help",
+		 command);
 	int has = man_has(section, page);
 	if (has == 0) {
 		fprintf(stderr, "pycore: help: no manual page %s(%s) (is pycore's man directory in MANPATH?): "

@@ -187,6 +187,7 @@ page_of() {
 	case $1 in
 	top | help) echo "$man/pycore.1" ;;
 	coredump) echo "$man/pycore-coredump.8" ;;
+	report | coredump.conf) echo "$man/pycore-$1.5" ;;
 	*) echo "$man/pycore-$1.1" ;;
 	esac
 }
@@ -303,7 +304,7 @@ if ! command -v man >/dev/null; then
 	tap_skip "pycore help COMMAND shows the command's manual page" "man not installed (Debian package man-db)"
 else
 	bad=
-	for cmd in "" analyze batch group coredump help; do
+	for cmd in "" analyze batch group coredump help report coredump.conf; do
 		MANPATH=$tmp/man MANPAGER=cat PAGER=cat MANWIDTH=80 "$PYCORE" help $cmd >"$tmp/out" 2>"$tmp/err"
 		rc=$?
 		title=$(basename "$(page_of "${cmd:-top}")" | sed 's/\.[158]$//' | tr a-z A-Z)
@@ -313,7 +314,7 @@ else
 		fi
 	done
 	if [ -z "$bad" ]; then
-		tap_ok "pycore help [analyze|batch|group|coredump|help] shows the command's manual page (MANPATH at a copy of man/)"
+		tap_ok "pycore help [analyze|batch|group|coredump|help|report|coredump.conf] shows the manual page (MANPATH at a copy of man/)"
 	else
 		tap_fail "pycore help COMMAND shows the command's manual page" "$bad"
 	fi
