@@ -8,6 +8,8 @@
 #   longopts and pycore.c's option string for analyze and batch; group.c's,
 #   coredump.c's) is in its --help, or the command refuses it (exit 2, one
 #   line naming it), and every option --help lists is in the table;
+# - the commands src/pycore.c dispatches are those pycore --help and
+#   pycore(1)'s COMMANDS list;
 # - the hook's settings (coredump_config.c's keys) are the items of
 #   pycore-coredump.conf(5) and the lines of systemd/coredump.conf; the
 #   error codes (src/util/error.c's table) are the items of pycore(1)'s
@@ -236,6 +238,21 @@ for cmd in top analyze batch group coredump help; do
 		tap_fail "pycore $cmd: every option of its getopt table is in --help or refused" "${d%; }"
 	fi
 done
+
+# the commands main() dispatches: each in pycore --help's list and in
+# pycore(1)'s COMMANDS
+grep -o 'strcmp(argv\[optind\], "[a-z]*")' "$srcdir/src/pycore.c" | sed 's/.*"\(.*\)")/\1/' | sort -u >"$tmp/commands"
+awk '/^Commands:/ { on = 1; next } on && /^$/ { on = 0 } on && /^  [a-z]/ { print $1 }' "$tmp/help.top" | sort -u >"$tmp/help.commands"
+awk '/^\.SH/ { on = ($0 ~ /^\.SH COMMANDS/) } on && tag { sub(/^\.B  */, ""); print $1; tag = 0 }
+	on && /^\.TP/ { tag = 1 }' "$man/pycore.1" | sort -u >"$tmp/man.commands"
+d=$(differ "$tmp/commands" "$tmp/help.commands" src/pycore.c "pycore --help")$(differ "$tmp/commands" "$tmp/man.commands" src/pycore.c "pycore(1) COMMANDS")
+if [ ! -s "$tmp/commands" ]; then
+	tap_fail "the commands" "none found in src/pycore.c"
+elif [ -z "$d" ]; then
+	tap_ok "the commands of src/pycore.c are pycore --help's and pycore(1)'s: $(paste -s -d ' ' "$tmp/commands")"
+else
+	tap_fail "the commands of src/pycore.c are pycore --help's and pycore(1)'s" "${d%; }"
+fi
 
 # the hook's settings
 grep -o 'strcmp(key, "[A-Za-z]*")' "$srcdir/src/cli/coredump_config.c" | sed 's/.*"\(.*\)")/\1/' | sort -u >"$tmp/keys"
