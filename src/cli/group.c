@@ -655,7 +655,7 @@ int group_main(int argc, char **argv)
 		} else if (c == 'h') {
 			return help_write("group");
 		} else {
-			fprintf(stderr, "pycore: group: %s (try 'pycore group --help')\n",
+			fprintf(stderr, "pycore: group: %s (try 'pycore --help')\n",
 				c == 'f' ? "unknown format: use text, json or html"
 				: c == ':' ? "an option needs a value" : "unknown option");
 			return 2;

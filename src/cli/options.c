@@ -33,16 +33,13 @@ static char **split_append(char **list, const char *spec)
 	return l;
 }
 
-/* The command whose --help a usage error points to (options_parse). */
-static const char *hint_command;
-
 void options_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	fprintf(stderr, "pycore: ");
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (try 'pycore %s%s--help')\n", hint_command ? hint_command : "", hint_command ? " " : "");
+	fprintf(stderr, " (try 'pycore --help')\n");
 	va_end(ap);
 }
 
@@ -150,7 +147,6 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 {
 	int c;
 	opterr = 0;
-	hint_command = opt->command;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

@@ -61,8 +61,7 @@ void options_free(struct options *opt);
 /* ARG as a size (bytes, or with K, M, G or T: powers of 1024) in *V;
  * false when it is none. */
 bool options_size(const char *arg, uint64_t *v);
-/* "pycore: MESSAGE (try 'pycore COMMAND --help')" on standard error, COMMAND
- * the command the last options_parse parsed for, if any. */
+/* "pycore: MESSAGE (try 'pycore --help')" on standard error. */
 void options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Where uncompressed copies of compressed debug files are kept:
  * $PYCORE_DEBUG_CACHE (empty: none), else ${XDG_CACHE_HOME:-$HOME/.cache}
