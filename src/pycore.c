@@ -1,6 +1,6 @@
 /* pycore: the command line.  Options before the command, then dispatch
  * to analyze and batch (cli/analyze.h, options in cli/options.h), group
- * (cli/group.h) or coredump (cli/coredump.h). */
+ * (cli/group.h), coredump (cli/coredump.h) or help (cli/help.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "cli/analyze.h"
 #include "cli/coredump.h"
 #include "cli/group.h"
+#include "cli/help.h"
 #include "cli/options.h"
 
 int main(int argc, char **argv)
@@ -25,9 +26,11 @@ int main(int argc, char **argv)
 		return group_main(argc - optind, argv + optind);
 	if (strcmp(argv[optind], "coredump") == 0)
 		return coredump_main(argc - optind, argv + optind);
+	if (strcmp(argv[optind], "help") == 0)
+		return help_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0;
 	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'group' and 'coredump'",
+		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'group', 'coredump' and 'help'",
 				    argv[optind]);
 		return EXIT_USAGE;
 	}
@@ -37,6 +40,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
+	opt.command = batch ? "batch" : "analyze";
 	rc = options_parse(argc, argv, ":f:hVj:0vp", &opt);
 	if (rc < 0)
 		rc = batch ? batch_command(&opt, argc, argv, optind) : analyze_command(&opt, argc, argv, optind);

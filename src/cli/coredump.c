@@ -42,6 +42,7 @@ int coredump_main(int argc, char **argv)
 #include <unistd.h>
 
 #include "cli/coredump_int.h"
+#include "cli/help.h"
 #include "report/report.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/pycore/coredump.conf"
@@ -118,8 +119,7 @@ static int parse_arguments(int argc, char **argv, const char **config, const cha
 		if (ch == 'c') {
 			*config = optarg;
 		} else if (ch == 'h') {
-			printf("%s\n(man pycore, \"COREDUMP HOOK\")\n", usage);
-			return fflush(stdout) == 0 ? 0 : 1;
+			return help_write("coredump") == 0 ? 0 : 1;
 		} else {
 			fprintf(stderr, "pycore: coredump: bad option '%s' (%s)\n", argv[optind - 1], usage);
 			return 2;

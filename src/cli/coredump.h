@@ -1,5 +1,5 @@
 /* pycore coredump [--config FILE] INSTANCE: the systemd-coredump hook
- * (README, "systemd-coredump hook"; man pycore(1)).  Run as root by
+ * (README, "systemd-coredump hook"; man pycore-coredump(8)).  Run as root by
  * pycore-coredump@INSTANCE.service when systemd-coredump@INSTANCE.service
  * has stored a crash: finds that crash, skips what is not Python, opens
  * the core and the report's file, drops to an unprivileged user, analyzes

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli/group_int.h"
+#include "cli/help.h"
 #include "cli/jsonl_scan.h"
 #include "cli/surrogates.h"
 #include "report/report.h"
@@ -631,11 +632,6 @@ static int write_json(FILE *out, struct grouping *g)
 
 /* ------------------------------------------------------------------------ */
 
-static const char group_usage[] =
-	"Usage: pycore group [--format text|json|html] [--html-dir DIR] [FILE.jsonl...]\n"
-	"Groups the reports of pycore batch (JSON Lines; - or none: standard input)\n"
-	"by their fingerprint, most frequent first.\n";
-
 int group_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -657,8 +653,7 @@ int group_main(int argc, char **argv)
 		} else if (c == 'd') {
 			html_dir = optarg;
 		} else if (c == 'h') {
-			fputs(group_usage, stdout);
-			return fflush(stdout) == 0 ? 0 : 5;
+			return help_write("group");
 		} else {
 			fprintf(stderr, "pycore: group: %s (try 'pycore --help')\n",
 				c == 'f' ? "unknown format: use text, json or html"

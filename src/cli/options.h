@@ -1,6 +1,6 @@
 /* The command line of analyze and batch: the options (also those given
  * before the command), checked one by one as they are parsed, and the exit
- * codes of analyze.  The help text (--help) says what each one does. */
+ * codes of analyze.  Each command's help text (--help) is help.c's. */
 #ifndef PYCORE_CLI_OPTIONS_H
 #define PYCORE_CLI_OPTIONS_H
 
@@ -19,11 +19,13 @@ enum exit_code {
 	EXIT_WRITE = 5,
 	EXIT_BUDGET = 6,
 	EXIT_PROCESS = 7,            /* --pid: the process is gone, or pycore may not read it */
+	EXIT_NO_MANUAL = 8,          /* pycore help: man or the manual page is missing */
 };
 
 enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 struct options {
+	const char *command;         /* "analyze" or "batch" once given; NULL before (--help: which) */
 	bool json;
 	bool collapsed;              /* --format collapsed */
 	bool html;                   /* --format html */

@@ -2,7 +2,8 @@
 # The Debian package: from the distributed tree (make distdir, so debian/
 # must be in the tarball), `dpkg-buildpackage -us -uc -b` builds the .deb
 # (about 20 s: the package build runs only the quick unit tests); lintian
-# reports no error; the .deb holds the program, the man pages, the unit,
+# reports no error, and no tag at all on the manual pages (info and
+# pedantic ones included); the .deb holds the program, the man pages, the unit,
 # the drop-in, the sysusers.d file and the config as a conffile; its
 # maintainer scripts create the user and reload systemd; apt would install
 # it without removing anything.  The .deb is never installed here.
@@ -66,19 +67,33 @@ fi
 if ! command -v lintian >/dev/null; then
 	tap_skip "lintian: no error" "lintian not installed"
 else
-	lintian --allow-root "$tmp"/pycore_"$version"_*.changes >"$tmp/lintian.log" 2>&1
+	# info and pedantic tags shown too: the manual pages' are among them
+	lintian --allow-root --display-info --pedantic "$tmp"/pycore_"$version"_*.changes >"$tmp/lintian.log" 2>&1
 	errors=$(grep -c '^E: ' "$tmp/lintian.log")
 	if [ "$errors" -eq 0 ] && ! grep -q '^internal error\|^Cannot\|^lintian: ' "$tmp/lintian.log"; then
-		tap_ok "lintian: no error ($(grep -c '^W: ' "$tmp/lintian.log") warnings)"
+		tap_ok "lintian: no error ($(grep -c '^W: ' "$tmp/lintian.log") warnings, $(grep -c '^[IP]: ' "$tmp/lintian.log") info or pedantic tags)"
 	else
 		tap_diag <"$tmp/lintian.log"
 		tap_fail "lintian: no error" "$errors errors"
+	fi
+	# the manual pages: no tag of lintian's checks on them, whatever its
+	# severity (groff's warnings, whatis entries, sections, spelling ...)
+	man_tags='manpage|manual|man-page|whatis|groff|hyphen-used-as-minus-sign'
+	if grep -E "^[EWIPX]: [^ ]+: [a-z0-9-]*($man_tags)[a-z0-9-]*( |$)" "$tmp/lintian.log" >"$tmp/lintian-man.log" ||
+		grep -E "^[EWIPX]: [^ ]+: [a-z0-9-]+ .*usr/share/man/" "$tmp/lintian.log" >>"$tmp/lintian-man.log"; then
+		tap_diag <"$tmp/lintian-man.log"
+		tap_fail "lintian: no tag on the manual pages" "$(sort -u "$tmp/lintian-man.log" | wc -l) tags"
+	else
+		tap_ok "lintian: no tag on the manual pages (info and pedantic tags included)"
 	fi
 fi
 
 dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|' >"$tmp/contents"
 missing=
-for f in /usr/bin/pycore /usr/share/man/man1/pycore.1.gz /usr/share/man/man5/pycore-report.5.gz \
+for f in /usr/bin/pycore /usr/share/man/man1/pycore.1.gz /usr/share/man/man1/pycore-analyze.1.gz \
+	/usr/share/man/man1/pycore-batch.1.gz /usr/share/man/man1/pycore-group.1.gz \
+	/usr/share/man/man5/pycore-report.5.gz /usr/share/man/man5/pycore-coredump.conf.5.gz \
+	/usr/share/man/man8/pycore-coredump.8.gz \
 	/usr/share/pycore/pycore-report.schema.json /etc/pycore/coredump.conf \
 	/lib/systemd/system/pycore-coredump@.service \
 	/lib/systemd/system/systemd-coredump@.service.d/pycore.conf /usr/lib/sysusers.d/pycore.conf; do

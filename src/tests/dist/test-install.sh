@@ -18,6 +18,7 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 bindir=$(build_value bindir)
 man1dir=$(build_value man1dir)
 man5dir=$(build_value man5dir)
+man8dir=$(build_value man8dir)
 pkgdatadir=$(build_value pkgdatadir)
 confdir=$(build_value pycoreconfdir)
 unitdir=$(build_value systemdsystemunitdir)
@@ -41,8 +42,12 @@ dropin=$unitdir/systemd-coredump@.service.d/pycore.conf
 sysusers=$sysusersdir/pycore.conf
 {
 	echo "$bindir/pycore"
-	echo "$man1dir/pycore.1"
+	for page in pycore pycore-analyze pycore-batch pycore-group; do
+		echo "$man1dir/$page.1"
+	done
 	echo "$man5dir/pycore-report.5"
+	echo "$man5dir/pycore-coredump.conf.5"
+	echo "$man8dir/pycore-coredump.8"
 	echo "$pkgdatadir/pycore-report.schema.json"
 	echo "$confdir/coredump.conf"
 	[ -n "$unitdir" ] && echo "$unit" && echo "$dropin"
