@@ -132,6 +132,10 @@ static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 }
 
 static const char *const trampolines[] = { "__kernel_rt_sigreturn", NULL };
+/* the vDSO's __kernel_rt_sigreturn (arch/arm64/kernel/vdso/sigreturn.S)
+ * and musl's __restore_rt: "mov x8, #139; svc #0" (rt_sigreturn is 139 in
+ * asm-generic/unistd.h): movz x8 is 0xd2801168, svc #0 0xd4000001 */
+static const uint8_t trampoline_code[] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4 };
 
 const struct platform platform_aarch64 = {
 	.name = "aarch64",
@@ -161,5 +165,7 @@ const struct platform platform_aarch64 = {
 		.parse_mcontext = parse_mcontext,
 		.unwind_from_mcontext = true,
 		.entered_at_symbol = true,
+		.code = trampoline_code,
+		.code_len = sizeof(trampoline_code),
 	},
 };
