@@ -238,6 +238,31 @@ static void test_aarch64(void)
 	CHECK(offsetof(struct a64_rt_sigframe, uc.uc_mcontext) == p->sigframe.mcontext, "mcontext at %zu",
 	      offsetof(struct a64_rt_sigframe, uc.uc_mcontext));
 	CHECK(platform_is_sigreturn(p, "__kernel_rt_sigreturn"), "trampoline");
+	CHECK(!out.trap_fault, "no ESR record: no fault the saved state names");
+
+	/* a handler without SA_SIGINFO (siginfo unwritten) of a data abort:
+	 * fpsimd_context, then esr_context, then the terminator */
+	memset(&f.info, 0, sizeof(f.info));
+	uint8_t *rec = f.uc.uc_mcontext.reserved;
+	uint32_t fpsimd[2] = { 0x46508001u, 528 }, esr_head[2] = { 0x45535201u, 16 };
+	uint64_t esr = (uint64_t)0x24 << 26 | 0x07;   /* DABT_LOW, translation fault level 3 */
+	memcpy(rec, fpsimd, 8);
+	memcpy(rec + 528, esr_head, 8);
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out), "parsed");
+	CHECK(!out.siginfo_written, "siginfo unwritten");
+	CHECK(out.trap_fault && out.trap_signals[0] == 11 && out.trap_signals[1] == 7 && out.has_fault_address &&
+	      out.fault_address == 0xbeef, "a data abort: SIGSEGV or SIGBUS at 0xbeef");
+	esr = (uint64_t)0x3c << 26;                   /* BRK64 */
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && out.trap_fault &&
+	      out.trap_signals[0] == 5 && !out.has_fault_address, "BRK: SIGTRAP");
+	esr = (uint64_t)0x15 << 26;                   /* SVC64: no fault */
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && !out.trap_fault, "SVC: none");
+	fpsimd[1] = 4;                                /* a record too short: nothing believed */
+	memcpy(rec, fpsimd, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && !out.trap_fault, "bad record");
 }
 
 /* The trampolines' code, as this machine's assembler writes it (x86-64:
