@@ -1,4 +1,4 @@
-/* The fault behind a re-raised signal.
+/* The signal behind a re-raised one: a fault, or a signal from outside.
  *
  * faulthandler (Modules/faulthandler.c: faulthandler_fatal_error puts the
  * previous handler back, then raise(signum)), Apache (server/mpm_unix.c's
@@ -25,7 +25,12 @@
  * abort), a signal of another number (SIGALRM caught, SIGABRT raised) or
  * one nothing records (a handler installed without SA_SIGINFO, as gdb's
  * and faulthandler's are, is given no siginfo: an outside kill leaves no
- * sender, and the number is taken to be the re-raised one's).
+ * sender, and the number is taken to be the re-raised one's).  A handler
+ * that returned before its re-raise was delivered (one that raised its
+ * own signal while the kernel blocked it: Apache's, uWSGI's, many
+ * programs') left its frame below the stack pointer, found by the
+ * registers it saved being the thread's own.  A signal sent with tkill
+ * (raise(), abort()) is looked for on the receiving thread only.
  *
  * The handler is named only where symbols prove it: a frame of the
  * handler's part of the stack is faulthandler_fatal_error, uwsgi_segfault
@@ -308,6 +313,14 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	struct candidate best = { 0 }, k;
 	int best_rank = 9;
 	for (size_t i = 0; i < d->nthreads && !py_out_of_time(c); i++) {
+		/* tkill (raise(), abort(), pthread_kill()) sends to the thread
+		 * its sender names: raise()'s own, whose handler re-raised; only
+		 * kill() and sigqueue() let the kernel pick any thread.  Every
+		 * other thread's unwinding would cost each abort's analysis for
+		 * nothing (measured: 41 threads, 0.03 s become 1.2 s). */
+		if (d->signal.has_code && d->signal.code == -6 && d->threads[i].tid != d->crashed_tid &&
+		    d->crashed_tid >= 0)
+			continue;
 		k = (struct candidate){ .tid = d->threads[i].tid, .look = { .c = c } };
 		if (symbols_native_names(s, k.tid, look_frame, &k.look) <= 0 || !k.look.tramp_sp ||
 		    !read_frame(c, k.look.tramp_sp, &k)) {
