@@ -187,6 +187,7 @@ void report_reraise_line(const struct model_report *r, char *buf, size_t size)
 	if (f->received_tid >= 0 && f->received_tid != f->tid)
 		snprintf(recv, sizeof(recv), ", received by thread %lld", (long long)f->received_tid);
 	snprintf(buf, size, "re-raised by %s%s%s in thread %lld as %s%s", f->handler ? f->handler : "a signal handler",
-		 f->handler ? "" : fn, f->handler_returned ? " (whose handler had returned)" : "", (long long)f->tid,
-		 rname ? rname : num, recv);
+		 f->handler ? "" : fn,
+		 !f->handler_returned ? "" : f->handler ? " (whose handler had returned)" : " (which had returned)",
+		 (long long)f->tid, rname ? rname : num, recv);
 }
