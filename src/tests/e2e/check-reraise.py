@@ -33,7 +33,8 @@ scripts/sid-root builds is not there; never built here).  A Python process
 with a handler of a small C library's (scenarios/rehandler.c, built by the
 test) is sent SIGSEGV with kill and SIGABRT with sigqueue by the sender,
 a SIGSEGV by a POSIX timer of its own, and a SIGALRM by alarm() (its
-handler abort()s: no twin, SIGALRM's default dumps no core).  gdb (Python
+handler abort()s: no twin, SIGALRM's default dumps no core), each core
+read with /usr/lib/debug as installed and with it empty.  gdb (Python
 inside, scenarios/gdb_wait.py) is sent SIGSEGV and SIGABRT by the sender;
 its handler takes no siginfo (no SA_SIGINFO), so the origin may be
 "unrecorded", never the re-raise's own tkill; the case is skipped, named,
@@ -477,19 +478,23 @@ def sent_cases(work):
                 continue  # SIGALRM's default action dumps no core: no twin
             core, truth, sender = core_of(work, [PYTHON, script, os.path.join(work, "truth.json"),
                                                  lib if handler else "-", str(int(signo)), how, lib], signo, how)
-            reports[handler] = {}
-            for native in ("", " --native"):
-                r, text, html = all_formats(core, *(["--native"] if native else []))
-                reports[handler][native] = r
-                if handler:
-                    got = check_chain(r, text, html, truth, sender, origin, label + native,
-                                      caught=int(signo))
-                elif r["process"]["fault"] is not None:
-                    raise Failure("%s without a handler: a re-raise traced: %s" % (label, r["process"]["fault"]))
-        if False in reports:
-            same_fingerprint(label, reports[True], reports[False])
+            # read with /usr/lib/debug as installed, and with none of it
+            # (the C library's trampoline then named by its code alone)
+            for view, hide in (("", []), (", no debug files", None)):
+                reports.setdefault(view, {})[handler] = {}
+                for native in ("", " --native"):
+                    r, text, html = analyze_view(work, core, hide, *(["--native"] if native else []))
+                    reports[view][handler][native] = r
+                    if handler:
+                        got = check_chain(r, text, html, truth, sender, origin, label + view + native,
+                                          caught=int(signo))
+                    elif r["process"]["fault"] is not None:
+                        raise Failure("%s without a handler: a re-raise traced: %s" % (label, r["process"]["fault"]))
+        for view in reports:
+            if False in reports[view]:
+                same_fingerprint(label + view, reports[view][True], reports[view][False])
         done.append("%s: %s" % (label, got))
-    return "; ".join(done)
+    return "; ".join(done) + " (each with /usr/lib/debug as installed and with it empty)"
 
 
 def gdb_killed(work, signo):
