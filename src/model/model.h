@@ -247,17 +247,34 @@ struct model_signal {
 	int64_t sender_pid, sender_uid;
 };
 
-/* The fault behind a re-raised signal: a handler (faulthandler's,
- * Apache's, uWSGI's) caught it, then sent the process the same signal
- * again, which the core records instead; the kernel's signal frame on the
- * faulting thread's stack keeps the original siginfo and registers. */
+/* The signal behind a re-raised one: a handler (faulthandler's,
+ * Apache's, uWSGI's, gdb's, a program's own) caught it, then sent the
+ * process a signal again (mostly the same one), which the core records
+ * instead; the kernel's signal frame on the stack of the thread that ran
+ * the handler keeps the registers it interrupted and, for a handler
+ * given siginfo (SA_SIGINFO), the original siginfo: a fault, or a signal
+ * sent from outside (kill, sigqueue, a timer). */
 struct model_fault {
 	struct model_signal signal;  /* the original's */
+	/* where it came from: "fault" (the kernel raised it for a fault of
+	 * the thread: siginfo's code, or the saved state's trap), "kill",
+	 * "tkill", "sigqueue" (sent: signal.sender_pid), "timer" (a POSIX
+	 * timer), "kernel" (SI_KERNEL: alarm(), a pipe, ...), "other" (another
+	 * code), "unrecorded" (the handler took no siginfo and the saved
+	 * state names no fault) */
+	const char *origin;
+	bool siginfo;                /* the frame held the handler's siginfo */
+	bool number_assumed;         /* nothing records its number: the re-raised one's */
 	const char *name;            /* its name ("SIGSEGV"), NULL when it has none */
 	int64_t tid;                 /* the thread that faulted (and ran the handler) */
 	uint64_t pc, sp;             /* its registers at the fault */
 	uint64_t sp_frame;           /* the signal frame's (the trampoline frame's sp) */
 	const char *handler;         /* "faulthandler", "Apache", "uWSGI"; NULL: not proven */
+	/* what proved handler: "frame" (a frame of the handler's own function),
+	 * "module" (a frame in the program's file), "program" (the process is
+	 * that program), "faulthandler-table-symbol" or "-scan" (faulthandler's
+	 * table, found by its symbol or by its contents); NULL: not proven */
+	const char *handler_proof;
 	const char *handler_function;/* the handler's frame, as its symbol names it; NULL */
 	const char *handler_module;  /* that frame's file; NULL */
 	int64_t received_tid;        /* the thread the core's (re-raised) signal went to; -1 */

@@ -49,7 +49,23 @@
  *   uc_link, uc_stack (24 bytes), uc_sigmask (8) and padding to 1024 bits
  *   of mask, then uc_mcontext, 16-byte aligned, at 176: struct sigcontext
  *   (arch/arm64/include/uapi/asm/sigcontext.h): fault_address, regs[31],
- *   sp, pc, pstate.  So the saved registers are at sp + 304.
+ *   sp, pc, pstate, then __reserved (4096 bytes, 16-byte aligned, at 288
+ *   in it): records of { u32 magic, u32 size } (struct _aarch64_ctx),
+ *   fpsimd_context (FPSIMD_MAGIC 0x46508001, 528 bytes) first, then,
+ *   when the thread has taken a fault (current->thread.fault_code, set
+ *   on the way to a fault's signal: mm/fault.c set_thread_esr, traps.c
+ *   arm64_notify_die; signal.c setup_sigframe_layout), esr_context
+ *   (ESR_MAGIC 0x45535201, 16 bytes: the head, then the ESR), ended by a
+ *   record of magic 0.  So the saved registers are at sp + 304.
+ * - A fault's ESR (arch/arm64/include/asm/esr.h): its class in bits
+ *   31-26; what each ends in (mm/fault.c's fault_info and
+ *   do_sp_pc_abort, kernel/traps.c): data and instruction aborts from
+ *   EL0 (0x24, 0x20) SIGSEGV, or SIGBUS (alignment, external abort), at
+ *   fault_address; PC and SP alignment (0x22, 0x26) SIGBUS there; unknown
+ *   (0x00), illegal state (0x0e), BTI (0x0d), trapped system register
+ *   (0x18), pointer authentication (0x1c) SIGILL; floating point (0x2c)
+ *   SIGFPE; breakpoints, steps, watchpoints, BRK (0x30, 0x32, 0x34,
+ *   0x3c) SIGTRAP.
  */
 #include "platform/platform.h"
 
@@ -71,7 +87,10 @@
 #define GLIBC_PTHREAD_TID  208
 #define SIGFRAME_UC        128
 #define UCONTEXT_MCONTEXT  176
-#define SIGCONTEXT_READ    280     /* fault_address, regs[31], sp, pc, pstate */
+#define SIGCONTEXT_REGS    280     /* fault_address, regs[31], sp, pc, pstate */
+#define SIGCONTEXT_RESERVED 288
+#define SIGCONTEXT_READ    (SIGCONTEXT_RESERVED + 4096)
+#define ESR_MAGIC          0x45535201u
 
 /* x0-x30 then sp, pc at P */
 static void take_gregs(const uint8_t *p, struct platform_regs *r)
@@ -126,12 +145,51 @@ static void parse_mcontext(const uint8_t *p, struct platform_regs *r)
 	take_gregs(p + 8, r);
 }
 
+/* The saved state's fault: the ESR record among __reserved's, and what
+ * its exception class ends in (see above) */
+static bool mcontext_fault(const uint8_t *p, int signals[2], bool *has_address, uint64_t *address)
+{
+	static const struct { unsigned char ec, sig[2]; bool address; } classes[] = {
+		{ 0x24, { 11, 7 }, true }, { 0x20, { 11, 7 }, true }, { 0x22, { 7, 0 }, true },
+		{ 0x26, { 7, 0 }, true }, { 0x00, { 4, 0 }, false }, { 0x0e, { 4, 0 }, false },
+		{ 0x0d, { 4, 0 }, false }, { 0x18, { 4, 0 }, false }, { 0x1c, { 4, 0 }, false },
+		{ 0x2c, { 8, 0 }, false }, { 0x30, { 5, 0 }, false }, { 0x32, { 5, 0 }, false },
+		{ 0x34, { 5, 0 }, false }, { 0x3c, { 5, 0 }, false },
+	};
+	*has_address = false;
+	for (size_t off = SIGCONTEXT_RESERVED; off + 16 <= SIGCONTEXT_READ;) {
+		uint32_t magic = platform_le32(p + off), size = platform_le32(p + off + 4);
+		if (magic == 0 || size < 8 || size % 8 != 0 || size > SIGCONTEXT_READ - off)
+			return false;
+		if (magic == ESR_MAGIC && size >= 16) {
+			uint64_t esr = platform_le64(p + off + 8);
+			unsigned ec = (unsigned)(esr >> 26) & 0x3f;
+			for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+				if (classes[i].ec != ec)
+					continue;
+				signals[0] = classes[i].sig[0];
+				signals[1] = classes[i].sig[1];
+				if ((*has_address = classes[i].address))
+					*address = platform_le64(p);
+				return true;
+			}
+			return false;
+		}
+		off += size;
+	}
+	return false;
+}
+
 static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 {
 	return addr & ~r->pac_mask;
 }
 
 static const char *const trampolines[] = { "__kernel_rt_sigreturn", NULL };
+/* the vDSO's __kernel_rt_sigreturn (arch/arm64/kernel/vdso/sigreturn.S)
+ * and musl's __restore_rt: "mov x8, #139; svc #0" (rt_sigreturn is 139 in
+ * asm-generic/unistd.h): movz x8 is 0xd2801168, svc #0 0xd4000001 */
+static const uint8_t trampoline_code[] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4 };
 
 const struct platform platform_aarch64 = {
 	.name = "aarch64",
@@ -159,7 +217,10 @@ const struct platform platform_aarch64 = {
 		.mcontext = SIGFRAME_UC + UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_READ,
 		.parse_mcontext = parse_mcontext,
+		.mcontext_fault = mcontext_fault,
 		.unwind_from_mcontext = true,
 		.entered_at_symbol = true,
+		.code = trampoline_code,
+		.code_len = sizeof(trampoline_code),
 	},
 };

@@ -106,6 +106,12 @@ bool platform_is_sigreturn(const struct platform *p, const char *name)
 	return false;
 }
 
+bool platform_is_sigreturn_code(const struct platform *p, const uint8_t *code, size_t n)
+{
+	return p->sigframe.code_len && n >= p->sigframe.code_len &&
+	       memcmp(code, p->sigframe.code, p->sigframe.code_len) == 0;
+}
+
 /* si_signo, si_errno, si_code, padding, then the union whose first word
  * is si_addr (or si_pid and si_uid) */
 #define SIGINFO_SIGNO 0

@@ -73,6 +73,11 @@ struct platform_sigframe {
 	 * fault and its address when it has one.  NULL: the platform's state
 	 * does not say. */
 	bool (*mcontext_fault)(const uint8_t *p, int signals[2], bool *has_address, uint64_t *address);
+	/* The trampoline's first instructions (the rt_sigreturn system
+	 * call), CODE_LEN bytes: what names it where no symbol does (a C
+	 * library read without its symbol table); 0: not known. */
+	const uint8_t *code;
+	size_t code_len;
 };
 
 struct platform {
@@ -164,6 +169,8 @@ const char *platform_article(const char *name);
 
 /* Whether NAME is one of P's signal return trampolines. */
 bool platform_is_sigreturn(const struct platform *p, const char *name);
+/* Whether the N bytes at CODE are P's trampoline's first instructions. */
+bool platform_is_sigreturn_code(const struct platform *p, const uint8_t *code, size_t n);
 
 /* What the kernel's signal frame holds: the N bytes at P are the memory
  * from the trampoline frame's stack pointer on.  Fills the signal's

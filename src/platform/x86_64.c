@@ -181,6 +181,11 @@ static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 }
 
 static const char *const trampolines[] = { "__restore_rt", NULL };
+/* __restore_rt is "mov $15, %rax; syscall" (rt_sigreturn is system call
+ * 15: syscall_64.tbl), glibc's (sysdeps/unix/sysv/linux/x86_64/
+ * libc_sigaction.c, RESTORE) and musl's (src/signal/x86_64/restore.s)
+ * alike: 48 c7 c0 0f 00 00 00, then 0f 05 */
+static const uint8_t trampoline_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
 const struct platform platform_x86_64 = {
 	.name = "x86_64",
@@ -209,5 +214,7 @@ const struct platform platform_x86_64 = {
 		.mcontext_size = SIGCONTEXT_SIZE,
 		.parse_mcontext = parse_mcontext,
 		.mcontext_fault = mcontext_fault,
+		.code = trampoline_code,
+		.code_len = sizeof(trampoline_code),
 	},
 };

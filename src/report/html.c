@@ -212,6 +212,20 @@ static void write_facts(const struct hx *x)
 		fputs("none (a snapshot, not a crash)", out);
 	}
 	fputs("</dd>\n", out);
+	if (r->fault) {
+		/* the chain: what the handler caught, where from, who re-raised */
+		char line[320];
+		fact(out, strcmp(r->fault->origin ? r->fault->origin : "fault", "fault") ? "Caught" : "Fault");
+		report_caught_text(r, line, sizeof(line));
+		fputs("<span class=\"caught\">", out);
+		html_text(out, line);
+		fputs("</span> in ", out);
+		tid_link(out, r->fault->tid, NULL);
+		report_reraise_line(r, line, sizeof(line));
+		fputs("; <span class=\"reraise\">", out);
+		html_text(out, line);
+		fputs("</span></dd>\n", out);
+	}
 	size_t npy = 0;
 	for (size_t i = 0; i < r->interps.n; i++)
 		npy += ((const struct model_interp *)r->interps.items[i])->threads.n;

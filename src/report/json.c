@@ -376,10 +376,14 @@ static void fault_json(json_t *process, const struct model_report *r)
 		json_object_set_new(fault, "thread", json_integer(f->tid));
 		json_object_set_new(fault, "pc", addr_or_null(f->pc, true));
 		json_object_set_new(fault, "sp", addr_or_null(f->sp, true));
-		by = json_pack("{s:o, s:o, s:o, s:I, s:o}", "handler", str_or_null(f->handler),
+		json_object_set_new(fault, "origin", str_or_null(f->origin));
+		json_object_set_new(fault, "siginfo", json_boolean(f->siginfo));
+		json_object_set_new(fault, "number_assumed", json_boolean(f->number_assumed));
+		by = json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "handler", str_or_null(f->handler),
 			       "function", str_or_null(f->handler_function),
 			       "module", str_or_null(f->handler_module), "thread", (json_int_t)f->tid,
-			       "received_by", f->received_tid >= 0 ? json_integer(f->received_tid) : json_null());
+			       "received_by", f->received_tid >= 0 ? json_integer(f->received_tid) : json_null(),
+			       "proof", str_or_null(f->handler_proof));
 	}
 	json_object_set_new(process, "fault", fault);
 	json_object_set_new(process, "reraised_by", by);

@@ -63,6 +63,9 @@ void report_signal_text(const struct model_signal *sg, int64_t pid, char *buf, s
 /* The re-raise of R's fault (R->fault non-NULL), in one line: "re-raised
  * by faulthandler (raise) in thread 12 as SIGSEGV, received by thread 9". */
 void report_reraise_line(const struct model_report *r, char *buf, size_t size);
+/* What r->fault's handler caught, and from where: its signal line, or,
+ * nothing recording it, that its origin is unrecorded. */
+void report_caught_text(const struct model_report *r, char *buf, size_t size);
 
 /* USEC microseconds since the epoch as ISO-8601 UTC to the second,
  * "2026-11-23T17:49:26Z", into BUF (at least 32 bytes); false when it is

@@ -5,6 +5,7 @@
 #include "report/report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *report_signal_name(int n)
 {
@@ -157,12 +158,28 @@ void report_signal_line(const struct model_report *r, char *buf, size_t size)
 	report_signal_text(&sg, r->pid, buf, size);
 }
 
+void report_caught_text(const struct model_report *r, char *buf, size_t size)
+{
+	const struct model_fault *f = r->fault;
+	if (!f->number_assumed) {
+		report_signal_text(&f->signal, r->pid, buf, size);
+		return;
+	}
+	const char *name = report_signal_name(f->signal.number);
+	snprintf(buf, size, "%s%s (%d) of unrecorded origin (its handler took no siginfo, and the saved state "
+		 "names no fault)", name ? "" : "signal ", name ? name : "", f->signal.number);
+}
+
 void report_reraise_line(const struct model_report *r, char *buf, size_t size)
 {
 	const struct model_fault *f = r->fault;
 	char fn[160] = "";
+	const char *file = f->handler_module ? strrchr(f->handler_module, '/') : NULL;
+	file = file ? file + 1 : f->handler_module;
 	if (f->handler_function)
 		snprintf(fn, sizeof(fn), " (%s)", f->handler_function);
+	else if (file)
+		snprintf(fn, sizeof(fn), " (in %s)", file);
 	const char *rname = report_signal_name(r->signal_number);
 	char num[16];
 	snprintf(num, sizeof(num), "signal %d", r->signal_number);
@@ -170,6 +187,7 @@ void report_reraise_line(const struct model_report *r, char *buf, size_t size)
 	if (f->received_tid >= 0 && f->received_tid != f->tid)
 		snprintf(recv, sizeof(recv), ", received by thread %lld", (long long)f->received_tid);
 	snprintf(buf, size, "re-raised by %s%s%s in thread %lld as %s%s", f->handler ? f->handler : "a signal handler",
-		 f->handler ? "" : fn, f->handler_returned ? " (whose handler had returned)" : "", (long long)f->tid,
-		 rname ? rname : num, recv);
+		 f->handler ? "" : fn,
+		 !f->handler_returned ? "" : f->handler ? " (whose handler had returned)" : " (which had returned)",
+		 (long long)f->tid, rname ? rname : num, recv);
 }

@@ -125,7 +125,9 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = !r->has_signal ? "snapshot"
-		  : !r->fault && r->signal_has_sender && r->sender_pid != r->pid ? "signal-sent" : "crash";
+		  : !r->fault && r->signal_has_sender && r->sender_pid != r->pid ? "signal-sent"
+		  : r->fault && r->fault->signal.has_sender && r->fault->signal.sender_pid != r->pid ? "signal-sent"
+		  : "crash";
 	s->thread = pick_thread(r);
 	int64_t crashed = r->fault ? r->fault->tid : r->crashed_tid;
 	s->tid = s->thread ? s->thread->tid : r->has_signal ? crashed : -1;
@@ -143,8 +145,8 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 	/* a handler's re-raise: the fault it caught first */
 	bool sent = r->has_signal && !r->fault && r->signal_has_sender;
 	if (r->fault) {
-		char line[256];
-		report_signal_text(&r->fault->signal, r->pid, line, sizeof(line));
+		char line[320];
+		report_caught_text(r, line, sizeof(line));
 		fputs(line, m);
 	} else if (r->has_signal) {
 		char line[256];

@@ -190,9 +190,10 @@ void tx_header(const struct tx *x)
 	if (r->fault) {
 		/* the handler's own frames are text from the dump */
 		const struct model_fault *f = r->fault;
-		char line[256];
-		report_signal_text(&f->signal, r->pid, line, sizeof(line));
-		fprintf(out, "Fault: %s in thread %lld, pc 0x%llx, sp 0x%llx; ", line, (long long)f->tid,
+		char line[320];
+		report_caught_text(r, line, sizeof(line));
+		fprintf(out, "%s: %s in thread %lld, pc 0x%llx, sp 0x%llx; ",
+			f->origin && strcmp(f->origin, "fault") != 0 ? "Caught" : "Fault", line, (long long)f->tid,
 			(unsigned long long)f->pc, (unsigned long long)f->sp);
 		report_reraise_line(r, line, sizeof(line));
 		tx_put(out, line);

@@ -414,7 +414,8 @@ int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symb
 	return found;
 }
 
-long symbols_section_data(struct symbols *s, struct dump_module *m, const char *name, const void **data)
+long symbols_section_at(struct symbols *s, struct dump_module *m, const char *name, const void **data,
+			uint64_t *addr)
 {
 	Dwfl_Module *dm = dwfl_mod(s, m);
 	GElf_Addr bias;
@@ -432,18 +433,11 @@ long symbols_section_data(struct symbols *s, struct dump_module *m, const char *
 		if (!d || !d->d_buf || d->d_size != shdr.sh_size || shdr.sh_size > (uint64_t)LONG_MAX)
 			return -1;
 		*data = d->d_buf;
+		if (addr)
+			*addr = shdr.sh_addr + bias;
 		return (long)shdr.sh_size;
 	}
 	return -1;
-}
-
-long symbols_section(struct symbols *s, struct dump_module *m, const char *name, void *buf, size_t cap)
-{
-	const void *data;
-	long n = symbols_section_data(s, m, name, &data);
-	if (n >= 0)
-		memcpy(buf, data, (size_t)n < cap ? (size_t)n : cap);
-	return n;
 }
 
 /* ------------------------------------------------------------------------

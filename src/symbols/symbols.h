@@ -47,6 +47,10 @@ long symbols_section(struct symbols *s, struct dump_module *m, const char *name,
 /* The same section in place: *DATA points at its bytes (valid as long as
  * S is); its size, or -1. */
 long symbols_section_data(struct symbols *s, struct dump_module *m, const char *name, const void **data);
+/* The same, and in *ADDR where the process had the section (the file's
+ * address plus the module's load bias). */
+long symbols_section_at(struct symbols *s, struct dump_module *m, const char *name, const void **data,
+			uint64_t *addr);
 
 /* One native frame, innermost first. */
 struct native_frame {

@@ -1,4 +1,4 @@
-/* The fault behind a re-raised signal.
+/* The signal behind a re-raised one: a fault, or a signal from outside.
  *
  * faulthandler (Modules/faulthandler.c: faulthandler_fatal_error puts the
  * previous handler back, then raise(signum)), Apache (server/mpm_unix.c's
@@ -11,13 +11,26 @@
  * glibc's __restore_rt, aarch64's __kernel_rt_sigreturn): that frame keeps
  * the original siginfo (signal, code, fault address) and the registers at
  * the fault (platform.h).  So when the core's signal came from the process
- * itself and is one a fault raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
- * SIGTRAP: not SIGABRT, which abort() sends so), each thread's stack is
- * unwound, by symbols alone, to its first
- * trampoline frame, and the signal frame found there of the core's signal
- * (one the kernel raised first, then the receiving thread's, then the
- * first thread's) is the crash; any fault the kernel raised serves when
- * none is of the same signal.
+ * itself, each thread's stack is unwound, by symbols alone, to its
+ * first trampoline frame (named by its symbol, or, in a C library read
+ * without its symbol table, by its code: platform.h), on past it while
+ * that frame's signal is one the process sent itself (a handler that
+ * caught its own re-raise), and the signal frame found there says what
+ * the handler caught, whatever its origin: a fault, a signal sent with
+ * kill or sigqueue from another process, a timer's.  Of the core's
+ * signal first (a fault the kernel raised, then one siginfo records,
+ * the receiving thread's first), then a fault of another signal; then,
+ * where the thread's handler sent the core's signal itself (it received
+ * it: raise() sends to its own thread; or its frames call raise, kill,
+ * abort), a signal of another number (SIGALRM caught, SIGABRT raised) or
+ * one nothing records (a handler installed without SA_SIGINFO, as gdb's
+ * and faulthandler's are, is given no siginfo: an outside kill leaves no
+ * sender, and the number is taken to be the re-raised one's).  A handler
+ * that returned before its re-raise was delivered (one that raised its
+ * own signal while the kernel blocked it: Apache's, uWSGI's, many
+ * programs') left its frame below the stack pointer, found by the
+ * registers it saved being the thread's own.  A signal sent with tkill
+ * (raise(), abort()) is looked for on the receiving thread only.
  *
  * The handler is named only where symbols prove it: a frame of the
  * handler's part of the stack is faulthandler_fatal_error, uwsgi_segfault
@@ -32,25 +45,43 @@
  * still enabled (faulthandler.enable() enables them all, disable() clears
  * them all).  fault_handler_t is { int signum; int enabled; const char
  * *name; struct sigaction previous; int all_threads; } in 3.6-3.15, the
- * table SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSEGV on Linux: its entries are
- * checked to be those before a word of it is believed. */
+ * table SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSEGV on Linux, named "Bus
+ * error", "Illegal instruction", "Floating point exception" ("Floating-
+ * point exception" from 3.13), "Aborted", "Segmentation fault"
+ * (Modules/faulthandler.c): its entries are checked
+ * to be those, names too, before a word of it is believed.  Without a
+ * symbol for it (a stripped interpreter without its debug file: it is a
+ * static array) it is found by those contents in the module's .data. */
 #include "python/walk/walk.h"
 #include "python/python_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_HANDLER_FRAMES 256
+#define MAX_HANDLER_FRAMES 512
+#define MAX_NESTED 8                 /* signal frames followed on one thread */
 
 struct look {
 	struct py_ctx *c;
 	int n;
+	int nested;                  /* trampolines passed */
 	uint64_t tramp_sp;           /* the trampoline frame's stack pointer; 0 none */
 	const char *adjacent;        /* the frame the trampoline returns from: the handler */
 	const char *adjacent_module;
 	const char *proven;          /* the handler, as a frame names it */
 	const char *proven_function;
 	bool proven_by_name;         /* proven by a known handler's name, not only its module */
+	bool sends;                  /* a frame above the trampoline sends a signal */
+};
+
+struct candidate {
+	struct dump_signal sig;
+	bool siginfo;                /* sig is the signal frame's siginfo */
+	bool trap;                   /* sig is the saved state's fault */
+	bool returned;               /* the handler returned: its frame is below sp */
+	struct platform_regs regs;
+	int64_t tid;
+	struct look look;
 };
 
 /* NAME without a compiler clone's suffix equals WANT. */
@@ -73,16 +104,51 @@ static const char *program_of(const char *path)
 	return NULL;
 }
 
+bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc)
+{
+	const struct platform *p = c->d->platform;
+	uint8_t code[16];
+	if (platform_is_sigreturn(p, function))
+		return true;
+	/* (a named function is not one: the C library's own name says so) */
+	return !function && p->sigframe.code_len && p->sigframe.code_len <= sizeof(code) &&
+	       dump_read(c->d, pc, code, p->sigframe.code_len) == PC_OK &&
+	       platform_is_sigreturn_code(p, code, p->sigframe.code_len);
+}
+
+/* The C library's functions that send a signal, as their symbols (the
+ * dynamic ones too) name them. */
+static bool sends_signal(const char *fn)
+{
+	static const char *const senders[] = {
+		"raise", "gsignal", "kill", "tgkill", "tkill", "pthread_kill", "abort", "sigqueue",
+		"killpg", "pthread_sigqueue", "__pthread_kill_implementation", "__pthread_kill_internal",
+	};
+	for (size_t i = 0; fn && i < sizeof(senders) / sizeof(senders[0]); i++)
+		if (named(fn, senders[i]) || (strncmp(fn, "__", 2) == 0 && named(fn + 2, senders[i])))
+			return true;
+	return false;
+}
+
+static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k);
+
 static int look_frame(const struct native_frame *nf, void *arg)
 {
 	struct look *l = arg;
 	struct py_ctx *c = l->c;
 	if (++l->n > MAX_HANDLER_FRAMES)
 		return 1;
-	if (platform_is_sigreturn(c->d->platform, nf->function)) {
+	if (py_sigreturn_at(c, nf->function, nf->pc)) {
 		l->tramp_sp = nf->sp;
+		/* a signal the process sent itself, caught there: a handler's
+		 * re-raise caught by a handler; what it caught is further out */
+		struct candidate k = { .look = { .c = c } };
+		if (++l->nested < MAX_NESTED && read_frame(c, nf->sp, &k) && k.siginfo && k.sig.has_sender &&
+		    k.sig.sender_pid == c->d->pid)
+			return 0;
 		return 1;
 	}
+	l->sends |= sends_signal(nf->function);
 	static const struct { const char *fn, *handler; } known[] = {
 		{ "faulthandler_fatal_error", "faulthandler" },
 		{ "uwsgi_segfault", "uWSGI" }, { "uwsgi_fpe", "uWSGI" },
@@ -106,21 +172,12 @@ static int look_frame(const struct native_frame *nf, void *arg)
 	return 0;
 }
 
-struct candidate {
-	struct dump_signal sig;
-	bool siginfo;                /* sig is the signal frame's siginfo */
-	bool returned;               /* the handler returned: its frame is below sp */
-	struct platform_regs regs;
-	int64_t tid;
-	struct look look;
-};
 
-/* A signal the kernel raised for a fault (si_code > 0, not SI_KERNEL;
- * or a hardware fault the saved state names). */
-static bool kernel_fault(const struct dump_signal *s)
+/* A signal the kernel raised for a fault: siginfo's code > 0, not
+ * SI_KERNEL, or a hardware fault the saved state names. */
+static bool kernel_fault(const struct candidate *k)
 {
-	/* (without a code: read_frame's hardware fault) */
-	return !s->has_code || (s->code > 0 && s->code != 0x80);
+	return k->trap || (k->siginfo && k->sig.code > 0 && k->sig.code != 0x80);
 }
 
 /* The signal of the frame at SP: its siginfo when the kernel wrote it
@@ -128,7 +185,8 @@ static bool kernel_fault(const struct dump_signal *s)
  * state's when that has one), else what the saved state says of a
  * hardware fault: one of the signals the kernel sends for it (the core's
  * when it is one of them: the handlers re-raise what they caught), its
- * address, no code.  false when neither says anything. */
+ * address, no code; else nothing records it: the core's number, no code.
+ * false when the frame cannot be read. */
 static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
 {
 	const struct platform *p = c->d->platform;
@@ -144,26 +202,59 @@ static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
 	dump_signal_decode(&k->sig, f.word);
 	k->siginfo = f.siginfo_written && !(f.trap_fault && f.has_fault_address && k->sig.has_address &&
 					    k->sig.address != f.fault_address);
+	k->trap = false;
 	if (k->siginfo)
 		return true;
-	if (!f.trap_fault)
-		return false;
 	int want = c->d->signal.number;
-	k->sig = (struct dump_signal){
-		.number = f.trap_signals[1] == want ? want : f.trap_signals[0],
-		.has_address = f.has_fault_address, .address = f.fault_address,
-	};
-	return k->sig.number > 0;
+	k->trap = f.trap_fault && (f.trap_signals[1] == want ? want : f.trap_signals[0]) > 0;
+	k->sig = (struct dump_signal){ .number = want };
+	if (k->trap)
+		k->sig = (struct dump_signal){
+			.number = f.trap_signals[1] == want ? want : f.trap_signals[0],
+			.has_address = f.has_fault_address, .address = f.fault_address,
+		};
+	return true;
 }
 
+/* Lower is likelier the signal the handler re-raised; 9: not one. */
 static int rank(const struct py_ctx *c, const struct candidate *k)
 {
 	const struct dump *d = c->d;
-	if (k->returned && (k->sig.number != d->signal.number || !kernel_fault(&k->sig)))
-		return 9; /* only a fault's frame proves a re-raise */
-	if (k->sig.number != d->signal.number)
-		return kernel_fault(&k->sig) ? 3 : 9;
-	return (kernel_fault(&k->sig) ? 0 : 2) + (k->tid == d->crashed_tid ? 0 : 1);
+	bool same = k->sig.number == d->signal.number, receiver = k->tid == d->crashed_tid;
+	bool fault = kernel_fault(k);
+	/* a handler that returned (its re-raise waited, blocked, until then):
+	 * the frame a fault's, or one siginfo or the receiving thread says is
+	 * of the core's signal */
+	if (k->returned)
+		return !same ? 9 : fault ? 1 : k->siginfo ? 3 : receiver ? 7 : 9;
+	if (same && fault)
+		return receiver ? 0 : 1;
+	if (same && k->siginfo)
+		return receiver ? 2 : 3;
+	if (fault)
+		return 4;
+	/* another signal, or one nothing records: only where this thread's
+	 * handler sent the core's signal (raise() sends to its own thread) */
+	if (receiver || k->look.sends)
+		return k->siginfo ? 5 : 6;
+	return 9;
+}
+
+/* Where the signal of K came from, as model_fault's origin says. */
+static const char *origin_of(const struct candidate *k)
+{
+	if (kernel_fault(k))
+		return "fault";
+	if (!k->siginfo)
+		return "unrecorded";
+	switch (k->sig.code) {
+	case 0: return "kill";
+	case -6: return "tkill";
+	case -1: return "sigqueue";
+	case -2: return "timer";
+	case 0x80: return "kernel";
+	default: return "other";
+	}
 }
 
 /* How far below a thread's stack pointer a signal frame its handler
@@ -214,17 +305,22 @@ static bool returned_frame(struct py_ctx *c, const struct dump_thread *t, struct
 void py_find_fault(struct py_ctx *c, struct symbols *s)
 {
 	struct dump *d = c->d;
-	/* a signal the process sent itself, of the kind a fault raises (not
-	 * SIGABRT: abort() sends it so, and every thread's unwinding would
-	 * cost each abort's analysis for nothing: the abort is the crash) */
-	int n = d->signal.number;
+	/* a signal the process sent itself, whichever (SIGABRT too: abort()
+	 * sends it so, and so do handlers of a SIGABRT sent from outside) */
 	if (!d->has_signal || !d->signal.has_sender || d->pid < 0 || d->signal.sender_pid != d->pid ||
-	    (n != 4 && n != 5 && n != 7 && n != 8 && n != 11) || !d->platform ||
-	    !d->platform->sigframe.parse_mcontext)
+	    !d->platform || !d->platform->sigframe.parse_mcontext)
 		return;
 	struct candidate best = { 0 }, k;
 	int best_rank = 9;
 	for (size_t i = 0; i < d->nthreads && !py_out_of_time(c); i++) {
+		/* tkill (raise(), abort(), pthread_kill()) sends to the thread
+		 * its sender names: raise()'s own, whose handler re-raised; only
+		 * kill() and sigqueue() let the kernel pick any thread.  Every
+		 * other thread's unwinding would cost each abort's analysis for
+		 * nothing (measured: 41 threads, 0.03 s become 1.2 s). */
+		if (d->signal.has_code && d->signal.code == -6 && d->threads[i].tid != d->crashed_tid &&
+		    d->crashed_tid >= 0)
+			continue;
 		k = (struct candidate){ .tid = d->threads[i].tid, .look = { .c = c } };
 		if (symbols_native_names(s, k.tid, look_frame, &k.look) <= 0 || !k.look.tramp_sp ||
 		    !read_frame(c, k.look.tramp_sp, &k)) {
@@ -250,48 +346,126 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 		.has_sender = best.sig.has_sender, .sender_pid = best.sig.sender_pid,
 		.sender_uid = best.sig.sender_uid,
 	};
+	f->origin = origin_of(&best);
+	f->siginfo = best.siginfo;
+	f->number_assumed = !best.siginfo && !best.trap;
 	f->tid = best.tid;
 	f->pc = best.regs.pc;
 	f->sp = best.regs.sp;
 	f->sp_frame = best.look.tramp_sp;
 	f->handler = best.look.proven;
+	f->handler_proof = !f->handler ? NULL : best.look.proven_by_name ? "frame" : "module";
 	f->handler_function = best.look.proven ? best.look.proven_function : best.look.adjacent;
 	f->handler_module = best.look.adjacent_module;
 	f->handler_returned = best.returned;
 	/* no frame left of the handler (it returned, or it tail-called kill()):
 	 * the program whose handler re-raises so, when the process is one */
-	if (!f->handler)
-		f->handler = program_of(d->executable);
+	if (!f->handler && (f->handler = program_of(d->executable)) != NULL)
+		f->handler_proof = "program";
 	f->received_tid = d->crashed_tid;
 	c->r->fault = f;
 }
 
-/* faulthandler_handlers of module M: whether its entry for SIGNO was
- * disabled by the fatal handler (see above). */
-static bool faulthandler_ran(struct py_ctx *c, struct symbols *s, struct dump_module *m, int signo)
+/* Linux's numbers of faulthandler's signals in its table's order, and
+ * their names as the table's entries point at them */
+static const int32_t fh_order[] = { 7, 4, 8, 6, 11 };
+static const char *const fh_names[] = { "Bus error", "Illegal instruction", "Floating point exception",
+					"Aborted", "Segmentation fault" };
+/* (3.13 on: "Floating-point exception") */
+static bool fh_name_is(size_t i, const char *text)
 {
-	static const int32_t order[] = { 7, 4, 8, 6, 11 };   /* Linux's numbers, every platform's */
-	const size_t n = sizeof(order) / sizeof(order[0]);
-	struct symbol_want want[] = { { "faulthandler_handlers", 0, 0 },
-				      { "faulthandler_handlers.lto_priv.0", 0, 0 } };
-	if (!m || symbols_lookup(s, m, want, 2) <= 0)
-		return false;
-	struct symbol_want *w = want[0].addr ? &want[0] : &want[1];
-	if (w->size == 0 || w->size % n != 0 || w->size / n < 16 || w->size / n > 1024)
-		return false;
-	uint64_t elem = w->size / n;
+	return strcmp(text, fh_names[i]) == 0 || (i == 2 && strcmp(text, "Floating-point exception") == 0);
+}
+#define FH_N (sizeof(fh_order) / sizeof(fh_order[0]))
+
+/* Whether the table at ADDR, ELEM bytes an entry, is faulthandler's, and
+ * its entry for SIGNO disabled while another is enabled (see above). */
+static bool fh_table(struct py_ctx *c, uint64_t addr, uint64_t elem, int signo, bool *ran)
+{
 	bool disabled = false, enabled = false;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < FH_N; i++) {
 		int32_t sig, on;
-		if (py_rd_i32(c, w->addr + i * elem, &sig) != PC_OK || sig != order[i] ||
-		    py_rd_i32(c, w->addr + i * elem + 4, &on) != PC_OK || (on != 0 && on != 1))
+		uint64_t name;
+		char text[26] = { 0 };
+		if (py_rd_i32(c, addr + i * elem, &sig) != PC_OK || sig != fh_order[i] ||
+		    py_rd_i32(c, addr + i * elem + 4, &on) != PC_OK || (on != 0 && on != 1) ||
+		    py_rd_ptr(c, addr + i * elem + 8, &name) != PC_OK ||
+		    dump_read(c->d, name, text, sizeof(text) - 1) != PC_OK || !fh_name_is(i, text))
 			return false;
 		if (sig == signo)
 			disabled = on == 0;
 		else
 			enabled |= on == 1;
 	}
-	return disabled && enabled;
+	*ran = disabled && enabled;
+	return true;
+}
+
+/* The most of a module's .data searched for the table when no symbol
+ * names it: CPython's own is about 300 KiB (Debian's 3.11: 0x48c30) */
+#define FH_SCAN_MAX (8u << 20)
+
+/* The table in module M's .data, found by its contents alone (a stripped
+ * interpreter without its debug file: faulthandler_handlers is a static
+ * array, in no dynamic symbol table): the first word of an entry is 7
+ * (SIGBUS), an entry ELEM bytes long (8-byte aligned, 16 to 1024: the
+ * struct sigaction inside is the C library's), each entry's signal as
+ * fh_order says and its name pointing at that signal's name.  0: none. */
+static uint64_t fh_scan(struct py_ctx *c, struct symbols *s, struct dump_module *m, uint64_t *elem_out)
+{
+	const void *file;
+	uint64_t addr = 0;
+	long size = symbols_section_at(s, m, ".data", &file, &addr);
+	if (size <= 0 || !addr || (unsigned long)size > FH_SCAN_MAX)
+		return 0;
+	uint8_t *buf = malloc((size_t)size);
+	if (!buf || dump_read(c->d, addr, buf, (size_t)size) != PC_OK) {
+		free(buf);
+		return 0;
+	}
+	uint64_t found = 0;
+	for (size_t off = 0; !found && off + 16 <= (size_t)size; off += 8) {
+		if (platform_le32(buf + off) != 7 || platform_le32(buf + off + 4) > 1)
+			continue;
+		for (uint64_t elem = 16; !found && elem <= 1024 && off + 4 * elem + 16 <= (size_t)size; elem += 8) {
+			bool ok = true;
+			for (size_t i = 1; ok && i < FH_N; i++)
+				ok = (int32_t)platform_le32(buf + off + i * elem) == fh_order[i] &&
+				     platform_le32(buf + off + i * elem + 4) <= 1;
+			bool ran;
+			if (ok && fh_table(c, addr + off, elem, 0, &ran)) {
+				found = addr + off;
+				*elem_out = elem;
+			}
+		}
+	}
+	free(buf);
+	return found;
+}
+
+/* faulthandler_handlers of module M: whether its entry for SIGNO was
+ * disabled by the fatal handler (see above); *HOW says how the table was
+ * found (by its symbol, or by a scan of .data). */
+static bool faulthandler_ran(struct py_ctx *c, struct symbols *s, struct dump_module *m, int signo,
+			     const char **how)
+{
+	struct symbol_want want[] = { { "faulthandler_handlers", 0, 0 },
+				      { "faulthandler_handlers.lto_priv.0", 0, 0 } };
+	if (!m)
+		return false;
+	uint64_t addr = 0, elem = 0;
+	bool ran = false;
+	if (symbols_lookup(s, m, want, 2) > 0) {
+		struct symbol_want *w = want[0].addr ? &want[0] : &want[1];
+		if (w->size == 0 || w->size % FH_N != 0 || w->size / FH_N < 16 || w->size / FH_N > 1024)
+			return false;
+		addr = w->addr;
+		elem = w->size / FH_N;
+		*how = "faulthandler-table-symbol";
+	} else if ((addr = fh_scan(c, s, m, &elem)) != 0) {
+		*how = "faulthandler-table-scan";
+	}
+	return addr && fh_table(c, addr, elem, signo, &ran) && ran;
 }
 
 void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module)
@@ -299,8 +473,11 @@ void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *i
 	struct model_fault *f = c->r->fault;
 	if (!f || f->handler)
 		return;
-	if (faulthandler_ran(c, s, interp_module, f->signal.number))
+	const char *how = NULL;
+	if (faulthandler_ran(c, s, interp_module, f->signal.number, &how)) {
 		f->handler = "faulthandler";
+		f->handler_proof = how;
+	}
 }
 
 int64_t py_crash_tid(const struct py_ctx *c)

@@ -188,8 +188,7 @@ static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model
 	if (!f || f->tid != t->tid)
 		return SIZE_MAX;
 	size_t k = 0;
-	while (k < u->n && !(platform_is_sigreturn(c->d->platform, u->v[k].f->function) &&
-			     u->v[k].sp == f->sp_frame))
+	while (k < u->n && !(u->v[k].sp == f->sp_frame && py_sigreturn_at(c, u->v[k].f->function, u->v[k].f->address)))
 		k++;
 	if (k == u->n)
 		return SIZE_MAX;

@@ -25,7 +25,9 @@ Per case, TAP lines:
   the crashing one from strlen: the native-stack reference;
 - pycore's report, read here on x86-64 (--sysroot the arm64 root),
   against the process's truth (threads, frames, locals, asyncio tasks,
-  the signal, its fault address or sender, the crashed thread), and its
+  the signal, its fault address or sender, the crashed thread; the fault
+  behind faulthandler's re-raise, read from its signal frame's ESR record,
+  fingerprinting as the same crash without faulthandler), and its
   native stacks against gdb-multiarch's, frame for frame and inlined call
   for inlined call, PAC bits stripped, through the kernel's signal frame
   (gdb's tail-call frames aside: inferred from DWARF call-site entries,
@@ -463,6 +465,23 @@ def check_pycore(root, work, name, how):
         # the kernel's siginfo is faulthandler's re-raise, sent by the
         # process to itself with tgkill
         raise Failure("signal %s: want SI_TKILL sent by the process itself (%d)" % (sig, truth["pid"]))
+    if how == "crash-fh":
+        # the fault behind faulthandler's re-raise, from the signal frame's
+        # saved state (its handler takes no siginfo: the ESR record), and
+        # the same fingerprint as the same crash without faulthandler
+        f, by = report["process"]["fault"], report["process"]["reraised_by"]
+        if not f or f["origin"] != "fault" or f["address"] != "0x0" or not by or by["handler"] != "faulthandler":
+            raise Failure("faulthandler's re-raise not traced to the fault at 0x0: %s, %s" % (f, by))
+        plain = os.path.join(work, name[:-len("crash_fh")] + "crash.core")
+        if not os.path.exists(plain):
+            raise Failure("no core of the same crash without faulthandler (%s)" % plain)
+        for native in ([], ["--native"]):
+            a = pycore_json(args + native, plain)["fingerprint"]["hash"]
+            b = pycore_json(args + native, core)["fingerprint"]["hash"]
+            if a != b:
+                raise Failure("fingerprint%s %s without faulthandler, %s with" % (" --native" if native else "", a, b))
+        return "%d threads; the fault at 0x0 behind faulthandler's re-raise, fingerprint %s with and without" % (
+            len(truth["threads"]), b)
     if name.endswith("locals"):
         return "%d reprs exactly Python's" % stacks.compare_locals(truth, report)
     if name.endswith("aio_tasks"):

@@ -1,15 +1,45 @@
-"""Crashes where Python really runs, from real processes (#27): a fault a
-handler re-raised (faulthandler, Apache with mod_wsgi, uWSGI), thread
+"""Crashes where Python really runs, from real processes (#27, #36): a
+signal a handler caught and re-raised (faulthandler, Apache with
+mod_wsgi, uWSGI, gdb, a program's own handler), whatever its origin (a
+fault, kill or sigqueue from another process, a timer, alarm()), thread
 states fork() left, a lock held across fork(), containers of millions.
 
 Truth comes from the processes: the faulting thread's native id and the
-address it reads, written before the fault; /proc/self/task and thread
-idents of a forked child; a container's len().  For every crash the
-summary must name the faulting thread, the original signal and the fault
-address; no thread may be reported that the core does not hold unless it
-is kept apart as stale; an exit-0 report holds no "unreadable".  The
-faulthandler run must fingerprint as the same crash without it (with and
-without --native).  Apache (Debian's apache2, libapache2-mod-wsgi-py3)
+address it reads, written before the fault; the sender's own pid and uid,
+written by the sender (a process the test starts) before it sends; the
+thread that takes a kill, written by the process (its main thread, the
+only one not blocking the signal; for gdb, gdb's own Python writes the
+threads not blocking it, kernel/signal.c giving a process-directed signal
+to the main thread first); /proc/self/task and thread idents of a forked
+child; a container's len().  For every crash the summary must name the
+thread that took the signal, the original signal and its fault address or
+sender; no thread may be reported that the core does not hold unless it
+is kept apart as stale; an exit-0 report holds no "unreadable".  Every
+re-raised crash is checked in text, JSON and HTML, and fingerprints as
+its twin without the handler (with and without --native).
+
+faulthandler (python -X faulthandler, a thread faulting in
+ctypes.string_at) runs on Debian 12's python3.11 (stripped), whose one
+pair of cores is analyzed under four views of /usr/lib/debug made in a
+private mount namespace (unshare --mount: nothing changes outside it,
+no package is removed): none of it, python3.11-dbg's files without
+libc6-dbg's (a fresh machine after scripts/install-deps), libc6-dbg's
+without python3.11-dbg's, all of it; a view needing a package that is not
+installed is not run and the result says so.  faulthandler must be proven
+by its table's symbol where python3.11-dbg's file is seen, by a scan of
+the interpreter's .data otherwise.  Then pyenv's 3.12 and 3.13
+(pycoretest.interpreters) and sid's 3.13 (skipped by name when the root
+scripts/sid-root builds is not there; never built here).  A Python process
+with a handler of a small C library's (scenarios/rehandler.c, built by the
+test) is sent SIGSEGV with kill and SIGABRT with sigqueue by the sender,
+a SIGSEGV by a POSIX timer of its own, and a SIGALRM by alarm() (its
+handler abort()s: no twin, SIGALRM's default dumps no core), each core
+read with /usr/lib/debug as installed and with it empty.  gdb (Python
+inside, scenarios/gdb_wait.py) is sent SIGSEGV and SIGABRT by the sender;
+its handler takes no siginfo (no SA_SIGINFO), so the origin may be
+"unrecorded", never the re-raise's own tkill; the case is skipped, named,
+while pycore places libc.so.6 elsewhere than gdb's loader did (issue 36's
+module placement).  Apache (Debian's apache2, libapache2-mod-wsgi-py3)
 and uWSGI (uwsgi, uwsgi-plugin-python3) run on a loopback port with a
 configuration of the test's own in a temporary directory, stopped at the
 end; each is skipped by name when its package is missing.  uWSGI's worker
@@ -124,49 +154,419 @@ def check_crash(report, truth, label):
 
 
 # ---------------------------------------------------------------------------
-# faulthandler
+# faulthandler, on every interpreter, with and without debug files
 
-def crash_python(work, script, pyargs):
+def crash_python(work, script, pyargs, target=None):
     truth = os.path.join(work, "truth.json")
     before = cores_in(work)
-    p = subprocess.run([PYTHON] + pyargs + [os.path.join(SCENARIOS, script), truth], cwd=work,
-                       preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
-    if p.returncode != -signal.SIGSEGV:
-        raise Failure("%s ended with %s, not SIGSEGV: %s" % (script, p.returncode, p.stderr[-300:]))
+    if target is None:
+        p = subprocess.run([PYTHON] + pyargs + [os.path.join(SCENARIOS, script), truth], cwd=work,
+                           preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60))
+        rc, err = p.returncode, p.stderr
+    else:
+        proc = target.popen(pyargs + [target.scenario(work, script), target.inside(truth)], work,
+                            preexec=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=scaled(60))
+        rc = proc.returncode
+    if rc != -signal.SIGSEGV:
+        raise Failure("%s ended with %s, not SIGSEGV: %s" % (script, rc, err[-300:]))
     return wait_core(work, before), json.load(open(truth))
 
 
-def faulthandler_same(work):
-    if not os.access(PYTHON, os.X_OK):
-        raise Skip("no %s (Debian package python3.11)" % PYTHON)
+DEBUG = "/usr/lib/debug"
+
+
+def package_files(pkg):
+    """The files package PKG installed under /usr/lib/debug, or None when
+    it is not installed."""
+    p = subprocess.run(["dpkg-query", "-L", pkg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        return None
+    return [l for l in p.stdout.decode().splitlines() if l.startswith(DEBUG + "/") and os.path.isfile(l)]
+
+
+# Builds, in a private mount namespace, a view of /usr/lib/debug without
+# the files named (argv: the real tree's bind mount, then the files to
+# leave out): a tmpfs over /usr/lib/debug holding a symbolic link to
+# every other file.  Nothing changes outside the namespace.
+VIEW_BUILDER = r"""
+import os, sys
+real, hide = sys.argv[1], set(sys.argv[2:])
+for d, _, files in os.walk(real):
+    for f in files:
+        rel = os.path.relpath(os.path.join(d, f), real)
+        if "/usr/lib/debug/" + rel in hide:
+            continue
+        os.makedirs(os.path.dirname(os.path.join("/usr/lib/debug", rel)), exist_ok=True)
+        os.symlink(os.path.join(d, f), os.path.join("/usr/lib/debug", rel))
+"""
+
+
+def pycore_in_view(work, hide, args):
+    """pycore ARGS with /usr/lib/debug as this machine has it but for the
+    files HIDE (None: all of it hidden), in a private mount namespace;
+    debuginfod off, no cached copies of debug files."""
+    env = dict(os.environ)
+    env.pop("DEBUGINFOD_URLS", None)
+    if hide == []:
+        return cs.run_pycore(args, env=env)
+    real = os.path.join(work, "real-debug")
+    os.makedirs(real, exist_ok=True)
+    builder = os.path.join(work, "view.py")
+    with open(builder, "w") as f:
+        f.write(VIEW_BUILDER)
+    setup = 'mount --bind /usr/lib/debug "$1" && mount -t tmpfs pycore-view /usr/lib/debug'
+    if hide is not None:
+        setup += ' && %s "$2" "$1" $(cat "$3")' % sys.executable
+    listing = os.path.join(work, "hide.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(hide or []))
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                        setup + ' && shift 3 && exec "$@"', "sh", real, builder, listing, cs.PYCORE,
+                        "--no-debug-cache"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       timeout=scaled(300))
+    if p.returncode not in (0, 1) and b"unshare" in p.stderr[:200]:
+        raise Skip("no private mount namespace here: %s" % p.stderr.decode(errors="replace").strip()[:200])
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def analyze_view(work, core, hide, *args):
+    """JSON, text and HTML reports of CORE under the view HIDE."""
+    out = {}
+    for fmt in ("json", "text", "html"):
+        rc, text, err = pycore_in_view(work, hide, ["analyze", "--format", fmt] + list(args) + [core])
+        if rc not in (0, 1):
+            raise Failure("pycore exit %d (%s): %s" % (rc, fmt, err.strip()[:300]))
+        out[fmt] = text
+    report = cs.load_report(out["json"])
+    if rc == 0 and "unreadable" in out["text"]:
+        raise Failure("exit 0, yet the text says unreadable")
+    return report, out["text"], out["html"]
+
+
+def check_faulthandler_pair(work, cores, truth, hide, label, proof=None, extra=()):
+    """The two crashes (plain, faulthandler) under one view: the fault in
+    every format, faulthandler proven (by PROOF when given), one
+    fingerprint with and without --native."""
     results = {}
-    for name, pyargs in (("plain", []), ("faulthandler", ["-X", "faulthandler"])):
-        core, truth = crash_python(work, "reraise.py", pyargs)
-        if truth["faulthandler"] != (name == "faulthandler"):
-            raise Failure("%s: faulthandler.is_enabled() is %s" % (name, truth["faulthandler"]))
+    for name in ("plain", "faulthandler"):
         for native in ([], ["--native"]):
-            report, _, text = analyze(core, *native)
-            label = "%s%s" % (name, " --native" if native else "")
-            check_crash(report, truth, label)
-            results[label] = report
-        os.rename(core, core + "." + name)
-    fh = results["faulthandler"]
+            report, text, html = analyze_view(work, cores[name], hide, *(list(extra) + native))
+            check_crash(report, truth[name], "%s %s%s" % (label, name, " --native" if native else ""))
+            results[name + (" --native" if native else "")] = (report, text, html)
+    fh, text, html = results["faulthandler"]
     by = fh["process"]["reraised_by"]
     if not by or by["handler"] != "faulthandler" or "re-raised by faulthandler" not in fh["summary"]["text"]:
-        raise Failure("faulthandler's re-raise is not named: %s, %r" % (by, fh["summary"]["text"]))
-    if results["plain"]["process"]["fault"] is not None:
-        raise Failure("a fault behind a re-raise where there was none: %s" % results["plain"]["process"]["fault"])
+        raise Failure("%s: faulthandler's re-raise is not named: %s, %r" % (label, by, fh["summary"]["text"]))
+    if proof and by["proof"] != proof:
+        raise Failure("%s: faulthandler proven by %s, not %s" % (label, by["proof"], proof))
+    if fh["process"]["fault"]["origin"] != "fault":
+        raise Failure("%s: the origin is %s, not the fault" % (label, fh["process"]["fault"]["origin"]))
+    if "re-raised by faulthandler" not in text or "re-raised by faulthandler" not in html:
+        raise Failure("%s: the text or the HTML does not name faulthandler's re-raise" % label)
+    if "fault address 0x%x" % truth["faulthandler"]["address"] not in html:
+        raise Failure("%s: the HTML does not give the fault's address" % label)
+    if results["plain"][0]["process"]["fault"] is not None:
+        raise Failure("%s: a re-raise where there was none: %s" % (label, results["plain"][0]["process"]["fault"]))
     for native in ("", " --native"):
-        a, b = results["plain" + native]["fingerprint"], results["faulthandler" + native]["fingerprint"]
+        a, b = results["plain" + native][0]["fingerprint"], results["faulthandler" + native][0]["fingerprint"]
         if a["hash"] != b["hash"]:
-            raise Failure("fingerprint%s %s without faulthandler, %s with: %s / %s" % (native, a["hash"], b["hash"],
-                                                                                      a["frames"], b["frames"]))
-    fr = results["faulthandler --native"]
-    t = [t for t in threads_of(fr) if t["crashed"]][0]
+            raise Failure("%s: fingerprint%s %s without faulthandler, %s with: %s / %s" % (
+                label, native, a["hash"], b["hash"], a["frames"], b["frames"]))
+    t = [t for t in threads_of(results["faulthandler --native"][0]) if t["crashed"]][0]
     if t["fault_frame"] is None or t["frames"][t["fault_frame"]]["kind"] != "native":
-        raise Failure("the faulting thread's stack at the fault is not marked (fault_frame %s)" % t["fault_frame"])
-    return "fingerprint %s with and without, fault 0x%x in thread %d" % (
-        results["plain --native"]["fingerprint"]["hash"], truth["address"], truth["tid"])
+        raise Failure("%s: the stack at the fault is not marked (fault_frame %s)" % (label, t["fault_frame"]))
+    return results["plain --native"][0]["fingerprint"]["hash"], by["proof"]
+
+
+def faulthandler_pair(work, target=None):
+    cores, truth = {}, {}
+    for name, pyargs in (("plain", []), ("faulthandler", ["-X", "faulthandler"])):
+        core, truth[name] = crash_python(work, "reraise.py", pyargs, target)
+        if truth[name]["faulthandler"] != (name == "faulthandler"):
+            raise Failure("%s: faulthandler.is_enabled() is %s" % (name, truth[name]["faulthandler"]))
+        cores[name] = core + "." + name
+        os.rename(core, cores[name])
+    return cores, truth
+
+
+def debian_faulthandler(work):
+    """Debian 12's python3.11 (stripped) under four views of its debug
+    files: each view names the files it relied on."""
+    if not os.access(PYTHON, os.X_OK):
+        raise Skip("no %s (Debian package python3.11)" % PYTHON)
+    py_dbg = (package_files("python3.11-dbg") or []) + (package_files("libpython3.11-dbg") or [])
+    libc_dbg = package_files("libc6-dbg")
+    cores, truth = faulthandler_pair(work)
+    views = [("no debug file at all (/usr/lib/debug empty)", None, "faulthandler-table-scan")]
+    if py_dbg:
+        views.append(("python3.11-dbg's %d files, libc6-dbg's hidden" % len(py_dbg), libc_dbg or [],
+                      "faulthandler-table-symbol"))
+    if libc_dbg:
+        views.append(("libc6-dbg's %d files, python3.11-dbg's hidden" % len(libc_dbg), py_dbg,
+                      "faulthandler-table-scan"))
+    if py_dbg and libc_dbg:
+        views.append(("/usr/lib/debug as installed (python3.11-dbg and libc6-dbg)", [],
+                      "faulthandler-table-symbol"))
+    done = []
+    for label, hide, proof in views:
+        h, how = check_faulthandler_pair(work, cores, truth, hide, label, proof)
+        done.append("%s: %s, %s" % (label, h, how))
+    missing = [p for p, f in (("python3.11-dbg", py_dbg), ("libc6-dbg", libc_dbg)) if not f]
+    return "fault 0x%x in thread %d; %s%s" % (truth["faulthandler"]["address"], truth["faulthandler"]["tid"],
+                                              "; ".join(done),
+                                              "; views needing %s not run (not installed)" % ", ".join(missing)
+                                              if missing else "")
+
+
+def other_faulthandler(work, name):
+    target, why = None, None
+    if name.startswith("sid"):
+        root = os.environ.get("PYCORE_SID_ROOT") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pycore", "sid-root")
+        if not os.path.isdir(root):
+            raise Skip("no Debian unstable root (%s: scripts/sid-root builds it)" % root)
+    target, why = interpreters.find(name)
+    if not target:
+        raise Skip(why)
+    work2 = target.workdir("pycore-reraise-%s-" % name)
+    try:
+        cores, truth = faulthandler_pair(work2, target)
+        h, how = check_faulthandler_pair(work2, cores, truth, [], name, extra=target.pycore_args())
+    finally:
+        cs.drop_scratch(TAP_, work2)
+    return "%s: fault 0x%x in thread %d, fingerprint %s with and without, faulthandler proven by %s" % (
+        target.exe, truth["faulthandler"]["address"], truth["faulthandler"]["tid"], h, how)
+
+
+# ---------------------------------------------------------------------------
+# signals from outside (kill, sigqueue), a timer's, alarm(), re-raised by a
+# handler: a Python process with a handler of a small C library's, and gdb
+
+SENDER = r"""
+import ctypes, json, os, sys
+target, signo, how, truth = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+with open(truth, "w") as f:
+    json.dump({"pid": os.getpid(), "uid": os.getuid(), "how": how}, f)
+if how == "kill":
+    os.kill(target, signo)
+else:
+    if ctypes.CDLL(None, use_errno=True).sigqueue(target, signo, ctypes.c_void_p(42)) != 0:
+        sys.exit("sigqueue: errno %d" % ctypes.get_errno())
+"""
+
+
+def send(work, pid, signo, how):
+    """The test's sender: a process of its own that records its pid and
+    uid, then sends SIGNO to PID with kill or sigqueue."""
+    truth = os.path.join(work, "sender.json")
+    p = subprocess.run([sys.executable, "-c", SENDER, str(pid), str(signo), how, truth], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=scaled(30))
+    if p.returncode != 0:
+        raise Failure("the sender failed: %s" % p.stdout.decode(errors="replace")[-300:])
+    return json.load(open(truth))
+
+
+def wait_truth(path, proc, timeout=30):
+    end = time.time() + scaled(timeout)
+    while time.time() < end:
+        if os.path.exists(path):
+            return json.load(open(path))
+        if proc.poll() is not None:
+            raise Failure("the process ended (%s) before writing its truth" % proc.returncode)
+        time.sleep(0.05)
+    raise Failure("no truth from the process in %d s" % timeout)
+
+
+def build_handler(work):
+    lib = os.path.join(work, "rehandler.so")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise Skip("no C compiler (Debian package gcc)")
+    p = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", lib, os.path.join(SCENARIOS, "rehandler.c"), "-lrt"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        raise Failure("rehandler.c did not build: %s" % p.stdout.decode(errors="replace")[-300:])
+    return lib
+
+
+def core_of(work, argv, signo, how, env=None):
+    """Run ARGV (it writes truth.json, then waits), send SIGNO from outside
+    when HOW is kill or sigqueue, and take its core: (core, truth, sender)."""
+    truth_path = os.path.join(work, "truth.json")
+    for f in (truth_path, os.path.join(work, "sender.json")):
+        if os.path.exists(f):
+            os.remove(f)
+    before = cores_in(work)
+    proc = subprocess.Popen(argv, cwd=work, preexec_fn=unlimited, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
+    try:
+        truth = wait_truth(truth_path, proc)
+        sender = send(work, truth["pid"], signo, how) if how in ("kill", "sigqueue") else None
+        _, err = proc.communicate(timeout=scaled(60))
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    want = signal.SIGABRT if how == "alarm" else signo
+    if proc.returncode != -want:
+        raise Failure("%s ended with %s, not %s: %s" % (os.path.basename(argv[-1]), proc.returncode,
+                                                       signal.Signals(want).name, err[-300:]))
+    core = wait_core(work, before)
+    os.rename(core, core + ".%d" % proc.pid)
+    return core + ".%d" % proc.pid, truth, sender
+
+
+def all_formats(core, *args):
+    report, rc, text = analyze(core, *args)
+    rc_html, html, err = cs.run_pycore(["analyze", "--format", "html"] + list(args) + [core])
+    if rc_html not in (0, 1):
+        raise Failure("pycore exit %d (html): %s" % (rc_html, err.strip()))
+    return report, text, html
+
+
+def check_chain(report, text, html, truth, sender, origin, label, caught=None):
+    """The re-raise traced to ORIGIN: the handler's thread, the signal it
+    caught, its sender (SENDER's truth), in JSON, text and HTML."""
+    f = report["process"]["fault"]
+    by = report["process"]["reraised_by"]
+    if not f or not by:
+        raise Failure("%s: no re-raise traced: %r" % (label, report["summary"]["text"]))
+    if f["origin"] != origin:
+        raise Failure("%s: origin %s, not %s (%r)" % (label, f["origin"], origin, report["summary"]["text"]))
+    want = caught or truth["signal"]
+    if f["number"] != want or f["thread"] != truth["tid"] or by["thread"] != truth["tid"]:
+        raise Failure("%s: caught %s in thread %s, the process took %d in %d" % (label, f["number"], f["thread"],
+                                                                              want, truth["tid"]))
+    if sender:
+        if f["sender_pid"] != sender["pid"] or f["sender_uid"] != sender["uid"]:
+            raise Failure("%s: sent by pid %s (uid %s), the sender was pid %d (uid %d)" % (
+                label, f["sender_pid"], f["sender_uid"], sender["pid"], sender["uid"]))
+        line = "sent by pid %d (uid %d) with %s" % (sender["pid"], sender["uid"], sender["how"])
+        if report["summary"]["kind"] != "signal-sent":
+            raise Failure("%s: summary kind %s for a signal sent from outside" % (label, report["summary"]["kind"]))
+    elif origin == "unrecorded":
+        line = "of unrecorded origin"
+    else:
+        line = {"timer": "SI_TIMER (timer expired)", "kernel": "SI_KERNEL (sent by the kernel)"}[origin]
+    for fmt, out in (("summary", report["summary"]["text"]), ("text", text), ("HTML", html)):
+        if line not in out or "re-raised by" not in out:
+            raise Failure("%s: the %s does not say %r and the re-raise" % (label, fmt, line))
+    check_threads_in_core(report)
+    return "%s in thread %d, %s" % (line, truth["tid"], report["fingerprint"]["hash"])
+
+
+def same_fingerprint(label, with_handler, twin):
+    for native in ("", " --native"):
+        a, b = with_handler[native]["fingerprint"], twin[native]["fingerprint"]
+        if a["hash"] != b["hash"]:
+            raise Failure("%s: fingerprint%s %s with the handler, %s without: %s / %s" % (
+                label, native, a["hash"], b["hash"], a["frames"], b["frames"]))
+
+
+def sent_cases(work):
+    if not os.access(PYTHON, os.X_OK):
+        raise Skip("no %s (Debian package python3.11)" % PYTHON)
+    lib = build_handler(work)
+    script = os.path.join(SCENARIOS, "sent.py")
+    done = []
+    for signo, how, origin in ((signal.SIGSEGV, "kill", "kill"), (signal.SIGABRT, "sigqueue", "sigqueue"),
+                               (signal.SIGSEGV, "timer", "timer"), (signal.SIGALRM, "alarm", "kernel")):
+        label = "%s by %s" % (signal.Signals(signo).name, how)
+        reports = {}
+        for handler in (True, False):
+            if how == "alarm" and not handler:
+                continue  # SIGALRM's default action dumps no core: no twin
+            core, truth, sender = core_of(work, [PYTHON, script, os.path.join(work, "truth.json"),
+                                                 lib if handler else "-", str(int(signo)), how, lib], signo, how)
+            # read with /usr/lib/debug as installed, and with none of it
+            # (the C library's trampoline then named by its code alone)
+            for view, hide in (("", []), (", no debug files", None)):
+                reports.setdefault(view, {})[handler] = {}
+                for native in ("", " --native"):
+                    r, text, html = analyze_view(work, core, hide, *(["--native"] if native else []))
+                    reports[view][handler][native] = r
+                    if handler:
+                        got = check_chain(r, text, html, truth, sender, origin, label + view + native,
+                                          caught=int(signo))
+                    elif r["process"]["fault"] is not None:
+                        raise Failure("%s without a handler: a re-raise traced: %s" % (label, r["process"]["fault"]))
+        for view in reports:
+            if False in reports[view]:
+                same_fingerprint(label + view, reports[view][True], reports[view][False])
+        done.append("%s: %s" % (label, got))
+    return "; ".join(done) + " (each with /usr/lib/debug as installed and with it empty)"
+
+
+def gdb_killed(work, signo):
+    gdb = shutil.which("gdb")
+    if not gdb:
+        raise Skip("no gdb (Debian package gdb)")
+    reports = {}
+    for twin in (False, True):
+        env = dict(os.environ, RERAISE_TRUTH=os.path.join(work, "truth.json"), RERAISE_SIGNAL=str(int(signo)),
+                   RERAISE_TWIN="1" if twin else "0")
+        core, truth, sender = core_of(work, [gdb, "-nx", "-batch", "-ex", "python exec(open(%r).read())" %
+                                             os.path.join(SCENARIOS, "gdb_wait.py")], signo, "kill", env=env)
+        # kill() to a process: the kernel gives it to the main thread when
+        # that thread does not block it (kernel/signal.c, complete_signal)
+        if truth["tid"] != truth["pid"] or truth["tid"] not in truth["takers"]:
+            raise Skip("gdb's Python ran in thread %d of %d, which blocks %s (threads taking it: %s)" % (
+                truth["tid"], truth["pid"], signal.Signals(signo).name, truth["takers"]))
+        truth["signal"] = int(signo)
+        reports[twin] = {}
+        for native in ("", " --native"):
+            r, text, html = all_formats(core, *(["--native"] if native else []))
+            libc = [m for m in r["process"]["modules"] if (m["path"] or "").endswith("/libc.so.6")]
+            if not libc or int(libc[0].get("base") or libc[0]["start"], 16) != truth["libc_base"]:
+                raise Skip("pycore places libc.so.6 at %s, gdb's dynamic loader at 0x%x (gdb's handler maps "
+                           "pieces of it again: modules placed by the loader's list, issue 36, come first)" % (
+                               libc and (libc[0].get("base") or libc[0]["start"]), truth["libc_base"]))
+            reports[twin][native] = r
+            if twin:
+                if r["process"]["fault"] is not None:
+                    raise Failure("gdb without its handler: a re-raise traced: %s" % r["process"]["fault"])
+                continue
+            f = r["process"]["fault"]
+            origin = f["origin"] if f else "kill"
+            got = check_chain(r, text, html, truth, sender if origin == "kill" else None, origin,
+                              "gdb %s%s" % (signal.Signals(signo).name, native))
+            if origin not in ("kill", "unrecorded"):
+                raise Failure("gdb: origin %s of a kill" % origin)
+            mod = r["process"]["reraised_by"]["module"] or ""
+            if os.path.basename(mod) != "gdb":
+                raise Failure("gdb: the handler's frame is in %s, not gdb" % mod)
+    same_fingerprint("gdb", reports[False], reports[True])
+    return "%s (sender pid %d); gdb's handler in %s" % (got, sender["pid"], mod)
+
+
+TAP_ = None
+
+
+def main():
+    global TAP_
+    tap = TAP_ = TAP()
+    cases = [("faulthandler on Debian's python3.11, with and without its debug files", debian_faulthandler, ())]
+    for name in ("py3.12", "py3.13", "sid3.13"):
+        cases.append(("faulthandler on %s: the fault behind the re-raise, one fingerprint" % name,
+                      other_faulthandler, (name,)))
+    cases += [("a handler's re-raise of kill, sigqueue, a timer, alarm(): the sender and the handler named",
+               sent_cases, ()),
+              ("gdb (Python inside) killed with SIGSEGV from outside, its handler's re-raise traced",
+               gdb_killed, (signal.SIGSEGV,)),
+              ("gdb (Python inside) killed with SIGABRT from outside, its handler's re-raise traced",
+               gdb_killed, (signal.SIGABRT,))]
+    for name, fn, args in cases:
+        work = tempfile.mkdtemp(prefix="pycore-reraise-")
+        cs.run_in(tap, name, work, fn, work, *args)
+    for name, fn in (("fork() from C with an RLock held: the child's threads, stale states apart", forked_child),
+                     ("three-million-entry dict, set, list, tuple", big_containers),
+                     ("Apache + mod_wsgi: a request that segfaults", apache),
+                     ("uWSGI prefork with a thread at import: hung worker, crashed worker", uwsgi)):
+        work = tempfile.mkdtemp(prefix="pycore-reraise-")
+        cs.run_in(tap, name, work, fn, work)
+    cs.schema_summary(tap)
+    return tap.done()
 
 
 # ---------------------------------------------------------------------------
@@ -472,19 +872,6 @@ def uwsgi(work):
             len(threads_of(report)), len(stale), master["bg_ident"],
             "live" if master["bg_ident"] in live_idents else "not live", crash["tid"], by["handler"],
             by["received_by"], reports["handler --native"]["fingerprint"]["hash"])
-
-
-def main():
-    tap = TAP()
-    for name, fn in (("faulthandler: the fault behind the re-raise, one fingerprint", faulthandler_same),
-                     ("fork() from C with an RLock held: the child's threads, stale states apart", forked_child),
-                     ("three-million-entry dict, set, list, tuple", big_containers),
-                     ("Apache + mod_wsgi: a request that segfaults", apache),
-                     ("uWSGI prefork with a thread at import: hung worker, crashed worker", uwsgi)):
-        work = tempfile.mkdtemp(prefix="pycore-reraise-")
-        cs.run_in(tap, name, work, fn, work)
-    cs.schema_summary(tap)
-    return tap.done()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
  * minidump processor, the names of machines pycore does not read, and
  * aarch64.c's parsers: NT_PRSTATUS, NT_ARM_TLS, NT_ARM_SYSTEM_CALL,
  * NT_ARM_PAC_MASK, a minidump ARM64 context and the signal frame of
- * arch/arm64/kernel/signal.c, each built here from the kernel's structs.
+ * arch/arm64/kernel/signal.c, each built here from the kernel's structs,
+ * and both trampolines' code (the assembler's, the Arm ARM's encoding).
  * Parser tests only: no real process's notes or frames are read here. */
 #include <elf.h>
 #include <stddef.h>
@@ -237,10 +238,65 @@ static void test_aarch64(void)
 	CHECK(offsetof(struct a64_rt_sigframe, uc.uc_mcontext) == p->sigframe.mcontext, "mcontext at %zu",
 	      offsetof(struct a64_rt_sigframe, uc.uc_mcontext));
 	CHECK(platform_is_sigreturn(p, "__kernel_rt_sigreturn"), "trampoline");
+	CHECK(!out.trap_fault, "no ESR record: no fault the saved state names");
+
+	/* a handler without SA_SIGINFO (siginfo unwritten) of a data abort:
+	 * fpsimd_context, then esr_context, then the terminator */
+	memset(&f.info, 0, sizeof(f.info));
+	uint8_t *rec = f.uc.uc_mcontext.reserved;
+	uint32_t fpsimd[2] = { 0x46508001u, 528 }, esr_head[2] = { 0x45535201u, 16 };
+	uint64_t esr = (uint64_t)0x24 << 26 | 0x07;   /* DABT_LOW, translation fault level 3 */
+	memcpy(rec, fpsimd, 8);
+	memcpy(rec + 528, esr_head, 8);
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out), "parsed");
+	CHECK(!out.siginfo_written, "siginfo unwritten");
+	CHECK(out.trap_fault && out.trap_signals[0] == 11 && out.trap_signals[1] == 7 && out.has_fault_address &&
+	      out.fault_address == 0xbeef, "a data abort: SIGSEGV or SIGBUS at 0xbeef");
+	esr = (uint64_t)0x3c << 26;                   /* BRK64 */
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && out.trap_fault &&
+	      out.trap_signals[0] == 5 && !out.has_fault_address, "BRK: SIGTRAP");
+	esr = (uint64_t)0x15 << 26;                   /* SVC64: no fault */
+	memcpy(rec + 536, &esr, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && !out.trap_fault, "SVC: none");
+	fpsimd[1] = 4;                                /* a record too short: nothing believed */
+	memcpy(rec, fpsimd, 8);
+	CHECK(platform_parse_sigframe(p, (const uint8_t *)&f, sizeof(f), &out) && !out.trap_fault, "bad record");
+}
+
+/* The trampolines' code, as this machine's assembler writes it (x86-64:
+ * "mov $15, %rax; syscall", glibc's and musl's __restore_rt), and as the
+ * Arm ARM encodes aarch64's "mov x8, #139; svc #0" (MOVZ, 64-bit: 1 10
+ * 100101 hw imm16 Rd; SVC: 11010100 000 imm16 000 01), compared with the
+ * platforms' own tables. */
+#if defined(__x86_64__)
+__asm__(".pushsection .rodata\n.globl pt_restore_rt\npt_restore_rt:\n\tmov $15, %rax\n\tsyscall\n"
+	".popsection\n");
+extern const uint8_t pt_restore_rt[];
+#endif
+
+static void test_trampoline_code(void)
+{
+#if defined(__x86_64__)
+	CHECK(platform_is_sigreturn_code(&platform_x86_64, pt_restore_rt, 9), "x86-64 __restore_rt's code");
+	CHECK(!platform_is_sigreturn_code(&platform_x86_64, pt_restore_rt, 8), "a shorter read");
+#endif
+	uint32_t movz = 0xd2800000u | (139u << 5) | 8u, svc = 0xd4000001u;
+	uint8_t a64[8];
+	for (int i = 0; i < 4; i++) {
+		a64[i] = (uint8_t)(movz >> (8 * i));
+		a64[4 + i] = (uint8_t)(svc >> (8 * i));
+	}
+	CHECK(platform_is_sigreturn_code(&platform_aarch64, a64, sizeof(a64)), "aarch64 rt_sigreturn's code");
+	CHECK(!platform_is_sigreturn_code(&platform_x86_64, a64, sizeof(a64)), "aarch64's code on x86-64");
+	a64[0] ^= 1;   /* mov x9: another register, another call */
+	CHECK(!platform_is_sigreturn_code(&platform_aarch64, a64, sizeof(a64)), "another instruction");
 }
 
 int main(void)
 {
+	test_trampoline_code();
 	test_x86_64_sigframe();
 	test_lookups();
 	test_aarch64();
