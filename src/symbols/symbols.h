@@ -58,12 +58,17 @@ struct native_frame {
 	const char *file;            /* source file, when debug info has it */
 	int line;
 	bool inlined;                /* a call inlined into the next frame (same pc) */
+	/* found past a frame without call frame information: "frame pointer"
+	 * or "scan" (nocfi.h); NULL by CFI */
+	const char *found_by;
 };
 
 /* Called per frame; non-zero stops the walk. */
 typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
 
-/* Unwind thread TID of the dump.  Frames of module QUIET (NULL: none) get
+/* Unwind thread TID of the dump (past a frame whose code has no call
+ * frame information by its frame pointer or a scan of its stack, the
+ * frames found so marked).  Frames of module QUIET (NULL: none) get
  * their symbol only, no source line or inlined calls (reading a module's
  * line tables inflates its debug sections: costly, for frames nobody
  * prints).  Returns the number of frames given to FN, -1 when unwinding

@@ -67,6 +67,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->line = nf->file ? nf->line : 0;
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
+	f->found_by = nf->found_by;
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
@@ -258,6 +259,43 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 	t->frames = out;
 }
 
+/* A thread switching greenlets (python/walk/greenlet.c): each runs on its
+ * own slice of the OS thread's C stack, from its stack_start (where it
+ * was switched out) up to its stack_stop (set when it started, below the
+ * frames of the greenlet that started it: greenlet's StackState,
+ * greenlet_greenlet.hpp 2.0, TGreenlet.hpp 3.x).  The frames of U whose
+ * stack pointers lie at or above the running greenlet's stack_stop are
+ * those of the suspended greenlets whose slices are still in place (the
+ * parts of theirs another greenlet needed were copied to the heap): each
+ * is marked with the one whose [stack_start, stack_stop) holds its stack
+ * pointer, the innermost of those (a greenlet started by another lies
+ * inside its slice).  Returns how many of U's frames are the running
+ * greenlet's (all of them on a thread without greenlets, or running its
+ * main greenlet, whose slice is the whole stack). */
+static size_t greenlet_slice(const struct model_thread *t, const struct unwind_into *u)
+{
+	uint64_t stop = 0;
+	for (size_t i = 0; i < t->greenlets.n && !stop; i++) {
+		const struct model_greenlet *g = t->greenlets.items[i];
+		if (!g->main && strcmp(g->state, "running") == 0 && g->stack_stop != UINT64_MAX)
+			stop = g->stack_stop;
+	}
+	size_t k = 0;
+	while (k < u->n && !(stop && u->v[k].sp >= stop))
+		k++;
+	for (size_t j = k; j < u->n; j++) {
+		const struct model_greenlet *owner = NULL;
+		for (size_t i = 0; i < t->greenlets.n && u->v[j].sp; i++) {
+			const struct model_greenlet *g = t->greenlets.items[i];
+			if (strcmp(g->state, "suspended") == 0 && g->stack_start && g->stack_start <= u->v[j].sp &&
+			    u->v[j].sp < g->stack_stop && (!owner || g->stack_stop < owner->stack_stop))
+				owner = g;
+		}
+		u->v[j].f->greenlet = owner ? owner->address : 0;
+	}
+	return k;
+}
+
 /* T's native stack into U; the frame count, or -1 (warned). */
 static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
 		  struct dump_module *interp_module, struct unwind_into *u, const char **why)
@@ -290,7 +328,11 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	if (!at)
 		return;
 	const char *unplaced = NULL;
-	size_t placed = place_groups(c, &u, &t->frames, start, ngroups, shared, at, &unplaced);
+	/* the thread's Python frames are its running greenlet's: they are
+	 * placed on the frames of that greenlet's slice of the stack only */
+	struct unwind_into mine = u;
+	mine.n = greenlet_slice(t, &u);
+	size_t placed = place_groups(c, &mine, &t->frames, start, ngroups, shared, at, &unplaced);
 	weave(c, t, &u, 0, u.n, start, ngroups, at, placed, unplaced, why, n, tramp);
 	stops_at_deleted(c, t, &u);
 }
