@@ -147,6 +147,9 @@ struct model_greenlet {
 	 * switched out) up to stack_stop (UINT64_MAX: a main greenlet's, the
 	 * whole stack); 0 unknown; not reported */
 	uint64_t stack_start, stack_stop;
+	/* the part of it another greenlet needed, copied to the heap:
+	 * stack_saved bytes from stack_start, kept at stack_copy */
+	uint64_t stack_copy, stack_saved;
 	struct ptrvec stack;         /* suspended: its frames, innermost first */
 	const char *error;           /* why its stack is incomplete */
 	struct model_error_info error_info;

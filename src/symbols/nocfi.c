@@ -117,6 +117,8 @@ static bool returns_here(const struct step *st, uint64_t ra)
 		return true;
 	if (!(kinds & PLATFORM_CALL_DIRECT))
 		return false;
+	if (!st->lookup)
+		return function_start(st->dwfl, target) == target; /* code unknown: a function's start */
 	if (st->start)
 		return target == st->start || stub_reaches(st, target, st->start);
 	return target <= st->lookup && st->lookup - target < MAX_FRAME_BYTES &&
@@ -226,6 +228,8 @@ static void set_caller(const struct platform *p, const struct platform_regs *reg
 	caller->fp = caller->dwarf[p->dwarf_fp] = fp;
 }
 
+static bool scan(const struct step *st, struct platform_regs *caller);
+
 const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
 		       struct platform_regs *caller)
 {
@@ -244,8 +248,17 @@ const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation,
 			return "frame pointer";
 		}
 	}
-	/* the scan: the first word above the stack pointer that is such a
-	 * return address */
+	return scan(&st, caller) ? "scan" : NULL;
+}
+
+/* The first word above the stack pointer that is a return address into
+ * a caller of ST's frame, into CALLER. */
+static bool scan(const struct step *st, struct platform_regs *caller)
+{
+	const struct platform *p = st->p;
+	struct dump *d = st->d;
+	const struct platform_regs *regs = st->regs;
+	uint64_t sp = regs->sp, fp = regs->fp, ra;
 	for (uint64_t k = 0, slot = sp; k < MAX_SCAN_WORDS && sp % 8 == 0; k++, slot += 8) {
 		if (dump_read_u64(d, slot, &ra) != PC_OK)
 			break;
@@ -253,10 +266,16 @@ const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation,
 		uint64_t cfp = fp;
 		if (p->call_window == 4 && slot >= 8 && dump_read_u64(d, slot - 8, &cfp) != PC_OK)
 			cfp = fp; /* aarch64: x29 saved beside x30 */
-		if (!returns_here(&st, ra) || !caller_consistent(&st, ra, slot + 8, sp, &cfp))
+		if (!returns_here(st, ra) || !caller_consistent(st, ra, slot + 8, sp, &cfp))
 			continue;
 		set_caller(p, regs, ra, slot + 8, cfp, caller);
-		return "scan";
+		return true;
 	}
-	return NULL;
+	return false;
+}
+
+bool nocfi_scan(Dwfl *dwfl, struct dump *d, const struct platform_regs *regs, struct platform_regs *caller)
+{
+	struct step st = { dwfl, d, d->platform, regs, 0, 0 };
+	return d->platform->call_before && scan(&st, caller);
 }

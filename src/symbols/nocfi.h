@@ -27,4 +27,10 @@ bool nocfi_has_cfi(Dwfl *dwfl, uint64_t lookup);
 const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
 		       struct platform_regs *caller);
 
+/* The first caller found by a scan from REGS's stack pointer up, of
+ * code unknown (a stack switched out: no pc): a return address accepted
+ * when a call precedes it that names the start of a function, or names
+ * none; into CALLER.  False when none is found. */
+bool nocfi_scan(Dwfl *dwfl, struct dump *d, const struct platform_regs *regs, struct platform_regs *caller);
+
 #endif

@@ -82,6 +82,13 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
 			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error);
 
+/* The same from a stack pointer SP alone (a stack switched out by a
+ * coroutine library: a greenlet's saved stack pointer): its first frame
+ * the first return address above SP that a scan validates (nocfi.h),
+ * marked so. */
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+			      native_frame_fn fn, void *arg, const char **error);
+
 /* Thread TID's frames named by their symbols alone (no source lines,
  * nothing kept for later stacks: cheap), until FN returns non-zero, for
  * a look at what a stack holds (its signal frames).  The number of

@@ -384,13 +384,11 @@ int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, voi
 	return u.n;
 }
 
-int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
-			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+/* The stack from REGS, its first frame found as FOUND_BY (NULL: REGS
+ * are a thread's state at an instruction). */
+static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs *regs, const char *found_by,
+		      const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
 {
-	if (attach(s) != 0) {
-		*error = dwfl_errmsg(-1);
-		return -1;
-	}
 	s->at = (struct dump_thread){ .tid = tid, .regs = *regs };
 	for (size_t i = 0; i < s->dump->nthreads; i++)
 		if (s->dump->threads[i].tid == tid)
@@ -398,7 +396,8 @@ int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platfor
 	struct unwind_thread at = { &s->at, s->dump->platform, s, &s->at.regs };
 	s->at_thread = &at;
 	s->at_active = true;
-	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs };
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs,
+			    .found_by = found_by };
 	int rc = run(s, AT_TID, &at, &u);
 	s->at_active = false;
 	if (u.error)
@@ -406,4 +405,33 @@ int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platfor
 	else if (rc != 0 && u.n <= 1)
 		*error = dwfl_errmsg(-1);
 	return u.n;
+}
+
+int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
+			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	return stack_from(s, tid, regs, NULL, quiet, fn, arg, error);
+}
+
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+			      native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	struct platform_regs regs = { .sp = sp }, from;
+	for (size_t i = 0; i < s->dump->nthreads; i++)
+		if (s->dump->threads[i].tid == tid)
+			regs.pac_mask = s->dump->threads[i].regs.pac_mask;
+	regs.dwarf[s->dump->platform->dwarf_sp] = sp;
+	if (!nocfi_scan(s->dwfl, s->dump, &regs, &from)) {
+		*error = "no return address on the stack there is validated";
+		return -1;
+	}
+	return stack_from(s, tid, &from, "scan", quiet, fn, arg, error);
 }

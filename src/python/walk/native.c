@@ -19,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* greenlets' slices followed up one OS thread's stack, at most; bytes of
+ * a greenlet's stack copy put back for its unwinding, at most */
+#define MAX_GREENLET_DEPTH 64
+#define MAX_GREENLET_COPY  (64u << 20)
+
 struct nframe {
 	struct model_frame *f;
 	uint64_t sp;                 /* 0: unknown */
@@ -263,37 +268,101 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
  * own slice of the OS thread's C stack, from its stack_start (where it
  * was switched out) up to its stack_stop (set when it started, below the
  * frames of the greenlet that started it: greenlet's StackState,
- * greenlet_greenlet.hpp 2.0, TGreenlet.hpp 3.x).  The frames of U whose
- * stack pointers lie at or above the running greenlet's stack_stop are
- * those of the suspended greenlets whose slices are still in place (the
- * parts of theirs another greenlet needed were copied to the heap): each
- * is marked with the one whose [stack_start, stack_stop) holds its stack
- * pointer, the innermost of those (a greenlet started by another lies
- * inside its slice).  Returns how many of U's frames are the running
- * greenlet's (all of them on a thread without greenlets, or running its
- * main greenlet, whose slice is the whole stack). */
-static size_t greenlet_slice(const struct model_thread *t, const struct unwind_into *u)
+ * greenlet_greenlet.hpp 2.0, TGreenlet.hpp 3.x); the part of a suspended
+ * one's slice that another greenlet needed was copied to the heap
+ * (stack_copy, stack_saved bytes).  The thread's registers unwind the
+ * running greenlet's slice; above its stack_stop, the frames the unwinder
+ * finds by going on are not the ones there now when the greenlet that
+ * started it has run since (its frames where the return addresses were).
+ * So the stack above a slice is the next suspended greenlet's: the one
+ * whose part still in place, [stack_start + stack_saved, stack_stop),
+ * begins lowest at or above that stack_stop, unwound from its own
+ * stack_start (its copy put back in place for it), by a scan for its
+ * first return address, up to its own stack_stop; and so on up to the
+ * main greenlet's, which holds the rest of the stack.  Each such frame is
+ * marked with its greenlet. */
+static const struct model_greenlet *running_greenlet(const struct model_thread *t)
 {
-	uint64_t stop = 0;
-	for (size_t i = 0; i < t->greenlets.n && !stop; i++) {
+	for (size_t i = 0; i < t->greenlets.n; i++) {
 		const struct model_greenlet *g = t->greenlets.items[i];
-		if (!g->main && strcmp(g->state, "running") == 0 && g->stack_stop != UINT64_MAX)
-			stop = g->stack_stop;
+		if (!g->main && strcmp(g->state, "running") == 0 && g->stack_stop && g->stack_stop != UINT64_MAX)
+			return g;
 	}
-	size_t k = 0;
-	while (k < u->n && !(stop && u->v[k].sp >= stop))
-		k++;
-	for (size_t j = k; j < u->n; j++) {
-		const struct model_greenlet *owner = NULL;
-		for (size_t i = 0; i < t->greenlets.n && u->v[j].sp; i++) {
-			const struct model_greenlet *g = t->greenlets.items[i];
-			if (strcmp(g->state, "suspended") == 0 && g->stack_start && g->stack_start <= u->v[j].sp &&
-			    u->v[j].sp < g->stack_stop && (!owner || g->stack_stop < owner->stack_stop))
-				owner = g;
+	return NULL;
+}
+
+/* The suspended greenlet of T whose slice lies next above STOP, or NULL. */
+static const struct model_greenlet *next_above(const struct model_thread *t, uint64_t stop)
+{
+	const struct model_greenlet *best = NULL;
+	uint64_t best_lo = 0;
+	for (size_t i = 0; i < t->greenlets.n; i++) {
+		const struct model_greenlet *g = t->greenlets.items[i];
+		uint64_t lo = g->stack_start + g->stack_saved;
+		if (strcmp(g->state, "suspended") != 0 || !g->stack_start || lo < g->stack_start || lo < stop ||
+		    lo >= g->stack_stop)
+			continue;
+		if (!best || lo < best_lo)
+			best = g, best_lo = lo;
+	}
+	return best;
+}
+
+/* G's frames, from its stack_start up to its stack_stop, appended to U,
+ * marked with it; false when none could be unwound. */
+static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
+			    const struct model_greenlet *g, struct unwind_into *u)
+{
+	uint64_t saved = g->stack_saved;
+	void *copy = NULL, *old = NULL;
+	if (saved && (saved > MAX_GREENLET_COPY || !g->stack_copy || !(copy = malloc(saved)) || !(old = malloc(saved)) ||
+		      dump_read(c->d, g->stack_copy, copy, saved) != PC_OK ||
+		      dump_patch(c->d, g->stack_start, copy, saved, old) != PC_OK)) {
+		free(copy);
+		free(old);
+		return false;
+	}
+	size_t from = u->n;
+	const char *why = NULL;
+	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, c->opt->native < 2 && !c->keep_internal
+					  ? u->interp_module : NULL, collect_frame, u, &why);
+	if (saved)
+		dump_patch(c->d, g->stack_start, old, saved, copy);
+	free(copy);
+	free(old);
+	size_t k = from;
+	while (n >= 0 && k < u->n && !(u->v[k].sp && u->v[k].sp >= g->stack_stop))
+		u->v[k++].f->greenlet = g->address;
+	u->n = k;
+	return k > from;
+}
+
+/* U cut at the top of T's running greenlet's slice, the slices of the
+ * suspended greenlets above it appended; how many of U's frames are the
+ * running greenlet's (all of them on a thread without greenlets, or
+ * running its main greenlet, whose slice is the whole stack). */
+static size_t greenlet_slice(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
+			     struct unwind_into *u)
+{
+	const struct model_greenlet *g = running_greenlet(t);
+	if (!g)
+		return u->n;
+	size_t mine = 0;
+	while (mine < u->n && !(u->v[mine].sp && u->v[mine].sp >= g->stack_stop))
+		mine++;
+	u->n = mine;
+	for (int i = 0; i < MAX_GREENLET_DEPTH && g->stack_stop != UINT64_MAX; i++) {
+		const struct model_greenlet *up = next_above(t, g->stack_stop);
+		if (!up || !unwind_greenlet(c, s, t, up, u)) {
+			model_warn(c->r, "thread %lld: the native stack above greenlet 0x%llx's slice is not known: %s",
+				   (long long)t->tid, (unsigned long long)g->address,
+				   up ? "the greenlet there cannot be unwound from its saved stack pointer"
+				   : "no suspended greenlet's slice lies there");
+			break;
 		}
-		u->v[j].f->greenlet = owner ? owner->address : 0;
+		g = up;
 	}
-	return k;
+	return mine;
 }
 
 /* T's native stack into U; the frame count, or -1 (warned). */
@@ -331,7 +400,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	/* the thread's Python frames are its running greenlet's: they are
 	 * placed on the frames of that greenlet's slice of the stack only */
 	struct unwind_into mine = u;
-	mine.n = greenlet_slice(t, &u);
+	mine.n = greenlet_slice(c, s, t, &u);
 	size_t placed = place_groups(c, &mine, &t->frames, start, ngroups, shared, at, &unplaced);
 	weave(c, t, &u, 0, u.n, start, ngroups, at, placed, unplaced, why, n, tramp);
 	stops_at_deleted(c, t, &u);
