@@ -18,7 +18,8 @@ nocfi_fp:
 	push	%rbx
 	sub	$24, %rsp
 	mov	8(%rbp), %rax
-	mov	%rax, nocfi_ra(%rip)
+	mov	nocfi_ra@GOTPCREL(%rip), %rcx
+	mov	%rax, (%rcx)
 	mov	%rdi, %rbx
 	call	*%rbx
 	add	$24, %rsp
@@ -34,7 +35,8 @@ nocfi_nofp:
 	push	%rbx
 	sub	$40, %rsp
 	mov	56(%rsp), %rax
-	mov	%rax, nocfi_ra(%rip)
+	mov	nocfi_ra@GOTPCREL(%rip), %rcx
+	mov	%rax, (%rcx)
 	mov	%rdi, %rbx
 	mov	$0x5a5a5a5a, %ebp
 	call	*%rbx
@@ -50,8 +52,9 @@ nocfi_fp:
 	stp	x29, x30, [sp, #-32]!
 	mov	x29, sp
 	str	x19, [sp, #16]
-	adrp	x9, nocfi_ra
-	str	x30, [x9, :lo12:nocfi_ra]
+	adrp	x9, :got:nocfi_ra
+	ldr	x9, [x9, :got_lo12:nocfi_ra]
+	str	x30, [x9]
 	blr	x0
 	ldr	x19, [sp, #16]
 	ldp	x29, x30, [sp], #32
@@ -63,8 +66,9 @@ nocfi_fp:
 nocfi_nofp:
 	sub	sp, sp, #64
 	stp	x29, x30, [sp, #48]
-	adrp	x9, nocfi_ra
-	str	x30, [x9, :lo12:nocfi_ra]
+	adrp	x9, :got:nocfi_ra
+	ldr	x9, [x9, :got_lo12:nocfi_ra]
+	str	x30, [x9]
 	mov	x29, #0x5a5a
 	blr	x0
 	ldp	x29, x30, [sp, #48]
