@@ -21,24 +21,28 @@
 #define MAX_FRAME_BYTES (64u << 10)
 #define MAX_SCAN_WORDS  4096
 
-bool nocfi_has_cfi(Dwfl *dwfl, uint64_t lookup)
+/* The call frame information at LOOKUP (a pc, or a return address less
+ * one), or NULL; freed with free(). */
+static Dwarf_Frame *frame_at(Dwfl *dwfl, uint64_t lookup)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
-	if (!mod)
-		return false;
 	Dwarf_Addr bias;
 	Dwarf_Frame *frame;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0) {
-		free(frame);
-		return true;
-	}
-	cfi = dwfl_module_dwarf_cfi(mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0) {
-		free(frame);
-		return true;
-	}
-	return false;
+	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0)
+		return frame;
+	cfi = mod ? dwfl_module_dwarf_cfi(mod, &bias) : NULL;
+	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0)
+		return frame;
+	return NULL;
+}
+
+bool nocfi_has_cfi(Dwfl *dwfl, uint64_t lookup)
+{
+	Dwarf_Frame *frame = frame_at(dwfl, lookup);
+	bool has = frame != NULL;
+	free(frame);
+	return has;
 }
 
 /* N bytes of code at ADDR: the dump's copy, else the module's file (a
@@ -123,22 +127,6 @@ static bool returns_here(const struct step *st, uint64_t ra)
 		return target == st->start || stub_reaches(st, target, st->start);
 	return target <= st->lookup && st->lookup - target < MAX_FRAME_BYTES &&
 	       dwfl_addrmodule(st->dwfl, target) == dwfl_addrmodule(st->dwfl, st->lookup);
-}
-
-/* The caller's call frame information at RA - 1, or NULL (freed by the
- * caller with free()). */
-static Dwarf_Frame *frame_at(Dwfl *dwfl, uint64_t lookup)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
-	Dwarf_Addr bias;
-	Dwarf_Frame *frame;
-	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
-	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0)
-		return frame;
-	cfi = mod ? dwfl_module_dwarf_cfi(mod, &bias) : NULL;
-	if (cfi && dwarf_cfi_addrframe(cfi, lookup - bias, &frame) == 0)
-		return frame;
-	return NULL;
 }
 
 /* Where the caller's call frame information at LOOKUP puts its canonical
@@ -228,29 +216,6 @@ static void set_caller(const struct platform *p, const struct platform_regs *reg
 	caller->fp = caller->dwarf[p->dwarf_fp] = fp;
 }
 
-static bool scan(const struct step *st, struct platform_regs *caller);
-
-const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
-		       struct platform_regs *caller)
-{
-	const struct platform *p = d->platform;
-	if (!p->call_before)
-		return NULL;
-	struct step st = { dwfl, d, p, regs, activation ? pc : pc - 1, 0 };
-	st.start = function_start(dwfl, st.lookup);
-	uint64_t sp = regs->sp, fp = regs->fp, ra, prev;
-	/* the frame record */
-	if (fp % 8 == 0 && fp >= sp && fp - sp < MAX_FRAME_BYTES && dump_read_u64(d, fp, &prev) == PC_OK &&
-	    dump_read_u64(d, fp + 8, &ra) == PC_OK) {
-		ra = p->code_address(regs, ra);
-		if (returns_here(&st, ra) && caller_consistent(&st, ra, fp + 16, fp + 16, &prev)) {
-			set_caller(p, regs, ra, fp + 16, prev, caller);
-			return "frame pointer";
-		}
-	}
-	return scan(&st, caller) ? "scan" : NULL;
-}
-
 /* The first word above the stack pointer that is a return address into
  * a caller of ST's frame, into CALLER. */
 static bool scan(const struct step *st, struct platform_regs *caller)
@@ -272,6 +237,27 @@ static bool scan(const struct step *st, struct platform_regs *caller)
 		return true;
 	}
 	return false;
+}
+
+const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
+		       struct platform_regs *caller)
+{
+	const struct platform *p = d->platform;
+	if (!p->call_before)
+		return NULL;
+	struct step st = { dwfl, d, p, regs, activation ? pc : pc - 1, 0 };
+	st.start = function_start(dwfl, st.lookup);
+	uint64_t sp = regs->sp, fp = regs->fp, ra, prev;
+	/* the frame record */
+	if (fp % 8 == 0 && fp >= sp && fp - sp < MAX_FRAME_BYTES && dump_read_u64(d, fp, &prev) == PC_OK &&
+	    dump_read_u64(d, fp + 8, &ra) == PC_OK) {
+		ra = p->code_address(regs, ra);
+		if (returns_here(&st, ra) && caller_consistent(&st, ra, fp + 16, fp + 16, &prev)) {
+			set_caller(p, regs, ra, fp + 16, prev, caller);
+			return "frame pointer";
+		}
+	}
+	return scan(&st, caller) ? "scan" : NULL;
 }
 
 bool nocfi_scan(Dwfl *dwfl, struct dump *d, const struct platform_regs *regs, struct platform_regs *caller)
