@@ -52,7 +52,8 @@ EVAL = gdb_native.EVAL
 
 
 def analyze(target, core, fmt, *opts):
-    rc, out, err = pt.run_pycore(["analyze", "--format", fmt] + list(opts) + target.pycore_args() + [core])
+    rc, out, err = pt.run_pycore(["analyze", "--format", fmt] + list(opts) + target.pycore_args() +
+                                 gdb_native.debug_args(target) + [core])
     if rc != 0:
         raise pt.Failure("pycore --format %s %s: exit %d: %s" % (fmt, " ".join(opts), rc, err.strip()))
     return out
@@ -316,20 +317,24 @@ def check_openblas(target, work):
 
 def main():
     tap = pt.TAP()
-    target, why = pt.interpreter(os.path.join(HERE, "interpreters", "debian3.11.interp"))
-    cases = [("greenlet crash --native", "greenlet", check_greenlets, ("plain",)),
-             ("gevent crash --native", "gevent", check_greenlets, ("gevent",)),
-             ("no CFI, by frame pointer", None, check_nocfi, ("fp",)),
-             ("no CFI, by scan", None, check_nocfi, ("scan",)),
-             ("OpenBLAS matmul thread", "numpy", check_openblas, ())]
-    for label, module, fn, args in cases:
+    cases = [("debian3.11", "greenlet crash --native", "greenlet", check_greenlets, ("plain",)),
+             ("debian3.11", "gevent crash --native", "gevent", check_greenlets, ("gevent",)),
+             ("sid3.14", "greenlet crash --native", "greenlet", check_greenlets, ("plain",)),
+             ("sid3.14", "gevent crash --native", "gevent", check_greenlets, ("gevent",)),
+             ("debian3.11", "no CFI, by frame pointer", None, check_nocfi, ("fp",)),
+             ("debian3.11", "no CFI, by scan", None, check_nocfi, ("scan",)),
+             ("debian3.11", "OpenBLAS matmul thread", "numpy", check_openblas, ())]
+    for name, label, module, fn, args in cases:
+        label = "%s %s" % (name, label)
+        target, why = pt.interpreter(os.path.join(HERE, "interpreters", name + ".interp"))
         if why:
             tap.skip(label, why)
             continue
         if module:
-            p = target.popen(["-c", "import " + module], "/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = target.popen(["-c", "import " + module], target.root or "/", stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
             if p.wait() != 0:
-                tap.skip(label, "debian3.11 cannot import %s (Debian's python3-%s)" % (module, module))
+                tap.skip(label, "%s cannot import %s (Debian's python3-%s)" % (name, module, module))
                 continue
         work = target.workdir("pycore-weave-")
         pt.run_in(tap, label, work, fn, target, *(args + (work,)))
