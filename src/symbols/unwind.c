@@ -104,8 +104,10 @@ struct unwind {
 	void *arg;
 	int n;
 	const char *error;
-	/* the registers a signal frame saved, to unwind on from (the
-	 * platform's sigframe.unwind_from_mcontext) */
+	/* registers to unwind on from, in a new unwind of the same thread:
+	 * those a signal frame saved (the platform's
+	 * sigframe.unwind_from_mcontext), or a caller found past a frame
+	 * without call frame information (nocfi.h) */
 	bool restart;
 	struct platform_regs at_signal;
 	bool names_only;                   /* symbols alone, nothing cached */
