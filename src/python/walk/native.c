@@ -23,6 +23,8 @@
  * a greenlet's stack copy put back for its unwinding, at most */
 #define MAX_GREENLET_DEPTH 64
 #define MAX_GREENLET_COPY  (64u << 20)
+/* suspended greenlets whose native stacks are unwound, per OS thread */
+#define MAX_GREENLET_STACKS 1000u
 
 struct nframe {
 	struct model_frame *f;
@@ -308,10 +310,10 @@ static const struct model_greenlet *next_above(const struct model_thread *t, uin
 	return best;
 }
 
-/* G's frames, from its stack_start up to its stack_stop, appended to U,
- * marked with it; false when none could be unwound. */
+/* G's frames, from its stack_start up to its stack_stop, appended to U
+ * (with MARK, each marked with G); false when none could be unwound. */
 static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
-			    const struct model_greenlet *g, struct unwind_into *u)
+			    const struct model_greenlet *g, struct unwind_into *u, bool mark)
 {
 	uint64_t saved = g->stack_saved;
 	void *copy = NULL, *old = NULL;
@@ -332,7 +334,7 @@ static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct mo
 	free(old);
 	size_t k = from;
 	while (n >= 0 && k < u->n && !(u->v[k].sp && u->v[k].sp >= g->stack_stop))
-		u->v[k++].f->greenlet = g->address;
+		u->v[k++].f->greenlet = mark ? g->address : 0;
 	u->n = k;
 	return k > from;
 }
@@ -353,7 +355,7 @@ static size_t greenlet_slice(struct py_ctx *c, struct symbols *s, const struct m
 	u->n = mine;
 	for (int i = 0; i < MAX_GREENLET_DEPTH && g->stack_stop != UINT64_MAX; i++) {
 		const struct model_greenlet *up = next_above(t, g->stack_stop);
-		if (!up || !unwind_greenlet(c, s, t, up, u)) {
+		if (!up || !unwind_greenlet(c, s, t, up, u, true)) {
 			model_warn(c->r, "thread %lld: the native stack above greenlet 0x%llx's slice is not known: %s",
 				   (long long)t->tid, (unsigned long long)g->address,
 				   up ? "the greenlet there cannot be unwound from its saved stack pointer"
@@ -363,6 +365,82 @@ static size_t greenlet_slice(struct py_ctx *c, struct symbols *s, const struct m
 		g = up;
 	}
 	return mine;
+}
+
+/* From 3.12 a suspended greenlet's frames lead to no entry frame: while
+ * it is switched out, greenlet 3 links each of its frames past the entry
+ * frames of the C stack (Greenlet::expose_frames in TGreenlet.cpp, undone
+ * by PythonState::unexpose_frames on the way back in), so its frames make
+ * one group that no address places.  Its last group is the one the
+ * outermost eval loop call of the greenlet's own stack runs: placed there
+ * (1) when that is the only eval loop frame after the group before it;
+ * with more, which runs which cannot be told (0). */
+static size_t outermost_group(const struct unwind_into *u, const struct ptrvec *frames, const size_t *start,
+			      size_t ngroups, size_t placed, size_t *at)
+{
+	const struct model_frame *last = frames->items[start[ngroups] - 1];
+	if (last->eval_entry || u->c->L->minor < 12)
+		return 0;
+	size_t k = placed ? at[placed - 1] + 1 : 0, found = SIZE_MAX, n = 0;
+	for (; k < u->n; k++)
+		if (u->v[k].eval)
+			found = k, n++;
+	if (n != 1)
+		return 0;
+	at[placed] = found;
+	return 1;
+}
+
+/* Each suspended greenlet's own stack (--native): its native frames, from
+ * its stack_start up to its stack_stop, with its Python frames woven in
+ * where its eval loop calls ran them; left as its Python frames, with a
+ * warning, where they cannot all be placed. */
+static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+			    struct dump_module *interp_module)
+{
+	size_t done = 0;
+	for (size_t i = 0; i < t->greenlets.n && !py_out_of_time(c); i++) {
+		struct model_greenlet *g = t->greenlets.items[i];
+		if (strcmp(g->state, "suspended") != 0 || !g->stack_start)
+			continue;
+		if (done++ == MAX_GREENLET_STACKS) {
+			model_warn(c->r, "thread %lld: the native stacks of its greenlets after the first %u are not "
+				   "shown", (long long)t->tid, MAX_GREENLET_STACKS);
+			break;
+		}
+		struct unwind_into u = { .c = c, .interp_module = interp_module };
+		size_t *start, ngroups = group_frames(c, &g->stack, &start);
+		size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
+		const char *why = NULL;
+		if (!at)
+			return;
+		size_t placed = 0;
+		if (!unwind_greenlet(c, s, t, g, &u, false))
+			why = "it cannot be unwound from its saved stack pointer";
+		else if ((placed = place_groups(c, &u, &g->stack, start, ngroups, false, at, &why)) + 1 == ngroups)
+			placed += outermost_group(&u, &g->stack, start, ngroups, placed, at);
+		if (placed == ngroups)
+			why = NULL;
+		else if (!why)
+			why = "its Python frames could not be placed";
+		if (why) {
+			model_warn(c->r, "thread %lld: greenlet 0x%llx: its native stack is not shown: %s",
+				   (long long)t->tid, (unsigned long long)g->address, why);
+			continue;
+		}
+		struct ptrvec out = { 0 };
+		size_t k = 0;
+		for (size_t j = 0; j < u.n; j++) {
+			if (k < ngroups && at[k] == j) {
+				for (size_t f = start[k]; f < start[k + 1]; f++)
+					ptrvec_push(c->a, &out, g->stack.items[f]);
+				k++;
+			}
+			if (!u.v[j].internal || c->opt->native >= 2 || c->keep_internal)
+				ptrvec_push(c->a, &out, u.v[j].f);
+		}
+		g->stack = out;
+	}
 }
 
 /* T's native stack into U; the frame count, or -1 (warned). */
@@ -404,6 +482,7 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	size_t placed = place_groups(c, &mine, &t->frames, start, ngroups, shared, at, &unplaced);
 	weave(c, t, &u, 0, u.n, start, ngroups, at, placed, unplaced, why, n, tramp);
 	stops_at_deleted(c, t, &u);
+	greenlet_stacks(c, s, t, interp_module);
 }
 
 /* One thread state's part of a shared OS thread's stack. */

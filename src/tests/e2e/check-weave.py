@@ -160,6 +160,27 @@ def check_greenlets(target, mode, work):
         raise pt.Failure("the stack does not reach __libc_start_main: %s" % [f["function"] for f in above[-5:]])
     n = gdb_agrees("the running greenlet's part", target, core, gl["tid"], running,
                    upto=sum(1 for f in running if f["kind"] == "native" and not f["inlined"]))
+    # each suspended greenlet's own stack: its native frames from where it
+    # was switched out (the first found by a scan), its Python frames (the
+    # process's gr_frame chain) woven into its eval loop calls
+    listed = dict((g["address"], g) for g in t["greenlets"])
+    for w in gl["greenlets"]:
+        if w["running"]:
+            continue
+        g = listed.get(w["address"])
+        label = "greenlet %s" % w["address"]
+        if g is None or g["state"] != "suspended":
+            raise pt.Failure("%s: not reported suspended: %s" % (label, g and g["state"]))
+        wanted = [(f["function"], f["file"], f["line"]) for f in w["stack"]]
+        if python_frames(g["stack"]) != wanted:
+            raise pt.Failure("%s: Python frames %s, the process says %s" % (label, python_frames(g["stack"]), wanted))
+        check_woven(label, g["stack"])
+        natives = [f for f in g["stack"] if f["kind"] == "native"]
+        if not natives or natives[0]["found_by"] != "scan" or any(f["greenlet"] for f in natives):
+            raise pt.Failure("%s: native frames %s" % (label, [(f["function"], f["found_by"]) for f in natives[:3]]))
+        if w["main"] and natives[-1]["function"] != "__libc_start_main" and \
+           not any(f["function"] == "__libc_start_main" for f in natives):
+            raise pt.Failure("%s: the main greenlet's stack does not reach __libc_start_main" % label)
     text = analyze(target, core, "text", "--native")
     for addr in set(f["greenlet"] for f in above):
         if "[greenlet %s]" % addr not in text:
@@ -171,8 +192,10 @@ def check_greenlets(target, mode, work):
     if html.count('class="mark greenlet"') < len(above) or main[0] not in html:
         raise pt.Failure("html: %d frames marked greenlet, %d above the slice" %
                          (html.count('class="mark greenlet"'), len(above)))
-    return "%d Python frames woven in the running greenlet's %d frames (gdb's %d), %d above in %d greenlets' slices" % (
-        len(want), len(running), n, len(above), len(set(f["greenlet"] for f in above)))
+    return ("%d Python frames woven in the running greenlet's %d frames (gdb's %d), %d above in %d greenlets' "
+            "slices; %d suspended greenlets' own stacks woven" % (
+                len(want), len(running), n, len(above), len(set(f["greenlet"] for f in above)),
+                sum(1 for w in gl["greenlets"] if not w["running"])))
 
 
 # -- no CFI ------------------------------------------------------------------
