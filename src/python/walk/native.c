@@ -421,6 +421,9 @@ static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_th
 			placed += outermost_group(&u, &g->stack, start, ngroups, placed, at);
 		if (placed == ngroups)
 			why = NULL;
+		else if (c->L->minor >= 12 && why && placed + 1 == ngroups)
+			why = "greenlet links its Python frames past their eval loop calls' entry frames while it is "
+			      "switched out, and its stack has more than one eval loop call they may have run in";
 		else if (!why)
 			why = "its Python frames could not be placed";
 		if (why) {
