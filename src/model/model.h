@@ -82,6 +82,13 @@ struct model_frame {
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
+	/* native frames: how the unwinder found it past a frame whose code has
+	 * no call frame information: "frame pointer" or "scan" (a return
+	 * address validated on the stack, symbols/nocfi.c); NULL by CFI */
+	const char *found_by;
+	uint64_t greenlet;           /* native frames: the suspended greenlet whose stack slice
+					holds it (its stack pointer), not the thread's running
+					one; 0 none */
 	bool recovered;              /* python frames: found on the data stack, not by the chain */
 	bool eval_entry;             /* python frames: the outermost run by its eval loop call */
 	uint64_t entry_frame;        /* with eval_entry, 3.12+: the shim frame that call began
@@ -136,6 +143,13 @@ struct model_greenlet {
 	const char *run;             /* what it runs: its run callable, its class's run, or
 					the function its outermost frame runs; NULL unknown */
 	uint64_t parent;             /* the greenlet it returns to; 0 none or unknown */
+	/* the C stack it runs on: from stack_start (its stack pointer when
+	 * switched out) up to stack_stop (UINT64_MAX: a main greenlet's, the
+	 * whole stack); 0 unknown; not reported */
+	uint64_t stack_start, stack_stop;
+	/* the part of it another greenlet needed, copied to the heap:
+	 * stack_saved bytes from stack_start, kept at stack_copy */
+	uint64_t stack_copy, stack_saved;
 	struct ptrvec stack;         /* suspended: its frames, innermost first */
 	const char *error;           /* why its stack is incomplete */
 	struct model_error_info error_info;

@@ -185,6 +185,45 @@ static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 	return addr & ~r->pac_mask;
 }
 
+static uint32_t insn_at(const uint8_t *c)
+{
+	return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+}
+
+/* The instruction before RA: BL imm26 (100101 imm26), or BLR Xn and the
+ * pointer-authenticating BLRAA/BLRAB/BLRAAZ/BLRABZ (Arm ARM, C6.2). */
+static int call_before(const uint8_t *c, size_t n, uint64_t ra, uint64_t *target)
+{
+	if (n < 4)
+		return 0;
+	uint32_t i = insn_at(c + n - 4);
+	if ((i & 0xfc000000u) == 0x94000000u) {
+		int64_t imm = (int64_t)((uint64_t)(i & 0x03ffffffu) << 38) >> 36;  /* imm26 * 4, signed */
+		*target = ra - 4 + (uint64_t)imm;
+		return PLATFORM_CALL_DIRECT;
+	}
+	if ((i & 0xfffffc1fu) == 0xd63f0000u || (i & 0xfefff800u) == 0xd63f0800u)
+		return PLATFORM_CALL_INDIRECT;
+	return 0;
+}
+
+/* A PLT entry: [BTI c] ADRP x16, page; LDR x17, [x16, #off]; ... BR x17
+ * (binutils' aarch64 PLT entries). */
+static uint64_t plt_slot(const uint8_t *c, size_t n, uint64_t addr)
+{
+	size_t k = 0;
+	if (n >= 4 && insn_at(c) == 0xd503245fu)
+		k = 4;
+	if (k + 8 > n)
+		return 0;
+	uint32_t adrp = insn_at(c + k), ldr = insn_at(c + k + 4);
+	if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u)
+		return 0;
+	uint64_t imm = (uint64_t)((adrp >> 29 & 3) | (adrp >> 5 & 0x7ffff) << 2);
+	int64_t off = (int64_t)(imm << 43) >> 31;  /* imm21 << 12, signed */
+	return ((addr + k) & ~(uint64_t)0xfff) + (uint64_t)off + (uint64_t)(ldr >> 10 & 0xfff) * 8;
+}
+
 static const char *const trampolines[] = { "__kernel_rt_sigreturn", NULL };
 /* the vDSO's __kernel_rt_sigreturn (arch/arm64/kernel/vdso/sigreturn.S)
  * and musl's __restore_rt: "mov x8, #139; svc #0" (rt_sigreturn is 139 in
@@ -205,6 +244,11 @@ const struct platform platform_aarch64 = {
 	.parse_thread_note = parse_thread_note,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_SP,
+	.dwarf_fp = 29,
+	.dwarf_ra = 30,
+	.call_window = 4,
+	.call_before = call_before,
+	.plt_slot = plt_slot,
 	.code_address = code_address,
 	.sys_futex = SYS_FUTEX,
 	.pthread_from_tp = -GLIBC_PTHREAD_SIZE,

@@ -80,6 +80,9 @@ struct platform_sigframe {
 	size_t code_len;
 };
 
+#define PLATFORM_CALL_DIRECT   1
+#define PLATFORM_CALL_INDIRECT 2
+
 struct platform {
 	const char *name;                 /* "x86_64", as uname -m says */
 	/* ELF: e_machine, and the class and data encoding of its cores */
@@ -120,6 +123,24 @@ struct platform {
 	 * number */
 	unsigned dwarf_nregs;
 	unsigned dwarf_sp;
+
+	/* Unwinding where code has no call frame information (symbols/
+	 * nocfi.c): the frame pointer's DWARF number (its frame record holds
+	 * the caller's frame pointer at fp and the return address at fp + 8:
+	 * x86-64 after push %rbp; mov %rsp,%rbp, aarch64's x29/x30 record),
+	 * how many bytes of code before a return address call_before wants,
+	 * and the size of a return address's stack slot. */
+	unsigned dwarf_fp;
+	unsigned dwarf_ra;                /* the return address's column in call frame information */
+	unsigned call_window;
+	/* What the N bytes of code ending at return address RA end with:
+	 * PLATFORM_CALL_DIRECT, a call naming its target (*TARGET), and/or
+	 * PLATFORM_CALL_INDIRECT, a call through a register or memory (its
+	 * target unknown); 0 no call instruction. */
+	int (*call_before)(const uint8_t *code, size_t n, uint64_t ra, uint64_t *target);
+	/* When the N bytes at ADDR are a PLT stub, the address of the GOT
+	 * slot it jumps through; 0 otherwise. */
+	uint64_t (*plt_slot)(const uint8_t *code, size_t n, uint64_t addr);
 	/* A code address (a return address read from memory, a saved pc)
 	 * without its pointer-authentication bits, given the thread's
 	 * registers; the identity where there are none. */

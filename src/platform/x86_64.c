@@ -180,6 +180,65 @@ static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 	return addr;
 }
 
+/* The length of an instruction FF /r from its ModRM byte on (SIB and
+ * displacement included): Intel SDM vol. 2, 2.1.5, tables 2-2 and 2-3. */
+static size_t modrm_length(const uint8_t *m, size_t n)
+{
+	unsigned mod = m[0] >> 6, rm = m[0] & 7;
+	size_t len = 1;
+	if (mod != 3 && rm == 4) {
+		if (n < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (m[1] & 7) == 5)
+			len += 4;
+	}
+	if (mod == 0 && rm == 5)
+		len += 4;
+	else if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+/* call rel32 (E8 cd), or call r/m64 (FF /2, any ModRM form; a REX or
+ * other prefix before the FF changes nothing here) ending at RA.  The
+ * bytes may read as both (the last four of a call rel32 can end like an
+ * FF /2): each reading is given. */
+static int call_before(const uint8_t *c, size_t n, uint64_t ra, uint64_t *target)
+{
+	int kinds = 0;
+	if (n >= 5 && c[n - 5] == 0xe8) {
+		int32_t rel = (int32_t)((uint32_t)c[n - 4] | (uint32_t)c[n - 3] << 8 | (uint32_t)c[n - 2] << 16 |
+					(uint32_t)c[n - 1] << 24);
+		*target = ra + (uint64_t)(int64_t)rel;
+		kinds |= PLATFORM_CALL_DIRECT;
+	}
+	for (size_t len = 2; len <= 7 && len <= n; len++) {
+		const uint8_t *m = c + n - len + 1;
+		if (c[n - len] == 0xff && (m[0] >> 3 & 7) == 2 && modrm_length(m, len - 1) == len - 1)
+			kinds |= PLATFORM_CALL_INDIRECT;
+	}
+	return kinds;
+}
+
+/* A PLT entry: [endbr64] [bnd] jmp *disp32(%rip) (FF 25), the shapes of
+ * binutils' lazy and IBT .plt/.plt.sec entries. */
+static uint64_t plt_slot(const uint8_t *c, size_t n, uint64_t addr)
+{
+	size_t i = 0;
+	if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		i = 4;
+	if (i < n && c[i] == 0xf2)
+		i++;
+	if (i + 6 > n || c[i] != 0xff || c[i + 1] != 0x25)
+		return 0;
+	int32_t disp = (int32_t)((uint32_t)c[i + 2] | (uint32_t)c[i + 3] << 8 | (uint32_t)c[i + 4] << 16 |
+				 (uint32_t)c[i + 5] << 24);
+	return addr + i + 6 + (uint64_t)(int64_t)disp;
+}
+
 static const char *const trampolines[] = { "__restore_rt", NULL };
 /* __restore_rt is "mov $15, %rax; syscall" (rt_sigreturn is system call
  * 15: syscall_64.tbl), glibc's (sysdeps/unix/sysv/linux/x86_64/
@@ -202,6 +261,11 @@ const struct platform platform_x86_64 = {
 	.parse_thread_note = NULL,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_RSP,
+	.dwarf_fp = D_RBP,
+	.dwarf_ra = D_RIP,
+	.call_window = 8,
+	.call_before = call_before,
+	.plt_slot = plt_slot,
 	.code_address = code_address,
 	.sys_futex = SYS_FUTEX,
 	.pthread_from_tp = 0,

@@ -210,6 +210,14 @@ static void write_frame(const struct hx *x, const struct model_frame *f, bool in
 		}
 		if (f->inlined)
 			fputs(" <span class=\"mark\">inlined</span>", out);
+		if (f->found_by) {
+			fputs(" <span class=\"mark found-by\">by ", out);
+			html_text(out, f->found_by);
+			fputs("</span>", out);
+		}
+		if (f->greenlet)
+			fprintf(out, " <span class=\"mark greenlet\">greenlet <span class=\"mono\">0x%llx</span></span>",
+				(unsigned long long)f->greenlet);
 	}
 	if (f->has_locals)
 		write_locals(out, f, innermost);

@@ -145,6 +145,10 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 	json_object_set_new(j, "column", p && f->column >= 0 ? json_integer(f->column) : json_null());
 	json_object_set_new(j, "end_line", p && f->end_line > 0 ? json_integer(f->end_line) : json_null());
 	json_object_set_new(j, "end_column", p && f->end_column >= 0 ? json_integer(f->end_column) : json_null());
+	if (f->kind == FRAME_NATIVE) {
+		json_object_set_new(j, "found_by", str_or_null(f->found_by));
+		json_object_set_new(j, "greenlet", addr_or_null(f->greenlet, f->greenlet != 0));
+	}
 	return j;
 }
 

@@ -29,7 +29,8 @@ static bool same_frame(const struct model_frame *a, const struct model_frame *b)
 	       a->has_position == b->has_position && a->column == b->column &&
 	       a->end_line == b->end_line && a->end_column == b->end_column &&
 	       same_str(a->file, b->file) && same_str(a->function, b->function) &&
-	       same_str(a->source_file, b->source_file);
+	       same_str(a->source_file, b->source_file) && same_str(a->found_by, b->found_by) &&
+	       a->greenlet == b->greenlet;
 }
 
 bool report_same_stack(const struct model_thread *a, const struct model_thread *b)

@@ -145,7 +145,12 @@ static void write_frame(const struct tx *x, const struct model_frame *f)
 			tx_put(out, f->source_file);
 			fprintf(out, ":%d", f->line);
 		}
-		fprintf(out, "%s\n", f->inlined ? " (inlined)" : "");
+		fputs(f->inlined ? " (inlined)" : "", out);
+		if (f->found_by)
+			fprintf(out, " [by %s]", f->found_by);
+		if (f->greenlet)
+			fprintf(out, " [greenlet 0x%llx]", (unsigned long long)f->greenlet);
+		fputc('\n', out);
 	}
 	if (f->has_locals)
 		write_locals(out, &f->locals, "    ", "");

@@ -62,12 +62,17 @@ struct native_frame {
 	const char *file;            /* source file, when debug info has it */
 	int line;
 	bool inlined;                /* a call inlined into the next frame (same pc) */
+	/* found past a frame without call frame information: "frame pointer"
+	 * or "scan" (nocfi.h); NULL by CFI */
+	const char *found_by;
 };
 
 /* Called per frame; non-zero stops the walk. */
 typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
 
-/* Unwind thread TID of the dump.  Frames of module QUIET (NULL: none) get
+/* Unwind thread TID of the dump (past a frame whose code has no call
+ * frame information by its frame pointer or a scan of its stack, the
+ * frames found so marked).  Frames of module QUIET (NULL: none) get
  * their symbol only, no source line or inlined calls (reading a module's
  * line tables inflates its debug sections: costly, for frames nobody
  * prints).  Returns the number of frames given to FN, -1 when unwinding
@@ -80,6 +85,13 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
  * still applies). */
 int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
 			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error);
+
+/* The same from a stack pointer SP alone (a stack switched out by a
+ * coroutine library: a greenlet's saved stack pointer): its first frame
+ * the first return address above SP that a scan validates (nocfi.h),
+ * marked so. */
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+			      native_frame_fn fn, void *arg, const char **error);
 
 /* Thread TID's frames named by their symbols alone (no source lines,
  * nothing kept for later stacks: cheap), until FN returns non-zero, for

@@ -413,6 +413,10 @@ static bool describe(struct gwalk *w, struct model_interp *mi)
 		m->type = py_type_name(c, g->type);
 		m->main = g->ts != 0;
 		m->hub = is_hub(c, g->type);
+		m->stack_start = g->ss;
+		m->stack_stop = g->stop;
+		py_rd_ptr(c, g->pimpl + (uint64_t)gl->stack_start + 16, &m->stack_copy);
+		py_rd_ptr(c, g->pimpl + (uint64_t)gl->stack_start + 24, &m->stack_saved);
 		uint64_t current = 0;
 		if (mg)
 			py_rd_ptr(c, mg->ts + TS_CURRENT, &current);

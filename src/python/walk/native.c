@@ -19,6 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* greenlets' slices followed up one OS thread's stack, at most; bytes of
+ * a greenlet's stack copy put back for its unwinding, at most */
+#define MAX_GREENLET_DEPTH 64
+#define MAX_GREENLET_COPY  (64u << 20)
+/* suspended greenlets whose native stacks are unwound, per OS thread */
+#define MAX_GREENLET_STACKS 1000u
+
 struct nframe {
 	struct model_frame *f;
 	uint64_t sp;                 /* 0: unknown */
@@ -67,6 +74,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->line = nf->file ? nf->line : 0;
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
+	f->found_by = nf->found_by;
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
@@ -257,6 +265,186 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 	t->frames = out;
 }
 
+/* A thread switching greenlets (python/walk/greenlet.c): each runs on its
+ * own slice of the OS thread's C stack, from its stack_start (where it
+ * was switched out) up to its stack_stop (set when it started, below the
+ * frames of the greenlet that started it: greenlet's StackState,
+ * greenlet_greenlet.hpp 2.0, TGreenlet.hpp 3.x); the part of a suspended
+ * one's slice that another greenlet needed was copied to the heap
+ * (stack_copy, stack_saved bytes).  The thread's registers unwind the
+ * running greenlet's slice; above its stack_stop, the frames the unwinder
+ * finds by going on are not the ones there now when the greenlet that
+ * started it has run since (its frames where the return addresses were).
+ * So the stack above a slice is the next suspended greenlet's: the one
+ * whose part still in place, [stack_start + stack_saved, stack_stop),
+ * begins lowest at or above that stack_stop, unwound from its own
+ * stack_start (its copy put back in place for it), by a scan for its
+ * first return address, up to its own stack_stop; and so on up to the
+ * main greenlet's, which holds the rest of the stack.  Each such frame is
+ * marked with its greenlet. */
+static const struct model_greenlet *running_greenlet(const struct model_thread *t)
+{
+	for (size_t i = 0; i < t->greenlets.n; i++) {
+		const struct model_greenlet *g = t->greenlets.items[i];
+		if (!g->main && strcmp(g->state, "running") == 0 && g->stack_stop && g->stack_stop != UINT64_MAX)
+			return g;
+	}
+	return NULL;
+}
+
+/* The suspended greenlet of T whose slice lies next above STOP, or NULL. */
+static const struct model_greenlet *next_above(const struct model_thread *t, uint64_t stop)
+{
+	const struct model_greenlet *best = NULL;
+	uint64_t best_lo = 0;
+	for (size_t i = 0; i < t->greenlets.n; i++) {
+		const struct model_greenlet *g = t->greenlets.items[i];
+		uint64_t lo = g->stack_start + g->stack_saved;
+		if (strcmp(g->state, "suspended") != 0 || !g->stack_start || lo < g->stack_start || lo < stop ||
+		    lo >= g->stack_stop)
+			continue;
+		if (!best || lo < best_lo)
+			best = g, best_lo = lo;
+	}
+	return best;
+}
+
+/* G's frames, from its stack_start up to its stack_stop, appended to U
+ * (with MARK, each marked with G); false when none could be unwound. */
+static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
+			    const struct model_greenlet *g, struct unwind_into *u, bool mark)
+{
+	uint64_t saved = g->stack_saved;
+	void *copy = NULL, *old = NULL;
+	if (saved && (saved > MAX_GREENLET_COPY || !g->stack_copy || !(copy = malloc(saved)) || !(old = malloc(saved)) ||
+		      dump_read(c->d, g->stack_copy, copy, saved) != PC_OK ||
+		      dump_patch(c->d, g->stack_start, copy, saved, old) != PC_OK)) {
+		free(copy);
+		free(old);
+		return false;
+	}
+	size_t from = u->n;
+	const char *why = NULL;
+	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, c->opt->native < 2 && !c->keep_internal
+					  ? u->interp_module : NULL, collect_frame, u, &why);
+	if (saved)
+		dump_patch(c->d, g->stack_start, old, saved, copy);
+	free(copy);
+	free(old);
+	size_t k = from;
+	while (n >= 0 && k < u->n && !(u->v[k].sp && u->v[k].sp >= g->stack_stop))
+		u->v[k++].f->greenlet = mark ? g->address : 0;
+	u->n = k;
+	return k > from;
+}
+
+/* U cut at the top of T's running greenlet's slice, the slices of the
+ * suspended greenlets above it appended; how many of U's frames are the
+ * running greenlet's (all of them on a thread without greenlets, or
+ * running its main greenlet, whose slice is the whole stack). */
+static size_t greenlet_slice(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
+			     struct unwind_into *u)
+{
+	const struct model_greenlet *g = running_greenlet(t);
+	if (!g)
+		return u->n;
+	size_t mine = 0;
+	while (mine < u->n && !(u->v[mine].sp && u->v[mine].sp >= g->stack_stop))
+		mine++;
+	u->n = mine;
+	for (int i = 0; i < MAX_GREENLET_DEPTH && g->stack_stop != UINT64_MAX; i++) {
+		const struct model_greenlet *up = next_above(t, g->stack_stop);
+		if (!up || !unwind_greenlet(c, s, t, up, u, true)) {
+			model_warn(c->r, "thread %lld: the native stack above greenlet 0x%llx's slice is not known: %s",
+				   (long long)t->tid, (unsigned long long)g->address,
+				   up ? "the greenlet there cannot be unwound from its saved stack pointer"
+				   : "no suspended greenlet's slice lies there");
+			break;
+		}
+		g = up;
+	}
+	return mine;
+}
+
+/* From 3.12 a suspended greenlet's frames lead to no entry frame: while
+ * it is switched out, greenlet 3 links each of its frames past the entry
+ * frames of the C stack (Greenlet::expose_frames in TGreenlet.cpp, undone
+ * by PythonState::unexpose_frames on the way back in), so its frames make
+ * one group that no address places.  Its last group is the one the
+ * outermost eval loop call of the greenlet's own stack runs: placed there
+ * (1) when that is the only eval loop frame after the group before it;
+ * with more, which runs which cannot be told (0). */
+static size_t outermost_group(const struct unwind_into *u, const struct ptrvec *frames, const size_t *start,
+			      size_t ngroups, size_t placed, size_t *at)
+{
+	const struct model_frame *last = frames->items[start[ngroups] - 1];
+	if (last->eval_entry || u->c->L->minor < 12)
+		return 0;
+	size_t k = placed ? at[placed - 1] + 1 : 0, found = SIZE_MAX, n = 0;
+	for (; k < u->n; k++)
+		if (u->v[k].eval)
+			found = k, n++;
+	if (n != 1)
+		return 0;
+	at[placed] = found;
+	return 1;
+}
+
+/* Each suspended greenlet's own stack (--native): its native frames, from
+ * its stack_start up to its stack_stop, with its Python frames woven in
+ * where its eval loop calls ran them; left as its Python frames, with a
+ * warning, where they cannot all be placed. */
+static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_thread *t,
+			    struct dump_module *interp_module)
+{
+	size_t done = 0;
+	for (size_t i = 0; i < t->greenlets.n && !py_out_of_time(c); i++) {
+		struct model_greenlet *g = t->greenlets.items[i];
+		if (strcmp(g->state, "suspended") != 0 || !g->stack_start)
+			continue;
+		if (done++ == MAX_GREENLET_STACKS) {
+			model_warn(c->r, "thread %lld: the native stacks of its greenlets after the first %u are not "
+				   "shown", (long long)t->tid, MAX_GREENLET_STACKS);
+			break;
+		}
+		struct unwind_into u = { .c = c, .interp_module = interp_module };
+		size_t *start, ngroups = group_frames(c, &g->stack, &start);
+		size_t *at = arena_alloc(c->a, (ngroups + 1) * sizeof(*at));
+		const char *why = NULL;
+		if (!at)
+			return;
+		size_t placed = 0;
+		if (!unwind_greenlet(c, s, t, g, &u, false))
+			why = "it cannot be unwound from its saved stack pointer";
+		else if ((placed = place_groups(c, &u, &g->stack, start, ngroups, false, at, &why)) + 1 == ngroups)
+			placed += outermost_group(&u, &g->stack, start, ngroups, placed, at);
+		if (placed == ngroups)
+			why = NULL;
+		else if (c->L->minor >= 12 && why && placed + 1 == ngroups)
+			why = "greenlet links its Python frames past their eval loop calls' entry frames while it is "
+			      "switched out, and its stack has more than one eval loop call they may have run in";
+		else if (!why)
+			why = "its Python frames could not be placed";
+		if (why) {
+			model_warn(c->r, "thread %lld: greenlet 0x%llx: its native stack is not shown: %s",
+				   (long long)t->tid, (unsigned long long)g->address, why);
+			continue;
+		}
+		struct ptrvec out = { 0 };
+		size_t k = 0;
+		for (size_t j = 0; j < u.n; j++) {
+			if (k < ngroups && at[k] == j) {
+				for (size_t f = start[k]; f < start[k + 1]; f++)
+					ptrvec_push(c->a, &out, g->stack.items[f]);
+				k++;
+			}
+			if (!u.v[j].internal || c->opt->native >= 2 || c->keep_internal)
+				ptrvec_push(c->a, &out, u.v[j].f);
+		}
+		g->stack = out;
+	}
+}
+
 /* T's native stack into U; the frame count, or -1 (warned). */
 static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
 		  struct dump_module *interp_module, struct unwind_into *u, const char **why)
@@ -289,9 +477,14 @@ void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t
 	if (!at)
 		return;
 	const char *unplaced = NULL;
-	size_t placed = place_groups(c, &u, &t->frames, start, ngroups, shared, at, &unplaced);
+	/* the thread's Python frames are its running greenlet's: they are
+	 * placed on the frames of that greenlet's slice of the stack only */
+	struct unwind_into mine = u;
+	mine.n = greenlet_slice(c, s, t, &u);
+	size_t placed = place_groups(c, &mine, &t->frames, start, ngroups, shared, at, &unplaced);
 	weave(c, t, &u, 0, u.n, start, ngroups, at, placed, unplaced, why, n, tramp);
 	stops_at_deleted(c, t, &u);
+	greenlet_stacks(c, s, t, interp_module);
 }
 
 /* One thread state's part of a shared OS thread's stack. */

@@ -214,7 +214,44 @@ def check_gevent(work):
     sleeper = [w["address"] for w in truth["greenlets"] if "block_sleep" in [f["function"] for f in w["stack"]]]
     if len(red) != 1 or [red[0]["greenlet"]] != sleeper or red[0]["thread"] != truth["tids"][0]:
         raise cs.Failure("--redact: redactions %s, the secret is in greenlet %s" % (red, sleeper))
-    return "%d greenlets, 4 blocked ones with their stacks, the hub, a secret redacted" % len(got)
+    woven = check_gevent_native(core, threads[0], got)
+    return "%d greenlets, 4 blocked ones with their stacks, the hub, a secret redacted; %s" % (len(got), woven)
+
+
+def check_gevent_native(core, thread, greenlets):
+    """--native on the worker (#36): the running hub's Python frames woven
+    into its own slice of the stack (each run right inside an eval loop
+    frame, each eval loop frame of the slice holding one), no "placed
+    after" warning, and every frame above the slice marked with the
+    suspended greenlet whose slice holds it, the outermost the main one."""
+    report = cs.load_report(analyze(core, "json", ["--native-all"]))
+    placed = [w for w in report["warnings"] if "placed after" in str(w)]
+    if placed:
+        raise cs.Failure("--native: %s" % placed[0])
+    (t,) = [x for x in report["interpreters"][0]["threads"] if x["tid"] == thread["tid"]]
+    if frames_of(t["frames"]) != frames_of(thread["frames"]):
+        raise cs.Failure("--native: Python frames %s, without it %s" % (frames_of(t["frames"]), frames_of(thread["frames"])))
+    frames = t["frames"]
+    first = next((i for i, f in enumerate(frames) if f["kind"] == "native" and f["greenlet"]), len(frames))
+    for i, f in enumerate(frames[:first]):
+        eval_loop = f["kind"] == "native" and (f["function"] or "").startswith("_PyEval_EvalFrameDefault")
+        if eval_loop and not f["inlined"] and (i == 0 or frames[i - 1]["kind"] != "python"):
+            raise cs.Failure("--native: the hub's eval loop frame %s holds no Python frame" % f["address"])
+        if f["kind"] == "python" and frames[i + 1]["kind"] != "python" and \
+           not (frames[i + 1]["function"] or "").startswith("_PyEval_EvalFrameDefault"):
+            raise cs.Failure("--native: Python frame %s not right inside an eval loop frame" % f["function"])
+    main = [a for a, g in greenlets.items() if g["main"]]
+    above = frames[first:]
+    if not above or any(f["kind"] != "native" or f["greenlet"] not in greenlets or
+                        greenlets[f["greenlet"]]["state"] != "suspended" for f in above) or \
+       above[-1]["greenlet"] != main[0]:
+        raise cs.Failure("--native: frames above the hub's slice %s, the main greenlet %s" %
+                         ([(f["function"], f["greenlet"]) for f in above], main))
+    text = analyze(core, "text", ["--native"])
+    if "[greenlet %s]" % main[0] not in text or "placed after" in text:
+        raise cs.Failure("--native text: no frame marked [greenlet %s], or a 'placed after' warning" % main[0])
+    return "--native: the hub's %d frames woven, %d above it in %d greenlets' slices" % (
+        first, len(above), len(set(f["greenlet"] for f in above)))
 
 
 def check_uvloop(work):

@@ -1,0 +1,439 @@
+/* Native stacks: libdwfl's unwinder over a session of symbols.c. */
+#include "symbols/symbols_int.h"
+#include "symbols/names.h"
+#include "symbols/nocfi.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Native stacks: libdwfl's unwinder attached to pycore's own memory reader
+ * and the dump's thread registers (dwfl_attach_state), so one unwinder
+ * serves every dump format.  Call frame information comes from the
+ * modules' ELF files (.eh_frame, .debug_frame), found and verified like
+ * every other file.
+ * ------------------------------------------------------------------------ */
+
+#define MAX_NATIVE_FRAMES 1024
+/* unwinds started again, per stack: from the registers a signal frame
+ * saved, or past a frame without call frame information */
+#define MAX_RESTARTS 64
+
+/* The thread argument is the thread's struct unwind_thread. */
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct symbols *s = arg;
+	struct unwind_thread *prev = *thread_argp;
+	size_t i = prev ? (size_t)(prev - s->threads) + 1 : 0;
+	if (i >= s->dump->nthreads)
+		return 0;
+	*thread_argp = &s->threads[i];
+	return (pid_t)s->dump->threads[i].tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	struct symbols *s = arg;
+	if (tid == AT_TID && s->at_active) {
+		*thread_argp = s->at_thread;
+		return true;
+	}
+	for (size_t i = 0; i < s->dump->nthreads; i++) {
+		if (s->dump->threads[i].tid == tid) {
+			*thread_argp = &s->threads[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A word the unwinder takes from a register or memory, without the
+ * pointer-authentication code a signed return address carries.  libdwfl
+ * (elfutils 0.188, Debian 12's) does not strip it: it would look the
+ * signed address up, find no module and fall back to the frame pointers,
+ * repeating or losing frames.  The word is taken for a signed code
+ * address when it has bits of the thread's PAC mask set and, without
+ * them, is a user-space address (bits 55 and up clear); anything else
+ * (the values of other saved registers) is left as it is. */
+static uint64_t unsigned_word(const struct symbols *s, const struct platform_regs *r, uint64_t v)
+{
+	uint64_t stripped = r ? s->dump->platform->code_address(r, v) : v;
+	return stripped != v && stripped >> 55 == 0 ? stripped : v;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	const struct symbols *s = arg;
+	uint64_t v;
+	if (dump_read_u64(s->dump, addr, &v) != PC_OK)
+		return false;
+	*result = unsigned_word(s, s->unwinding, v);
+	return true;
+}
+
+/* The thread's first frame: the general registers by DWARF number, as
+ * the dump's platform numbers them, and the pc. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct unwind_thread *u = thread_arg;
+	const struct platform_regs *r = u->from ? u->from : &u->t->regs;
+	Dwarf_Word regs[PLATFORM_DWARF_REGS];
+	unsigned n = u->platform->dwarf_nregs;
+	/* the link register may hold a signed return address */
+	for (unsigned i = 0; i < n && i < PLATFORM_DWARF_REGS; i++)
+		regs[i] = unsigned_word(u->s, r, r->dwarf[i]);
+	if (!dwfl_thread_state_registers(thread, 0, n, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, unsigned_word(u->s, r, r->pc));
+	return true;
+}
+
+struct unwind {
+	struct symbols *s;
+	Dwfl *dwfl;
+	const struct platform_regs *regs;  /* the thread's, for its code addresses */
+	const struct dump_module *quiet;   /* no line info for its frames */
+	char name[512];
+	char demangled[1024];
+	native_frame_fn fn;
+	void *arg;
+	int n;
+	const char *error;
+	/* registers to unwind on from, in a new unwind of the same thread:
+	 * those a signal frame saved (the platform's
+	 * sigframe.unwind_from_mcontext), or a caller found past a frame
+	 * without call frame information (nocfi.h) */
+	bool restart;
+	struct platform_regs at_signal;
+	bool names_only;                   /* symbols alone, nothing cached */
+	bool first;                        /* the next frame is the first of this unwind */
+	const char *found_by;              /* how the first frame of the next unwind was found */
+};
+
+/* Append an entry to PF (strings copied; FILE is libdw's). */
+static bool pc_add(struct pc_frames *pf, const char *function, const char *file, int line, bool inlined)
+{
+	struct pc_entry *e = realloc(pf->e, (pf->n + 1) * sizeof(*e));
+	if (!e)
+		return false;
+	pf->e = e;
+	e[pf->n] = (struct pc_entry){ function ? strdup(function) : NULL, file, line, inlined };
+	pf->n++;
+	return true;
+}
+
+/* What is at LOOKUP in MOD: the calls inlined there, innermost first (the
+ * innermost with the pc's own file and line, each outer one with the call
+ * site in the next inner one), then the function the symbol names, with
+ * the call site of the outermost inlined call: the line in that function.
+ * Without line information (a QUIET module's frames are not shown), only
+ * the symbol. */
+static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
+{
+	const char *function = names_unversioned(names_demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+						    sizeof(u->demangled)), u->name, sizeof(u->name));
+	char *symbol = function ? strdup(function) : NULL;
+	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
+	const char *file = NULL;
+	int lineno = 0;
+	if (line) {
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		Dwarf_Addr bias;
+		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
+		Dwarf_Die chain[MAX_INLINE_DEPTH];
+		int n = cu ? names_inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+		for (int i = n - 1; i >= 0; i--) {
+			char buf[1024];
+			if (!pc_add(pf, names_inlined(&chain[i], buf, sizeof(buf)), file, lineno, true))
+				break;
+			/* the caller's line is this call's site */
+			file = names_call_file(cu, &chain[i]);
+			lineno = names_call_line(&chain[i]);
+		}
+	}
+	pc_add(pf, symbol, file, lineno, false);
+	free(symbol);
+}
+
+/* The frame at return address PC, whose call site (PC - 1, described in
+ * PF) has no symbol: when PC itself starts one of the platform's signal
+ * trampolines, that, described at PC (and cached under PC). */
+static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr pc, struct pc_frames *pf)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, names_unversioned(name, u->name, sizeof(u->name))))
+		return pf;
+	bool found;
+	struct pc_frames *at = addrtab_get(&u->s->pcs, pc, &found);
+	if (!at)
+		return pf;
+	if (!found) {
+		at->module = pf->module;
+		at->module_path = pf->module_path;
+		describe(u, mod, pc, true, at);
+	}
+	return at;
+}
+
+/* Stop this unwind and go on from the registers the signal frame at SP
+ * saved (symbols_native_stack starts the next one); 0 when the dump does
+ * not hold it: libdwfl goes on as it can. */
+static int from_signal_frame(struct unwind *u, uint64_t sp)
+{
+	struct dump_signal sig;
+	if (u->restart || dump_signal_frame(u->s->dump, sp, &sig, &u->at_signal) != PC_OK)
+		return 0;
+	u->at_signal.pac_mask = u->regs ? u->regs->pac_mask : 0;
+	u->at_signal.tp = u->regs ? u->regs->tp : 0;
+	u->restart = true;
+	return 1;
+}
+
+/* After the frame at PC (SP), whose code has no call frame information
+ * for libdwfl to unwind it by: its caller by its frame pointer or a scan
+ * (nocfi.c), the unwind started again from there; 0 (libdwfl goes on as
+ * it can) when neither finds one. */
+static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool activation, uint64_t sp)
+{
+	const struct platform *p = u->s->dump->platform;
+	if (u->restart || u->names_only || !sp || nocfi_has_cfi(u->dwfl, activation ? pc : pc - 1))
+		return 0;
+	struct platform_regs regs = { .pc = pc, .sp = sp };
+	for (unsigned i = 0; i < p->dwarf_nregs && i < PLATFORM_DWARF_REGS; i++) {
+		Dwarf_Word v;
+		if (dwfl_frame_reg(frame, i, &v) == 0)
+			regs.dwarf[i] = v;
+	}
+	regs.dwarf[p->dwarf_sp] = sp;
+	regs.fp = regs.dwarf[p->dwarf_fp];
+	regs.pac_mask = u->regs ? u->regs->pac_mask : 0;
+	regs.tp = u->regs ? u->regs->tp : 0;
+	const char *how = nocfi_step(u->dwfl, u->s->dump, pc, activation, &regs, &u->at_signal);
+	if (!how)
+		return 0;
+	u->restart = true;
+	u->found_by = how;
+	return 1;
+}
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+	struct unwind *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* a return address without its pointer-authentication code */
+	if (u->regs)
+		pc = u->s->dump->platform->code_address(u->regs, pc);
+	if (u->n++ >= MAX_NATIVE_FRAMES) {
+		u->error = "native stack cut at 1024 frames";
+		return DWARF_CB_ABORT;
+	}
+	/* the first frame past one without CFI: its pc is a return address */
+	const char *found_by = u->first ? u->found_by : NULL;
+	u->first = false;
+	u->found_by = NULL;
+	activation = activation && !found_by;
+	/* a return address points after the call: look up the call itself */
+	Dwarf_Addr lookup = activation ? pc : pc - 1;
+	struct native_frame nf = { .pc = pc, .found_by = found_by };
+	Dwarf_Word sp;
+	if (dwfl_frame_reg(frame, u->s->dump->platform->dwarf_sp, &sp) == 0)
+		nf.sp = sp;
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
+	if (!mod) {
+		if (u->fn(&nf, u->arg))
+			return DWARF_CB_ABORT;
+		return past_nocfi(u, frame, pc, activation, nf.sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	}
+	if (u->names_only) {
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &nf.module_path, NULL);
+		struct module_ref *ref = ud ? *ud : NULL;
+		nf.module = ref ? ref->mod : NULL;
+		nf.function = names_unversioned(dwfl_module_addrname(mod, lookup), u->name, sizeof(u->name));
+		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+	}
+	bool found;
+	struct pc_frames *pf = addrtab_get(&u->s->pcs, lookup, &found);
+	struct pc_frames fresh = { .lookup = lookup };
+	if (!pf)
+		pf = &fresh; /* out of memory: not cached */
+	if (!found) {
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		struct module_ref *ref = ud ? *ud : NULL;
+		pf->module = ref ? ref->mod : NULL;
+		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
+		/* the file is known once describe() had libdwfl find it: before,
+		 * the first frame of a module would be named by the dump's path */
+		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+		if (!pf->module_path && ref && ref->vdso)
+			pf->module_path = name;
+	}
+	/* a signal trampoline is returned to at its first instruction */
+	if (!activation && pf->n && !pf->e[pf->n - 1].function && u->s->dump->platform->sigframe.entered_at_symbol)
+		pf = trampoline_at(u, mod, pc, pf);
+	nf.module = pf->module;
+	nf.module_path = pf->module_path;
+	int stop = 0;
+	for (size_t i = 0; i < pf->n && !stop; i++) {
+		nf.function = pf->e[i].function;
+		nf.file = pf->e[i].file;
+		nf.line = pf->e[i].line;
+		nf.inlined = pf->e[i].inlined;
+		stop = u->fn(&nf, u->arg);
+	}
+	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
+	if (!stop && nf.sp && platform_is_sigreturn(u->s->dump->platform, function) &&
+	    u->s->dump->platform->sigframe.unwind_from_mcontext)
+		stop = from_signal_frame(u, nf.sp);
+	if (!stop && !platform_is_sigreturn(u->s->dump->platform, function))
+		stop = past_nocfi(u, frame, pc, activation, nf.sp);
+	if (pf == &fresh) {
+		for (size_t i = 0; i < fresh.n; i++)
+			free(fresh.e[i].function);
+		free(fresh.e);
+	}
+	return stop ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* Unwind thread TID (its libdwfl thread argument UT) into U, started
+ * again from the registers U's callback asks for (u->restart), each time
+ * as thread UT with those registers. */
+static int run(struct symbols *s, pid_t tid, struct unwind_thread *ut, struct unwind *u)
+{
+	u->first = true;
+	int rc = dwfl_getthread_frames(s->dwfl, tid, frame_cb, u);
+	const struct platform_regs *was = ut ? ut->from : NULL;
+	struct platform_regs from;
+	for (int k = 0; ut && u->restart && k < MAX_RESTARTS && !u->error; k++) {
+		from = u->at_signal;
+		u->restart = false;
+		u->first = true;
+		ut->from = &from;
+		rc = dwfl_getthread_frames(s->dwfl, tid, frame_cb, u);
+	}
+	if (ut)
+		ut->from = was;
+	return rc;
+}
+
+static int attach(struct symbols *s)
+{
+	static const Dwfl_Thread_Callbacks cb = {
+		.next_thread = next_thread,
+		.get_thread = get_thread,
+		.memory_read = memory_read,
+		.set_initial_registers = set_initial_registers,
+	};
+	if (s->attached)
+		return s->attached > 0 ? 0 : -1;
+	struct dump *d = s->dump;
+	s->threads = calloc(d->nthreads ? d->nthreads : 1, sizeof(*s->threads));
+	if (!s->threads) {
+		s->attached = -1;
+		return -1;
+	}
+	for (size_t i = 0; i < d->nthreads; i++)
+		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform, s, NULL };
+	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(d->pid > 0 ? d->pid : 1), &cb, s) ? 1 : -1;
+	return s->attached > 0 ? 0 : -1;
+}
+
+int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
+			 native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
+	struct unwind_thread *ut = NULL;
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++) {
+		if (s->dump->threads[i].tid == tid) {
+			u.regs = &s->dump->threads[i].regs;
+			ut = &s->threads[i];
+		}
+	}
+	s->unwinding = u.regs;
+	int rc = run(s, (pid_t)tid, ut, &u);
+	s->unwinding = NULL;
+	if (u.error)
+		*error = u.error;
+	else if (rc != 0 && u.n <= 1)
+		*error = dwfl_errmsg(-1);
+	return u.n;
+}
+
+int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg)
+{
+	if (attach(s) != 0)
+		return -1;
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .names_only = true };
+	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
+		if (s->dump->threads[i].tid == tid)
+			u.regs = &s->dump->threads[i].regs;
+	dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	return u.n;
+}
+
+/* The stack from REGS, its first frame found as FOUND_BY (NULL: REGS
+ * are a thread's state at an instruction). */
+static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs *regs, const char *found_by,
+		      const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+{
+	s->at = (struct dump_thread){ .tid = tid, .regs = *regs };
+	for (size_t i = 0; i < s->dump->nthreads; i++)
+		if (s->dump->threads[i].tid == tid)
+			s->at.regs.pac_mask = s->dump->threads[i].regs.pac_mask;
+	struct unwind_thread at = { &s->at, s->dump->platform, s, &s->at.regs };
+	s->at_thread = &at;
+	s->at_active = true;
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs,
+			    .found_by = found_by };
+	int rc = run(s, AT_TID, &at, &u);
+	s->at_active = false;
+	if (u.error)
+		*error = u.error;
+	else if (rc != 0 && u.n <= 1)
+		*error = dwfl_errmsg(-1);
+	return u.n;
+}
+
+int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
+			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	return stack_from(s, tid, regs, NULL, quiet, fn, arg, error);
+}
+
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+			      native_frame_fn fn, void *arg, const char **error)
+{
+	if (attach(s) != 0) {
+		*error = dwfl_errmsg(-1);
+		return -1;
+	}
+	struct platform_regs regs = { .sp = sp }, from;
+	for (size_t i = 0; i < s->dump->nthreads; i++)
+		if (s->dump->threads[i].tid == tid)
+			regs.pac_mask = s->dump->threads[i].regs.pac_mask;
+	regs.dwarf[s->dump->platform->dwarf_sp] = sp;
+	if (!nocfi_scan(s->dwfl, s->dump, &regs, &from)) {
+		*error = "no return address on the stack there is validated";
+		return -1;
+	}
+	return stack_from(s, tid, &from, "scan", quiet, fn, arg, error);
+}

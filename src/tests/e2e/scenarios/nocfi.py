@@ -1,0 +1,46 @@
+"""A thread that runs through a function without call frame information
+(nocfi.S, built by check-weave.py into the working directory as
+libnocfi.so) into Python again, blocked there (check-weave.py).
+
+argv[1]: the truth file; argv[2]: "fp" (nocfi_fp, with a frame pointer)
+or "scan" (nocfi_nofp, without).  The thread calls the assembly function
+through ctypes with a ctypes callback, which records the truth (every
+thread's frames; in TRUTH.nocfi the thread's native id, the assembly
+function's name and the return address it wrote into nocfi_ra: its
+caller's) and sleeps.  READY once the truth is written."""
+import ctypes
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _truth import record  # noqa: E402
+
+FUNCTION = {"fp": "nocfi_fp", "scan": "nocfi_nofp"}[sys.argv[2]]
+lib = ctypes.CDLL(os.path.join(os.getcwd(), "libnocfi.so"))
+CALLBACK = ctypes.CFUNCTYPE(None)
+
+
+def blocked():
+    ra = ctypes.c_uint64.in_dll(lib, "nocfi_ra").value
+    with open(sys.argv[1] + ".nocfi", "w") as f:
+        json.dump({"tid": threading.get_native_id(), "function": FUNCTION, "return_address": ra}, f)
+    record(sys.argv[1], sys._current_frames()); print("READY", flush=True); time.sleep(1000)  # noqa: E702
+
+
+def callback():
+    blocked()
+
+
+keep = CALLBACK(callback)
+
+
+def through_assembly():
+    getattr(lib, FUNCTION)(keep)
+
+
+t = threading.Thread(target=through_assembly, name="through-assembly")
+t.start()
+t.join()
