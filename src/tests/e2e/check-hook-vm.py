@@ -470,7 +470,7 @@ def check_flood(r):
 def main():
     tap = pt.TAP()
     cache = vm("--print").stdout.decode().strip()
-    timeout = int(os.environ.get("PYCORE_HOOK_VM_TIMEOUT", "360"))
+    timeout = int(os.environ.get("PYCORE_HOOK_VM_TIMEOUT") or scaled(360))
     why = why_not()
     if why is None and not os.path.isfile(os.path.join(cache, "root.raw.ready")):
         if os.getuid() != 0:

@@ -30,7 +30,8 @@ python3.11 (debian3.11), checked in JSON, text and HTML.
   where the thread is inside an OpenBLAS function without CFI (up to five
   tries), and its stack goes on past it, the next frame marked, to the
   thread's Python frames (the process's own) and its start.  A skip by
-  name: numpy's BLAS is not OpenBLAS (Debian's libopenblas0-pthread; or
+  name: numpy's BLAS is not OpenBLAS (Debian's libopenblas0-pthread,
+  which scripts/install-deps unpacks in ~/.cache/pycore/openblas, or
   PYCORE_TEST_OPENBLAS, a directory holding OpenBLAS's libblas.so.3, put
   first on the scenario's library path), the CPU lacks AVX2, or the
   kernel caught has CFI after all.
@@ -295,12 +296,20 @@ def matmul_core(target, work, env):
         proc.wait()
 
 
+# scripts/install-deps unpacks Debian's libopenblas0-pthread here (never
+# installed: it would become this machine's libblas.so.3 for every numpy)
+UNPACKED_OPENBLAS = os.path.join(os.environ.get("PYCORE_OPENBLAS") or
+                                 os.path.expanduser("~/.cache/pycore/openblas/root"),
+                                 "usr/lib/x86_64-linux-gnu/openblas-pthread")
+
+
 def check_openblas(target, work):
     if not {"avx2", "fma"} <= cpu_flags():
         raise pt.Skip("the CPU lacks AVX2 or FMA: no Haswell kernel of OpenBLAS to run")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OPENBLAS_CORETYPE="Haswell")
-    if os.environ.get("PYCORE_TEST_OPENBLAS"):
-        env["LD_LIBRARY_PATH"] = os.environ["PYCORE_TEST_OPENBLAS"]
+    openblas = os.environ.get("PYCORE_TEST_OPENBLAS") or UNPACKED_OPENBLAS
+    if os.path.isfile(os.path.join(openblas, "libblas.so.3")):
+        env["LD_LIBRARY_PATH"] = openblas
     cores, truth, facts = matmul_core(target, work, env)
     want = truth_frames(truth, tid=facts["tid"])
     want[0] = (want[0][0], want[0][1], facts["line"])
