@@ -1,0 +1,98 @@
+/* The libdwfl session's insides (symbols.c), shared with the look-ups by
+ * name (lookup.c). */
+#ifndef PYCORE_SYMBOLS_SYMBOLS_INT_H
+#define PYCORE_SYMBOLS_SYMBOLS_INT_H
+
+#include <elfutils/libdwfl.h>
+
+#include "symbols/symbols.h"
+#include "util/addrtab.h"
+
+/* What each reported module's userdata points to. */
+struct module_ref {
+	struct symbols *s;
+	struct dump_module *mod;
+	bool opened;                 /* libdwfl asked for its file, and got it */
+	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
+};
+
+/* What the unwinder learns of one code address, kept for the next stack
+ * that passes there (the threads of a service mostly share their stacks,
+ * and libdwfl looks a symbol up by scanning the whole table): the calls
+ * inlined there, innermost first, then the function the symbol names. */
+struct pc_entry {
+	char *function;
+	const char *file;            /* libdw's, valid while the session lasts */
+	int line;
+	bool inlined;
+};
+
+struct pc_frames {
+	uint64_t lookup;             /* the key: the pc, or a return address - 1 */
+	struct dump_module *module;
+	const char *module_path;
+	struct pc_entry *e;
+	size_t n;
+};
+
+struct symbols {
+	struct dump *dump;
+	struct addrtab pcs;          /* struct pc_frames */
+	const struct locate *loc;
+	Dwfl *dwfl;
+	struct module_ref *refs;     /* parallel to dump->modules */
+	int attached;                /* dwfl_attach_state: 0 not yet, 1 done, -1 failed */
+	Dwfl_Module **mods;          /* parallel to dump->modules */
+	char *debuginfo_path;        /* locate's, for libdwfl */
+	Dwfl_Callbacks cb;
+	struct symbol_memo *memo;    /* symbols_lookup's answers, found or not */
+	size_t nmemo, capmemo;
+	struct unwind_thread *threads;  /* libdwfl's thread arguments, parallel to dump->threads */
+	const struct platform_regs *unwinding;  /* the registers of the thread being unwound */
+	/* the vDSO's image from the dump (vdso.h), and its module when the
+	 * dump lists none there */
+	uint8_t *vdso;
+	size_t vdso_size;
+	struct module_ref vdso_ref;
+	/* symbols_native_stack_at's registers, as a thread of tid AT_TID */
+	struct dump_thread at;
+	struct unwind_thread *at_thread;
+	bool at_active;
+};
+
+/* The tid of symbols_native_stack_at's thread: above any pid_max */
+#define AT_TID 0x7ffffffe
+
+/* What libdwfl's callbacks get for a thread: it, and how its dump's
+ * platform numbers its registers. */
+struct unwind_thread {
+	const struct dump_thread *t;
+	const struct platform *platform;
+	const struct symbols *s;
+	/* the registers its first frame starts from: the dump's, or those a
+	 * signal frame on its stack saved (unwinding on from there) */
+	const struct platform_regs *from;
+};
+
+struct symbol_memo {
+	const struct dump_module *m;
+	char *name;
+	uint64_t addr, size;
+};
+
+
+/* The file locate/ chose for a module, or NULL. */
+static inline const char *symbols_module_file(const struct symbols *s, const struct dump_module *m)
+{
+	const struct locate_result *r = locate_result(s->loc, m);
+	return r && r->data ? r->path : NULL;
+}
+
+/* M's libdwfl module, or NULL. */
+static inline Dwfl_Module *symbols_dwfl_mod(const struct symbols *s, const struct dump_module *m)
+{
+	size_t i = (size_t)(m - s->dump->modules);
+	return i < s->dump->nmodules ? s->mods[i] : NULL;
+}
+
+#endif
