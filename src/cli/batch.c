@@ -560,8 +560,8 @@ static void timeouts(struct pool *p, double t)
 	}
 }
 
-/* Workers that closed their pipe but had not yet exited when it did, and
- * warm processes that died. */
+/* Workers that closed their pipe but had not yet exited when it did; warm
+ * processes over --warm-memory. */
 static void reap(struct pool *p)
 {
 	for (unsigned k = 0; k < p->nworkers; k++) {
@@ -570,12 +570,7 @@ static void reap(struct pool *p)
 		if (w->busy && w->kind == COLD && w->fd < 0 && waitpid(w->pid, &status, WNOHANG) == w->pid)
 			collect(p, w, status);
 	}
-	for (unsigned k = 0; k < p->bo->warm_builds && p->warm; k++) {
-		struct warm *z = &p->warm[k];
-		int status;
-		if (z->key && waitpid(z->pid, &status, WNOHANG) == z->pid)
-			warm_gone(p, z, status);
-	}
+	/* (a warm process that dies closes its socket: warm_read waits for it) */
 	if (p->warm)
 		warm_trim(p);
 }
