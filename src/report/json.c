@@ -31,6 +31,14 @@ static json_t *str_or_null(const char *s)
 	if (!s)
 		return json_null();
 	size_t n = strlen(s), o = 0;
+	size_t ascii = 0;
+	while (ascii < n && (unsigned char)s[ascii] < 0x80)
+		ascii++;
+	if (ascii == n) {
+		/* ASCII is UTF-8 as it is, and holds no MARK */
+		json_t *j = json_stringn_nocheck(s, n);
+		return j ? j : json_null();
+	}
 	char *buf = malloc(n * (MARK_LEN + 2) + 1); /* a bad byte: 5 bytes */
 	if (!buf)
 		return json_null();
@@ -63,8 +71,13 @@ static json_t *str_or_null(const char *s)
 /* TEXT (LEN bytes) with its MARKs spelled out, to OUT. */
 static int write_unmarked(FILE *out, const char *text, size_t len)
 {
-	const char *p = text, *end = text + len, *m;
-	while ((m = memmem(p, (size_t)(end - p), MARK, MARK_LEN)) != NULL) {
+	const char *p = text, *end = text + len, *m = text;
+	/* (memchr for MARK's first byte: memmem is byte by byte) */
+	while ((m = memchr(m, MARK[0], (size_t)(end - m))) != NULL) {
+		if (end - m < MARK_LEN || memcmp(m, MARK, MARK_LEN) != 0) {
+			m++;
+			continue;
+		}
 		if (fwrite(p, 1, (size_t)(m - p), out) != (size_t)(m - p))
 			return -1;
 		m += MARK_LEN;
@@ -77,6 +90,7 @@ static int write_unmarked(FILE *out, const char *text, size_t len)
 				return -1;
 			p = m + 2;
 		}
+		m = p;
 	}
 	return fwrite(p, 1, (size_t)(end - p), out) == (size_t)(end - p) ? 0 : -1;
 }
