@@ -16,7 +16,9 @@
 
 #define MAX_PATH_MSG 8192
 
-static int send_msg(int ctl, const struct warm_msg *m, const char *path, int fd)
+/* FLAGS: MSG_DONTWAIT for the batch, which never waits on a warm process
+ * (one that is stopped, or slow, gets no more dumps: they go cold). */
+static int send_msg(int ctl, const struct warm_msg *m, const char *path, int fd, int flags)
 {
 	char buf[sizeof(*m) + MAX_PATH_MSG];
 	size_t len = sizeof(*m), plen = path ? strlen(path) : 0;
@@ -42,7 +44,7 @@ static int send_msg(int ctl, const struct warm_msg *m, const char *path, int fd)
 		memcpy(CMSG_DATA(h), &fd, sizeof(int));
 	}
 	ssize_t r;
-	while ((r = sendmsg(ctl, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+	while ((r = sendmsg(ctl, &mh, MSG_NOSIGNAL | flags)) < 0 && errno == EINTR)
 		;
 	return r == (ssize_t)len ? 0 : -1;
 }
@@ -90,13 +92,13 @@ static int recv_msg(int ctl, struct warm_msg *m, char **path, int *fd)
 int warm_send_start(int ctl, size_t item, const char *path, int fd)
 {
 	struct warm_msg m = { WARM_START, (uint32_t)item, 0 };
-	return send_msg(ctl, &m, path, fd);
+	return send_msg(ctl, &m, path, fd, MSG_DONTWAIT);
 }
 
 int warm_send_kill(int ctl, size_t item)
 {
 	struct warm_msg m = { WARM_KILL, (uint32_t)item, 0 };
-	return send_msg(ctl, &m, NULL, -1);
+	return send_msg(ctl, &m, NULL, -1, MSG_DONTWAIT);
 }
 
 int warm_recv(int ctl, struct warm_msg *m)
@@ -159,7 +161,7 @@ static void start_worker(int ctl, const struct warm_msg *m, char *path, int fd, 
 	free(path);
 	if (pid < 0) {
 		struct warm_msg no = { WARM_NOFORK, m->item, k && path ? err : ENOMEM };
-		send_msg(ctl, &no, NULL, -1);
+		send_msg(ctl, &no, NULL, -1, 0);
 		return;
 	}
 	(*kids)[(*n)++] = (struct child){ pid, m->item };
@@ -168,7 +170,7 @@ static void start_worker(int ctl, const struct warm_msg *m, char *path, int fd, 
 void warm_serve(int ctl, int rc, warm_analyze_fn fn, void (*tidy)(void *arg), void *arg)
 {
 	struct warm_msg done = { WARM_DONE, 0, rc << 8 };
-	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || send_msg(ctl, &done, NULL, -1) != 0)
+	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || send_msg(ctl, &done, NULL, -1, 0) != 0)
 		_exit(0);
 	struct sigaction sa = { .sa_handler = on_chld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
 	sigemptyset(&sa.sa_mask);
@@ -190,7 +192,7 @@ void warm_serve(int ctl, int rc, warm_analyze_fn fn, void (*tidy)(void *arg), vo
 				if (kids[i].pid != pid)
 					continue;
 				struct warm_msg ended = { WARM_ENDED, kids[i].item, status };
-				send_msg(ctl, &ended, NULL, -1);
+				send_msg(ctl, &ended, NULL, -1, 0);
 				kids[i] = kids[--n];
 				break;
 			}
