@@ -7,8 +7,9 @@
  * complete or, with --ordered, in input order.
  *
  * Warm processes (batch_warm.h): a dump whose build (batch_key.h) has a
- * warm process is analyzed in a worker forked from it; the first dump of
- * a build is analyzed by a new warm process itself, which stays.  At most
+ * warm process is analyzed in a worker forked from it; the second dump of
+ * a build is analyzed by a new warm process itself, which stays (the
+ * first goes to a cold worker: a build seen once costs what it did).  At most
  * --warm-builds of them (the least recently used idle one makes room),
  * their resident memory together at most --warm-memory MB. */
 #include "cli/batch.h"
@@ -89,6 +90,7 @@ struct pool {
 	size_t written;              /* --ordered: items written, in order */
 	size_t done, ok, partial, failed;
 	struct warm *warm;           /* bo->warm_builds of them */
+	struct batch_keys seen;      /* the builds of the dumps started so far */
 	size_t *again;               /* items whose warm process died under them: cold again */
 	size_t nagain;
 	bool write_failed;
@@ -467,10 +469,10 @@ static int start(struct pool *p, struct worker *w)
 		*w = (struct worker){ .busy = true, .kind = WARM, .z = z, .fd = fds[0], .item = i, .deadline = deadline };
 		return 1;
 	}
-	/* the build's first dump (its warm process busy with its own first:
-	 * this one cold) */
+	/* a build's first dump goes to a cold worker, its second to a new warm
+	 * process (while that one is busy with it, the next ones go cold) */
 	int ctl[2] = { -1, -1 };
-	struct warm *nz = key && !z ? warm_slot(p) : NULL;
+	struct warm *nz = key && !z && batch_key_seen(&p->seen, key) ? warm_slot(p) : NULL;
 	if (nz && socketpair(AF_UNIX, SOCK_SEQPACKET, 0, ctl) != 0)
 		nz = NULL;
 	fflush(stdout);
@@ -747,6 +749,7 @@ int batch_run(char **paths, int npaths, const struct batch_options *bo, const st
 	free(p.workers);
 	free(p.warm);
 	free(p.again);
+	batch_keys_free(&p.seen);
 	size_t n = p.list.n;
 	batch_list_free(&p.list);
 	return p.write_failed || p.done < n ? 1 : 0;

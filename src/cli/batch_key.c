@@ -122,3 +122,37 @@ out:
 	close(fd);
 	return key;
 }
+
+bool batch_key_seen(struct batch_keys *s, uint64_t key)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return true;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i])
+				continue;
+			size_t j = s->slots[i] & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = slots;
+		s->cap = cap;
+	}
+	size_t j = key & (s->cap - 1);
+	for (; s->slots[j]; j = (j + 1) & (s->cap - 1))
+		if (s->slots[j] == key)
+			return true;
+	s->slots[j] = key;
+	s->n++;
+	return false;
+}
+
+void batch_keys_free(struct batch_keys *s)
+{
+	free(s->slots);
+	*s = (struct batch_keys){ 0 };
+}

@@ -11,8 +11,22 @@
 #ifndef PYCORE_CLI_BATCH_KEY_H
 #define PYCORE_CLI_BATCH_KEY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 uint64_t batch_build_key(const char *path);
+
+/* The keys seen so far: a build gets a warm process at its second dump,
+ * so that dumps of builds never seen again cost what they did before. */
+struct batch_keys {
+	uint64_t *slots;             /* 0: empty */
+	size_t n, cap;
+};
+
+/* Whether KEY (non-zero) was seen; it is from now on.  Out of memory: seen
+ * (a warm process for it, as without this set). */
+bool batch_key_seen(struct batch_keys *s, uint64_t key);
+void batch_keys_free(struct batch_keys *s);
 
 #endif
