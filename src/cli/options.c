@@ -531,9 +531,13 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 		case 0x101: {
 			unsigned long v = 0;
 			/* --warm-builds 0: no warm process, every dump cold */
-			if ((c != 0x100 || strcmp(optarg, "0") != 0) &&
-			    !whole_number(c == 0x100 ? "--warm-builds" : "--warm-memory", optarg,
-					  c == 0x100 ? 1024 : 1ul << 30, &v))
+			char *end;
+			if (c == 0x100 && ((v = strtoul(optarg, &end, 10)) > 1024 || !*optarg || *end || *optarg == '-')) {
+				options_usage_error("--warm-builds needs a whole number from 0 (no warm process) to 1024, "
+						    "not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 0x101 && !whole_number("--warm-memory", optarg, 1ul << 30, &v))
 				return EXIT_USAGE;
 			if (c == 0x100)
 				opt->batch.warm_builds = (unsigned)v;
