@@ -15,6 +15,9 @@
 #include "cli/batch.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -144,6 +147,10 @@ static void forget_first(void *arg)
 	pc_error_free(first_error);
 	first_analysis = NULL;
 	first_error = NULL;
+#ifdef __GLIBC__
+	/* the heap given back: each worker's data (--max-memory) starts small */
+	malloc_trim(0);
+#endif
 }
 
 /* One dump's analysis, its record written to FD: the worker's exit code.

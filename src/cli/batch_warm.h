@@ -1,9 +1,10 @@
 /* pycore batch's warm processes: one per interpreter build (batch_key.h),
- * each a process forked from the batch that analyzed the first dump of
- * its build itself and so holds what every dump of that build needs again
- * (the symbol look-ups of its files, symbols/warm.h); each further dump of
- * the build is analyzed in a worker forked from it, copy-on-write, so a
- * dump that crashes or hangs its worker still costs only its own record.
+ * each a process forked from the batch that analyzed a dump of its build
+ * itself (the build's second: batch.c) and so holds what every dump of
+ * that build needs again (the symbol look-ups of its files,
+ * symbols/warm.h); each later dump of the build is analyzed in a worker
+ * forked from it, copy-on-write, so a dump that crashes or hangs its
+ * worker still costs only its own record.
  *
  * Contract: the batch talks to a warm process over a socket of its own
  * (SOCK_SEQPACKET): WARM_START (an item, its path, and the write end of
