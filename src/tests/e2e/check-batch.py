@@ -25,7 +25,9 @@ which makes the hostile cases below).  Then:
     not dumps); a progress line only when stderr is a terminal;
   * warm processes: every uncompressed core three times over (hard links),
     --ordered, with warm processes (the default) and without
-    (--warm-builds 0): the two outputs are the same bytes; then the
+    (--warm-builds 0): the two outputs are the same bytes, and with one
+    warm build at a time under a 1 MB cap (--warm-builds 1 --warm-memory
+    1: processes ended as soon as they are idle) too; then the
     recursion scenario's snapshot (slow enough to catch its worker) seven
     times over, --jobs 1: the worker of one copy, forked by the warm
     process of that build, is killed with SIGSEGV by this test; that copy
@@ -431,8 +433,15 @@ def check_warm(tap, cores, work):
                                                                                if diff else "lengths"))
     check_reports(dict((n, (os.path.join(d, "%d-2.core" % i),) + cores[n][1:])
                        for i, n in enumerate(sorted(cores))), pt.validator().check(p.stdout.decode(), "warm batch"))
-    tap.ok("warm processes: %d dumps of %d cores, --ordered, the same %d bytes as with --warm-builds 0"
-           % (len(inputs), len(plain), len(p.stdout)))
+    # one warm build at a time, and a memory cap every warm process is
+    # over: each new build ends the last one's process
+    tight = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "1", "--warm-memory",
+                            "1"] + inputs[::-1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if tight.returncode or tight.stdout.splitlines() != p0.stdout.splitlines()[::-1]:
+        raise Failure("--warm-builds 1 --warm-memory 1: exit %d, records not those of cold workers"
+                      % tight.returncode)
+    tap.ok("warm processes: %d dumps of %d cores, --ordered, the same %d bytes as with --warm-builds 0; with "
+           "--warm-builds 1 --warm-memory 1 too" % (len(inputs), len(plain), len(p.stdout)))
 
     newest = interpreters.pyenv_pythons()[-1]
     r = os.path.join(work, "recursion")
