@@ -12,6 +12,14 @@ struct warm_name {
 	bool found;
 };
 
+/* an address's name, WARM_ADDR */
+struct warm_addr {
+	uint64_t rel;                /* the look-up address - the module's start */
+	char *name;                  /* NULL: none */
+};
+
+#define MAX_ADDRS 65536
+
 struct warm_module {
 	struct warm_module *next;
 	enum warm_kind kind;
@@ -23,6 +31,8 @@ struct warm_module {
 	bool opened;
 	struct warm_name *names;
 	size_t n, cap;
+	struct warm_addr *addrs;
+	size_t naddrs, capaddrs;
 };
 
 static bool enabled;
@@ -85,25 +95,66 @@ bool symbols_warm_get(enum warm_kind kind, const struct dump_module *m, const ch
 	return true;
 }
 
+static struct warm_module *add(enum warm_kind kind, const struct dump_module *m, const char *path)
+{
+	if (m->build_id_len > sizeof(((struct warm_module *)0)->build_id))
+		return NULL;
+	struct warm_module *w = calloc(1, sizeof(*w));
+	if (!w || !(w->path = strdup(path))) {
+		free(w);
+		return NULL; /* only the next look-up is slower */
+	}
+	w->kind = kind;
+	memcpy(w->build_id, m->build_id, m->build_id_len);
+	w->build_id_len = m->build_id_len;
+	w->head = m->start - m->base;
+	w->span = m->end - m->start;
+	w->next = modules;
+	modules = w;
+	return w;
+}
+
+bool symbols_warm_name_get(const struct dump_module *m, const char *path, uint64_t lookup, const char **name)
+{
+	const struct warm_module *w = enabled && path ? find(WARM_ADDR, m, path) : NULL;
+	for (size_t i = 0; w && i < w->naddrs; i++) {
+		if (w->addrs[i].rel == lookup - m->start) {
+			*name = w->addrs[i].name;
+			return true;
+		}
+	}
+	return false;
+}
+
+void symbols_warm_name_put(const struct dump_module *m, const char *path, uint64_t lookup, const char *name)
+{
+	if (!enabled || !path)
+		return;
+	struct warm_module *w = find(WARM_ADDR, m, path);
+	if (!w && !(w = add(WARM_ADDR, m, path)))
+		return;
+	if (w->naddrs == w->capaddrs) {
+		size_t cap = w->capaddrs ? 2 * w->capaddrs : 64;
+		struct warm_addr *a = cap <= MAX_ADDRS ? realloc(w->addrs, cap * sizeof(*a)) : NULL;
+		if (!a)
+			return;
+		w->addrs = a;
+		w->capaddrs = cap;
+	}
+	char *copy = name ? strdup(name) : NULL;
+	if (name && !copy)
+		return;
+	w->addrs[w->naddrs++] = (struct warm_addr){ lookup - m->start, copy };
+}
+
 void symbols_warm_put(enum warm_kind kind, const struct dump_module *m, const char *path,
 		      const struct symbol_want *want, size_t n, int result, bool opened)
 {
-	if (!enabled || !path || m->build_id_len > sizeof(((struct warm_module *)0)->build_id))
+	if (!enabled || !path)
 		return;
 	struct warm_module *w = find(kind, m, path);
-	if (!w) {
-		if (!(w = calloc(1, sizeof(*w))) || !(w->path = strdup(path))) {
-			free(w);
-			return; /* only the next look-up is slower */
-		}
-		w->kind = kind;
-		memcpy(w->build_id, m->build_id, m->build_id_len);
-		w->build_id_len = m->build_id_len;
-		w->head = m->start - m->base;
-		w->span = m->end - m->start;
-		w->next = modules;
-		modules = w;
-	}
+	if (!w && !(w = add(kind, m, path)))
+		return;
 	w->opened = w->opened || opened;
 	if (result < 0) {
 		w->failed = true;

@@ -16,7 +16,7 @@
 #include "dump/dump.h"
 #include "symbols/symbols.h"
 
-enum warm_kind { WARM_SYMTAB, WARM_DYNSYM };
+enum warm_kind { WARM_SYMTAB, WARM_DYNSYM, WARM_ADDR };
 
 /* From now on, look-ups are kept (a warm process, before its first analysis). */
 void symbols_warm_enable(void);
@@ -30,5 +30,10 @@ bool symbols_warm_get(enum warm_kind kind, const struct dump_module *m, const ch
 /* Keep a cold look-up's answer (RESULT -1: the module had no symbols). */
 void symbols_warm_put(enum warm_kind kind, const struct dump_module *m, const char *path,
 		      const struct symbol_want *want, size_t n, int result, bool opened);
+
+/* The name dwfl_module_addrname gave at LOOKUP in M (its file PATH), an
+ * address: true when it was asked before, *NAME that name (NULL: none). */
+bool symbols_warm_name_get(const struct dump_module *m, const char *path, uint64_t lookup, const char **name);
+void symbols_warm_name_put(const struct dump_module *m, const char *path, uint64_t lookup, const char *name);
 
 #endif
