@@ -23,7 +23,8 @@ which makes the hostile cases below).  Then:
     lone surrogates, is read back); lists on standard input (newline and -0);
     directories searched recursively (the truth files beside the cores are
     not dumps); a progress line only when stderr is a terminal;
-  * warm processes: every uncompressed core three times over (hard links),
+  * warm processes: every uncompressed core, and one of a fault
+    faulthandler re-raised, three times over (hard links),
     --ordered, with warm processes (the default) and without
     (--warm-builds 0): the two outputs are the same bytes, and with one
     warm build at a time under a 1 MB cap (--warm-builds 1 --warm-memory
@@ -414,6 +415,15 @@ def check_warm(tap, cores, work):
     d = os.path.join(work, "warm")
     os.makedirs(d)
     plain = [cores[n][0] for n in sorted(cores)]
+    # and a fault faulthandler re-raised (the process signals itself: the
+    # fault search unwinds its threads, naming their frames)
+    r = os.path.join(work, "reraised")
+    os.makedirs(r)
+    os.environ["PYTHONFAULTHANDLER"] = "1"
+    try:
+        plain.append(pt.take_crash(interpreters.pyenv_pythons()[-1], r, ["reraise.py"], signal.SIGSEGV)[0])
+    finally:
+        del os.environ["PYTHONFAULTHANDLER"]
     inputs = []
     for k in range(3):
         for i, core in enumerate(plain):
@@ -433,6 +443,10 @@ def check_warm(tap, cores, work):
                                                                                if diff else "lengths"))
     check_reports(dict((n, (os.path.join(d, "%d-2.core" % i),) + cores[n][1:])
                        for i, n in enumerate(sorted(cores))), pt.validator().check(p.stdout.decode(), "warm batch"))
+    reraised = [x for x in cold if x["input"]["path"] == inputs[-1]][0]
+    if (reraised["process"].get("reraised_by") or {}).get("handler") != "faulthandler":
+        raise Failure("the re-raised crash's record does not name faulthandler: %s"
+                      % reraised["process"].get("reraised_by"))
     # one warm build at a time, and a memory cap every warm process is
     # over: each new build ends the last one's process
     tight = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "1", "--warm-memory",
