@@ -4,22 +4,37 @@
  * record into a pipe; the parent collects the pipes with poll(), kills a
  * worker past --timeout, writes an error record for a worker that died
  * without a whole record, and writes the records on standard output as they
- * complete or, with --ordered, in input order. */
+ * complete or, with --ordered, in input order.
+ *
+ * Warm processes (batch_warm.h): a dump whose build (batch_key.h) has a
+ * warm process is analyzed in a worker forked from it; the second dump of
+ * a build is analyzed by a new warm process itself, which stays (the
+ * first goes to a cold worker: a build seen once costs what it did).  At most
+ * --warm-builds of them (the least recently used idle one makes room),
+ * their resident memory together at most --warm-memory MB. */
 #include "cli/batch.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/batch_input.h"
+#include "cli/batch_key.h"
+#include "cli/batch_warm.h"
+#include "symbols/warm.h"
 #include "report/html.h"
 #include "report/report.h"
 
@@ -36,8 +51,30 @@ struct record {
 	bool ready;
 };
 
+/* A warm process (batch_warm.h), the batch's child. */
+struct warm {
+	uint64_t key;                /* batch_key.h; 0: the slot is free */
+	pid_t pid;
+	int ctl;                     /* the batch's end of its socket */
+	bool ready;                  /* its first analysis is over */
+	unsigned busy;               /* its dumps in analysis, its first included */
+	double used;                 /* when it last got a dump: least recently used goes first */
+	size_t resident;             /* bytes, after its first analysis */
+};
+
+enum worker_kind {
+	COLD,                        /* forked from the batch: pid its child */
+	FIRST,                       /* a new warm process's own first analysis: pid the warm process */
+	WARM,                        /* forked from warm process z: pid 0, its status in a message */
+};
+
 struct worker {
-	pid_t pid;                   /* 0: the slot is free */
+	bool busy;                   /* false: the slot is free */
+	enum worker_kind kind;
+	pid_t pid;
+	struct warm *z;
+	bool ended;                  /* FIRST, WARM: the wait status came */
+	int status;
 	int fd;                      /* -1 once at end of file */
 	size_t item;
 	double deadline;             /* monotonic seconds; 0: none */
@@ -55,6 +92,10 @@ struct pool {
 	size_t next;                 /* next item to start */
 	size_t written;              /* --ordered: items written, in order */
 	size_t done, ok, partial, failed;
+	struct warm *warm;           /* bo->warm_builds of them */
+	struct batch_keys seen;      /* the builds of the dumps started so far */
+	size_t *again;               /* items whose warm process died under them: cold again */
+	size_t nagain;
 	bool write_failed;
 	bool progress;
 	double start, last_progress;
@@ -93,7 +134,28 @@ static void batch_write_page(const char *dir, const char *path, const struct mod
 	free(final);
 }
 
-static void __attribute__((noreturn)) work(const char *path, int fd, const struct pool *p)
+/* A warm process's first analysis, kept until its first worker is forked
+ * (then freed: the workers inherit nothing of that dump; a build never
+ * seen again costs no freeing). */
+static struct analysis *first_analysis;
+static struct pc_error *first_error;
+
+static void forget_first(void *arg)
+{
+	(void)arg;
+	analysis_free(first_analysis);
+	pc_error_free(first_error);
+	first_analysis = NULL;
+	first_error = NULL;
+#ifdef __GLIBC__
+	/* the heap given back: each worker's data (--max-memory) starts small */
+	malloc_trim(0);
+#endif
+}
+
+/* One dump's analysis, its record written to FD: the worker's exit code.
+ * KEEP: the analysis and its error kept in first_analysis, first_error. */
+static int analyze(const char *path, int fd, const struct pool *p, bool keep)
 {
 	signal(SIGPIPE, SIG_DFL);
 	if (p->bo->max_memory) {
@@ -109,7 +171,7 @@ static void __attribute__((noreturn)) work(const char *path, int fd, const struc
 	ao.py.timeout = p->bo->timeout * 0.75;
 	FILE *out = fdopen(fd, "w");
 	if (!out)
-		_exit(WORKER_UNWRITTEN);
+		return WORKER_UNWRITTEN;
 	int rc;
 	struct analysis *a;
 	struct pc_error *e = analysis_run(path, &ao, &a);
@@ -124,8 +186,22 @@ static void __attribute__((noreturn)) work(const char *path, int fd, const struc
 	}
 	if (fclose(out) != 0)
 		rc = WORKER_UNWRITTEN;
+	if (keep) {
+		first_analysis = a;
+		first_error = e;
+	}
+	return rc;
+}
+
+static int analyze_one(const char *path, int fd, void *arg)
+{
+	return analyze(path, fd, arg, false);
+}
+
+static void __attribute__((noreturn)) work(const char *path, int fd, const struct pool *p)
+{
 	/* no exit handlers: the parent's stdio buffers are not this process's */
-	_exit(rc);
+	_exit(analyze_one(path, fd, (void *)p));
 }
 
 /* ---- records ---- */
@@ -189,7 +265,19 @@ static const char *memory_note(const struct pool *p)
 	return p->bo->max_memory ? " (a worker is limited by --max-memory)" : "";
 }
 
-/* Worker W has ended (STATUS from waitpid): its record, or an error record. */
+/* Slot W is free again (its record written or given up). */
+static void release(struct worker *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->z && w->kind != COLD && w->z->busy)
+		w->z->busy--;
+	free(w->buf);
+	*w = (struct worker){ .fd = -1 };
+}
+
+/* Worker W has ended (STATUS, a wait status: waitpid's, or its warm
+ * process's word): its record, or an error record. */
 static void collect(struct pool *p, struct worker *w, int status)
 {
 	size_t i = w->item;
@@ -204,20 +292,171 @@ static void collect(struct pool *p, struct worker *w, int status)
 		const char *name = report_signal_name(s);
 		finish_error(p, i, PC_ECRASHED, "pycore's worker died of %s%s while analyzing this dump%s",
 			     name ? name : "signal ", name ? "" : "?", memory_note(p));
-		free(w->buf);
 	} else {
 		finish_error(p, i, PC_EWORKER, "pycore's worker ended with status %d without a whole record%s",
 			     code, memory_note(p));
-		free(w->buf);
 	}
-	w->buf = NULL;
-	w->len = w->cap = 0;
-	w->pid = 0;
+	release(w);
+}
+
+/* ---- warm processes ---- */
+
+static struct warm *warm_find(struct pool *p, uint64_t key)
+{
+	for (unsigned k = 0; k < p->bo->warm_builds; k++)
+		if (p->warm[k].key == key)
+			return &p->warm[k];
+	return NULL;
+}
+
+/* Z is gone (STATUS its wait status): its first analysis's worker ends
+ * with it, and the dumps its workers had go to cold workers again. */
+static void warm_gone(struct pool *p, struct warm *z, int status)
+{
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		struct worker *w = &p->workers[k];
+		if (!w->busy || w->z != z || w->kind == COLD)
+			continue;
+		if (w->kind == FIRST) {
+			if (!w->ended) {
+				w->ended = true;
+				w->status = status;
+			}
+			w->z = NULL;
+			if (w->fd < 0)
+				collect(p, w, w->status);
+		} else if (!w->ended || w->fd >= 0) {
+			p->again[p->nagain++] = w->item;
+			w->z = NULL;
+			release(w);
+		} else {
+			w->z = NULL;
+			collect(p, w, w->status);
+		}
+	}
+	close(z->ctl);
+	*z = (struct warm){ .ctl = -1 };
+}
+
+/* End Z (idle, or the batch is over): its workers die with it. */
+static void warm_end(struct pool *p, struct warm *z)
+{
+	int status = 0;
+	kill(z->pid, SIGKILL);
+	waitpid(z->pid, &status, 0);
+	warm_gone(p, z, status);
+}
+
+/* The least recently used idle warm process, or NULL. */
+static struct warm *warm_idlest(struct pool *p)
+{
+	struct warm *best = NULL;
+	for (unsigned k = 0; k < p->bo->warm_builds; k++) {
+		struct warm *z = &p->warm[k];
+		if (z->key && z->ready && !z->busy && (!best || z->used < best->used))
+			best = z;
+	}
+	return best;
+}
+
+/* A slot for a new warm process: a free one, or the least recently used
+ * idle one's; NULL when every one is busy. */
+static struct warm *warm_slot(struct pool *p)
+{
+	for (unsigned k = 0; k < p->bo->warm_builds; k++)
+		if (!p->warm[k].key)
+			return &p->warm[k];
+	struct warm *z = warm_idlest(p);
+	if (z)
+		warm_end(p, z);
+	return z;
+}
+
+/* At most --warm-memory MB resident in warm processes. */
+static void warm_trim(struct pool *p)
+{
+	for (;;) {
+		size_t sum = 0;
+		for (unsigned k = 0; k < p->bo->warm_builds; k++)
+			sum += p->warm[k].key ? p->warm[k].resident : 0;
+		struct warm *z = sum > ((size_t)p->bo->warm_memory << 20) ? warm_idlest(p) : NULL;
+		if (!z)
+			return;
+		warm_end(p, z);
+	}
+}
+
+static struct worker *warm_worker(struct pool *p, const struct warm *z, enum worker_kind kind, size_t item)
+{
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		struct worker *w = &p->workers[k];
+		if (w->busy && w->z == z && w->kind == kind && (kind == FIRST || w->item == item))
+			return w;
+	}
+	return NULL;
+}
+
+/* What Z said. */
+static void warm_read(struct pool *p, struct warm *z)
+{
+	struct warm_msg m;
+	int r;
+	while ((r = warm_recv(z->ctl, &m)) > 0) {
+		struct worker *w = warm_worker(p, z, m.type == WARM_DONE ? FIRST : WARM, m.item);
+		if (m.type == WARM_DONE) {
+			z->ready = true;
+			z->resident = warm_resident(z->pid);
+		}
+		if (!w)
+			continue; /* a worker killed past --timeout */
+		if (m.type == WARM_NOFORK) {
+			release(w);
+			finish_error(p, m.item, PC_EWORKER, "cannot start a worker: fork: %s", strerror(m.status));
+		} else if (m.type == WARM_DONE || m.type == WARM_ENDED) {
+			w->ended = true;
+			w->status = m.status;
+			if (w->fd < 0)
+				collect(p, w, w->status);
+		}
+	}
+	if (r == 0) {
+		/* its end closed: it is ending */
+		int status = 0;
+		waitpid(z->pid, &status, 0);
+		warm_gone(p, z, status);
+	}
+}
+
+/* In the child that is to be a warm process: the batch's descriptors
+ * closed, the first dump analyzed, then warm_serve. */
+static void __attribute__((noreturn)) become_warm(const struct pool *p, pid_t batch, const char *path, int fd,
+						  int ctl)
+{
+	for (unsigned k = 0; k < p->nworkers; k++)
+		if (p->workers[k].busy && p->workers[k].fd >= 0)
+			close(p->workers[k].fd);
+	for (unsigned k = 0; k < p->bo->warm_builds; k++)
+		if (p->warm[k].key)
+			close(p->warm[k].ctl);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != batch)
+		_exit(WORKER_UNWRITTEN);
+	symbols_warm_enable();
+	int rc = analyze(path, fd, p, true);
+	warm_serve(ctl, rc, analyze_one, forget_first, (void *)p);
+}
+
+/* ---- the pool ---- */
+
+static bool more(const struct pool *p)
+{
+	return p->nagain || p->next < p->list.n;
 }
 
 static int start(struct pool *p, struct worker *w)
 {
-	size_t i = p->next++;
+	size_t i = p->nagain ? p->again[--p->nagain] : p->next++;
+	const char *path = p->list.items[i].path;
 	if (p->list.items[i].error) {
 		finish_error(p, i, PC_EIO, "%s", p->list.items[i].error);
 		return 0;
@@ -227,32 +466,63 @@ static int start(struct pool *p, struct worker *w)
 		finish_error(p, i, PC_EWORKER, "cannot start a worker: pipe: %s", strerror(errno));
 		return 0;
 	}
+	double t = now(), deadline = p->bo->timeout > 0 ? t + p->bo->timeout : 0;
+	uint64_t key = p->warm && p->bo->warm_builds ? batch_build_key(path) : 0;
+	struct warm *z = key ? warm_find(p, key) : NULL;
+	if (z && z->ready && warm_send_start(z->ctl, i, path, fds[1]) == 0) {
+		close(fds[1]);
+		z->busy++;
+		z->used = t;
+		*w = (struct worker){ .busy = true, .kind = WARM, .z = z, .fd = fds[0], .item = i, .deadline = deadline };
+		return 1;
+	}
+	/* a build's first dump goes to a cold worker, its second to a new warm
+	 * process (while that one is busy with it, the next ones go cold) */
+	int ctl[2] = { -1, -1 };
+	struct warm *nz = key && !z && batch_key_seen(&p->seen, key) ? warm_slot(p) : NULL;
+	if (nz && socketpair(AF_UNIX, SOCK_SEQPACKET, 0, ctl) != 0)
+		nz = NULL;
 	fflush(stdout);
-	pid_t pid = fork();
+	pid_t batch = getpid(), pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		if (nz) {
+			close(ctl[0]);
+			close(ctl[1]);
+		}
 		finish_error(p, i, PC_EWORKER, "cannot start a worker: fork: %s", strerror(errno));
 		return 0;
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		work(p->list.items[i].path, fds[1], p);
+		if (nz) {
+			close(ctl[0]);
+			become_warm(p, batch, path, fds[1], ctl[1]);
+		}
+		work(path, fds[1], p);
 	}
 	close(fds[1]);
-	*w = (struct worker){ .pid = pid, .fd = fds[0], .item = i,
-			      .deadline = p->bo->timeout > 0 ? now() + p->bo->timeout : 0 };
+	if (nz) {
+		close(ctl[1]);
+		*nz = (struct warm){ .key = key, .pid = pid, .ctl = ctl[0], .busy = 1, .used = t };
+	}
+	*w = (struct worker){ .busy = true, .kind = nz ? FIRST : COLD, .z = nz, .pid = pid, .fd = fds[0],
+			      .item = i, .deadline = deadline };
 	return 1;
 }
 
-/* Read what W wrote; at end of file, wait for it. */
+/* Read what W wrote; at end of file, its end. */
 static void drain(struct pool *p, struct worker *w)
 {
 	if (w->cap - w->len < 65536) {
 		size_t cap = w->cap ? w->cap * 2 : 65536;
 		char *b = realloc(w->buf, cap);
 		if (!b) {
-			kill(w->pid, SIGKILL);
+			if (w->kind == WARM)
+				warm_send_kill(w->z->ctl, w->item);
+			else
+				kill(w->pid, SIGKILL);
 			close(w->fd);
 			w->fd = -1;
 			return;
@@ -270,38 +540,48 @@ static void drain(struct pool *p, struct worker *w)
 	close(w->fd);
 	w->fd = -1;
 	int status;
-	if (waitpid(w->pid, &status, WNOHANG) == w->pid)
+	if (w->kind != COLD) {
+		if (w->ended)
+			collect(p, w, w->status);
+	} else if (waitpid(w->pid, &status, WNOHANG) == w->pid) {
 		collect(p, w, status);
+	}
 }
 
 static void timeouts(struct pool *p, double t)
 {
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		struct worker *w = &p->workers[k];
-		if (!w->pid || !w->deadline || t < w->deadline)
+		if (!w->busy || !w->deadline || t < w->deadline)
 			continue;
-		kill(w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-		if (w->fd >= 0)
-			close(w->fd);
-		w->fd = -1;
-		free(w->buf);
-		w->buf = NULL;
-		w->len = w->cap = 0;
-		w->pid = 0;
-		finish_error(p, w->item, PC_ETIMEOUT, "pycore's worker was killed after --timeout %g s", p->bo->timeout);
+		size_t i = w->item;
+		struct warm *z = w->kind == FIRST ? w->z : NULL;
+		if (w->kind == WARM) {
+			warm_send_kill(w->z->ctl, i);
+		} else {
+			kill(w->pid, SIGKILL);
+			waitpid(w->pid, NULL, 0);
+		}
+		release(w);
+		if (z)
+			warm_gone(p, z, 0);
+		finish_error(p, i, PC_ETIMEOUT, "pycore's worker was killed after --timeout %g s", p->bo->timeout);
 	}
 }
 
-/* Workers that closed their pipe but had not yet exited when it did. */
+/* Workers that closed their pipe but had not yet exited when it did; warm
+ * processes over --warm-memory. */
 static void reap(struct pool *p)
 {
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		struct worker *w = &p->workers[k];
 		int status;
-		if (w->pid && w->fd < 0 && waitpid(w->pid, &status, WNOHANG) == w->pid)
+		if (w->busy && w->kind == COLD && w->fd < 0 && waitpid(w->pid, &status, WNOHANG) == w->pid)
 			collect(p, w, status);
 	}
+	/* (a warm process that dies closes its socket: warm_read waits for it) */
+	if (p->warm)
+		warm_trim(p);
 }
 
 static void show_progress(struct pool *p, bool force)
@@ -319,7 +599,7 @@ static unsigned running(const struct pool *p)
 {
 	unsigned n = 0;
 	for (unsigned k = 0; k < p->nworkers; k++)
-		n += p->workers[k].pid != 0;
+		n += p->workers[k].busy;
 	return n;
 }
 
@@ -330,9 +610,9 @@ static void fill(struct pool *p)
 {
 	size_t window = p->nworkers * 16 > 64 ? p->nworkers * 16 : 64;
 	for (unsigned k = 0; k < p->nworkers; k++) {
-		if (p->workers[k].pid)
+		if (p->workers[k].busy)
 			continue;
-		while (p->next < p->list.n && !(p->bo->ordered && p->next - p->written >= window) &&
+		while (more(p) && !(p->bo->ordered && !p->nagain && p->next - p->written >= window) &&
 		       !start(p, &p->workers[k]))
 			;
 	}
@@ -340,8 +620,9 @@ static void fill(struct pool *p)
 
 static void run(struct pool *p)
 {
-	struct pollfd *pfd = calloc(p->nworkers, sizeof(*pfd));
-	unsigned *which = calloc(p->nworkers, sizeof(*which));
+	unsigned nz = p->warm ? p->bo->warm_builds : 0, cap = p->nworkers + nz;
+	struct pollfd *pfd = calloc(cap, sizeof(*pfd));
+	unsigned *which = calloc(cap, sizeof(*which));
 	if (!pfd || !which) {
 		fprintf(stderr, "pycore: batch: out of memory\n");
 		p->write_failed = true;
@@ -349,23 +630,29 @@ static void run(struct pool *p)
 	}
 	for (;;) {
 		fill(p);
-		if (running(p) == 0 && (p->next >= p->list.n || p->write_failed))
+		if (running(p) == 0 && (!more(p) || p->write_failed))
 			break;
 		nfds_t n = 0;
 		double t = now(), wait = p->progress ? 0.1 : 3600;
 		bool exiting = false;
 		for (unsigned k = 0; k < p->nworkers; k++) {
 			struct worker *w = &p->workers[k];
-			if (!w->pid)
+			if (!w->busy)
 				continue;
 			if (w->deadline && w->deadline - t < wait)
 				wait = w->deadline - t;
 			if (w->fd < 0) {
-				exiting = true;
+				exiting = exiting || w->kind == COLD;
 				continue;
 			}
 			pfd[n] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
 			which[n++] = k;
+		}
+		for (unsigned k = 0; k < nz; k++) {
+			if (!p->warm[k].key)
+				continue;
+			pfd[n] = (struct pollfd){ .fd = p->warm[k].ctl, .events = POLLIN };
+			which[n++] = p->nworkers + k;
 		}
 		if (exiting && wait > 0.001)
 			wait = 0.001;
@@ -376,25 +663,37 @@ static void run(struct pool *p)
 			p->write_failed = true;
 			break;
 		}
-		for (nfds_t k = 0; r > 0 && k < n; k++)
-			if (pfd[k].revents)
-				drain(p, &p->workers[which[k]]);
+		for (nfds_t k = 0; r > 0 && k < n; k++) {
+			if (!pfd[k].revents)
+				continue;
+			if (which[k] < p->nworkers) {
+				if (p->workers[which[k]].busy && p->workers[which[k]].fd == pfd[k].fd)
+					drain(p, &p->workers[which[k]]);
+			} else if (p->warm[which[k] - p->nworkers].key &&
+				   p->warm[which[k] - p->nworkers].ctl == pfd[k].fd) {
+				warm_read(p, &p->warm[which[k] - p->nworkers]);
+			}
+		}
 		reap(p);
 		timeouts(p, now());
 		show_progress(p, false);
 	}
 out:
-	/* on an early end, no worker outlives the batch */
+	/* on an early end, no worker outlives the batch; warm processes end */
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		struct worker *w = &p->workers[k];
-		if (!w->pid)
+		if (!w->busy)
 			continue;
-		kill(w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-		if (w->fd >= 0)
-			close(w->fd);
-		free(w->buf);
+		if (w->kind != WARM) {
+			kill(w->pid, SIGKILL);
+			waitpid(w->pid, NULL, 0);
+		}
+		w->z = NULL;
+		release(w);
 	}
+	for (unsigned k = 0; k < nz; k++)
+		if (p->warm[k].key)
+			warm_end(p, &p->warm[k]);
 	free(pfd);
 	free(which);
 }
@@ -434,7 +733,13 @@ int batch_run(char **paths, int npaths, const struct batch_options *bo, const st
 	p.nworkers = bo->jobs ? bo->jobs : cpus > 0 ? (unsigned)cpus : 1;
 	p.workers = calloc(p.nworkers, sizeof(*p.workers));
 	p.records = bo->ordered ? calloc(p.list.n ? p.list.n : 1, sizeof(*p.records)) : NULL;
-	if (!p.workers || (bo->ordered && !p.records)) {
+	if (bo->warm_builds) {
+		p.warm = calloc(bo->warm_builds, sizeof(*p.warm));
+		p.again = calloc(p.nworkers, sizeof(*p.again));
+	}
+	for (unsigned k = 0; p.workers && k < p.nworkers; k++)
+		p.workers[k].fd = -1;
+	if (!p.workers || (bo->ordered && !p.records) || (bo->warm_builds && (!p.warm || !p.again))) {
 		fprintf(stderr, "pycore: batch: out of memory\n");
 		p.write_failed = true;
 	} else {
@@ -449,6 +754,9 @@ int batch_run(char **paths, int npaths, const struct batch_options *bo, const st
 			free(p.records[i].text);
 	free(p.records);
 	free(p.workers);
+	free(p.warm);
+	free(p.again);
+	batch_keys_free(&p.seen);
 	size_t n = p.list.n;
 	batch_list_free(&p.list);
 	return p.write_failed || p.done < n ? 1 : 0;

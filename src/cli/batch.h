@@ -23,7 +23,15 @@ struct batch_options {
 	const char *skip_done;       /* JSON Lines of earlier records, or NULL */
 	unsigned long shard_k, shard_n;  /* keep paths hashing to K mod N; N 0: all */
 	const char *html_dir;        /* also each report's HTML page there (report_html_page_name); NULL: none */
+	/* warm processes (batch_warm.h): at most WARM_BUILDS interpreter
+	 * builds kept warm (0: none, every dump in a cold worker), their
+	 * resident memory together at most WARM_MEMORY MB */
+	unsigned warm_builds;
+	unsigned long warm_memory;
 };
+
+#define BATCH_WARM_BUILDS 16
+#define BATCH_WARM_MEMORY 1024
 
 int batch_run(char **paths, int npaths, const struct batch_options *bo, const struct analysis_options *ao);
 

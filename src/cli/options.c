@@ -90,6 +90,8 @@ static const struct option longopts[] = {
 	{ "max-depth", required_argument, NULL, 'D' },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "max-memory", required_argument, NULL, 'm' },
+	{ "warm-builds", required_argument, NULL, 0x100 },
+	{ "warm-memory", required_argument, NULL, 0x101 },
 	{ "max-spool", required_argument, NULL, 'Z' },
 	{ "ordered", no_argument, NULL, 'O' },
 	{ "null", no_argument, NULL, '0' },
@@ -131,7 +133,8 @@ bool options_size(const char *arg, uint64_t *v)
 void options_init(struct options *opt)
 {
 	*opt = (struct options){ .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
-						  .timeout = 60 }, .redact = -1 };
+						  .timeout = 60 }, .redact = -1,
+				 .batch = { .warm_builds = BATCH_WARM_BUILDS, .warm_memory = BATCH_WARM_MEMORY } };
 	opt->analysis.budget.max_spool = DUMP_MAX_SPOOL_DEFAULT;
 	const char *env = getenv("PYCORE_MAX_SPOOL");
 	uint64_t v;
@@ -297,6 +300,25 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			else
 				opt->batch.max_memory = v;
 			opt->batch_only = c == 'j' ? "--jobs" : "--max-memory";
+			break;
+		}
+		case 0x100:
+		case 0x101: {
+			unsigned long v = 0;
+			/* --warm-builds 0: no warm process, every dump cold */
+			char *end;
+			if (c == 0x100 && ((v = strtoul(optarg, &end, 10)) > 1024 || !*optarg || *end || *optarg == '-')) {
+				options_usage_error("--warm-builds needs a whole number from 0 (no warm process) to 1024, "
+						    "not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 0x101 && !whole_number("--warm-memory", optarg, 1ul << 30, &v))
+				return EXIT_USAGE;
+			if (c == 0x100)
+				opt->batch.warm_builds = (unsigned)v;
+			else
+				opt->batch.warm_memory = v;
+			opt->batch_only = c == 0x100 ? "--warm-builds" : "--warm-memory";
 			break;
 		}
 		case 'O':

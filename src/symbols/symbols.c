@@ -2,6 +2,8 @@
 #include "symbols/symbols_int.h"
 #include "symbols/names.h"
 #include "symbols/vdso.h"
+#include "symbols/symbols_int.h"
+#include "symbols/warm.h"
 #include "util/addrtab.h"
 
 #include <dwarf.h>
@@ -15,13 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The file locate/ chose for a module, or NULL. */
-static const char *module_file(const struct symbols *s, const struct dump_module *m)
-{
-	const struct locate_result *r = locate_result(s->loc, m);
-	return r && r->data ? r->path : NULL;
-}
-
 /* libdwfl asks for a module's ELF: give it the file locate/ chose, whose
  * build-id it checked (or that --allow-mismatch let through). */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -29,7 +24,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 {
 	(void)mod; (void)modname; (void)base; (void)elfp;
 	struct module_ref *ref = *userdata;
-	const char *path = ref && ref->mod ? module_file(ref->s, ref->mod) : NULL;
+	const char *path = ref && ref->mod ? symbols_module_file(ref->s, ref->mod) : NULL;
 	if (!path && ref && ref->vdso && ref->s->vdso) {
 		*elfp = elf_memory((char *)ref->s->vdso, ref->s->vdso_size);
 		return -1;
@@ -185,170 +180,20 @@ void symbols_close(struct symbols *s)
 	free(s);
 }
 
-static Dwfl_Module *dwfl_mod(struct symbols *s, struct dump_module *m)
-{
-	size_t i = (size_t)(m - s->dump->modules);
-	return i < s->dump->nmodules ? s->mods[i] : NULL;
-}
-
 struct Dwarf *symbols_dwarf(struct symbols *s, struct dump_module *m)
 {
-	Dwfl_Module *dm = dwfl_mod(s, m);
+	Dwfl_Module *dm = symbols_dwfl_mod(s, m);
 	Dwarf_Addr bias;
 	return dm ? dwfl_module_getdwarf(dm, &bias) : NULL;
-}
-
-/* WANT's answer for M from an earlier symbols_lookup: true when every
- * name was asked before (the walk asks the same names again when a dump
- * is analysed more than once, as the asyncio fuzz target does). */
-static bool memo_get(const struct symbols *s, const struct dump_module *m, struct symbol_want *want, size_t n,
-		     int *found)
-{
-	*found = 0;
-	for (size_t k = 0; k < n; k++) {
-		size_t i = 0;
-		while (i < s->nmemo && (s->memo[i].m != m || strcmp(s->memo[i].name, want[k].name) != 0))
-			i++;
-		if (i == s->nmemo)
-			return false;
-		want[k].addr = s->memo[i].addr;
-		want[k].size = s->memo[i].size;
-		*found += want[k].addr != 0;
-	}
-	return true;
-}
-
-static void memo_put(struct symbols *s, const struct dump_module *m, const struct symbol_want *want, size_t n)
-{
-	if (s->nmemo + n > s->capmemo) {
-		size_t cap = 2 * (s->nmemo + n);
-		struct symbol_memo *memo = realloc(s->memo, cap * sizeof(*memo));
-		if (!memo)
-			return; /* only the next lookup is slower */
-		s->memo = memo;
-		s->capmemo = cap;
-	}
-	for (size_t k = 0; k < n; k++) {
-		char *name = strdup(want[k].name);
-		if (!name)
-			return;
-		s->memo[s->nmemo++] = (struct symbol_memo){ m, name, want[k].addr, want[k].size };
-	}
-}
-
-/* A name's key for symbols_lookup: its length and its first and last eight
- * bytes, mixed (a multiply-xorshift step), in constant time per name. */
-static uint64_t name_key(const char *name, size_t len)
-{
-	uint64_t a = 0, b = 0;
-	if (len >= 8) {
-		memcpy(&a, name, 8);
-		memcpy(&b, name + len - 8, 8);
-	} else {
-		memcpy(&a, name, len);
-	}
-	uint64_t h = (a ^ (b * UINT64_C(0x9e3779b97f4a7c15)) ^ len) * UINT64_C(0xff51afd7ed558ccd);
-	return h ^ (h >> 32);
-}
-
-/* The wanted names in a small open-addressing table by key: each symbol's
- * name is compared only with the wanted names of its key (a scan comparing
- * every name with every wanted one took most of a batch's time on
- * libpython's 20,000 symbols). */
-int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
-{
-	int found;
-	if (memo_get(s, m, want, n, &found))
-		return found;
-	Dwfl_Module *dm = dwfl_mod(s, m);
-	if (!dm || !module_file(s, m))
-		return -1;
-	int nsym = dwfl_module_getsymtab(dm);
-	if (nsym <= 0)
-		return -1;
-	size_t cap = 16;
-	while (cap < 4 * n)
-		cap *= 2;
-	size_t *slot = calloc(cap, sizeof(*slot));     /* 1 + index in WANT; 0: empty */
-	uint64_t *hash = malloc((n ? n : 1) * sizeof(*hash));
-	if (!slot || !hash) {
-		free(slot);
-		free(hash);
-		return -1;
-	}
-	for (size_t k = 0; k < n; k++) {
-		want[k].addr = 0;
-		hash[k] = name_key(want[k].name, strlen(want[k].name));
-		size_t j = hash[k] & (cap - 1);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = k + 1;
-	}
-	found = 0;
-	for (int i = 1; i < nsym && (size_t)found < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
-		if (!name || sym.st_shndx == SHN_UNDEF)
-			continue;
-		uint64_t h = name_key(name, strlen(name));
-		for (size_t j = h & (cap - 1); slot[j]; j = (j + 1) & (cap - 1)) {
-			size_t k = slot[j] - 1;
-			if (hash[k] == h && want[k].addr == 0 && strcmp(name, want[k].name) == 0) {
-				want[k].addr = addr;
-				want[k].size = sym.st_size;
-				found++;
-				break;
-			}
-		}
-	}
-	memo_put(s, m, want, n);
-	free(slot);
-	free(hash);
-	return found;
-}
-
-int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symbol_want *want, size_t n)
-{
-	Dwfl_Module *dm = dwfl_mod(s, m);
-	GElf_Addr bias;
-	Elf *elf = dm && module_file(s, m) ? dwfl_module_getelf(dm, &bias) : NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	while (elf && (scn = elf_nextscn(elf, scn)) != NULL)
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_DYNSYM)
-			break;
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!data || !shdr.sh_entsize)
-		return -1;
-	for (size_t k = 0; k < n; k++)
-		want[k].addr = 0;
-	int found = 0;
-	size_t nsym = shdr.sh_size / shdr.sh_entsize;
-	for (size_t i = 1; i < nsym && (size_t)found < n; i++) {
-		GElf_Sym sym;
-		const char *name = gelf_getsym(data, (int)i, &sym) ? elf_strptr(elf, shdr.sh_link, sym.st_name) : NULL;
-		if (!name || sym.st_shndx == SHN_UNDEF)
-			continue;
-		for (size_t k = 0; k < n; k++) {
-			if (!want[k].addr && strcmp(name, want[k].name) == 0) {
-				want[k].addr = sym.st_value + bias;
-				want[k].size = sym.st_size;
-				found++;
-				break;
-			}
-		}
-	}
-	return found;
 }
 
 long symbols_section_at(struct symbols *s, struct dump_module *m, const char *name, const void **data,
 			uint64_t *addr)
 {
-	Dwfl_Module *dm = dwfl_mod(s, m);
+	Dwfl_Module *dm = symbols_dwfl_mod(s, m);
 	GElf_Addr bias;
 	size_t shstrndx;
-	Elf *elf = dm && module_file(s, m) ? dwfl_module_getelf(dm, &bias) : NULL;
+	Elf *elf = dm && symbols_module_file(s, m) ? dwfl_module_getelf(dm, &bias) : NULL;
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return -1;
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {

@@ -1,12 +1,12 @@
-/* What symbols.c (the session, symbol look-ups) and unwind.c (native
- * stacks) share of a libdwfl session: not for other layers. */
+/* The libdwfl session's insides (symbols.c), shared with the look-ups by
+ * name (lookup.c) and the native stacks (unwind.c): not for other layers. */
 #ifndef PYCORE_SYMBOLS_SYMBOLS_INT_H
 #define PYCORE_SYMBOLS_SYMBOLS_INT_H
 
+#include <elfutils/libdwfl.h>
+
 #include "symbols/symbols.h"
 #include "util/addrtab.h"
-
-#include <elfutils/libdwfl.h>
 
 /* What each reported module's userdata points to. */
 struct module_ref {
@@ -79,5 +79,20 @@ struct symbol_memo {
 	char *name;
 	uint64_t addr, size;
 };
+
+
+/* The file locate/ chose for a module, or NULL. */
+static inline const char *symbols_module_file(const struct symbols *s, const struct dump_module *m)
+{
+	const struct locate_result *r = locate_result(s->loc, m);
+	return r && r->data ? r->path : NULL;
+}
+
+/* M's libdwfl module, or NULL. */
+static inline Dwfl_Module *symbols_dwfl_mod(const struct symbols *s, const struct dump_module *m)
+{
+	size_t i = (size_t)(m - s->dump->modules);
+	return i < s->dump->nmodules ? s->mods[i] : NULL;
+}
 
 #endif

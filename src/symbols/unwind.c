@@ -2,6 +2,7 @@
 #include "symbols/symbols_int.h"
 #include "symbols/names.h"
 #include "symbols/nocfi.h"
+#include "symbols/warm.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -223,6 +224,24 @@ static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool act
 	return 1;
 }
 
+/* dwfl_module_addrname's answer (a scan of the whole symbol table): in a
+ * warm process, kept for the next dumps of the build (warm.h), which
+ * have the file opened as the look-up would have. */
+static const char *addrname(struct symbols *s, const struct module_ref *ref, Dwfl_Module *mod, Dwarf_Addr lookup)
+{
+	const char *path = ref && ref->mod && !ref->vdso ? symbols_module_file(s, ref->mod) : NULL;
+	const char *name;
+	if (path && symbols_warm_name_get(ref->mod, path, lookup, &name)) {
+		Dwarf_Addr bias;
+		dwfl_module_getelf(mod, &bias);
+		return name;
+	}
+	name = dwfl_module_addrname(mod, lookup);
+	if (path)
+		symbols_warm_name_put(ref->mod, path, lookup, name);
+	return name;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -259,7 +278,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &nf.module_path, NULL);
 		struct module_ref *ref = ud ? *ud : NULL;
 		nf.module = ref ? ref->mod : NULL;
-		nf.function = names_unversioned(dwfl_module_addrname(mod, lookup), u->name, sizeof(u->name));
+		nf.function = names_unversioned(addrname(u->s, ref, mod, lookup), u->name, sizeof(u->name));
 		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
 	}
 	bool found;

@@ -23,6 +23,17 @@ which makes the hostile cases below).  Then:
     lone surrogates, is read back); lists on standard input (newline and -0);
     directories searched recursively (the truth files beside the cores are
     not dumps); a progress line only when stderr is a terminal;
+  * warm processes: every uncompressed core, and one of a fault
+    faulthandler re-raised, three times over (hard links),
+    --ordered, with warm processes (the default) and without
+    (--warm-builds 0): the two outputs are the same bytes, and with one
+    warm build at a time under a 1 MB cap (--warm-builds 1 --warm-memory
+    1: processes ended as soon as they are idle) too; then the
+    recursion scenario's snapshot (slow enough to catch its worker) seven
+    times over, --jobs 1: the worker of one copy, forked by the warm
+    process of that build, is killed with SIGSEGV by this test; that copy
+    gets an error record ("crashed"), every other record is the cold run's,
+    and copies after it are analyzed by workers of the same warm process;
   * fingerprints: the crash scenario on every interpreter, and moved, gives
     one fingerprint whose frames are the crashed thread's recorded frames
     normalized (and with --native one more, the same everywhere, ending in
@@ -388,8 +399,119 @@ def run(tap, work):
     check_progress(real[:3])
     tap.ok("a progress line on a terminal")
 
+    check_warm(tap, cores, work)
+
     check_fingerprints(tap, cores, pythons)
     return 0
+
+
+def grandchildren(pid):
+    """{grandchild pid: its parent} of PID."""
+    return dict((int(g), int(c)) for c in children(pid) for g in children(int(c)))
+
+
+def check_warm(tap, cores, work):
+    """Warm processes: the same bytes as cold workers; a warm worker that
+    crashes costs its own record, and its warm process goes on."""
+    d = os.path.join(work, "warm")
+    os.makedirs(d)
+    plain = [cores[n][0] for n in sorted(cores)]
+    # and a fault faulthandler re-raised (the process signals itself: the
+    # fault search unwinds its threads, naming their frames)
+    r = os.path.join(work, "reraised")
+    os.makedirs(r)
+    os.environ["PYTHONFAULTHANDLER"] = "1"
+    try:
+        plain.append(pt.take_crash(interpreters.pyenv_pythons()[-1], r, ["reraise.py"], signal.SIGSEGV)[0])
+    finally:
+        del os.environ["PYTHONFAULTHANDLER"]
+    inputs = []
+    for k in range(3):
+        for i, core in enumerate(plain):
+            inputs.append(os.path.join(d, "%d-%d.core" % (i, k)))
+            os.link(core, inputs[-1])
+    p = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2"] + inputs, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    p0 = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "0"] + inputs,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    cold = pt.validator().check(p0.stdout.decode(), "cold batch")
+    if p.returncode or p0.returncode or len(cold) != len(inputs):
+        raise Failure("warm and cold batches: exit %d and %d, %d records" % (p.returncode, p0.returncode, len(cold)))
+    if p.stdout != p0.stdout:
+        a, b = p.stdout.splitlines(), p0.stdout.splitlines()
+        diff = [i for i in range(min(len(a), len(b))) if a[i] != b[i]]
+        raise Failure("warm and cold records differ (%d lines of %d): first %s" % (len(diff), len(b), inputs[diff[0]]
+                                                                               if diff else "lengths"))
+    check_reports(dict((n, (os.path.join(d, "%d-2.core" % i),) + cores[n][1:])
+                       for i, n in enumerate(sorted(cores))), pt.validator().check(p.stdout.decode(), "warm batch"))
+    reraised = [x for x in cold if x["input"]["path"] == inputs[-1]][0]
+    if (reraised["process"].get("reraised_by") or {}).get("handler") != "faulthandler":
+        raise Failure("the re-raised crash's record does not name faulthandler: %s"
+                      % reraised["process"].get("reraised_by"))
+    # one warm build at a time, and a memory cap every warm process is
+    # over: each new build ends the last one's process
+    tight = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "1", "--warm-memory",
+                            "1"] + inputs[::-1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if tight.returncode or tight.stdout.splitlines() != p0.stdout.splitlines()[::-1]:
+        raise Failure("--warm-builds 1 --warm-memory 1: exit %d, records not those of cold workers"
+                      % tight.returncode)
+    tap.ok("warm processes: %d dumps of %d cores, --ordered, the same %d bytes as with --warm-builds 0; with "
+           "--warm-builds 1 --warm-memory 1 too" % (len(inputs), len(plain), len(p.stdout)))
+
+    newest = interpreters.pyenv_pythons()[-1]
+    r = os.path.join(work, "recursion")
+    os.makedirs(r)
+    core, truth = pt.take_gcore(newest, "recursion", r)
+    copies = []
+    for k in range(7):
+        copies.append(os.path.join(r, "copy-%d.core" % k))
+        os.link(core, copies[-1])
+    rc0, cold, err0 = batch(["--ordered", "--jobs", "1", "--warm-builds", "0"] + copies)
+    if rc0 or any("error" in c for c in cold):
+        raise Failure("the recursion copies, cold: exit %d, %s" % (rc0, [c.get("error") for c in cold]))
+    pt.compare(json.load(open(truth)), cold[0], None)
+    for attempt in range(5):
+        proc = subprocess.Popen([pt.PYCORE, "batch", "--ordered", "--jobs", "1"] + copies, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        out = []
+        reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
+        reader.start()
+        seen = {}          # copy: (worker, its parent)
+        killed = None
+        while proc.poll() is None:
+            for g, parent in grandchildren(proc.pid).items():
+                for path, pid in holding(parent, copies).items():
+                    if pid == g and path not in seen:
+                        seen[path] = (g, parent)
+                        # the second copy caught: killed (one seen before it)
+                        if killed is None and len(seen) == 2:
+                            os.kill(g, signal.SIGSEGV)
+                            killed = path
+            time.sleep(0.0005)
+        err = proc.stderr.read()
+        proc.wait()
+        reader.join()
+        after = [c for c in seen if killed and copies.index(c) > copies.index(killed)]
+        if killed and after:
+            break
+    else:
+        raise Failure("could not catch a warm worker before and after the one killed in 5 attempts (%s)" % seen)
+    if proc.returncode:
+        raise Failure("batch with a crashed warm worker: exit %d: %s" % (proc.returncode, err.decode()[-500:]))
+    records = pt.validator().check(out[0].decode(), "warm batch with a crashed worker")
+    crashed = ("crashed", "worker-failed") if sanitized() else ("crashed",)
+    for c, got, want in zip(copies, records, cold):
+        if c == killed:
+            if got.get("error", {}).get("code") not in crashed:
+                raise Failure("the killed warm worker's dump: %s" % got.get("error") or "reported")
+        elif got != want:
+            raise Failure("%s: its record differs from the cold run's" % c)
+    parents = set(parent for _, parent in seen.values())
+    if len(parents) != 1 or proc.pid in parents:
+        raise Failure("the copies' workers had parents %s (batch %d): not one warm process" % (parents, proc.pid))
+    tap.ok("a warm worker killed (SIGSEGV, %s): its record %s; the other %d as cold; %d copies after it by "
+           "the same warm process" % (os.path.basename(killed), records[copies.index(killed)]["error"]["code"],
+                                      len(copies) - 1, len(after)))
 
 
 def check_fingerprints(tap, cores, pythons):

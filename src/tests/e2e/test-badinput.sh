@@ -283,6 +283,10 @@ usage_says "--sysroot" analyze --sysroot "$tmp/does-not-exist" core
 usage_says "not a directory" analyze --sysroot "$tmp/text" core
 usage_says "--color" analyze --color=sometimes core
 usage_says "collapsed" analyze --format flame core
+usage_says "--warm-builds" batch --warm-builds many core
+usage_says "--warm-builds" batch --warm-builds 1025 core
+usage_says "--warm-memory" batch --warm-memory 0 core
+usage_says "--warm-builds" analyze --warm-builds 2 core
 usage_says "--pretty" analyze --format collapsed --pretty core
 
 tap_schema_done
