@@ -103,9 +103,12 @@ differ() {
 # The getopt table of a command: "NAME HAS_ARG" lines for its long options
 # (HAS_ARG required, optional or no) and "-C HAS_ARG VAL" for its short
 # ones, from the source.
+# (an option without a letter of its own, whose value is a number such as
+# 0x100, gets "-")
 long_table() {   # FILE
-	grep -o '{ "[a-z0-9-]*", [a-z]*_argument, NULL, '"'"'.'"'"' }' "$1" |
-		sed 's/{ "\([a-z0-9-]*\)", \([a-z]*\)_argument, NULL, '"'"'\(.\)'"'"' }/\1 \2 \3/'
+	grep -o '{ "[a-z0-9-]*", [a-z]*_argument, NULL, \('"'"'.'"'"'\|0x[0-9a-fA-F]*\) }' "$1" |
+		sed 's/{ "\([a-z0-9-]*\)", \([a-z]*\)_argument, NULL, '"'"'\(.\)'"'"' }/\1 \2 \3/;
+		     s/{ "\([a-z0-9-]*\)", \([a-z]*\)_argument, NULL, 0x[0-9a-fA-F]* }/\1 \2 -/'
 }
 # the option string's letters: "C no" or "C required"
 short_table() {  # OPTSTRING
