@@ -378,7 +378,8 @@ def tree_of(work, name, files=None, drop=(), add=(), opaque=None, whiteout=None)
 def check_interpreter(tap, name):
     labels = ["%s: %s" % (name, what) for what in (
         "no sysroot (debug offsets or the validated scan)", "--sysroot DIR", "--sysroot image.tar",
-        "--sysroot image.tar.zst", "--sysroot OCI layouts of two layers: a directory replaced, a whiteout, an opaque directory")]
+        "--sysroot image.tar.zst, and batch", "--sysroot OCI layouts of two layers: a directory replaced, a whiteout, an opaque directory",
+        "locals (--locals=deep), no sysroot and --sysroot image.tar")]
     why = missing([("unshare", "util-linux"), ("tar", "tar"), ("zstd", "zstd")])
     c = None
     try:
@@ -433,7 +434,23 @@ def check_interpreter(tap, name):
             report = analyze(state["core"], ["--sysroot", image])
             expect_sysroot(image, state["truth"], report, state["pyfile"])
             same_report(os.path.basename(image), report, image, state["dir_report"], c.files)
-            return "%d MiB, the directory's JSON report" % (os.path.getsize(image) >> 20)
+            # the text, source lines read from the image, is the directory's
+            text = [pt.run_pycore(["analyze", "--sysroot", root, state["core"]])[1].replace(root, "SYSROOT")
+                    for root in (image, c.files)]
+            if text[0] != text[1]:
+                raise pt.Failure("%s: the text report is not the directory's" % os.path.basename(image))
+            if zstd:
+                # batch opens the image once, its workers read it
+                rc, out, err = pt.run_pycore(["batch", "--sysroot", image, state["core"], state["core"]])
+                records = [json.loads(l) for l in out.splitlines() if l.strip()]
+                if rc != 0 or len(records) != 2:
+                    raise pt.Failure("batch: exit %d, %d records: %s" % (rc, len(records), err.strip()))
+                for r in records:
+                    pt.compare(state["truth"], r, None, signal.SIGQUIT)
+                    if r["python"]["binary"]["found_by"] != "sysroot":
+                        raise pt.Failure("batch: the interpreter's file found by %s"
+                                         % r["python"]["binary"]["found_by"])
+            return "%d MiB, the directory's JSON and text reports" % (os.path.getsize(image) >> 20)
         tap.run(labels[2], tar, False)
         tap.run(labels[3], tar, True)
 
@@ -469,12 +486,34 @@ def check_interpreter(tap, name):
                 merged = tree_of(work, "m-" + what, files, drop=[pyfile] if what == "whiteout" else in_dir)
                 report = analyze(state["core"], ["--sysroot", layout])
                 pt.compare(state["truth"], report, None, signal.SIGQUIT)
-                if report["python"]["binary"]["found_by"] is not None:
-                    raise pt.Failure("OCI, %s: %s was read from the layer below" % (what, pyfile))
+                # (python.binary may still name another file the scan went
+                # through, the executable, found in the base layer)
+                read = [m["file"] for m in report["process"]["modules"] if m["path"] == pyfile and m["file"]]
+                if read:
+                    raise pt.Failure("OCI, %s: %s was read from the layer below (%s)" % (what, pyfile, read[0]))
                 same_report("OCI, " + what, report, layout, analyze(state["core"], ["--sysroot", merged]), merged)
                 done.append(what)
             return "; ".join(done)
         tap.run(labels[4], oci)
+
+        def local_variables():
+            need()
+            lwork = os.path.join(work, "locals")
+            os.makedirs(lwork)
+            core, truth, mapped, _ = c.snapshot(lwork, "locals")
+            bare = analyze(core, ["--locals=deep"])
+            pt.compare(truth, bare, None, signal.SIGQUIT)
+            n_bare = pt.compare_locals(truth, bare, stdlib=False, no_files=True)
+            image = make_tar(c.files, os.path.join(lwork, "image.tar"))
+            report = analyze(core, ["--locals=deep", "--sysroot", image])
+            expect_sysroot("locals", truth, report, python_file(mapped))
+            n = pt.compare_locals(truth, report)
+            # the reprs compared: every variable's, and its attributes'
+            total = sum(1 + len(v[2] or {}) for t in truth["threads"] for f in t["frames"]
+                        for v in f["locals"].values())
+            return "of %d reprs (variables and attributes), %d exactly Python's with no sysroot (the rest said to be " \
+                   "missing, or cut), %d with the image" % (total, n_bare, n)
+        tap.run(labels[5], local_variables)
     finally:
         pt.drop_scratch(tap, work)
         c.close()
