@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget jsonl"
+fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget jsonl tar"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -25,6 +25,9 @@ fuzz_prepare() {
 	cp "$top"/testdata/fuzz-regressions/jsonl/* "$work/seeds/jsonl/" 2>/dev/null
 	printf '%s\n' '{"schema":"pycore-report/1","input":{"path":"core"},"process":{"pid":1},"fingerprint":{"hash":"0","frames":["f"]},"interpreters":[{"threads":[{"tid":1,"frames":[{"kind":"python","function":"f","file":"a.py","line":1}]}]}]}' \
 		>"$work/seeds/jsonl/record"
+	# images' tars: the regression inputs (small tars of every member kind)
+	mkdir -p "$work/seeds/tar"
+	cp "$top"/testdata/fuzz-regressions/tar/* "$work/seeds/tar/" 2>/dev/null
 	mkdir -p "$work/seeds/asyncio"
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/asyncio/none"
 	fuzz_asyncio_core
@@ -105,5 +108,6 @@ fuzz_options() {
 	asyncio) echo "-max_len=768 -timeout=20" ;;
 	budget) echo "-max_len=65536 -timeout=10" ;;
 	jsonl) echo "-max_len=4096 -timeout=10" ;;
+	tar) echo "-max_len=16384 -timeout=10" ;;
 	esac
 }

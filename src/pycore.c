@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	opt.command = batch ? "batch" : "analyze";
 	rc = options_parse(argc, argv, ":f:hVj:0vp", &opt);
 	if (rc < 0)
+		rc = options_open_image(&opt);
+	if (rc < 0)
 		rc = batch ? batch_command(&opt, argc, argv, optind) : analyze_command(&opt, argc, argv, optind);
 	options_free(&opt);
 	return rc;

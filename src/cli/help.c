@@ -51,7 +51,8 @@ static const char overview[] =
 	"\n"
 	"Exit status of analyze: 0 complete, 1 incomplete, 2 usage error, 3 not a\n"
 	"CPython pycore reads, 4 bad input, 5 output failed, 6 a budget ran out,\n"
-	"7 --pid: no such process or not permitted; of help: 8 no manual page.\n"
+	"7 --pid: no such process or not permitted, 9 the --sysroot image cannot be\n"
+	"read; of help: 8 no manual page.\n"
 	"\n"
 	"Examples:\n"
 	"  pycore analyze core.1234\n"
@@ -100,7 +101,8 @@ static const char analyze_help[] =
 	"matches the dump's): the path the dump records, then\n"
 	"      --executable PATH\n"
 	"                       the main program's file, instead of its recorded path\n"
-	"      --sysroot DIR    the crashed machine's root filesystem\n"
+	"      --sysroot ROOT   the crashed machine's root: a directory, or an image\n"
+	"                       read in place (a tar, maybe compressed; an OCI layout)\n"
 	"      --search-path DIR[:DIR...]\n"
 	"                       directories of loose binaries, matched by build-id\n"
 	"      --debug-dir DIR  a build-id tree, before /usr/lib/debug (repeatable);\n"
@@ -114,7 +116,8 @@ static const char analyze_help[] =
 	"\n"
 	"Exit status, the highest over all dumps: 0 complete, 1 incomplete, 2 usage\n"
 	"error, 3 not a CPython pycore reads, 4 unreadable or not a dump, 5 output or\n"
-	"--save failed, 6 a budget ran out, 7 --pid: no such process or not permitted.\n";
+	"--save failed, 6 a budget ran out, 7 --pid: no such process or not permitted,\n"
+	"9 the --sysroot image cannot be read.\n";
 
 static const char batch_help[] =
 	"Usage: pycore batch [OPTIONS] [PATH...]\n"
@@ -151,7 +154,7 @@ static const char batch_help[] =
 	"      --max-spool SIZE the most one dump may write under $TMPDIR (default 16G)\n"
 	"      --executable PATH\n"
 	"                       the main program's file, instead of its recorded path\n"
-	"      --sysroot DIR    the crashed machines' root filesystem\n"
+	"      --sysroot ROOT   the crashed machines' root: a directory or an image\n"
 	"      --search-path DIR[:DIR...]\n"
 	"                       directories of loose binaries, matched by build-id\n"
 	"      --debug-dir DIR  a build-id tree, before /usr/lib/debug (repeatable)\n"
@@ -166,7 +169,8 @@ static const char batch_help[] =
 	"\n"
 	"Exit status: 0 every dump got its record (whatever it says), 1 a record\n"
 	"could not be written, 2 usage error (also: a list or --skip-done file that\n"
-	"cannot be read).  A summary goes to standard error.\n";
+	"cannot be read), 9 the --sysroot image cannot be read.  A summary goes to\n"
+	"standard error.\n";
 
 static const char group_help[] =
 	"Usage: pycore group [OPTIONS] [FILE.jsonl...]\n"

@@ -171,8 +171,8 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 				options_usage_error("--sysroot '%s': %s", optarg, strerror(errno));
 				return EXIT_USAGE;
 			}
-			if (!S_ISDIR(st.st_mode)) {
-				options_usage_error("--sysroot '%s' is not a directory", optarg);
+			if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+				options_usage_error("--sysroot '%s' is neither a directory nor an image file", optarg);
 				return EXIT_USAGE;
 			}
 			opt->analysis.files.sysroot = optarg;
@@ -398,6 +398,27 @@ void options_free(struct options *opt)
 	free_list(opt->analysis.files.search);
 	free_list(opt->analysis.files.debug_dirs);
 	opt->analysis.files.search = opt->analysis.files.debug_dirs = NULL;
+	image_free(opt->image);
+	opt->image = NULL;
+	opt->analysis.files.image = NULL;
+}
+
+int options_open_image(struct options *opt)
+{
+	const char *root = opt->analysis.files.sysroot;
+	if (!root || opt->image || !image_is_image(root))
+		return -1;
+	struct dump_budget b = opt->analysis.budget;
+	b.timeout = opt->analysis.py.timeout;
+	struct pc_error *e = image_open(root, &b, &opt->image);
+	if (e) {
+		fprintf(stderr, "pycore: --sysroot %s: %s%s%s\n", root, e->file && strcmp(e->file, root) ? e->file : "",
+			e->file && strcmp(e->file, root) ? ": " : "", e->message);
+		pc_error_free(e);
+		return EXIT_IMAGE;
+	}
+	opt->analysis.files.image = opt->image;
+	return -1;
 }
 
 char *options_debug_cache_dir(void)

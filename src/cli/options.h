@@ -20,6 +20,7 @@ enum exit_code {
 	EXIT_BUDGET = 6,
 	EXIT_PROCESS = 7,            /* --pid: the process is gone, or pycore may not read it */
 	EXIT_NO_MANUAL = 8,          /* pycore help: man or the manual page is missing */
+	EXIT_IMAGE = 9,              /* --sysroot's image cannot be read */
 };
 
 enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -46,6 +47,7 @@ struct options {
 	const char *save;            /* --save FILE: a compact dump of the one dump */
 	struct analysis_options analysis;
 	struct batch_options batch;
+	struct image *image;         /* --sysroot's image, once opened (options_open_image) */
 };
 
 /* The defaults (--max-repr 256, --max-items 1000, --max-depth 32,
@@ -58,6 +60,11 @@ void options_init(struct options *opt);
  * --help or --version written). */
 int options_parse(int argc, char **argv, const char *optstring, struct options *opt);
 void options_free(struct options *opt);
+/* After the options: --sysroot's image (a tar or an OCI layout, not a
+ * plain directory) opened once for every dump, within --timeout and
+ * --max-spool.  -1 to go on, or EXIT_IMAGE (the reason said on standard
+ * error in one line). */
+int options_open_image(struct options *opt);
 /* ARG as a size (bytes, or with K, M, G or T: powers of 1024) in *V;
  * false when it is none. */
 bool options_size(const char *arg, uint64_t *v);

@@ -275,6 +275,10 @@ struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
  * out of memory): the read-only pages the dump left out of M's mappings
  * are read from it. */
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size);
+/* Unmap a module's file: DATA need not be on a page (a file inside an
+ * image's tar starts on a 512-byte block), the mapping starts on the page
+ * that holds it. */
+void dump_unmap(const void *data, size_t size);
 /* Call once every file is attached: extents learned from the files'
  * program headers (extent_from_list) take effect, and a warning names
  * what stays unknown. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Add file-backed segments for the parts of [start, end) of module M that no
  * core segment covers.  d->p->segs is sorted and holds only core segments. */
@@ -104,15 +105,22 @@ static int extent_from_file(struct dump_module *m, const uint8_t *data, size_t s
 	return 0;
 }
 
+void dump_unmap(const void *data, size_t size)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)data, base = a / page * page;
+	if (data)
+		munmap((void *)base, size + (size_t)(a - base));
+}
+
 void dump_attach_file(struct dump *d, struct dump_module *m, const uint8_t *data, size_t size)
 {
 	if (!d->p->files && !(d->p->files = calloc(d->nmodules ? d->nmodules : 1, sizeof(*d->p->files)))) {
-		munmap((void *)data, size);
+		dump_unmap(data, size);
 		return; /* out of memory: the pages stay missing */
 	}
 	struct dump_file *f = &d->p->files[m - d->modules];
 	if (f->data)
-		munmap((void *)f->data, f->size);
+		dump_unmap(f->data, f->size);
 	*f = (struct dump_file){ data, size, false };
 	if (m->extent_from_list && extent_from_file(m, data, size) == 0)
 		d->p->extents_changed = true;
@@ -154,7 +162,7 @@ void dump_files_free(struct dump *d)
 {
 	for (size_t i = 0; d->p->files && i < d->nmodules; i++)
 		if (d->p->files[i].data)
-			munmap((void *)d->p->files[i].data, d->p->files[i].size);
+			dump_unmap(d->p->files[i].data, d->p->files[i].size);
 	free(d->p->files);
 	d->p->files = NULL;
 }

@@ -101,6 +101,22 @@ static void *map_elf(const char *path, size_t *size, uint8_t id[64], size_t *idl
 	return p;
 }
 
+/* The same for PATH inside the sysroot's image. */
+static void *map_image_elf(const struct image *img, const char *path, size_t *size, uint8_t id[64], size_t *idlen)
+{
+	const uint8_t *p = image_map(img, path, 0, size);
+	if (!p)
+		return NULL;
+	if (*size < sizeof(Elf64_Ehdr) || memcmp(p, ELFMAG, SELFMAG) != 0) {
+		image_unmap(p, *size);
+		return NULL;
+	}
+	*idlen = 0;
+	if (elf_file_build_id(p, *size, id, idlen) != 0)
+		*idlen = 0;
+	return (void *)p;
+}
+
 static bool id_matches(const struct dump_module *m, const uint8_t *id, size_t idlen)
 {
 	return (m->build_id_prefix ? idlen >= m->build_id_len : idlen == m->build_id_len) &&
@@ -115,6 +131,7 @@ struct search {
 	struct locate_result *res;
 	char *mismatch;
 	char *fallback;
+	char *fallback_in_image;     /* the fallback is the image's file at this path */
 	enum locate_how fallback_how;
 };
 
@@ -135,17 +152,20 @@ static bool keep_mapping(struct locate *l, void *data, size_t size, const char *
 	return true;
 }
 
-/* Try PATH for the module; true when it matched and is now in use. */
-static bool take(struct search *s, const char *path, enum locate_how how)
+/* Try PATH for the module (IN_IMAGE: the image's file at IN_IMAGE, PATH
+ * naming it for the report); true when it matched and is now in use. */
+static bool take_from(struct search *s, const char *path, const char *in_image, enum locate_how how)
 {
 	uint8_t id[64];
 	size_t idlen, size;
-	void *data = map_elf(path, &size, id, &idlen);
+	void *data = in_image ? map_image_elf(s->l->p->image, in_image, &size, id, &idlen)
+			      : map_elf(path, &size, id, &idlen);
 	if (!data)
 		return false;
 	if (id_matches(s->m, id, idlen) && keep_mapping(s->l, data, size, path)) {
 		struct mapping *mp = &s->l->maps[s->l->nmaps - 1];
-		*s->res = (struct locate_result){ LOCATE_MATCH, how, mp->path, mp->data, mp->size, NULL };
+		*s->res = (struct locate_result){ LOCATE_MATCH, how, mp->path, mp->data, mp->size, NULL,
+						  in_image != NULL };
 		return true;
 	}
 	if (!s->mismatch) {
@@ -159,10 +179,16 @@ static bool take(struct search *s, const char *path, enum locate_how how)
 	}
 	if (s->l->p->allow_mismatch && !s->fallback) {
 		s->fallback = strdup(path);
+		s->fallback_in_image = in_image ? strdup(in_image) : NULL;
 		s->fallback_how = how;
 	}
-	munmap(data, size);
+	image_unmap(data, size);
 	return false;
+}
+
+static bool take(struct search *s, const char *path, enum locate_how how)
+{
+	return take_from(s, path, NULL, how);
 }
 
 static char *join(const char *a, const char *b)
@@ -178,6 +204,20 @@ static bool take_joined(struct search *s, const char *dir, const char *name, enu
 	char *p = join(dir, name);
 	bool ok = p && take(s, p, how);
 	free(p);
+	return ok;
+}
+
+/* NAME under the sysroot: a directory's file, or its image's (named in
+ * the report as the sysroot's path followed by NAME all the same). */
+static bool take_under_root(struct search *s, const char *name, enum locate_how how)
+{
+	const struct locate_policy *p = s->l->p;
+	if (!p->image)
+		return take_joined(s, p->sysroot, name, how);
+	char *shown = join(p->sysroot, name), *inside = join("", name);
+	bool ok = shown && inside && take_from(s, shown, inside, how);
+	free(shown);
+	free(inside);
 	return ok;
 }
 
@@ -402,10 +442,15 @@ static bool search_loader_dirs(struct search *s)
 	if (!l->loader_listed)
 		list_loader_dirs(l);
 	for (char **t = l->loader_dirs; t && *t; t++) {
-		char *dir = l->p->sysroot ? join(l->p->sysroot, *t) : strdup(*t);
-		bool ok = dir && take_joined(s, dir, s->m->path, LOCATE_LOADER_PATH);
-		free(dir);
-		if (ok)
+		if (l->p->sysroot) {
+			char *name = join(*t, s->m->path);
+			bool ok = name && take_under_root(s, name, LOCATE_LOADER_PATH);
+			free(name);
+			if (ok)
+				return true;
+			continue;
+		}
+		if (take_joined(s, *t, s->m->path, LOCATE_LOADER_PATH))
 			return true;
 	}
 	return false;
@@ -427,9 +472,10 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
 	if (m->build_id_len == 0 && !p->allow_mismatch) {
 		/* the hint only where a file is there for the option to take */
-		char *under_root = p->sysroot ? join(p->sysroot, m->path) : NULL;
+		char *under_root = p->sysroot && !p->image ? join(p->sysroot, m->path) : NULL;
 		bool some = access(main_program && p->executable ? p->executable : m->path, R_OK) == 0 ||
-			    (under_root && access(under_root, R_OK) == 0);
+			    (under_root && access(under_root, R_OK) == 0) ||
+			    (p->image && image_has_file(p->image, m->path));
 		free(under_root);
 		res->state = LOCATE_NO_BUILD_ID;
 		if (asprintf((char **)&res->reason, "%s: the dump does not record its build-id, so no file on "
@@ -443,7 +489,7 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 	bool ok = main_program && p->executable ? take(&s, p->executable, LOCATE_EXECUTABLE)
 						: take(&s, m->file ? m->file : m->path, LOCATE_RECORDED);
 	if (!ok && p->sysroot)
-		ok = take_joined(&s, p->sysroot, m->path, LOCATE_SYSROOT);
+		ok = take_under_root(&s, m->path, LOCATE_SYSROOT);
 	if (!ok && !strchr(m->path, '/'))
 		ok = search_loader_dirs(&s);
 	for (size_t i = 0; !ok && i < l->ndirs; i++)
@@ -455,15 +501,16 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 	if (!ok && s.fallback) {
 		uint8_t id[64];
 		size_t idlen, size;
-		void *data = map_elf(s.fallback, &size, id, &idlen);
+		void *data = s.fallback_in_image ? map_image_elf(p->image, s.fallback_in_image, &size, id, &idlen)
+						 : map_elf(s.fallback, &size, id, &idlen);
 		if (data && keep_mapping(l, data, size, s.fallback)) {
 			struct mapping *mp = &l->maps[l->nmaps - 1];
 			*res = (struct locate_result){ LOCATE_MISMATCH_USED, s.fallback_how, mp->path,
-						       mp->data, mp->size, s.mismatch };
+						       mp->data, mp->size, s.mismatch, s.fallback_in_image != NULL };
 			s.mismatch = NULL;
 			ok = true;
 		} else if (data) {
-			munmap(data, size);
+			image_unmap(data, size);
 		}
 	}
 	/* a file found stays here until the caller takes it (locate_take_file) */
@@ -477,6 +524,7 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 	}
 	free(s.mismatch);
 	free(s.fallback);
+	free(s.fallback_in_image);
 }
 
 /* ------------------------------------------------------------------------
@@ -505,7 +553,9 @@ struct locate *locate_modules(const struct dump *d, const struct locate_policy *
 	size_t nt = 0;
 	for (char **t = p->debug_dirs; t && *t; t++)
 		l->trees = list_add(l->trees, &nt, strdup(*t));
-	if (p->sysroot)
+	/* (an image's usr/lib/debug is not searched: libdwfl opens the
+	 * separate debug files by their path) */
+	if (p->sysroot && !p->image)
 		l->trees = list_add(l->trees, &nt, join(p->sysroot, "usr/lib/debug"));
 	l->trees = list_add(l->trees, &nt, strdup("/usr/lib/debug"));
 
@@ -540,7 +590,7 @@ void locate_free(struct locate *l)
 		free((char *)l->results[i].reason);
 	for (size_t i = 0; i < l->nmaps; i++) {
 		if (!l->maps[i].taken)
-			munmap(l->maps[i].data, l->maps[i].size);
+			image_unmap(l->maps[i].data, l->maps[i].size);
 		free(l->maps[i].path);
 	}
 	for (size_t i = 0; i < l->ndirs; i++) {

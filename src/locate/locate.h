@@ -16,7 +16,9 @@
  * warning).  Used files are mapped and kept until locate_free, or until
  * the caller takes them (locate_take_file) to attach them to the dump
  * (dump_attach_file), which then owns them: freeing the two in either
- * order is safe.  The report's source lines come from files found under
+ * order is safe.  A file read from an image's tar (--sysroot IMAGE) is a
+ * mapping whose address need not be a page's: every owner unmaps with
+ * image_unmap, which takes both kinds.  The report's source lines come from files found under
  * the same policy (locate_source_map), and how each module's file was
  * found is its result's how (locate_how_str names it for the report). */
 #ifndef PYCORE_LOCATE_LOCATE_H
@@ -27,11 +29,14 @@
 #include <stdint.h>
 
 #include "dump/dump.h"
+#include "locate/image.h"
 #include "util/error.h"
 
 struct locate_policy {
 	const char *executable;       /* replaces the main program's recorded path */
 	const char *sysroot;          /* the crashed machine's root, or NULL */
+	const struct image *image;    /* the sysroot as a container image (image.h),
+					 opened by the caller; NULL: a directory */
 	char **search;                /* NULL-terminated directories, or NULL */
 	char **debug_dirs;            /* NULL-terminated build-id trees, or NULL */
 	bool allow_mismatch;
@@ -67,6 +72,8 @@ struct locate_result {
 	const uint8_t *data;          /* its mapping, or NULL */
 	size_t size;
 	const char *reason;           /* why none is used, or the mismatch; else NULL */
+	bool in_image;                /* read from --sysroot's image: PATH names it for
+					 the report, no file is there to open (DATA is it) */
 };
 
 struct locate;
@@ -99,7 +106,7 @@ const char *locate_how_str(enum locate_how how);
  * a regular file of 1 to LOCATE_SOURCE_MAX bytes (no device; a FIFO never
  * blocks), P's sysroot + NAME first (nothing to verify it by, so the
  * crashed machine's copy wins), then NAME itself; P NULL: NAME only.
- * Mapped read-only (*LEN bytes, for the caller to munmap), or NULL. */
+ * Mapped read-only (*LEN bytes, for the caller to image_unmap), or NULL. */
 #define LOCATE_SOURCE_MAX (16u << 20)
 const char *locate_source_map(const struct locate_policy *p, const char *name, size_t *len);
 

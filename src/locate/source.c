@@ -37,7 +37,9 @@ const char *locate_source_map(const struct locate_policy *p, const char *name, s
 	if (!name || name[0] != '/' || !name[1])
 		return NULL;
 	const char *m = NULL;
-	if (p && p->sysroot) {
+	if (p && p->image) {
+		m = (const char *)image_map(p->image, name, LOCATE_SOURCE_MAX, len);
+	} else if (p && p->sysroot) {
 		char *under = NULL;
 		if (asprintf(&under, "%s%s", p->sysroot, name) >= 0) {
 			m = map_regular(under, len);

@@ -43,7 +43,7 @@ void source_cache_free(struct source_cache *c)
 		return;
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->files_open[i].data)
-			munmap((void *)c->files_open[i].data, c->files_open[i].len);
+			image_unmap(c->files_open[i].data, c->files_open[i].len);
 		free(c->files_open[i].name);
 	}
 	free(c);

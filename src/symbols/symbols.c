@@ -31,7 +31,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	}
 	if (!path)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const struct locate_result *r = locate_result(ref->s->loc, ref->mod);
+	if (r->in_image)   /* inside --sysroot's image: its mapping, no path to open */
+		ref->opened = (*elfp = elf_memory((char *)r->data, r->size)) != NULL;
+	int fd = r->in_image ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		*file_name = strdup(path);
 		ref->opened = true;
