@@ -109,6 +109,9 @@ static void fill_modules(struct analysis *a)
 		mm->path = arena_strdup(r->arena, m->path);
 		mm->start = m->start;
 		mm->end = m->end;
+		mm->base = m->base;
+		mm->base_from = m->base_from;
+		mm->base_verified = m->base_verified;
 		if (m->build_id_len) {
 			char hex[129];
 			dump_hex(m->build_id, m->build_id_len, hex);

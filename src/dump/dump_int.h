@@ -146,6 +146,14 @@ struct dump_module *dump_add_module(struct dump *d, char *path);
  * when DUMP_MAX_MODULES are there already, NULL alone without memory. */
 struct dump_module *dump_module_for_path(struct dump *d, const char *path, bool *full);
 
+/* Where each module is (place.c): its base as the loader's list (r_debug,
+ * through AT_PHDR and AT_PHNUM in the LEN bytes of AUXV, NULL when the
+ * dump has none) says, checked against the ELF header there, else its
+ * file's mapping at offset 0 that heads its segments; a module keeps only
+ * its segments among its file's mappings.  Call once the segments are in
+ * (a live process's: readable). */
+void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len);
+
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);
 /* Sort, drop overlaps (earlier-added wins), index.  Returns an error if the
