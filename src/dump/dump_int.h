@@ -1,6 +1,6 @@
 /* Private to dump/: the segment index, and what every format's reader uses to fill it.
- * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c -> segments.c;
- * live_stop.c -> live.c -> live_refuse.c, open.c, segments.c (segments.c and open.c reach a
+ * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c, place.c -> segments.c;
+ * live_stop.c -> live.c -> live_refuse.c, open.c, place.c, segments.c (segments.c and open.c reach a
  * live process's reader only through dump_priv's live_read and live_free). */
 #ifndef PYCORE_DUMP_INT_H
 #define PYCORE_DUMP_INT_H

@@ -30,6 +30,8 @@
 #include <string.h>
 
 #define LINK_MAP_MAX 8192            /* loaded objects walked at most */
+#define LINK_MAP_MISSES 256          /* ... and in a row that name no module of the dump */
+#define BASE_CANDIDATES 64           /* a module's mappings at offset 0 weighed at most */
 #define PHNUM_MAX 128
 
 static bool is_elf_at(struct dump *d, uint64_t base, bool *captured)
@@ -73,21 +75,39 @@ static int map_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* How far a segment's address may run ahead of its file offset (from
+ * the base) when the program headers are not at hand: the padding the
+ * linker adds to align segments (up to 2 MiB each, a few of them), never
+ * the distance to a mapping the process made elsewhere. */
+#define SEGMENT_DELTA_MAX ((uint64_t)64 << 20)
+
+/* Whether MP, after a mapping ending at END whose address ran DELTA
+ * ahead of its file offset, continues the image based at BASE: above
+ * it, its offset in step with its address. */
+static bool continues(const struct dump_mapping *mp, uint64_t base, uint64_t end, uint64_t delta)
+{
+	if (mp->start < end || mp->file_offset > mp->start - base)
+		return false;
+	uint64_t dd = (mp->start - base) - mp->file_offset;
+	return dd >= delta && dd - delta <= SEGMENT_DELTA_MAX;
+}
+
 /* The mappings of M that are its segments, from its mapping at BASE: in
  * the image's span when its program headers are in the dump, else the
- * run of address-contiguous mappings from BASE (the loader maps the whole
- * span and protects its holes: they stay mappings of the file), each at
- * a file offset no further than its distance from BASE. */
+ * run of mappings from BASE whose offsets keep in step with their
+ * addresses (the loader maps the whole span and protects its holes, which
+ * stay mappings of the file; a minidump's maps leave those out). */
 static size_t segment_run(struct dump *d, const struct dump_module *m, size_t at, bool *keep)
 {
-	uint64_t base = m->maps[at].start, span = image_span(d, base), end = base;
+	uint64_t base = m->maps[at].start, span = image_span(d, base), end = base, delta = 0;
 	size_t n = 0;
 	for (size_t j = at; j < m->nmaps; j++) {
 		const struct dump_mapping *mp = &m->maps[j];
-		bool in = span ? mp->end - base <= span
-			       : mp->start == end && mp->file_offset <= mp->start - base;
+		bool in = span ? mp->end - base <= span : j == at || continues(mp, base, end, delta);
 		if (j > at && mp->file_offset == 0 && !span)
 			in = false;              /* the file mapped again, just after */
+		if (in && !span)
+			delta = (mp->start - base) - mp->file_offset;
 		if (!in) {
 			if (span)
 				continue;
@@ -164,7 +184,10 @@ static bool walk_down_to_base(const struct dump_module *m, size_t *at)
 {
 	size_t j = *at;
 	while (m->maps[j].file_offset != 0) {
-		if (j == 0 || m->maps[j - 1].end != m->maps[j].start || m->maps[j - 1].file_offset > m->maps[j].file_offset)
+		const struct dump_mapping *lo = j ? &m->maps[j - 1] : NULL, *hi = &m->maps[j];
+		if (!lo || lo->end > hi->start || lo->file_offset > hi->file_offset ||
+		    hi->start - lo->start < hi->file_offset - lo->file_offset ||
+		    (hi->start - lo->start) - (hi->file_offset - lo->file_offset) > SEGMENT_DELTA_MAX)
 			return false;
 		j--;
 	}
@@ -227,8 +250,8 @@ static size_t place_from_link_map(struct dump *d, uint64_t rdebug, bool *placed)
 	if (!rdebug || dump_read_u32(d, rdebug, &version) != PC_OK || version == 0 || version > 16 ||
 	    dump_read_u64(d, rdebug + 8, &lm) != PC_OK)
 		return 0;
-	size_t n = 0;
-	for (int k = 0; lm && k < LINK_MAP_MAX; k++) {
+	size_t n = 0, misses = 0;
+	for (int k = 0; lm && k < LINK_MAP_MAX && n < d->nmodules && misses < LINK_MAP_MISSES; k++) {
 		uint64_t w[5];
 		if (dump_read(d, lm, w, sizeof(w)) != PC_OK || w[4] != prev)
 			break;
@@ -242,6 +265,9 @@ static size_t place_from_link_map(struct dump *d, uint64_t rdebug, bool *placed)
 			placed[m - d->modules] = true;
 			settle(d, m, at, "link_map");
 			n++;
+			misses = 0;
+		} else {
+			misses++;
 		}
 		prev = lm;
 		lm = w[3];
@@ -258,11 +284,12 @@ static size_t place_from_link_map(struct dump *d, uint64_t rdebug, bool *placed)
  * several, or mappings below its base. */
 static void place_from_mappings(struct dump *d, struct dump_module *m, const char *how)
 {
-	size_t best = SIZE_MAX, best_n = 0;
-	for (size_t j = 0; j < m->nmaps; j++) {
+	size_t best = SIZE_MAX, best_n = 0, tried = 0;
+	for (size_t j = 0; j < m->nmaps && tried < BASE_CANDIDATES; j++) {
 		bool captured;
 		if (m->maps[j].file_offset != 0 || !is_elf_at(d, m->maps[j].start, &captured))
 			continue;
+		tried++;
 		size_t n = segment_run(d, m, j, NULL);
 		if (best == SIZE_MAX || n > best_n) {
 			best = j;
