@@ -4,8 +4,8 @@ A process that maps pieces of its own ELF files again (the first page,
 pieces at other file offsets: libpython, the C library, the _ctypes
 extension module and the executable), as gdb's libbacktrace, crash
 reporters and JITs do (scenarios/mapped_pieces.py): a plain python3.12
-(gcore's snapshot, the kernel's core of a real crash, and analyze --pid
-while it runs); an application embedding libpython that maps pieces
+(gcore's snapshot and its compact dump, the kernel's core of a real
+crash, analyze --pid while it runs, and lldb's minidump of it); an application embedding libpython that maps pieces
 before Py_Initialize too (embed/mapped.c; gcore, real crash); Python
 embedded in gdb (Debian's gdb embeds python3.11) whose code maps pieces
 inside gdb, snapshot with gcore.  The truth is the process's own: its
@@ -13,7 +13,8 @@ threads and frames (_truth.py), and each loaded object's ELF header
 address as the dynamic linker told the process (dl_iterate_phdr through
 ctypes).  Every case is read in JSON (schema-checked), text and HTML: all
 the Python threads with their frames, exit 0, and each module's base and
-start equal to the loader's, "base_from" "link_map".
+start equal to the loader's, "base_from" "link_map"; a crash's native
+frame (--native) a function of the C library.
 
 Then proof before belief, on the python3.12 snapshot patched: a thread
 state pointing to another interpreter (every runtime candidate refused:
@@ -40,6 +41,7 @@ CASES = [
     "python3.12 mapping pieces of its files: gcore",
     "python3.12 mapping pieces of its files: a real crash",
     "python3.12 mapping pieces of its files: analyze --pid",
+    "python3.12 mapping pieces of its files: lldb's minidump",
     "an embedding program mapping pieces before and after Py_Initialize: gcore",
     "an embedding program mapping pieces before and after Py_Initialize: a real crash",
     "Python in gdb mapping pieces of libpython, gdb and _ctypes again: gcore",
@@ -142,15 +144,26 @@ def read_all(target, truth, crashed=None, label_from="link_map"):
     report = pt.load_report(out)
     pt.compare(truth, report, crashed)
     n = check_modules(report, truth, label_from)
+    if crashed:
+        # the crash site: in the C library the process mapped pieces of
+        # again (ctypes._string_at(0) faults in strlen), named
+        rc, out, err = pt.run_pycore(["analyze", "--native", "--format", "json"] + args)
+        if rc != 0:
+            raise pt.Failure("--native: exit %d: %s" % (rc, err.strip()[-400:]))
+        nf = pt.load_report(out)["summary"]["native_frame"] or {}
+        if not nf.get("function") or not os.path.basename(nf.get("file") or "").startswith("libc.so"):
+            raise pt.Failure("--native: the crash frame %s %s, not a function of libc"
+                             % (nf.get("function"), nf.get("file")))
     if target and isinstance(target, list):
         return n    # a live process: one read is what it is
     rc, text, err = pt.run_pycore(["analyze", "--verbose"] + args)
     if rc != 0:
         raise pt.Failure("text: exit %d: %s" % (rc, err.strip()[-400:]))
     check_text(text, truth)
+    words = {"link_map": "the dynamic linker's list", "module list": "the minidump's module list"}[label_from]
     for path, base in truth["objects"].items():
-        if "libpython" in path and "    base 0x%x, from the dynamic linker's list" % base not in text:
-            raise pt.Failure("text: no line naming %s's base 0x%x from the dynamic linker's list" % (path, base))
+        if "libpython" in path and "    base 0x%x, from %s" % (base, words) not in text:
+            raise pt.Failure("text: no line naming %s's base 0x%x from %s" % (path, base, words))
     rc, page, err = pt.run_pycore(["analyze", "--format", "html"] + args)
     if rc != 0:
         raise pt.Failure("html: exit %d: %s" % (rc, err.strip()[-400:]))
@@ -244,7 +257,14 @@ def main():
         pieces_mapped(truth, ["libpython", "libc.so", "_ctypes", "python3"])
         n = read_all(core, truth)
         got.update(core=core, truth=truth)
-        return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
+        # its compact dump (--save): the modules as the loader placed them too
+        compact = os.path.join(d, "compact.core")
+        rc, _, err = pt.run_pycore(["analyze", "--format", "json", "--save", compact, core])
+        if rc != 0:
+            raise pt.Failure("--save: exit %d: %s" % (rc, err.strip()[-300:]))
+        read_all(compact, truth)
+        return "%d threads, %d module bases the loader's, in the core and its compact dump" % (
+            len(truth["threads"]), n)
     case(script_gcore, why)
 
     def script_crash():
@@ -271,6 +291,28 @@ def main():
             proc.wait()
         return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
     case(script_live, why)
+
+    def script_minidump():
+        from pycoretest.minidump import save_minidump
+        d = fresh(work, "minidump")
+        truth_path = os.path.join(d, "truth.json")
+        dump = os.path.join(d, "process.dmp")
+        proc = subprocess.Popen([py, scenario, truth_path, "snapshot"], cwd=d, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        try:
+            if not pt.wait_ready(proc, timeout=60):
+                raise pt.Failure("the scenario did not get ready")
+            time.sleep(0.3)
+            out = save_minidump(proc.pid, "modified-memory", dump)
+            if not os.path.exists(dump):
+                raise pt.Failure("lldb wrote no minidump: %s" % out.decode("utf-8", "replace")[-300:])
+        finally:
+            proc.kill()
+            proc.wait()
+        truth = json.load(open(truth_path))
+        n = read_all(dump, truth, label_from="module list")
+        return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
+    case(script_minidump, why)
 
     def embed(crash):
         def run():
