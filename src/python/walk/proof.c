@@ -3,14 +3,14 @@
  * where the dump shows Python ran is a failed read, never a report.
  *
  * What a runtime must show (CPython's own invariants, 3.6-3.15): every
- * interpreter in its list is an aligned, readable PyInterpreterState
- * whose thread states (tstate_head, then each's next) point back to it
- * (PyThreadState.interp, set by new_threadstate and never changed); and
- * when it has thread states and the dump knows its threads' thread
- * pointers, at least one thread state's thread_id (its pthread_t) is a
- * thread of the dump (the others are stale ones, which the walk marks).
- * A symbol read at the wrong place (a module misplaced), a patched or
- * scribbled word, a scan's false hit: each fails one of these. */
+ * interpreter in its list is an aligned, readable PyInterpreterState,
+ * not its own successor, whose thread states (tstate_head, then each's
+ * next) are aligned and point back to it (PyThreadState.interp, set by
+ * new_threadstate and never changed).  Thread states whose thread id is
+ * no thread of the dump are the walk's to mark stale (a child forked
+ * from C keeps its parent's), not a refusal.  A symbol read at the wrong
+ * place (a module misplaced), a patched or scribbled word, a scan's
+ * false hit: each fails one of these. */
 #include "python/walk/walk.h"
 
 #include <string.h>
@@ -22,7 +22,6 @@ const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
 {
 	const struct py_layout *L = c->L;
 	uint64_t interp = head;
-	size_t tstates = 0, ours = 0;
 	for (int n = 0; interp && n < PROOF_MAX_INTERPS; n++) {
 		uint64_t ts, next;
 		if (interp % 8)
@@ -31,8 +30,8 @@ const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
 		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != PC_OK ||
 		    py_rd_ptr(c, interp + L->interp_next, &next) != PC_OK)
 			return NULL;   /* not captured: the walk says what is missing */
-		for (int k = 0; ts && k < PROOF_MAX_TSTATES; k++, tstates++) {
-			uint64_t back, ident;
+		for (int k = 0; ts && k < PROOF_MAX_TSTATES; k++) {
+			uint64_t back;
 			if (ts % 8)
 				return arena_printf(c->a, "a thread state of its interpreter at 0x%llx is at 0x%llx, "
 						    "not a pointer's alignment", (unsigned long long)interp,
@@ -43,9 +42,6 @@ const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
 				return arena_printf(c->a, "the thread state at 0x%llx of the interpreter at 0x%llx points "
 						    "to the interpreter 0x%llx", (unsigned long long)ts,
 						    (unsigned long long)interp, (unsigned long long)back);
-			if (py_rd_ptr(c, ts + L->tstate_thread_id, &ident) == PC_OK && ident &&
-			    dump_tid_of_pthread(c->d, ident) >= 0)
-				ours++;
 			if (py_rd_ptr(c, ts + L->tstate_next, &ts) != PC_OK)
 				break;
 		}
@@ -54,12 +50,6 @@ const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
 					    (unsigned long long)interp);
 		interp = next;
 	}
-	bool tps = false;
-	for (size_t i = 0; i < c->d->nthreads && !tps; i++)
-		tps = c->d->threads[i].regs.tp != 0;
-	if (tstates && !ours && tps)
-		return arena_printf(c->a, "none of its %zu thread state%s belongs to a thread of the dump (their "
-				    "thread ids are no thread's pthread_t)", tstates, tstates == 1 ? "" : "s");
 	return NULL;
 }
 

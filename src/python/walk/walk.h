@@ -107,8 +107,8 @@ void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 /* ---- proof.c ---- */
 
 /* Why the runtime whose interpreter list starts at HEAD cannot be believed
- * (an interpreter misaligned, a thread state that points to another
- * interpreter, no thread state of a thread of the dump), or NULL: it
+ * (an interpreter or thread state misaligned, an interpreter its own
+ * next, a thread state that points to another interpreter), or NULL: it
  * agrees with itself, as far as the dump holds it. */
 const char *py_runtime_refusal(struct py_ctx *c, uint64_t head);
 /* When no Python thread was read but a native stack runs the eval loop:
