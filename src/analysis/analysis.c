@@ -109,6 +109,9 @@ static void fill_modules(struct analysis *a)
 		mm->path = arena_strdup(r->arena, m->path);
 		mm->start = m->start;
 		mm->end = m->end;
+		mm->base = m->base;
+		mm->base_from = m->base_from;
+		mm->base_verified = m->base_verified;
 		if (m->build_id_len) {
 			char hex[129];
 			dump_hex(m->build_id, m->build_id_len, hex);
@@ -379,8 +382,8 @@ static void compare_walks(struct model_report *r, const struct model_report *fir
 	}
 }
 
-struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analysis_options *opt,
-				      struct analysis **out)
+static struct pc_error *run_process_once(int64_t pid, bool stop, const struct analysis_options *opt,
+					 struct analysis **out)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	*out = NULL;
@@ -424,6 +427,52 @@ struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analy
 	model_report_free(first);
 	*out = a;
 	return NULL;
+}
+
+/* A stopped thread's Python frames whose read failed: the stop caught
+ * it mid-change (a frame pushed or popped, a thread starting or
+ * ending), or its state is broken; the first thread's error into *WHY. */
+static bool torn_thread(const struct model_report *r, const char **why)
+{
+	for (size_t i = 0; r && r->incomplete && i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			if (t->walk_incomplete) {
+				*why = t->error;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Reads of a stopped process whose threads were caught mid-change (the
+ * first read and the retries): each stops the process anew. */
+#define LIVE_READS 3
+
+struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analysis_options *opt,
+				      struct analysis **out)
+{
+	/* a thread stopped while it changed its Python state reads torn:
+	 * the process is let go and read again (a new stop, a new thread
+	 * list), a bounded number of times, and the last read stands */
+	char *first_why = NULL;
+	for (int read = 1;; read++) {
+		struct pc_error *e = run_process_once(pid, stop, opt, out);
+		const char *why = NULL;
+		if (e || !stop || read >= LIVE_READS || !torn_thread((*out)->report, &why)) {
+			if (!e && read > 1)
+				model_warn((*out)->report, "the process was read %d times: a stop caught a thread "
+					   "mid-change (%s)", read, first_why ? first_why : "its stack read incomplete");
+			free(first_why);
+			return e;
+		}
+		if (!first_why && why)
+			first_why = strdup(why);
+		analysis_free(*out);
+		*out = NULL;
+	}
 }
 
 const struct dump_range *analysis_ranges_read(const struct analysis *a, size_t *n)

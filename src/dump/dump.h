@@ -47,6 +47,11 @@ struct dump_module {
 	 * without a maps stream; lldb's covers the first segment only): the
 	 * attached file's program headers replace it */
 	bool extent_from_list;
+	/* how base was found: "link_map" (the dynamic linker's list),
+	 * "mappings" (the file's mapping at offset 0 in NT_FILE or
+	 * /proc/PID/maps) or "module list" (a minidump's); NULL: no base */
+	const char *base_from;
+	bool base_verified;          /* the dump holds an ELF header at base */
 };
 
 /* One note a crash reporter put in the dump: Crashpad's process-wide

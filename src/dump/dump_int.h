@@ -1,6 +1,6 @@
 /* Private to dump/: the segment index, and what every format's reader uses to fill it.
- * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c -> segments.c;
- * live_stop.c -> live.c -> live_refuse.c, open.c, segments.c (segments.c and open.c reach a
+ * Contract: calls run downward only: open.c -> elfcore.c, minidump.c -> files.c, place.c -> segments.c;
+ * live_stop.c -> live.c -> live_refuse.c, open.c, place.c, segments.c (segments.c and open.c reach a
  * live process's reader only through dump_priv's live_read and live_free). */
 #ifndef PYCORE_DUMP_INT_H
 #define PYCORE_DUMP_INT_H
@@ -145,6 +145,14 @@ struct dump_module *dump_add_module(struct dump *d, char *path);
 /* The module of PATH, added (a copy of PATH) when new; NULL with *FULL set
  * when DUMP_MAX_MODULES are there already, NULL alone without memory. */
 struct dump_module *dump_module_for_path(struct dump *d, const char *path, bool *full);
+
+/* Where each module is (place.c): its base as the loader's list (r_debug,
+ * through AT_PHDR and AT_PHNUM in the LEN bytes of AUXV, NULL when the
+ * dump has none) says, checked against the ELF header there, else its
+ * file's mapping at offset 0 that heads its segments; a module keeps only
+ * its segments among its file's mappings.  Call once the segments are in
+ * (a live process's: readable). */
+void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len);
 
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);

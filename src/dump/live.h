@@ -20,6 +20,8 @@ struct live_stopped {
 	bool seized;                 /* PTRACE_SEIZE took it */
 	bool stopped;                /* in a ptrace stop now: detach it */
 	int signal;                  /* a signal it was about to receive: passed on at detach */
+	bool gone;                   /* exited while it was stopped */
+	int late;                    /* rounds it was waited for without stopping */
 };
 
 struct dump_live {

@@ -42,7 +42,8 @@
 #define PRSTATUS_PID   32
 #define PRSTATUS_REGS  112
 #define MAX_TASKS_ROUNDS 64
-#define STOP_WAIT_NS   (1000L * 1000 * 1000)   /* a thread that does not stop in 1 s is read running */
+#define STOP_WAIT_NS   (1000L * 1000 * 1000)   /* one round's wait for the threads to stop */
+#define STOP_LATE_ROUNDS 5                     /* a thread that does not stop in 5 rounds is read running */
 
 /* ------------------------------------------------------------------------
  * Threads
@@ -188,12 +189,16 @@ static bool known(const struct dump_live *l, int64_t tid)
 	return false;
 }
 
-/* Seize and interrupt every thread of the task list not yet seized:
- * how many were new; -1 with d's error set when ptrace refuses. */
-static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, size_t n)
+/* Seize and interrupt every thread of the task list not yet seized,
+ * then wait for those and for the ones seized before that have not
+ * stopped yet (a loaded machine may not run a thread for a while; a
+ * thread that runs on may create more): how many were new, *LATE how
+ * many are still not stopped; -1 with d's error set when ptrace
+ * refuses. */
+static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, size_t n, size_t *late)
 {
 	int added = 0;
-	size_t first = l->nstopped;
+	*late = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (known(l, tids[i]))
 			continue;
@@ -202,7 +207,7 @@ static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, s
 			return -1;
 		l->stopped = v;
 		struct live_stopped *s = &l->stopped[l->nstopped];
-		*s = (struct live_stopped){ tids[i], false, false, 0 };
+		*s = (struct live_stopped){ tids[i], false, false, 0, false, 0 };
 		if (ptrace(PTRACE_SEIZE, (pid_t)tids[i], NULL, NULL) != 0) {
 			if (errno == ESRCH || (errno == EPERM && live_exiting(live_task_state(l, tids[i])))) {
 				l->nstopped++;   /* remembered, so that it is not tried again */
@@ -229,19 +234,21 @@ static int seize_new(struct dump *d, struct dump_live *l, const int64_t *tids, s
 	deadline.tv_nsec += STOP_WAIT_NS % 1000000000L;
 	deadline.tv_sec += STOP_WAIT_NS / 1000000000L + deadline.tv_nsec / 1000000000L;
 	deadline.tv_nsec %= 1000000000L;
-	for (size_t i = first; i < l->nstopped; i++) {
+	for (size_t i = 0; i < l->nstopped; i++) {
 		struct live_stopped *s = &l->stopped[i];
-		if (!s->seized)
+		if (!s->seized || s->stopped || s->gone)
 			continue;
 		int w = wait_stop(s, &deadline);
-		if (w == 1)
+		if (w == 1) {
 			s->stopped = true;
-		else if (w == 0)
+		} else if (w == 0) {
+			s->gone = true;
 			dump_note(d, "thread %lld exited while pycore stopped the process: it is left out",
 				  (long long)s->tid);
-		else
-			dump_warn(d, "thread %lld did not stop within a second (in the kernel, uninterruptible): "
-				  "read running, without its registers", (long long)s->tid);
+		} else {
+			s->late++;
+			++*late;
+		}
 	}
 	return added;
 }
@@ -280,20 +287,30 @@ struct pc_error *dump_process_stop(struct dump *d, bool stop)
 		live_refresh_segments(d);
 		return NULL;
 	}
-	/* again until a reading of the task list brings no new thread */
+	/* again until one reading of the task list brings no new thread and
+	 * every thread seized has stopped (or exited): one consistent list,
+	 * the same before and after the stop; bounded, by rounds and by how
+	 * long a thread may take to stop */
 	int added = 1;
-	for (int round = 0; added > 0 && round < MAX_TASKS_ROUNDS; round++) {
+	size_t late = 0;
+	for (int round = 0, late_rounds = 0; (added > 0 || late > 0) && round < MAX_TASKS_ROUNDS &&
+	     late_rounds < STOP_LATE_ROUNDS; round++) {
 		if (list_tasks(l, &tids, &n) != 0) {
 			enum pc_code st = live_refused(d, "cannot list its threads", errno);
 			return error_of(d, st);
 		}
-		added = seize_new(d, l, tids, n);
+		added = seize_new(d, l, tids, n, &late);
 		free(tids);
 		if (added < 0) {
 			dump_process_resume(d);
 			return error_of(d, d->p->error ? PC_EDENIED : PC_ENOMEM);
 		}
+		late_rounds += late > 0;
 	}
+	for (size_t i = 0; i < l->nstopped; i++)
+		if (l->stopped[i].seized && !l->stopped[i].stopped && !l->stopped[i].gone)
+			dump_warn(d, "thread %lld did not stop within %d seconds (in the kernel, uninterruptible): "
+				  "read running, without its registers", (long long)l->stopped[i].tid, l->stopped[i].late);
 	if (added > 0)
 		dump_warn(d, "threads kept being created while pycore stopped the process: the newest may be "
 			  "missing");

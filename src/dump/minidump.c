@@ -217,6 +217,7 @@ static struct dump_module *add_module(struct dump *d, char *path, uint64_t base,
 	if (m) {
 		m->start = m->base = base;
 		m->end = base + size;
+		m->base_from = "module list";
 	}
 	return m;
 }
@@ -507,7 +508,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 			       nstreams, dir_rva);
 		return PC_ECORRUPT;
 	}
-	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 };
+	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 }, auxv = { 0 };
 	enum pc_code st = PC_OK;
 	bool dso_debug = false, proc_stat = false, crashpad = false;
 	/* the platform first: it reads the threads' contexts */
@@ -562,7 +563,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		case MD_LINUX_DSO_DEBUG: dso_debug = true; break;
 		case MD_LINUX_PROC_STAT: proc_stat = true; break;
 		case MD_CRASHPAD_INFO: crashpad = true; cpinfo = cpinfo.type ? cpinfo : s; break;
-		case MD_LINUX_AUXV: linux_auxv(d, &s); break;
+		case MD_LINUX_AUXV: linux_auxv(d, &s); auxv = s; break;
 		case MD_LINUX_CMDLINE: linux_cmdline(d, &s); break;
 		case MD_LINUX_STATUS: linux_status(d, &s); break;
 		case MD_MISC_INFO:
@@ -615,6 +616,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		st = dump_add_file_segments(d);
 	if (st != PC_OK)
 		return st;
+	dump_place_modules(d, auxv.type ? md_at(d, auxv.rva, auxv.size) : NULL, auxv.size);
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (!d->modules[i].build_id_len)
 			dump_read_build_id(d, d->modules[i].base, d->modules[i].build_id,

@@ -233,6 +233,10 @@ struct model_module {
 	const char *found_by;        /* how that file was found (locate.h's
 					locate_how_str: "recorded", "sysroot",
 					"build-id-tree", ...); NULL with file */
+	uint64_t base;               /* its ELF header's address */
+	const char *base_from;       /* how base was found: "link_map", "mappings",
+					"module list" (dump.h's base_from); NULL unknown */
+	bool base_verified;          /* the dump holds an ELF header at base */
 };
 
 /* What systemd-coredump recorded about the crash (dump.h's

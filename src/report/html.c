@@ -514,13 +514,20 @@ static void write_modules(FILE *out, const struct model_report *r)
 	if (!r->modules.n)
 		return;
 	fprintf(out, "<section class=\"card\" id=\"modules\"><details><summary>%zu modules</summary>"
-		"<table><thead><tr><th>path</th><th>start</th><th>build-id</th><th>file read</th></tr></thead>"
+		"<table><thead><tr><th>path</th><th>start</th><th>base</th><th>base from</th><th>build-id</th>"
+		"<th>file read</th></tr></thead>"
 		"<tbody>\n", r->modules.n);
 	for (size_t i = 0; i < r->modules.n; i++) {
 		const struct model_module *m = r->modules.items[i];
 		fputs("<tr><td>", out);
 		html_text(out, m->path);
 		fprintf(out, "</td><td>0x%llx</td><td>", (unsigned long long)m->start);
+		if (m->base)
+			fprintf(out, "0x%llx", (unsigned long long)m->base);
+		fputs("</td><td>", out);
+		if (m->base_from)
+			html_text(out, m->base_from);
+		fputs("</td><td>", out);
 		if (m->build_id)
 			html_text(out, m->build_id);
 		fputs("</td><td>", out);

@@ -429,10 +429,12 @@ static json_t *report_json(const struct model_report *r)
 	json_t *modules = json_array();
 	for (size_t i = 0; i < r->modules.n; i++) {
 		const struct model_module *m = r->modules.items[i];
-		json_array_append_new(modules, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+		json_array_append_new(modules, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 			"path", str_or_null(m->path), "start", addr_or_null(m->start, true),
 			"end", addr_or_null(m->end, true), "build_id", str_or_null(m->build_id),
-			"file", str_or_null(m->file), "found_by", str_or_null(m->found_by)));
+			"file", str_or_null(m->file), "found_by", str_or_null(m->found_by),
+			"base", addr_or_null(m->base, m->base != 0), "base_from", str_or_null(m->base_from),
+			"base_verified", m->base_verified));
 	}
 	json_t *annotations = json_array();
 	for (size_t i = 0; i < r->nannotations; i++) {

@@ -129,6 +129,18 @@ static const char *found_by_words(const char *how)
 	return how ? how : "how unknown";
 }
 
+/* How a module's base was found (dump.h's base_from), in words. */
+static const char *base_from_words(const char *how)
+{
+	if (!how)
+		return "an unknown source";
+	if (strcmp(how, "link_map") == 0)
+		return "the dynamic linker's list";
+	if (strcmp(how, "module list") == 0)
+		return "the minidump's module list";
+	return "the file's mapping at offset 0";
+}
+
 /* --verbose: "  /usr/lib/libpython3.11.so.1.0: /srv/root/usr/lib/...
  * (under --sysroot)" for each module, "not read" for those without a file. */
 static void write_modules(FILE *out, const struct model_report *r)
@@ -147,6 +159,9 @@ static void write_modules(FILE *out, const struct model_report *r)
 		} else {
 			fputs(": not read\n", out);
 		}
+		if (m->base)
+			fprintf(out, "    base 0x%llx, from %s%s\n", (unsigned long long)m->base, base_from_words(m->base_from),
+				m->base_verified ? "" : " (its ELF header not in the dump)");
 	}
 }
 

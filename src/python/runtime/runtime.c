@@ -208,6 +208,43 @@ static bool probe_module(struct symbols *s, struct dump_module *m, struct py_run
 	return rt->sym[PY_SYM_RUNTIME] || (rt->sym[PY_SYM_INTERP_HEAD] && rt->sym[PY_SYM_CODE_TYPE]);
 }
 
+bool py_find_runtime_next(struct dump *d, struct model_report *r, struct py_runtime *rt, const char *refused)
+{
+	/* the order of py_find_runtime: symbol, debug offsets, scan; each
+	 * method's own candidate once */
+	const char *was = rt->located_by ? rt->located_by : "";
+	bool after_symbol = strcmp(was, "symbol") == 0;
+	if (after_symbol) {
+		uint64_t runtime, version;
+		struct dump_module *m = scan_debug_offsets(d, &runtime, &version);
+		if (m && runtime != rt->sym[PY_SYM_RUNTIME]) {
+			memset(rt, 0, sizeof(*rt));
+			rt->mod = m;
+			rt->located_by = "debug-offsets";
+			rt->sym[PY_SYM_RUNTIME] = runtime;
+			model_warn(r, "the runtime was found again by its debug-offsets cookie at 0x%llx (%s)",
+				   (unsigned long long)runtime, refused);
+			return true;
+		}
+	}
+	if (after_symbol || strcmp(was, "debug-offsets") == 0) {
+		uint64_t where;
+		unsigned minor;
+		struct dump_module *m = scan_interp_list(d, &where, &minor);
+		if (m) {
+			memset(rt, 0, sizeof(*rt));
+			rt->mod = m;
+			rt->located_by = "scan";
+			rt->scanned_minor = minor;
+			rt->sym[minor == 6 ? PY_SYM_INTERP_HEAD : PY_SYM_RUNTIME] = where;
+			model_warn(r, "the interpreter list was found again by scanning the interpreter's memory "
+				   "(CPython 3.%u layout) at 0x%llx (%s)", minor, (unsigned long long)where, refused);
+			return true;
+		}
+	}
+	return false;
+}
+
 struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struct symbols *s,
 				 struct model_report *r, struct py_runtime *rt)
 {

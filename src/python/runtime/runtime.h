@@ -25,6 +25,10 @@ struct py_runtime {
  * scan (each fallback warns in R).  NULL, or PC_ENOTPYTHON's error. */
 struct pc_error *py_find_runtime(struct dump *d, const struct locate *loc, struct symbols *s,
 				 struct model_report *r, struct py_runtime *rt);
+/* RT was refused (REFUSED says why, for the warning): the next candidate
+ * of the methods after RT's (the debug offsets' cookie, then the scan)
+ * into RT, warned in R; false when there is none. */
+bool py_find_runtime_next(struct dump *d, struct model_report *r, struct py_runtime *rt, const char *refused);
 /* A module named like an interpreter (libpython*, python*), or NULL: a
  * dump of such a process whose state is missing is a partial report. */
 struct dump_module *py_named_module(struct dump *d);

@@ -43,7 +43,7 @@ struct unwind_into {
 /* _PyEval_EvalFrameDefault, or a part GCC split off it
  * ("_PyEval_EvalFrameDefault.cold" holds the return address of calls made
  * from its unlikely paths; ".constprop.N" and the like are its clones). */
-static bool is_eval_loop(const char *fn)
+bool py_is_eval_loop(const char *fn)
 {
 	static const char name[] = "_PyEval_EvalFrameDefault";
 	return fn && strncmp(fn, name, sizeof(name) - 1) == 0 &&
@@ -78,7 +78,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
-		.eval = !nf->inlined && is_eval_loop(nf->function),
+		.eval = !nf->inlined && py_is_eval_loop(nf->function),
 		.internal = nf->module && nf->module == u->interp_module,
 	};
 	return 0;

@@ -181,44 +181,64 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 
 	c.code_type = rt.sym[PY_SYM_CODE_TYPE];
 	struct py_layout L = { .object_tid = -1 };
-	uint64_t hex;
+	uint64_t hex, runtime = 0, head = 0;
 	bool unreadable;
-	if ((e = py_choose_layout(&c, s, &rt, &L, &hex, &unreadable)) != NULL)
-		return e;
-
-	r->has_python = true;
-	const struct locate_result *lr = locate_result(loc, rt.mod);
-	r->binary_path = arena_strdup(r->arena, lr && lr->data ? lr->path : rt.mod->path);
-	if (rt.mod->build_id_len) {
-		char hexid[129];
-		dump_hex(rt.mod->build_id, rt.mod->build_id_len, hexid);
-		r->binary_build_id = arena_strdup(r->arena, hexid);
-	}
-	r->located_by = rt.located_by;
-	r->free_threaded = py_layout_free_threaded(&L);
-	uint64_t runtime, head;
-	if (unreadable || interpreter_list(&c, &rt, &runtime, &head) != 0) {
-		/* Py_Version, read from the module's file; before 3.11 the
-		 * string of PY_VERSION there */
-		if (!hex)
-			hex = py_version_in_file(s, rt.mod, L.minor);
-		if (hex) {
-			r->hexversion = hex;
-			r->version = py_version_string(r->arena, hex);
-		} else {
-			/* "version" takes full versions only */
-			model_warn(r, "only the minor version 3.%u could be told from %s (the version is null)",
-				   L.minor, rt.mod->path);
+	const char *refused = NULL;
+	/* each candidate proves itself before it is walked; a refused one
+	 * gives way to the next method's (runtime.c) */
+	for (int tries = 0;; tries++) {
+		L = (struct py_layout){ .object_tid = -1 };
+		if ((e = py_choose_layout(&c, s, &rt, &L, &hex, &unreadable)) != NULL)
+			return e;
+		if (!c.code_type)
+			c.code_type = rt.sym[PY_SYM_CODE_TYPE];
+		r->has_python = true;
+		const struct locate_result *lr = locate_result(loc, rt.mod);
+		r->binary_path = arena_strdup(r->arena, lr && lr->data ? lr->path : rt.mod->path);
+		r->binary_build_id = NULL;
+		if (rt.mod->build_id_len) {
+			char hexid[129];
+			dump_hex(rt.mod->build_id, rt.mod->build_id_len, hexid);
+			r->binary_build_id = arena_strdup(r->arena, hexid);
 		}
-		if (c.state_missing)
-			say_state_missing(&c);
-		if (opt->native)
-			native_stacks(&c, s, rt.mod);
-		addrtab_free(&c.codes);
-		addrtab_free(&c.type_names);
-		return NULL;
+		r->located_by = rt.located_by;
+		r->free_threaded = py_layout_free_threaded(&L);
+		if (unreadable || interpreter_list(&c, &rt, &runtime, &head) != 0) {
+			/* Py_Version, read from the module's file; before 3.11 the
+			 * string of PY_VERSION there */
+			if (!hex)
+				hex = py_version_in_file(s, rt.mod, L.minor);
+			if (hex) {
+				r->hexversion = hex;
+				r->version = py_version_string(r->arena, hex);
+			} else {
+				/* "version" takes full versions only */
+				model_warn(r, "only the minor version 3.%u could be told from %s (the version is null)",
+					   L.minor, rt.mod->path);
+			}
+			if (c.state_missing)
+				say_state_missing(&c);
+			if (opt->native)
+				native_stacks(&c, s, rt.mod);
+			addrtab_free(&c.codes);
+			addrtab_free(&c.type_names);
+			return NULL;
+		}
+		const char *why = py_runtime_refusal(&c, head);
+		if (!why)
+			break;
+		refused = arena_printf(r->arena, "the runtime found by %s at 0x%llx was refused: %s", rt.located_by,
+				       (unsigned long long)(runtime ? runtime : rt.sym[PY_SYM_INTERP_HEAD]), why);
+		model_warn(r, "%s", refused);
+		if (tries >= 2 || !py_find_runtime_next(d, r, &rt, refused)) {
+			model_warn(r, "no runtime candidate agrees with itself: no Python thread is read");
+			r->incomplete = true;
+			head = runtime = 0;
+			break;
+		}
+		refused = NULL;
 	}
-	if (!head)
+	if (!head && !refused)
 		model_warn(r, "the interpreter list is empty (not initialized yet, or already finalized)");
 	finalizing(&c, runtime);
 	tell_version(&c, s, &rt, hex, head);
@@ -227,6 +247,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	py_find_types(&c, s, &rt, head);
 	py_find_asyncio_offsets(&c, s, rt.mod);
 	py_walk_interpreters(&c, runtime, head, rt.sym[PY_SYM_TSTATE_CURRENT]);
+	py_check_python_ran(&c, s, refused);
 	if (opt->native) {
 		native_stacks(&c, s, rt.mod);
 		py_gc_after_native(&c);

@@ -57,6 +57,9 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 
 /* ---- native.c ---- */
 
+/* _PyEval_EvalFrameDefault, or a part GCC split off it. */
+bool py_is_eval_loop(const char *function);
+
 /* T's native stack, its Python frames woven in where that is proven;
  * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
  * Python thread state runs on T's OS thread too. */
@@ -103,6 +106,18 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
 
 /* What each blocked thread of MI waits on (threads[].waiting_on). */
 void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
+
+/* ---- proof.c ---- */
+
+/* Why the runtime whose interpreter list starts at HEAD cannot be believed
+ * (an interpreter or thread state misaligned, an interpreter its own
+ * next, a thread state that points to another interpreter), or NULL: it
+ * agrees with itself, as far as the dump holds it. */
+const char *py_runtime_refusal(struct py_ctx *c, uint64_t head);
+/* When no Python thread was read but a native stack runs the eval loop:
+ * a warning naming that thread and WHY (NULL: the list was empty), and
+ * the report incomplete. */
+void py_check_python_ran(struct py_ctx *c, struct symbols *s, const char *why);
 
 /* ---- budget.c ---- */
 
