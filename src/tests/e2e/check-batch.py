@@ -439,9 +439,9 @@ def check_warm(tap, cores, work):
             inputs.append(os.path.join(d, "%d-%d.core" % (i, k)))
             os.link(core, inputs[-1])
     p = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2"] + inputs, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=300)
+                       stderr=subprocess.PIPE, timeout=scaled(300))
     p0 = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "0"] + inputs,
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
     cold = pt.validator().check(p0.stdout.decode(), "cold batch")
     if p.returncode or p0.returncode or len(cold) != len(inputs):
         raise Failure("warm and cold batches: exit %d and %d, %d records" % (p.returncode, p0.returncode, len(cold)))
@@ -459,7 +459,7 @@ def check_warm(tap, cores, work):
     # one warm build at a time, and a memory cap every warm process is
     # over: each new build ends the last one's process
     tight = subprocess.run([pt.PYCORE, "batch", "--ordered", "--jobs", "2", "--warm-builds", "1", "--warm-memory",
-                            "1"] + inputs[::-1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                            "1"] + inputs[::-1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(300))
     if tight.returncode or tight.stdout.splitlines() != p0.stdout.splitlines()[::-1]:
         raise Failure("--warm-builds 1 --warm-memory 1: exit %d, records not those of cold workers"
                       % tight.returncode)

@@ -34,6 +34,7 @@ import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.corefile import Core, table
 from pycoretest.htmlpage import Page, esc
+from pycoretest.env import scaled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -185,7 +186,7 @@ def gcore_of(argv, work, env=None, before=None):
         if before:
             before(proc)
         g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(proc.pid)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(180))
         core = os.path.join(work, "core.%d" % proc.pid)
         if g.returncode != 0 or not os.path.exists(core):
             raise pt.Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-400:])

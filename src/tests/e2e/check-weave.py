@@ -47,6 +47,7 @@ import time
 import pycoretest as pt
 from pycoretest import native as gdb_native
 from pycoretest.htmlpage import Page, check_markup
+from pycoretest.env import scaled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EVAL = gdb_native.EVAL
@@ -285,7 +286,7 @@ def matmul_core(target, work, env):
         for k in range(5):
             time.sleep(0.3)
             g = subprocess.run(["gcore", "-o", os.path.join(work, "core%d" % k), str(proc.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
             core = os.path.join(work, "core%d.%d" % (k, proc.pid))
             if g.returncode != 0 or not os.path.exists(core):
                 raise pt.Failure("gcore failed: %s" % g.stdout.decode("utf-8", "replace")[-300:])
