@@ -12,36 +12,12 @@
 #include <unistd.h>
 
 #include "dump/dump.h"
+#include "tests/unit/unit.h"
 
-static int failures, checks;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
 
 /* ---- building a core ---- */
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const void *data, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 256;
-		b->p = realloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->n, data, n);
-	b->n += n;
-}
 
 static void put_note(struct buf *b, const char *name, uint32_t type, const void *desc, size_t len,
 		     uint32_t claimed_len)

@@ -18,37 +18,13 @@
 
 #include "locate/image.h"
 #include "util/sha256.h"
+#include "tests/unit/unit.h"
 
-static int failures, checks;
 static char tmpdir[] = "/tmp/pycore-test-image-XXXXXX";
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
 
 /* ---- writing a tar ---- */
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const void *data, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 1024;
-		b->p = realloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->n, data, n);
-	b->n += n;
-}
 
 static void pad(struct buf *b)
 {

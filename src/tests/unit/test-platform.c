@@ -15,19 +15,9 @@
 #include <string.h>
 
 #include "platform/platform.h"
+#include "tests/unit/unit.h"
 
-static int failures, checks;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		checks++;                                                       \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
-	} while (0)
 
 /* The kernel's x86-64 structures (uapi asm/sigcontext.h, asm-generic/
  * ucontext.h, asm/sigframe.h), field by field. */
