@@ -260,6 +260,10 @@ const struct platform platform_aarch64 = {
 		.siginfo = 0,
 		.mcontext = SIGFRAME_UC + UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_READ,
+		/* struct sigcontext: fault_address, regs[31], sp, pc
+		 * (take_gregs from its second word) */
+		.mcontext_sp = 8 + 8 * D_SP,
+		.mcontext_pc = 8 + 8 * D_NREGS,
 		.parse_mcontext = parse_mcontext,
 		.mcontext_fault = mcontext_fault,
 		.unwind_from_mcontext = true,

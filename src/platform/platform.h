@@ -52,6 +52,9 @@ struct platform_sigframe {
 	uint64_t siginfo;                 /* siginfo_t at sp + siginfo */
 	uint64_t mcontext;                /* the saved registers at sp + mcontext */
 	size_t mcontext_size;             /* bytes parse_mcontext reads */
+	/* where in those bytes the saved stack pointer and pc are (a quick
+	 * look before parse_mcontext, in a search over many words) */
+	size_t mcontext_sp, mcontext_pc;
 	/* The registers at the signal from the MCONTEXT_SIZE bytes at P. */
 	void (*parse_mcontext)(const uint8_t *p, struct platform_regs *r);
 	/* The trampoline's call frame information does not restore the

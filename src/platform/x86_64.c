@@ -276,6 +276,10 @@ const struct platform platform_x86_64 = {
 		.siginfo = UCONTEXT_SIZE,
 		.mcontext = UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_SIZE,
+		/* struct sigcontext: r8..r15, rdi, rsi, rbp, rbx, rdx, rax,
+		 * rcx, rsp, rip (parse_mcontext) */
+		.mcontext_sp = 8 * 15,
+		.mcontext_pc = 8 * 16,
 		.parse_mcontext = parse_mcontext,
 		.mcontext_fault = mcontext_fault,
 		.code = trampoline_code,

@@ -286,8 +286,13 @@ static bool returned_frame(struct py_ctx *c, const struct dump_thread *t, struct
 	for (size_t off = 0; !found && off + need <= n; off += 8) {
 		struct platform_regs r;
 		const uint8_t *m = buf + off + p->sigframe.mcontext;
-		if (platform_le64(m + 0) != t->regs.dwarf[8] && p->dwarf_nregs > 8)
-			continue; /* (a quick test first: x86-64's first saved register, r8) */
+		/* a quick test first: the saved pc and sp, which a frame of
+		 * the thread's exact registers must hold (a test of one
+		 * register that zeroed stack words pass, as r8 0 did, parsed
+		 * thousands of frames a thread) */
+		if (platform_le64(m + p->sigframe.mcontext_pc) != t->regs.pc ||
+		    platform_le64(m + p->sigframe.mcontext_sp) != t->regs.sp)
+			continue;
 		memset(&r, 0, sizeof(r));
 		p->sigframe.parse_mcontext(m, &r);
 		bool same = r.pc == t->regs.pc && r.sp == t->regs.sp;
