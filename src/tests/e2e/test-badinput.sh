@@ -280,7 +280,15 @@ usage_says "--pretty" analyze --pretty core
 usage_says "--pretty" analyze --format text --pretty core
 usage_says "--locals=deep" analyze --locals deep core
 usage_says "--sysroot" analyze --sysroot "$tmp/does-not-exist" core
-usage_says "not a directory" analyze --sysroot "$tmp/text" core
+# a --sysroot that is a file but no image (a tar, an OCI layout): exit 9,
+# one line naming it, before any dump is read
+"$PYCORE" analyze --sysroot "$tmp/text" core >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 9 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qF -- "$tmp/text" "$tmp/err"; then
+	tap_fail "exit 9: --sysroot naming a file that is no image" "exit $rc: $(cat "$tmp/err")"
+else
+	tap_ok "exit 9: --sysroot naming a file that is no image: $(cat "$tmp/err")"
+fi
 usage_says "--color" analyze --color=sometimes core
 usage_says "collapsed" analyze --format flame core
 usage_says "--warm-builds" batch --warm-builds many core
