@@ -17,6 +17,8 @@ stacks; then, each case a TAP line:
   thread pointer through libc.c's musl table is the thread's NT_PRSTATUS
   pid; locals: every repr exactly Python's (pycoretest.locals);
 - the text report holds every recorded frame;
+- a compact dump (analyze --save) gives the same report and keeps every
+  thread's struct pthread where the seam says (the check above, on it);
 - --native: the same Python frames, with native frames between them; the
   native frames musl's stripped libc.so (no symbol table, no call frame
   information in its assembly) cannot name are counted, not invented;
@@ -121,6 +123,22 @@ def check_native(core, truth, crashed, snap_signal, args):
     return "%d native frames, %d unnamed (\"??\")" % (len(native), len(unnamed))
 
 
+def check_compact(core, report, args, workdir):
+    """analyze --save: the compact dump gives the same report ("input"
+    aside) and keeps every thread's struct pthread, where the libc seam
+    says it is (check_seam on the compact dump)."""
+    compact = os.path.join(workdir, "compact")
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--save", compact] + args + [core])
+    if rc != 0:
+        raise Failure("--save: exit %d: %s" % (rc, err.strip()))
+    again = analyze(compact, args)
+    if dict(again, input=None) != dict(report, input=None):
+        raise Failure("the compact dump's report differs from the core's")
+    n, _ = check_seam(compact)
+    return "%d of %d bytes; the same report; %d threads' struct pthread kept" % (
+        os.path.getsize(compact), os.path.getsize(core), n)
+
+
 def glibc_fingerprints(workdir):
     target, why = interpreters.find(GLIBC)
     if why:
@@ -158,6 +176,7 @@ def check(target, scenario, workdir, subs):
         raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
     subs.append(("text", check_text, (core, truth, args)))
     subs.append(("--native", check_native, (core, truth, crashed, snap_signal, args)))
+    subs.append(("a compact dump (--save)", check_compact, (core, report, args, workdir)))
     if scenario == "crash":
         subs.append(("fingerprint as on glibc", check_fingerprint, (core, report, workdir)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
