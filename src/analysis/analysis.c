@@ -8,6 +8,7 @@
 
 #include "dump/dump.h"
 #include "model/fingerprint.h"
+#include "platform/libc.h"
 #include "model/redact.h"
 #include "report/report.h"
 #include "symbols/symbols.h"
@@ -176,6 +177,8 @@ static bool is_libc(const char *path)
 static void glibc_pthread_layout(struct analysis *a)
 {
 	struct dump *d = a->dump;
+	if (dump_libc(d) != &libc_glibc)
+		return;
 	for (size_t i = 0; i < d->nmodules; i++) {
 		if (!d->modules[i].path || !is_libc(d->modules[i].path))
 			continue;
@@ -189,6 +192,43 @@ static void glibc_pthread_layout(struct analysis *a)
 	}
 }
 
+/* A static executable names no C library among the dump's modules: its
+ * read-only pages (the file's, attached, or the dump's) may prove the one
+ * linked in (libc_by_bytes), read in chunks that overlap by more than the
+ * strings sought. */
+#define STATIC_CHUNK (1u << 20)
+#define STATIC_OVERLAP 64
+static void static_libc(struct analysis *a)
+{
+	struct dump *d = a->dump;
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (libc_by_module(d->modules[i].path))
+			return;
+	const struct dump_module *exe = NULL;
+	for (size_t i = 0; i < d->nmodules && !exe; i++)
+		if (d->auxv_entry && d->auxv_entry >= d->modules[i].start && d->auxv_entry < d->modules[i].end)
+			exe = &d->modules[i];
+	uint8_t *buf = exe ? malloc(STATIC_CHUNK) : NULL;
+	if (!buf)
+		return;
+	const struct libc *found = NULL;
+	for (size_t j = 0; j < exe->nmaps && !found; j++) {
+		const struct dump_mapping *mp = &exe->maps[j];
+		if (mp->writable)
+			continue;
+		for (uint64_t at = mp->start; at < mp->end && !found; at += STATIC_CHUNK - STATIC_OVERLAP) {
+			uint64_t n = mp->end - at < STATIC_CHUNK ? mp->end - at : STATIC_CHUNK;
+			if (dump_read(d, at, buf, (size_t)n) == PC_OK)
+				found = libc_by_bytes(buf, (size_t)n);
+			if (n < STATIC_CHUNK)
+				break;
+		}
+	}
+	free(buf);
+	if (found)
+		dump_set_libc(d, found);
+}
+
 /* The dump opened: its files located and attached, its symbols read;
  * what reads serve recorded from here on when a compact dump is asked for. */
 static struct pc_error *prepare(struct analysis *a)
@@ -200,8 +240,10 @@ static struct pc_error *prepare(struct analysis *a)
 		attach_files(a);
 	if (!e)
 		e = symbols_open(a->dump, a->loc, &a->sym);
-	if (!e)
+	if (!e) {
+		static_libc(a);
 		glibc_pthread_layout(a);
+	}
 	return e;
 }
 

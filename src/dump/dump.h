@@ -335,11 +335,30 @@ struct pc_error *dump_save_fd(struct dump *d, int fd, const char *name, bool zst
  * glibc's struct pthread at PTHREAD holds, if the dump captured it. */
 int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread);
 
+/* The C library the process ran on: the one whose dynamic linker (or
+ * libc) is among the dump's modules (libc_by_module), else the one
+ * dump_set_libc gave, else glibc.  Chosen at the first call. */
+const struct libc *dump_libc(struct dump *d);
+/* L, proved by other means (a static executable's bytes: libc_by_bytes),
+ * for a dump whose modules name no C library; false (nothing changed)
+ * when they do. */
+bool dump_set_libc(struct dump *d, const struct libc *l);
+/* Whether NAME is a signal return trampoline of the dump's kernel
+ * (platform_is_sigreturn) or C library (libc_is_sigreturn). */
+bool dump_is_sigreturn(struct dump *d, const char *name);
+
 /* What the dump's glibc says of its struct pthread (the libthread_db
  * descriptors in libc.so.6: _thread_db_sizeof_pthread, the field
  * _thread_db_pthread_tid): its SIZE and the offset of its tid, over the
  * platform's defaults.  false (nothing changed) when they make no sense. */
 bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid);
+/* The struct pthread (pthread_self()) of the thread whose thread pointer
+ * is TP, through the dump's libc (dump_libc); false when TP is 0 or the
+ * libc's layout on the dump's architecture is not known. */
+bool dump_pthread_of_tp(struct dump *d, uint64_t tp, uint64_t *pthread);
+/* Where the dump's libc's struct pthread keeps the thread's tid (an
+ * int); false when not known. */
+bool dump_pthread_tid_offset(struct dump *d, uint64_t *tid);
 
 /* The OS thread whose stack holds ADDR: the thread whose stack pointer is
  * at or below ADDR in the same run of captured memory (thread stacks are

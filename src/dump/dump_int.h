@@ -51,8 +51,11 @@ struct dump_priv {
 	bool notes_full;             /* a cap was reached: no more are taken */
 	uint8_t **copies;            /* segments' bytes dump_patch copied (the dump's to free) */
 	size_t ncopies;
+	/* the C library the process ran on (dump_libc: chosen by its
+	 * modules, or dump_set_libc), NULL until chosen */
+	const struct libc *libc;
 	/* glibc's struct pthread as the dump's libc describes it
-	 * (dump_set_pthread_layout); else the platform's */
+	 * (dump_set_pthread_layout); else the libc seam's */
 	bool pthread_known;
 	int64_t pthread_from_tp;
 	uint64_t pthread_tid;

@@ -3,6 +3,7 @@
  * dynamic linker's list of libraries, read so that they are recorded
  * (recordset.c) for dump_save. */
 #include "dump_int.h"
+#include "platform/libc.h"
 
 #include <elf.h>
 #include <stdlib.h>
@@ -106,13 +107,10 @@ static void touch_link_map(struct dump *d, uint64_t dyn, uint64_t len)
 }
 
 /* Whether M is the dynamic linker or the C library, whose data holds
- * glibc's lists of threads (libthread_db walks them). */
-static bool thread_lists_in(const struct dump_module *m)
+ * the lists of threads (glibc's libthread_db walks them; musl's head). */
+static bool thread_lists_in(struct dump *d, const struct dump_module *m)
 {
-	const char *base = strrchr(m->path, '/');
-	base = base ? base + 1 : m->path;
-	return strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "libc.so", 7) == 0 ||
-	       strncmp(base, "libpthread", 10) == 0;
+	return libc_holds_thread_list(dump_libc(d), m->path);
 }
 
 void dump_record_extras(struct dump *d)
@@ -124,11 +122,11 @@ void dump_record_extras(struct dump *d)
 			uint64_t top = end - r->sp > STACK_KEEP ? r->sp + STACK_KEEP : end;
 			touch(d, r->sp > STACK_BELOW ? r->sp - STACK_BELOW : 0, top);
 		}
-		/* glibc's struct pthread of the thread (libthread_db reads it) */
-		if (r->tp) {
-			uint64_t pt = r->tp + (uint64_t)d->platform->pthread_from_tp;
+		/* the C library's struct pthread of the thread (libthread_db
+		 * reads glibc's) */
+		uint64_t pt;
+		if (dump_pthread_of_tp(d, r->tp, &pt))
 			touch(d, pt, pt + PAGE);
-		}
 	}
 	/* the initial stack: argc, argv, the environment, auxv and their
 	 * strings, as the reader found argv there */
@@ -145,7 +143,7 @@ void dump_record_extras(struct dump *d)
 		bool exe = d->auxv_entry && d->auxv_entry >= m->start && d->auxv_entry < m->end;
 		if (dyn && exe)
 			touch_link_map(d, dyn, len);
-		for (size_t j = 0; thread_lists_in(m) && j < m->nmaps; j++) {
+		for (size_t j = 0; thread_lists_in(d, m) && j < m->nmaps; j++) {
 			const struct dump_mapping *mp = &m->maps[j];
 			if (mp->writable)
 				touch(d, mp->start, mp->end - mp->start > DATA_MAX ? mp->start + DATA_MAX : mp->end);

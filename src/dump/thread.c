@@ -2,25 +2,96 @@
  * glibc's pthread_t (the thread pointer, struct pthread's tid), by an
  * address on their stack, and the kernel's signal frames on it. */
 #include "dump_int.h"
+#include "platform/libc.h"
 
 #include <stdlib.h>
+
+/* The C library named by the dump's modules, NULL when none is */
+static const struct libc *libc_of_modules(const struct dump *d)
+{
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct libc *l = libc_by_module(d->modules[i].path);
+		if (l)
+			return l;
+	}
+	return NULL;
+}
+
+const struct libc *dump_libc(struct dump *d)
+{
+	if (!d->p->libc) {
+		const struct libc *l = libc_of_modules(d);
+		d->p->libc = l ? l : &libc_glibc;
+	}
+	return d->p->libc;
+}
+
+bool dump_set_libc(struct dump *d, const struct libc *l)
+{
+	if (!l || libc_of_modules(d))
+		return false;
+	d->p->libc = l;
+	return true;
+}
+
+bool dump_is_sigreturn(struct dump *d, const char *name)
+{
+	return platform_is_sigreturn(d->platform, name) || libc_is_sigreturn(dump_libc(d), name);
+}
+
+/* Where pthread_self() is from the thread pointer (*FROM_TP) and where
+ * struct pthread keeps the tid (*TID): what the dump's libc said
+ * (dump_set_pthread_layout), else the libc seam's facts; false when
+ * neither knows the dump's architecture. */
+static bool pthread_layout(struct dump *d, int64_t *from_tp, uint64_t *tid)
+{
+	if (d->p->pthread_known) {
+		*from_tp = d->p->pthread_from_tp;
+		*tid = d->p->pthread_tid;
+		return true;
+	}
+	const struct libc_pthread *l = libc_pthread(dump_libc(d), d->platform->elf_machine);
+	if (!l)
+		return false;
+	*from_tp = libc_pthread_from_tp(l);
+	*tid = l->tid;
+	return true;
+}
+
+bool dump_pthread_of_tp(struct dump *d, uint64_t tp, uint64_t *pthread)
+{
+	int64_t from_tp;
+	uint64_t tid;
+	if (!tp || !pthread_layout(d, &from_tp, &tid))
+		return false;
+	*pthread = tp + (uint64_t)from_tp;
+	return true;
+}
+
+bool dump_pthread_tid_offset(struct dump *d, uint64_t *tid)
+{
+	int64_t from_tp;
+	return pthread_layout(d, &from_tp, tid);
+}
 
 bool dump_set_pthread_layout(struct dump *d, uint64_t size, uint64_t tid)
 {
 	/* glibc's struct pthread is 1-3 KB on every 64-bit Linux */
-	if (size < 256 || size > 65536 || tid + 4 > size)
+	const struct libc_pthread *l = libc_pthread(dump_libc(d), d->platform->elf_machine);
+	if (size < 256 || size > 65536 || tid + 4 > size || !l)
 		return false;
 	d->p->pthread_known = true;
-	d->p->pthread_from_tp = d->platform->pthread_below_tp ? -(int64_t)size : d->platform->pthread_from_tp;
+	d->p->pthread_from_tp = l->below_tp ? -(int64_t)size : 0;
 	d->p->pthread_tid = tid;
 	return true;
 }
 
 int64_t dump_tid_of_pthread(struct dump *d, uint64_t pthread)
 {
-	const struct platform *p = d->platform;
-	int64_t from_tp = d->p->pthread_known ? d->p->pthread_from_tp : p->pthread_from_tp;
-	uint64_t tid_at = d->p->pthread_known ? d->p->pthread_tid : p->pthread_tid;
+	int64_t from_tp;
+	uint64_t tid_at;
+	if (!pthread_layout(d, &from_tp, &tid_at))
+		return -1;
 	bool unknown = false;
 	for (size_t i = 0; i < d->nthreads; i++) {
 		uint64_t tp = d->threads[i].regs.tp;

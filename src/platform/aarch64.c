@@ -32,13 +32,7 @@
  *   MDRawContextARM64_Old (packed to 4) is uint64 context_flags, then the
  *   same iregs[33] at 8.  So in both x0-x30 are at 8-248, sp at 256 and
  *   pc at 264.
- * - glibc (Debian 12's 2.36, libc6-arm64-cross, from its libthread_db
- *   descriptors _thread_db_pthread_tid and _thread_db_sizeof_pthread):
- *   aarch64 puts the TCB after struct pthread (TLS_DTV_AT_TP: the thread
- *   pointer is just past it, THREAD_SELF is tp - sizeof(struct pthread)),
- *   sizeof(struct pthread) is 1856 and tid is at 208.  Unstable's 2.43
- *   says 1824 (tid at 208 still): the analysis takes both from the dump's
- *   libc.so.6 where it can (dump_set_pthread_layout), these otherwise.
+ * - struct pthread (glibc's, musl's): the libc seam's, libc.c.
  * - futex(2) is system call 98 (include/uapi/asm-generic/unistd.h).
  * - The signal frame (arch/arm64/kernel/signal.c): struct rt_sigframe is
  *   { struct siginfo info; struct ucontext uc; }, and setup_return sets
@@ -83,8 +77,6 @@
 #define MD_CONTEXT_READ    272     /* through pc */
 #define SYS_FUTEX          98
 #define PAC_MASK_VA48      0x007f000000000000ull
-#define GLIBC_PTHREAD_SIZE 1856
-#define GLIBC_PTHREAD_TID  208
 #define SIGFRAME_UC        128
 #define UCONTEXT_MCONTEXT  176
 #define SIGCONTEXT_REGS    280     /* fault_address, regs[31], sp, pc, pstate */
@@ -251,9 +243,6 @@ const struct platform platform_aarch64 = {
 	.plt_slot = plt_slot,
 	.code_address = code_address,
 	.sys_futex = SYS_FUTEX,
-	.pthread_from_tp = -GLIBC_PTHREAD_SIZE,
-	.pthread_tid = GLIBC_PTHREAD_TID,
-	.pthread_below_tp = true,
 	.multiarch = "aarch64-linux-gnu",
 	.sigframe = {
 		.trampolines = trampolines,

@@ -48,7 +48,9 @@ struct platform_regs {
  * frame in the return trampoline (the stack pointer the unwinder gives the
  * trampoline's frame, the handler having returned into it). */
 struct platform_sigframe {
-	const char *const *trampolines;   /* symbol names, NULL-terminated */
+	/* the kernel's own trampolines' symbol names (aarch64's vDSO), NULL-
+	 * terminated, or NULL; the C library's are the libc seam's */
+	const char *const *trampolines;
 	uint64_t siginfo;                 /* siginfo_t at sp + siginfo */
 	uint64_t mcontext;                /* the saved registers at sp + mcontext */
 	size_t mcontext_size;             /* bytes parse_mcontext reads */
@@ -152,17 +154,8 @@ struct platform {
 	/* futex(2)'s system call number */
 	uint64_t sys_futex;
 
-	/* glibc: pthread_self() (and so CPython's thread ident) less the
-	 * thread pointer, and where struct pthread keeps the thread's tid:
-	 * the values of one glibc (the one named in the platform's file),
-	 * for a dump whose libc does not say (dump_set_pthread_layout) */
-	int64_t pthread_from_tp;
-	uint64_t pthread_tid;
-	/* struct pthread ends at the thread pointer (glibc's TLS_DTV_AT_TP,
-	 * THREAD_SELF = tp - sizeof(struct pthread)): pthread_from_tp is
-	 * minus its size, which changes between glibc versions; false: the
-	 * thread pointer is the struct pthread (TLS_TCB_AT_TP) */
-	bool pthread_below_tp;
+	/* (what depends on the C library -- struct pthread, its signal
+	 * return trampolines -- is the libc seam's: libc.h) */
 
 	/* Debian's multiarch tuple ("x86_64-linux-gnu"): the loader's
 	 * default directories /lib/TUPLE and /usr/lib/TUPLE */
@@ -191,7 +184,8 @@ const struct platform *platform_minidump_default(void);
 /* "an" or "a", for NAME ("an aarch64", "a ppc64le"). */
 const char *platform_article(const char *name);
 
-/* Whether NAME is one of P's signal return trampolines. */
+/* Whether NAME is one of P's (the kernel's) signal return trampolines
+ * (dump_is_sigreturn adds the C library's). */
 bool platform_is_sigreturn(const struct platform *p, const char *name);
 /* Whether the N bytes at CODE are P's trampoline's first instructions. */
 bool platform_is_sigreturn_code(const struct platform *p, const uint8_t *code, size_t n);

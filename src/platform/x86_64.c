@@ -18,13 +18,7 @@
  *   CONTEXT_AMD64 is 1232 bytes, EFlags at 68, Rax at 120, Rcx, Rdx, Rbx,
  *   Rsp, Rbp, Rsi, Rdi, R8 ... R15 every 8 bytes to 240, Rip at 248
  *   (winnt.h's CONTEXT; Breakpad's MDRawContextAMD64).
- * - glibc: on x86-64 the thread pointer (fs_base) is the struct pthread
- *   itself (TLS_TCB_AT_TP: tcbhead_t, whose self field pthread_self()
- *   returns, starts it), and struct pthread keeps the tid at 720, as
- *   glibc's own descriptor for libthread_db says (the field (pthread, tid)
- *   of nptl_db/structs.def, in libc.so.6 as the symbol
- *   _thread_db_pthread_tid), read from Debian 12's libc.so.6 and
- *   unstable's.
+ * - struct pthread (glibc's, musl's): the libc seam's, libc.c.
  * - futex(2) is system call 202 (arch/x86/entry/syscalls/syscall_64.tbl).
  * - The signal frame: arch/x86/include/asm/sigframe.h's struct rt_sigframe
  *   is { char *pretcode; struct ucontext uc; struct siginfo info; }.  The
@@ -64,7 +58,6 @@ enum { D_RAX, D_RDX, D_RCX, D_RBX, D_RSI, D_RDI, D_RBP, D_RSP, D_R8, D_R9, D_R10
 /* CONTEXT_AMD64 is 1232 bytes; the registers read end with Rip's */
 #define MD_CONTEXT_READ    256
 #define SYS_FUTEX          202
-#define GLIBC_PTHREAD_TID  720
 #define UCONTEXT_MCONTEXT  40
 #define UCONTEXT_SIZE      304
 #define SIGCONTEXT_SIZE    256
@@ -239,8 +232,8 @@ static uint64_t plt_slot(const uint8_t *c, size_t n, uint64_t addr)
 	return addr + i + 6 + (uint64_t)(int64_t)disp;
 }
 
-static const char *const trampolines[] = { "__restore_rt", NULL };
-/* __restore_rt is "mov $15, %rax; syscall" (rt_sigreturn is system call
+/* the kernel has no trampoline of its own on x86-64: the C library's
+ * (libc.c) is the sa_restorer its sigaction gives.  __restore_rt is "mov $15, %rax; syscall" (rt_sigreturn is system call
  * 15: syscall_64.tbl), glibc's (sysdeps/unix/sysv/linux/x86_64/
  * libc_sigaction.c, RESTORE) and musl's (src/signal/x86_64/restore.s)
  * alike: 48 c7 c0 0f 00 00 00, then 0f 05 */
@@ -268,11 +261,9 @@ const struct platform platform_x86_64 = {
 	.plt_slot = plt_slot,
 	.code_address = code_address,
 	.sys_futex = SYS_FUTEX,
-	.pthread_from_tp = 0,
-	.pthread_tid = GLIBC_PTHREAD_TID,
 	.multiarch = "x86_64-linux-gnu",
 	.sigframe = {
-		.trampolines = trampolines,
+		.trampolines = NULL,
 		.siginfo = UCONTEXT_SIZE,
 		.mcontext = UCONTEXT_MCONTEXT,
 		.mcontext_size = SIGCONTEXT_SIZE,

@@ -169,7 +169,7 @@ static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (!name || off != 0 || !platform_is_sigreturn(u->s->dump->platform, names_unversioned(name, u->name, sizeof(u->name))))
+	if (!name || off != 0 || !dump_is_sigreturn(u->s->dump, names_unversioned(name, u->name, sizeof(u->name))))
 		return pf;
 	bool found;
 	struct pc_frames *at = addrtab_get(&u->s->pcs, pc, &found);
@@ -312,10 +312,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		stop = u->fn(&nf, u->arg);
 	}
 	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
-	if (!stop && nf.sp && platform_is_sigreturn(u->s->dump->platform, function) &&
+	if (!stop && nf.sp && dump_is_sigreturn(u->s->dump, function) &&
 	    u->s->dump->platform->sigframe.unwind_from_mcontext)
 		stop = from_signal_frame(u, nf.sp);
-	if (!stop && !platform_is_sigreturn(u->s->dump->platform, function))
+	if (!stop && !dump_is_sigreturn(u->s->dump, function))
 		stop = past_nocfi(u, frame, pc, activation, nf.sp);
 	if (pf == &fresh) {
 		for (size_t i = 0; i < fresh.n; i++)

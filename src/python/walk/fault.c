@@ -108,7 +108,7 @@ bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc)
 {
 	const struct platform *p = c->d->platform;
 	uint8_t code[16];
-	if (platform_is_sigreturn(p, function))
+	if (dump_is_sigreturn(c->d, function))
 		return true;
 	/* (a named function is not one: the C library's own name says so) */
 	return !function && p->sigframe.code_len && p->sigframe.code_len <= sizeof(code) &&

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "platform/platform.h"
+#include "platform/libc.h"
 #include "tests/unit/unit.h"
 
 
@@ -104,8 +105,8 @@ static void test_x86_64_sigframe(void)
 	      out.trap_signals[0] == 11, "#GP: SIGSEGV, no address");
 	CHECK(!platform_parse_sigframe(p, sp, platform_sigframe_size(p) - 1, &out), "short frame refused");
 
-	CHECK(platform_is_sigreturn(p, "__restore_rt"), "__restore_rt");
-	CHECK(!platform_is_sigreturn(p, "__restore") && !platform_is_sigreturn(p, NULL), "others");
+	/* x86-64's kernel has no trampoline of its own: the C library's */
+	CHECK(!platform_is_sigreturn(p, "__restore_rt") && !platform_is_sigreturn(p, NULL), "no kernel trampoline");
 	CHECK(p->code_address(&out.regs, 0x002b7fff81b0c064) == 0x002b7fff81b0c064, "no PAC on x86-64");
 }
 
@@ -197,7 +198,8 @@ static void test_aarch64(void)
 	p->parse_thread_note(0x402, (const uint8_t *)pac, sizeof(pac), &r);   /* NT_ARM_HW_BREAK */
 	CHECK(r.tp == 0xffffb7ff9020 && r.pac_mask == 0x007f000000000000, "other notes ignored");
 	/* glibc: pthread_self() is the thread pointer less sizeof(struct pthread) */
-	CHECK(r.tp + (uint64_t)p->pthread_from_tp == 0xffffb7ff9020 - 1856, "pthread_self");
+	CHECK(r.tp + (uint64_t)libc_pthread_from_tp(libc_pthread(&libc_glibc, p->elf_machine)) ==
+		      0xffffb7ff9020 - 1856, "pthread_self");
 
 	/* a minidump ARM64 context: flags and cpsr, x0-x30, sp, pc */
 	uint8_t ctx[272] = { 0 };
@@ -284,12 +286,45 @@ static void test_trampoline_code(void)
 	CHECK(!platform_is_sigreturn_code(&platform_aarch64, a64, sizeof(a64)), "another instruction");
 }
 
+/* The libc seam: each C library's modules, trampolines and struct pthread
+ * (the facts libc.c cites; check-musl checks musl's against real cores) */
+static void test_libc(void)
+{
+	CHECK(libc_by_module("/lib/ld-musl-x86_64.so.1") == &libc_musl, "Alpine's loader");
+	CHECK(libc_by_module("/usr/lib/x86_64-linux-musl/libc.so") == &libc_musl, "Debian's musl libc.so");
+	CHECK(libc_by_module("/lib/libc.musl-aarch64.so.1") == &libc_musl, "Alpine's libc link");
+	CHECK(libc_by_module("/lib64/ld-linux-x86-64.so.2") == &libc_glibc, "glibc's loader");
+	CHECK(libc_by_module("/usr/lib/x86_64-linux-gnu/libc.so.6") == &libc_glibc, "glibc's libc");
+	CHECK(!libc_by_module("/usr/lib/x86_64-linux-gnu/libc.so.6-musl/x") && !libc_by_module(NULL) &&
+		      !libc_by_module("/opt/x86_64-linux-musl/libcrypto.so.3") && !libc_by_module("/usr/bin/python3"),
+	      "others name none");
+	CHECK(libc_holds_thread_list(&libc_musl, "/usr/lib/x86_64-linux-musl/libc.so") &&
+		      !libc_holds_thread_list(&libc_musl, "/usr/lib/x86_64-linux-gnu/libc.so.6") &&
+		      libc_holds_thread_list(&libc_glibc, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+	      "thread lists");
+	CHECK(libc_is_sigreturn(&libc_glibc, "__restore_rt") && !libc_is_sigreturn(&libc_glibc, "__restore") &&
+		      libc_is_sigreturn(&libc_musl, "__restore") && !libc_is_sigreturn(&libc_musl, NULL),
+	      "trampolines");
+	const struct libc_pthread *m = libc_pthread(&libc_musl, EM_X86_64), *a = libc_pthread(&libc_musl, 183);
+	CHECK(m && libc_pthread_from_tp(m) == 0 && m->tid == 48, "musl x86-64: tp is struct pthread, tid at 48");
+	CHECK(a && libc_pthread_from_tp(a) == -200 && a->tid == 32, "musl aarch64: 200 bytes below tp, tid at 32");
+	CHECK(!libc_pthread(&libc_musl, 3), "no i386 facts");
+	static const uint8_t musl_ro[] = "x\0No error information\0Illegal byte sequence\0Value too large for data type\0";
+	static const uint8_t glibc_ro[] = "Success\0No error information\0Value too large for defined data type\0";
+	static const uint8_t inside[] = "xNo error information\0Value too large for data type\0";
+	CHECK(libc_by_bytes(musl_ro, sizeof(musl_ro)) == &libc_musl, "musl's strerror table");
+	CHECK(!libc_by_bytes(glibc_ro, sizeof(glibc_ro)) && !libc_by_bytes(inside, sizeof(inside)) &&
+		      !libc_by_bytes(musl_ro, 20) && !libc_by_bytes(NULL, 0),
+	      "glibc's, a string inside another, a short read");
+}
+
 int main(void)
 {
 	test_trampoline_code();
 	test_x86_64_sigframe();
 	test_lookups();
 	test_aarch64();
+	test_libc();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

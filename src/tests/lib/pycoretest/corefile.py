@@ -79,6 +79,29 @@ class Core:
                 return off + addr - start
         raise Failure("address 0x%x is not in the core" % addr)
 
+    def threads(self):
+        """Each NT_PRSTATUS note's thread: (pr_pid, fs_base), in the
+        notes' order (x86-64: pr_pid at 32, user_regs_struct at 112,
+        fs_base its 22nd word)."""
+        phoff, = struct.unpack_from("<Q", self.data, 32)
+        phnum, = struct.unpack_from("<H", self.data, 56)
+        out = []
+        for i in range(phnum):
+            t, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", self.data, phoff + 56 * i)
+            at = off
+            while t == 4 and at + 12 <= off + filesz:
+                namesz, descsz, ntype = struct.unpack_from("<III", self.data, at)
+                desc = at + 12 + (namesz + 3) // 4 * 4
+                if ntype == 1 and descsz >= 112 + 27 * 8:
+                    pid, = struct.unpack_from("<i", self.data, desc + 32)
+                    fs_base, = struct.unpack_from("<Q", self.data, desc + 112 + 21 * 8)
+                    out.append((pid, fs_base))
+                at = desc + (descsz + 3) // 4 * 4
+        return out
+
+    def u32(self, addr):
+        return struct.unpack_from("<I", self.data, self.offset(addr))[0]
+
     def u64(self, addr):
         return struct.unpack_from("<Q", self.data, self.offset(addr))[0]
 

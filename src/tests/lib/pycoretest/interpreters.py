@@ -8,6 +8,9 @@ Names (one per-interpreter test each, src/tests/e2e/interpreters/NAME.interp):
   debianM.N        /usr/bin/pythonM.N (Debian's python3.N package)
   debianM.N-dbg    /usr/bin/pythonM.N-dbg (python3.N-dbg)
   sidM.N           /usr/bin/pythonM.N inside scripts/sid-root's root
+  muslM.N          CPython M.N built with musl (scripts/musl-python M.N,
+                   cached once per machine; never built by a test: until
+                   then, a skip by name)
 
 find(NAME) gives its Target or why it is not here; names() the names the
 suite runs on every machine (the .interp files: so a missing one is a skip
@@ -32,7 +35,7 @@ import tempfile
 from .env import E2E, SCENARIOS, SRCDIR, scaled
 
 INTERP_FILES = os.path.join(E2E, "interpreters")
-_NAME = re.compile(r"^(py|debian|sid)(\d+)\.(\d+)(-dbg)?$")
+_NAME = re.compile(r"^(py|debian|sid|musl)(\d+)\.(\d+)(-dbg)?$")
 
 
 class Target:
@@ -148,13 +151,22 @@ def pyenv_pythons(major=3):
     return [p for p in (pyenv(major, m) for m in sorted(minors)) if p]
 
 
+def musl_prefix(major, minor):
+    """scripts/musl-python's prefix for MAJOR.MINOR, built or not, and
+    whether it is built (its marker written)."""
+    p = subprocess.run([os.path.join(SRCDIR, "scripts", "musl-python"), "--print", "%d.%d" % (major, minor)],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    prefix = p.stdout.decode().strip()
+    return prefix, bool(prefix) and os.path.isfile(os.path.join(prefix, ".pycore-ready"))
+
+
 def where(name):
     """NAME's executable as the process sees it and the root it runs in
     (None: this machine), without building anything: (exe, root) or
     (None, why)."""
     m = _NAME.match(name)
     if not m:
-        return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N)" % name
+        return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N, muslM.N)" % name
     kind, major, minor, dbg = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) or ""
     if kind == "py":
         if dbg:
@@ -163,6 +175,15 @@ def where(name):
         if not exe:
             return None, "%s not installed (%s/versions/%d.%d.*/bin/python%d.%d)" % (
                 name, pyenv_root(), major, minor, major, minor)
+        return exe, None
+    if kind == "musl":
+        prefix, built = musl_prefix(major, minor)
+        exe = os.path.join(prefix, "bin", "python%d.%d" % (major, minor))
+        if dbg:
+            return None, "%s: musl builds have no -dbg flavour" % name
+        if not built or not os.access(exe, os.X_OK):
+            return None, "%s not built yet (scripts/musl-python %d.%d builds it once, about 20 minutes; " \
+                "scripts/run-tests starts it in the background)" % (name, major, minor)
         return exe, None
     exe = "/usr/bin/python%d.%d%s" % (major, minor, dbg)
     if kind == "debian":
@@ -219,6 +240,10 @@ def discover():
         m = re.match(r"^python(\d+)\.(\d+)(-dbg)?$", os.path.basename(p))
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
+    for minor in (12, 13):
+        exe, _ = where("musl3.%d" % minor)
+        if exe:
+            found["musl3.%d" % minor] = exe
     p = subprocess.run([os.path.join(SRCDIR, "scripts", "sid-root"), "--print"], stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL)
     root = p.stdout.decode().strip()

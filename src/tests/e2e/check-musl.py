@@ -1,0 +1,217 @@
+"""CPython built with musl (Alpine's C library) instead of glibc: real cores
+of real processes, read through the libc seam (src/platform/libc.c).
+
+The interpreter is musl3.12 (pycoretest.interpreters): the CPython that
+scripts/musl-python builds once per machine with Debian's musl-tools and
+caches; this test never builds it -- until it is there, every case is a
+skip by that name (scripts/run-tests starts the build in the background).
+
+For each scenario (src/tests/e2e/scenarios/: threads and locals, snapshots
+taken with gcore; crash, a real SIGSEGV in musl's strlen with ulimit -c
+unlimited and the kernel's core) the process records its own threads'
+stacks; then, each case a TAP line:
+- the JSON report matches the record (pycoretest.compare: every thread,
+  its tid, every frame; the crash's signal, address and thread), its
+  modules name musl's C library, and the libc seam's struct pthread facts
+  hold in the core: for every thread of the core, the tid read at the
+  thread pointer through libc.c's musl table is the thread's NT_PRSTATUS
+  pid; locals: every repr exactly Python's (pycoretest.locals);
+- the text report holds every recorded frame;
+- a compact dump (analyze --save) gives the same report and keeps every
+  thread's struct pthread where the seam says (the check above, on it);
+- --native: the same Python frames, with native frames between them; the
+  native frames musl's stripped libc.so (no symbol table, no call frame
+  information in its assembly) cannot name are counted, not invented;
+- the crash's fingerprint, plain and with --native, is the fingerprint of
+  the same crash on glibc's CPython 3.12 (pyenv's), or a skip by name.
+
+Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+
+from pycoretest import interpreters
+from pycoretest.compare import compare, frame_str
+from pycoretest.corefile import Core
+from pycoretest.cores import take_crash, take_snapshot
+from pycoretest.env import SRCDIR
+from pycoretest.locals import compare_locals, listed_once
+from pycoretest.run import run_pycore
+from pycoretest.schema import load_report, schema_summary
+from pycoretest.tap import TAP, Failure, Skip
+
+NAME = "musl3.12"
+GLIBC = "py3.12"
+SCENARIOS = ["threads", "locals", "crash"]
+
+
+def seam_facts():
+    """libc.c's musl struct pthread on x86-64: (below_tp, size, tid)."""
+    src = open(os.path.join(SRCDIR, "src", "platform", "libc.c")).read()
+    table = re.search(r"musl_pthreads\[\] = \{(.*?)\n\};", src, re.S)
+    m = table and re.search(r"\.elf_machine = EM_X86_64, \.below_tp = (true|false), \.size = (\d+), "
+                            r"\.tid = (\d+)", table.group(1))
+    if not m:
+        raise Failure("libc.c has no musl x86-64 struct pthread entry")
+    return m.group(1) == "true", int(m.group(2)), int(m.group(3))
+
+
+def check_seam(core):
+    """Every thread's tid, read at its thread pointer through the seam's
+    facts, is its NT_PRSTATUS pid."""
+    below, size, tid_at = seam_facts()
+    c = Core(core)
+    threads = c.threads()
+    if not threads:
+        raise Failure("the core has no NT_PRSTATUS note")
+    for pid, tp in threads:
+        if not tp:
+            raise Failure("thread %d: no thread pointer (fs_base 0)" % pid)
+        tid = c.u32(tp - size + tid_at if below else tp + tid_at)
+        if tid != pid:
+            raise Failure("thread %d: struct pthread at 0x%x holds tid %d at +%d" % (pid, tp, tid, tid_at))
+    return len(threads), tid_at
+
+
+def analyze(core, args=()):
+    rc, out, err = run_pycore(["analyze", "--format", "json"] + list(args) + [core])
+    if rc != 0:
+        raise Failure("pycore %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
+    return load_report(out)
+
+
+def musl_module(report):
+    paths = [m["path"] for m in report["process"]["modules"]]
+    named = [p for p in paths if "ld-musl-" in os.path.basename(p) or
+             ("-linux-musl/" in p and os.path.basename(p).startswith("libc.so"))]
+    if not named:
+        raise Failure("no musl C library among the modules: %s" % paths)
+    if any(os.path.basename(p).startswith("libc.so.6") for p in paths):
+        raise Failure("glibc's libc.so.6 in a musl process: %s" % paths)
+    return named[0]
+
+
+def check_text(core, truth, args):
+    rc, out, err = run_pycore(["analyze", "--format", "text"] + args + [core])
+    if rc != 0:
+        raise Failure("text report: exit %d: %s" % (rc, err.strip()))
+    n = 0
+    for tt in truth["threads"]:
+        for f in tt["frames"]:
+            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
+                raise Failure("text report lacks %s" % frame_str(f))
+            n += 1
+    return "%d frames in the text" % n
+
+
+def check_native(core, truth, crashed, snap_signal, args):
+    report = analyze(core, ["--native"] + args)
+    compare(truth, report, crashed, snap_signal)
+    native = [f for i in report["interpreters"] for t in i["threads"] for f in t["frames"] if f["kind"] == "native"]
+    if not native:
+        raise Failure("--native: no native frame in any thread")
+    unnamed = [f for f in native if not f.get("function")]
+    if crashed is not None:
+        t = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]][0]
+        first = t["frames"][0]
+        if first["kind"] != "native":
+            raise Failure("--native: the crashed thread's innermost frame is %s, not native C" % first["kind"])
+    return "%d native frames, %d unnamed (\"??\")" % (len(native), len(unnamed))
+
+
+def check_compact(core, report, args, workdir):
+    """analyze --save: the compact dump gives the same report ("input"
+    aside) and keeps every thread's struct pthread, where the libc seam
+    says it is (check_seam on the compact dump)."""
+    compact = os.path.join(workdir, "compact")
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--save", compact] + args + [core])
+    if rc != 0:
+        raise Failure("--save: exit %d: %s" % (rc, err.strip()))
+    again = analyze(compact, args)
+    if dict(again, input=None) != dict(report, input=None):
+        raise Failure("the compact dump's report differs from the core's")
+    n, _ = check_seam(compact)
+    return "%d of %d bytes; the same report; %d threads' struct pthread kept" % (
+        os.path.getsize(compact), os.path.getsize(core), n)
+
+
+def glibc_fingerprints(workdir):
+    target, why = interpreters.find(GLIBC)
+    if why:
+        raise Skip("no glibc CPython 3.12 to compare with: %s" % why)
+    glibc = os.path.join(workdir, "glibc")
+    os.makedirs(glibc, exist_ok=True)
+    core, _ = take_crash(target, glibc, ["crash.py"], signal.SIGSEGV)
+    return analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
+
+
+def check_fingerprint(core, report, workdir):
+    plain, native = glibc_fingerprints(workdir)
+    mine_native = analyze(core, ["--native"])["fingerprint"]
+    if report["fingerprint"] != plain:
+        raise Failure("fingerprint %s, glibc's 3.12 gives %s" % (report["fingerprint"], plain))
+    if mine_native != native:
+        raise Failure("--native: fingerprint %s, glibc's 3.12 gives %s" % (mine_native, native))
+    return "%s, and %s with --native (%s), as on glibc" % (plain["hash"], native["hash"], " < ".join(native["frames"]))
+
+
+def check(target, scenario, workdir, subs):
+    crashed = snap_signal = None
+    if scenario == "crash":
+        core, truth_path = take_crash(target, workdir, ["crash.py"], signal.SIGSEGV)
+        crashed = signal.SIGSEGV
+    else:
+        core, truth_path, snap_signal = take_snapshot(target, scenario, workdir)
+    truth = json.load(open(truth_path))
+    args = ["--locals=deep"] if scenario == "locals" else []
+    report = analyze(core, args)
+    compare(truth, report, crashed, snap_signal)
+    libc = musl_module(report)
+    nthreads, tid_at = check_seam(core)
+    if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
+        raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
+    subs.append(("text", check_text, (core, truth, args)))
+    subs.append(("--native", check_native, (core, truth, crashed, snap_signal, args)))
+    subs.append(("a compact dump (--save)", check_compact, (core, report, args, workdir)))
+    if scenario == "crash":
+        subs.append(("fingerprint as on glibc", check_fingerprint, (core, report, workdir)))
+    nframes = sum(len(t["frames"]) for t in truth["threads"])
+    what = "%d threads, %d frames; %s; %d tids at struct pthread + %d" % (
+        len(truth["threads"]), nframes, os.path.basename(libc), nthreads, tid_at)
+    if scenario == "locals":
+        listed_once(report)
+        what += "; %d reprs exactly Python's" % compare_locals(truth, report)
+    return what
+
+
+def main():
+    tap = TAP()
+    target, why = interpreters.find(NAME)
+    if not why and not shutil.which("gcore"):
+        why = "gcore not installed (Debian package gdb)"
+    for scenario in SCENARIOS:
+        label = "%s %s" % (NAME, scenario)
+        if why:
+            tap.skip(label, why)
+            continue
+        workdir = target.workdir("pycore-%s-%s-" % (NAME, scenario))
+        try:
+            subs = []
+            if tap.run(label, check, target, scenario, workdir, subs) is not None:
+                for sub, fn, args in subs:
+                    tap.run("%s: %s" % (label, sub), fn, *args)
+        finally:
+            if os.environ.get("KEEP_CORES") == "1":
+                tap.diag("kept in %s" % workdir)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+    schema_summary(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
