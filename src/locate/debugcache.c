@@ -45,13 +45,33 @@ static bool compressed(Elf *elf)
 	return any;
 }
 
+/* FROM's SIZE bytes to TO: copy_file_range within one file system, else
+ * (EXDEV from another one, as /usr/lib/debug on disk and a cache on tmpfs
+ * since Linux 5.19; or a file system that does not offer it) read and
+ * write. */
 static bool copy_fd(int from, int to, off_t size)
 {
 	off_t in = 0;
 	while (in < size) {
 		ssize_t n = copy_file_range(from, &in, to, NULL, (size_t)(size - in), 0);
+		if (n > 0)
+			continue;
+		if (n == 0 || in != 0 || (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP))
+			return false;
+		break;
+	}
+	char buf[1 << 16];
+	while (in < size) {
+		ssize_t n = pread(from, buf, sizeof(buf), in);
 		if (n <= 0)
 			return false;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(to, buf + done, (size_t)(n - done));
+			if (w <= 0)
+				return false;
+			done += w;
+		}
+		in += n;
 	}
 	return true;
 }

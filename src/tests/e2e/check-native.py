@@ -40,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pycoretest as pt
 from pycoretest import native as gdb_native
@@ -133,8 +134,23 @@ def check_native_scenario(target, work):
 def debug_cache(target, core, work, report):
     """Compressed separate debug files (the host's libc6-dbg ships them so)
     get an uncompressed copy in the cache on the first analysis, read by
-    the next; the report is the same byte for byte, with or without it."""
-    cache = os.path.join(work, "debug-cache")
+    the next; the report is the same byte for byte, with or without it.
+    The cache is on another file system than the debug files where one is
+    at hand (/dev/shm's tmpfs: copy_file_range refuses to cross them, and
+    the cache stayed empty so; every other test's cache is in the build
+    directory, on the debug files' own file system here)."""
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.path.isdir("/usr/lib/debug") and \
+            os.stat(shm).st_dev != os.stat("/usr/lib/debug").st_dev and os.access(shm, os.W_OK):
+        cache = tempfile.mkdtemp(prefix="pycore-debug-cache-", dir=shm)
+        try:
+            return cached_copies(target, core, report, cache) + " (the cache on %s)" % shm
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    return cached_copies(target, core, report, os.path.join(work, "debug-cache"))
+
+
+def cached_copies(target, core, report, cache):
     env = dict(os.environ, PYCORE_DEBUG_CACHE=cache)
     args = ["analyze", "--format", "json", "--native-all"] + target.pycore_args() + gdb_native.debug_args(target) + [core]
     runs = [pt.run_pycore(args, env=env), pt.run_pycore(args, env=env),
