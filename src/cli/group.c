@@ -630,6 +630,20 @@ static int write_json(FILE *out, struct grouping *g)
 	return 0;
 }
 
+/* --output-dir: 0, or -2 when a page could not be written (said). */
+static int write_pages(const char *dir, const struct grouping *g, const char *html_dir, char **files, int nfiles)
+{
+	char *failed = NULL;
+	if (group_pages_write(dir, g, html_dir, files, nfiles, &failed) == 0)
+		return 0;
+	int e = errno;
+	fprintf(stderr, "pycore: group: ");
+	report_put_escaped(stderr, failed ? failed : dir);
+	fprintf(stderr, ": cannot write: %s\n", strerror(e));
+	free(failed);
+	return -2;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int group_main(int argc, char **argv)
@@ -637,11 +651,12 @@ int group_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "html-dir", required_argument, NULL, 'd' },
+		{ "output-dir", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, html = false;
-	const char *html_dir = NULL;
+	const char *html_dir = NULL, *out_dir = NULL;
 	int c;
 	optind = 0;
 	opterr = 0;
@@ -652,6 +667,8 @@ int group_main(int argc, char **argv)
 			html = strcmp(optarg, "html") == 0;
 		} else if (c == 'd') {
 			html_dir = optarg;
+		} else if (c == 'o') {
+			out_dir = optarg;
 		} else if (c == 'h') {
 			return help_write("group");
 		} else {
@@ -660,6 +677,14 @@ int group_main(int argc, char **argv)
 				: c == ':' ? "an option needs a value" : "unknown option");
 			return 2;
 		}
+	}
+	if (out_dir && !html) {
+		fprintf(stderr, "pycore: group: --output-dir needs --format html (try 'pycore --help')\n");
+		return 2;
+	}
+	if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "pycore: group: %s: cannot make the directory: %s\n", out_dir, strerror(errno));
+		return 2;
 	}
 	struct grouping g = { .error_codes = json_object(), .html = html };
 	int rc = g.error_codes ? 0 : -1;
@@ -694,11 +719,15 @@ int group_main(int argc, char **argv)
 			qsort(g.groups, g.n, sizeof(*g.groups), by_count);
 		if (json)
 			rc = write_json(stdout, &g);
+		else if (html && out_dir)
+			rc = write_pages(out_dir, &g, html_dir, files, nfiles);
 		else if (html)
 			rc = group_html_write(stdout, &g, html_dir, files, nfiles);
 		else
 			write_text(stdout, &g);
-		if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+		if (rc == -2) {
+			exit_code = 5;
+		} else if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(stderr, "pycore: group: cannot write to standard output: %s\n", strerror(errno));
 			exit_code = 5;
 		} else if (g.bad) {
