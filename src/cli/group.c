@@ -461,12 +461,58 @@ static int map_lines(struct grouping *g, const char *name, int fd, off_t size, s
 	return rc;
 }
 
+/* The lines of a pipe read STREAM_CHUNK bytes at a time (more for a longer
+ * line), for two threads as a file's (add_lines).  0, -1, -2 (errno). */
+#define STREAM_CHUNK ((size_t)8 << 20)
+
+static int stream_lines(struct grouping *g, const char *name, FILE *f, struct reader *r)
+{
+	size_t cap = STREAM_CHUNK + 1, have = 0;
+	char *buf = malloc(cap);
+	unsigned long lineno = 0;
+	struct batch b = { 0 };
+	int rc = buf ? 0 : -1;
+	while (rc == 0) {
+		if (cap - have < STREAM_CHUNK / 2 + 1) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rc = -1;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t n = fread(buf + have, 1, cap - 1 - have, f);
+		if (n == 0) {
+			rc = ferror(f) ? -2 : 0;
+			break;
+		}
+		have += n;
+		buf[have] = '\0';
+		const char *nl = memrchr(buf, '\n', have), *end = nl ? nl + 1 : buf;
+		rc = add_lines(g, name, &lineno, buf, end, r, &b);
+		have -= (size_t)(end - buf);
+		memmove(buf, end, have);
+	}
+	if (rc == 0 && have) {        /* the last line, no newline after it: ends in a NUL */
+		buf[have] = '\0';
+		rc = add_line(g, name, ++lineno, buf, have, NULL, false);
+	}
+	free(buf);
+	free(b.line);
+	free(b.len);
+	free(b.rec);
+	return rc;
+}
+
 /* Every line of F; 0, -1 out of memory, -2 a read error. */
 static int read_lines(struct grouping *g, const char *name, FILE *f, struct reader *r)
 {
 	struct stat st;
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftello(f) == 0)
 		return map_lines(g, name, fileno(f), st.st_size, r);
+	if (r)
+		return stream_lines(g, name, f, r);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
