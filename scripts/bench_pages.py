@@ -76,10 +76,11 @@ def pages_bench(a, python, work, markdown_head, markdown_table):
     rows = []
     if a.markdown:
         markdown_head("pycore group and the HTML pages", a, python)
-        print("group: scripts/bench-group's records (real reports of six scenarios, %.0f KB a record on average) "
+        print("group: scripts/bench-group's records (real reports%s, %.0f KB a record on average) "
               "in a file of %d lines (%.1f GB) named %d times: %d records; median of %d runs, the largest peak "
               "RSS.  Render: headless Chromium, best of 3, first contentful paint and load event.\n"
-              % (size / lines / 1024, lines, size / 1e9, shards, lines * shards, a.runs))
+              % ("" if a.input else " of its six scenarios", size / lines / 1024, lines, size / 1e9, shards,
+                 lines * shards, a.runs))
     for fmt in ("text", "pages"):
         bg.run_measured(*bg.group_argv(a.pycore, fmt, inputs, work))
         walls, cpus, rss = [], [], []
