@@ -17,8 +17,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli/group_int.h"
+#include "cli/group_read.h"
 #include "cli/help.h"
 #include "cli/jsonl_scan.h"
 #include "cli/surrogates.h"
@@ -206,25 +205,13 @@ static json_t *read_record(const struct grouping *g, const char *line, size_t n,
 	return j;
 }
 
-/* LINE's length without its newline (and '\r's before it), 0 when it is
- * blank: what add_line reads of it. */
-static size_t line_text(const char *line, size_t n)
-{
-	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		n--;
-	size_t blank = 0;
-	while (blank < n && (line[blank] == ' ' || line[blank] == '\t'))
-		blank++;
-	return blank == n ? 0 : n;
-}
-
 /* One line (N bytes, its newline included or not, followed by a newline
  * or a NUL: surrogates.c reads an escape's bytes up to one); SCANNED its
  * jsonl_scan made before when WAS_SCANNED (taken).  -1 when out of memory. */
 static int add_line(struct grouping *g, const char *name, unsigned long lineno, const char *line, size_t n,
 		    json_t *scanned, bool was_scanned)
 {
-	if (!(n = line_text(line, n))) {
+	if (!(n = group_line_text(line, n))) {
 		json_decref(scanned);
 		return 0;
 	}
@@ -263,83 +250,6 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 	return rc;
 }
 
-/* A second thread reads records (jsonl_scan, most of group's time) while
- * this one reads and adds the batch of lines before them; this one adds
- * them after, in the input's order, so the groups and the output are
- * those of one thread. */
-struct batch {
-	const char **line;
-	size_t *len;
-	json_t **rec;
-	size_t n, cap;
-};
-
-struct reader {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct batch *job;           /* posted, until read */
-	bool quit;
-	const struct jsonl_keep *keep;
-};
-
-static void *reader_main(void *arg)
-{
-	struct reader *r = arg;
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		while (!r->job && !r->quit)
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (!r->job)
-			break;
-		struct batch *b = r->job;
-		pthread_mutex_unlock(&r->mu);
-		for (size_t i = 0; i < b->n; i++) {
-			size_t n = line_text(b->line[i], b->len[i]);
-			b->rec[i] = n ? jsonl_scan(b->line[i], n, r->keep) : NULL;
-		}
-		pthread_mutex_lock(&r->mu);
-		r->job = NULL;
-		pthread_cond_broadcast(&r->cv);
-	}
-	pthread_mutex_unlock(&r->mu);
-	jsonl_scan_end();            /* this thread's shared frames and buffers */
-	return NULL;
-}
-
-/* A second thread when there is a second processor; NULL none. */
-static struct reader *reader_start(const struct grouping *g)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
-		return NULL;
-	struct reader *r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->keep = g->html ? keep_record : keep_record_text;
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
-	if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-static void reader_stop(struct reader *r)
-{
-	if (!r)
-		return;
-	pthread_mutex_lock(&r->mu);
-	r->quit = true;
-	pthread_cond_broadcast(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	pthread_join(r->thread, NULL);
-	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
-	free(r);
-}
-
 /* Bytes of lines this thread reads, then the other, at a time: this one
  * also adds every record (and, for the dashboard, the most: callgrind
  * over the dashboard of 2,000 records counted reading at two thirds of
@@ -359,48 +269,24 @@ static const char *lines_to(const char *p, const char *end, size_t least)
 
 /* The lines from P to END (each ends in a newline); 0 or -1. */
 static int add_lines(struct grouping *g, const char *name, unsigned long *lineno, const char *p, const char *end,
-		     struct reader *r, struct batch *b)
+		     struct group_reader *r, struct group_batch *b)
 {
 	int rc = 0;
 	while (p < end) {
 		const char *here = lines_to(p, end, BATCH_HERE(g)), *there = r ? lines_to(here, end, BATCH_THERE(g)) : here;
 		b->n = 0;
-		for (const char *q = here; rc == 0 && q < there;) {
-			const char *nl = memchr(q, '\n', (size_t)(there - q));
-			if (b->n == b->cap) {
-				size_t cap = b->cap ? 2 * b->cap : 256;
-				const char **line = realloc(b->line, cap * sizeof(*line));
-				size_t *len = line ? realloc(b->len, cap * sizeof(*len)) : NULL;
-				json_t **rec = len ? realloc(b->rec, cap * sizeof(*rec)) : NULL;
-				if (line)
-					b->line = line;
-				if (len)
-					b->len = len;
-				if (!rec)
-					return -1;
-				b->rec = rec;
-				b->cap = cap;
-			}
-			b->line[b->n] = q;
-			b->len[b->n++] = (size_t)(nl - q + 1);
-			q = nl + 1;
-		}
-		if (b->n) {
-			pthread_mutex_lock(&r->mu);
-			r->job = b;
-			pthread_cond_broadcast(&r->cv);
-			pthread_mutex_unlock(&r->mu);
-		}
+		b->from = here;
+		b->to = there;
+		if (here < there)
+			group_reader_post(r, b);
 		while (rc == 0 && p < here) {
 			const char *nl = memchr(p, '\n', (size_t)(here - p));
 			rc = add_line(g, name, ++*lineno, p, (size_t)(nl - p + 1), NULL, false);
 			p = nl + 1;
 		}
-		if (b->n) {
-			pthread_mutex_lock(&r->mu);
-			while (r->job)
-				pthread_cond_wait(&r->cv, &r->mu);
-			pthread_mutex_unlock(&r->mu);
+		if (here < there) {
+			group_reader_wait(r);
+			rc = rc ? rc : b->oom ? -1 : 0;
 			for (size_t i = 0; i < b->n; i++)
 				if (rc == 0)
 					rc = add_line(g, name, ++*lineno, b->line[i], b->len[i], b->rec[i], true);
@@ -420,13 +306,13 @@ static int add_lines(struct grouping *g, const char *name, unsigned long *lineno
  * memory, -2 a read error (errno). */
 #define MAP_WINDOW ((size_t)4 << 20)
 
-static int map_lines(struct grouping *g, const char *name, int fd, off_t size, struct reader *r)
+static int map_lines(struct grouping *g, const char *name, int fd, off_t size, struct group_reader *r)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t window = MAP_WINDOW;
 	off_t off = 0;                /* the next line's */
 	unsigned long lineno = 0;
-	struct batch b = { 0 };
+	struct group_batch b = { 0 };
 	int rc = 0;
 	while (rc == 0 && off < size) {
 		off_t base = off - off % (page > 0 ? page : 4096);
@@ -461,12 +347,58 @@ static int map_lines(struct grouping *g, const char *name, int fd, off_t size, s
 	return rc;
 }
 
+/* The lines of a pipe read STREAM_CHUNK bytes at a time (more for a longer
+ * line), for two threads as a file's (add_lines).  0, -1, -2 (errno). */
+#define STREAM_CHUNK ((size_t)8 << 20)
+
+static int stream_lines(struct grouping *g, const char *name, FILE *f, struct group_reader *r)
+{
+	size_t cap = STREAM_CHUNK + 1, have = 0;
+	char *buf = malloc(cap);
+	unsigned long lineno = 0;
+	struct group_batch b = { 0 };
+	int rc = buf ? 0 : -1;
+	while (rc == 0) {
+		if (cap - have < STREAM_CHUNK / 2 + 1) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rc = -1;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t n = fread(buf + have, 1, cap - 1 - have, f);
+		if (n == 0) {
+			rc = ferror(f) ? -2 : 0;
+			break;
+		}
+		have += n;
+		buf[have] = '\0';
+		const char *nl = memrchr(buf, '\n', have), *end = nl ? nl + 1 : buf;
+		rc = add_lines(g, name, &lineno, buf, end, r, &b);
+		have -= (size_t)(end - buf);
+		memmove(buf, end, have);
+	}
+	if (rc == 0 && have) {        /* the last line, no newline after it: ends in a NUL */
+		buf[have] = '\0';
+		rc = add_line(g, name, ++lineno, buf, have, NULL, false);
+	}
+	free(buf);
+	free(b.line);
+	free(b.len);
+	free(b.rec);
+	return rc;
+}
+
 /* Every line of F; 0, -1 out of memory, -2 a read error. */
-static int read_lines(struct grouping *g, const char *name, FILE *f, struct reader *r)
+static int read_lines(struct grouping *g, const char *name, FILE *f, struct group_reader *r)
 {
 	struct stat st;
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftello(f) == 0)
 		return map_lines(g, name, fileno(f), st.st_size, r);
+	if (r)
+		return stream_lines(g, name, f, r);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -630,6 +562,20 @@ static int write_json(FILE *out, struct grouping *g)
 	return 0;
 }
 
+/* --output-dir: 0, or -2 when a page could not be written (said). */
+static int write_pages(const char *dir, const struct grouping *g, const char *html_dir, char **files, int nfiles)
+{
+	char *failed = NULL;
+	if (group_pages_write(dir, g, html_dir, files, nfiles, &failed) == 0)
+		return 0;
+	int e = errno;
+	fprintf(stderr, "pycore: group: ");
+	report_put_escaped(stderr, failed ? failed : dir);
+	fprintf(stderr, ": cannot write: %s\n", strerror(e));
+	free(failed);
+	return -2;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int group_main(int argc, char **argv)
@@ -637,11 +583,12 @@ int group_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "html-dir", required_argument, NULL, 'd' },
+		{ "output-dir", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, html = false;
-	const char *html_dir = NULL;
+	const char *html_dir = NULL, *out_dir = NULL;
 	int c;
 	optind = 0;
 	opterr = 0;
@@ -652,6 +599,8 @@ int group_main(int argc, char **argv)
 			html = strcmp(optarg, "html") == 0;
 		} else if (c == 'd') {
 			html_dir = optarg;
+		} else if (c == 'o') {
+			out_dir = optarg;
 		} else if (c == 'h') {
 			return help_write("group");
 		} else {
@@ -661,13 +610,21 @@ int group_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (out_dir && !html) {
+		fprintf(stderr, "pycore: group: --output-dir needs --format html (try 'pycore --help')\n");
+		return 2;
+	}
+	if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "pycore: group: %s: cannot make the directory: %s\n", out_dir, strerror(errno));
+		return 2;
+	}
 	struct grouping g = { .error_codes = json_object(), .html = html };
 	int rc = g.error_codes ? 0 : -1;
 	char *stdin_name[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_name;
 	int nfiles = optind < argc ? argc - optind : 1;
 	int exit_code = 0;
-	struct reader *reader = rc == 0 ? reader_start(&g) : NULL;
+	struct group_reader *reader = rc == 0 ? group_reader_start(html ? keep_record : keep_record_text) : NULL;
 	for (int i = 0; rc == 0 && i < nfiles; i++) {
 		bool std = strcmp(files[i], "-") == 0;
 		FILE *f = std ? stdin : fopen(files[i], "r");
@@ -684,7 +641,7 @@ int group_main(int argc, char **argv)
 		if (!std)
 			fclose(f);
 	}
-	reader_stop(reader);
+	group_reader_stop(reader);
 	if (rc == -1) {
 		fprintf(stderr, "pycore: group: out of memory\n");
 		exit_code = 2;
@@ -694,11 +651,15 @@ int group_main(int argc, char **argv)
 			qsort(g.groups, g.n, sizeof(*g.groups), by_count);
 		if (json)
 			rc = write_json(stdout, &g);
+		else if (html && out_dir)
+			rc = write_pages(out_dir, &g, html_dir, files, nfiles);
 		else if (html)
 			rc = group_html_write(stdout, &g, html_dir, files, nfiles);
 		else
 			write_text(stdout, &g);
-		if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+		if (rc == -2) {
+			exit_code = 5;
+		} else if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(stderr, "pycore: group: cannot write to standard output: %s\n", strerror(errno));
 			exit_code = 5;
 		} else if (g.bad) {

@@ -30,7 +30,6 @@
 #define MAX_DAYS 4096
 #define MAX_FLAME_NODES 1024
 #define MAX_FLAME_DEPTH 48
-#define MAX_DETAILED 20
 #define MAX_ROWS 5000
 
 struct tally {
@@ -681,7 +680,7 @@ static void write_traceback(FILE *out, json_t *frames)
 	fputs("</ol>\n", out);
 }
 
-static void write_group(FILE *out, const struct group *gr, size_t rank, const char *html_dir)
+void group_html_section(FILE *out, const struct group *gr, size_t rank, const char *html_dir)
 {
 	const struct group_html *h = gr->html;
 	const struct seen *first = gr->all_timed ? &gr->first_t : &gr->first;
@@ -720,64 +719,43 @@ static void write_group(FILE *out, const struct group *gr, size_t rank, const ch
 	fputs("</section>\n", out);
 }
 
-int group_html_write(FILE *out, const struct grouping *g, const char *html_dir, char **files, int nfiles)
+size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, bool pages)
 {
-	report_html_begin(out, "pycore crash dashboard", "dashboard");
-	fputs("<header class=\"top\"><h1>pycore crash dashboard</h1><div class=\"sub\">", out);
-	for (int i = 0; i < nfiles; i++) {
-		fputs(i ? ", " : "", out);
-		report_html_escape(out, files[i], true);
-	}
-	fputs("</div></header>\n<span id=\"tools\"></span>\n<main>\n", out);
-	fprintf(out, "<section class=\"card\" id=\"totals\"><p class=\"answer\"><span id=\"reports\">%lu</span> reports "
-		"in <span id=\"groups\">%zu</span> groups", g->reports, g->n);
-	if (g->no_fingerprint)
-		fprintf(out, " (%lu without a fingerprint, not grouped)", g->no_fingerprint);
-	fprintf(out, "; <span id=\"errors\">%lu</span> error records", g->errors);
-	const char *code;
-	json_t *count;
-	bool any = false;
-	json_object_foreach(g->error_codes, code, count) {
-		fputs(any ? ", " : " (", out);
-		report_html_escape(out, code, true);
-		fprintf(out, " %lld", (long long)json_integer_value(count));
-		any = true;
-	}
-	fprintf(out, "%s; <span id=\"bad\">%lu</span> bad lines</p></section>\n", any ? ")" : "", g->bad);
-	if (g->n) {
-		fputs("<section class=\"card\" id=\"overview\"><h2>Groups, most frequent first</h2>\n<table class=\"groups\">"
-		      "<thead><tr><th class=\"n\">#</th><th class=\"n\">dumps</th><th>crash</th><th>last seen</th></tr>"
-		      "</thead><tbody>\n", out);
-		for (size_t i = 0; i < g->n && i < MAX_ROWS; i++) {
-			const struct group *gr = &g->groups[i];
-			const struct seen *last = gr->all_timed ? &gr->last_t : &gr->last;
-			fputs("<tr class=\"group-row\" data-hash=\"", out);
+	if (!g->n)
+		return 0;
+	fputs("<section class=\"card\" id=\"overview\"><h2>Groups, most frequent first</h2>\n<table class=\"groups\">"
+	      "<thead><tr><th class=\"n\">#</th><th class=\"n\">dumps</th><th>crash</th><th>last seen</th></tr>"
+	      "</thead><tbody>\n", out);
+	size_t i;
+	for (i = 0; i < g->n && i < MAX_ROWS; i++) {
+		const struct group *gr = &g->groups[i];
+		const struct seen *last = gr->all_timed ? &gr->last_t : &gr->last;
+		fputs("<tr class=\"group-row\" data-hash=\"", out);
+		put(out, gr->hash);
+		fprintf(out, "\" data-count=\"%lu\"><td class=\"n\">", gr->count);
+		if (pages) {
+			fprintf(out, "<a href=\"group-%zu.html\">%zu</a>", i + 1, i + 1);
+		} else if (i < MAX_DETAILED) {
+			fputs("<a href=\"#g-", out);
 			put(out, gr->hash);
-			fprintf(out, "\" data-count=\"%lu\"><td class=\"n\">", gr->count);
-			if (i < MAX_DETAILED) {
-				fputs("<a href=\"#g-", out);
-				put(out, gr->hash);
-				fprintf(out, "\">%zu</a>", i + 1);
-			} else {
-				fprintf(out, "%zu", i + 1);
-			}
-			fprintf(out, "</td><td class=\"n\">%lu</td><td>", gr->count);
-			write_fingerprint(out, gr->fingerprint);
-			fputs("</td><td>", out);
-			write_seen(out, last, gr->all_timed, html_dir);
-			fputs("</td></tr>\n", out);
+			fprintf(out, "\">%zu</a>", i + 1);
+		} else {
+			fprintf(out, "%zu", i + 1);
 		}
-		fputs("</tbody></table>\n", out);
-		if (g->n > MAX_ROWS)
-			fprintf(out, "<p class=\"muted\">%zu rarer groups not listed.</p>\n", g->n - MAX_ROWS);
-		if (g->n > MAX_DETAILED)
-			fprintf(out, "<p class=\"muted\">The %d most frequent groups are shown in full below; the %zu "
-				"rarer ones as rows above.</p>\n", MAX_DETAILED, g->n - MAX_DETAILED);
-		fputs("</section>\n", out);
+		fprintf(out, "</td><td class=\"n\">%lu</td><td>", gr->count);
+		write_fingerprint(out, gr->fingerprint);
+		fputs("</td><td>", out);
+		write_seen(out, last, gr->all_timed, html_dir);
+		fputs("</td></tr>\n", out);
 	}
-	for (size_t i = 0; i < g->n && i < MAX_DETAILED; i++)
-		write_group(out, &g->groups[i], i, html_dir);
-	fputs("</main>\n", out);
-	report_html_end(out);
-	return ferror(out) ? -1 : 0;
+	fputs("</tbody></table>\n", out);
+	if (g->n > MAX_ROWS)
+		fprintf(out, "<p class=\"muted\">%zu rarer groups not listed.</p>\n", g->n - MAX_ROWS);
+	if (pages)
+		fputs("<p class=\"muted\">Each group's number opens its page.</p>\n", out);
+	else if (g->n > MAX_DETAILED)
+		fprintf(out, "<p class=\"muted\">The %d most frequent groups are shown in full below; the %zu "
+			"rarer ones as rows above.</p>\n", MAX_DETAILED, g->n - MAX_DETAILED);
+	fputs("</section>\n", out);
+	return i;
 }

@@ -11,6 +11,10 @@
 
 struct group_html;
 
+/* the one-page dashboard shows the sections of this many groups, the most
+ * frequent */
+#define MAX_DETAILED 20
+
 struct seen {
 	unsigned long record;        /* the report's position in the input, from 1 */
 	bool has_time;               /* its dump exists: TIME is its mtime */
@@ -47,9 +51,23 @@ void group_html_free(struct group_html *h);
 /* Frees what the dashboard's groups share (the frames' labels), after
  * every group_html_free. */
 void group_html_end(void);
-/* The dashboard of G (sorted, most frequent first); the pages of
+/* group_pages.c: the dashboard of G (sorted, most frequent first); the pages of
  * batch --html-dir are linked when HTML_DIR (NULL: none) holds them.
  * FILES: the inputs, named on the page.  0, or -1 when writing failed. */
 int group_html_write(FILE *out, const struct grouping *g, const char *html_dir, char **files, int nfiles);
+/* Its parts: (group_pages.c) the page's head (titled TITLE; G's totals
+ * unless G is NULL), up to <main>; (group_html.c) the overview table's rows (PAGES: each
+ * links its group's page, group-RANK.html), the number of rows written;
+ * one group's section (RANK from 0). */
+void group_html_head(FILE *out, const struct grouping *g, char **files, int nfiles, const char *title);
+size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, bool pages);
+void group_html_section(FILE *out, const struct group *gr, size_t rank, const char *html_dir);
+
+/* group_pages.c: the dashboard split, for --output-dir DIR: DIR/index.html
+ * (the totals and a row per group, each linking its page) and a page per
+ * listed group, DIR/group-RANK.html.  0, or -1 (errno) when a page could
+ * not be written; its path in *FAILED (to free). */
+int group_pages_write(const char *dir, const struct grouping *g, const char *html_dir, char **files, int nfiles,
+		      char **failed);
 
 #endif

@@ -183,11 +183,13 @@ static const char group_help[] =
 	"                       html: the crash dashboard, one self-contained page\n"
 	"      --html-dir DIR   html: link each dump to its page in DIR (written by\n"
 	"                       batch --html-dir); write the dashboard into DIR\n"
+	"      --output-dir DIR html: the dashboard as pages in DIR (made if missing):\n"
+	"                       index.html, a row per group, and group-N.html each\n"
 	"  -h, --help           show this help and exit\n"
 	"\n"
 	"Exit status: 0 every line was a report or an error record, 1 some were not\n"
 	"(each named on standard error; the groups are written), 2 usage error or an\n"
-	"input that cannot be read, 5 standard output failed.\n";
+	"input that cannot be read, 5 standard output (or an --output-dir page) failed.\n";
 
 static const char coredump_help[] =
 	"Usage: pycore coredump [--config FILE] INSTANCE\n"

@@ -330,7 +330,8 @@ static void write_thread(const struct hx *x, const struct model_interp *mi, cons
 	fprintf(out, "<section class=\"card thread%s%s%s\" data-tids=\"%lld\">", t->crashed ? " crashed" : "",
 		t->holds_gil ? " gil" : "", mi ? "" : " os-thread native", (long long)t->tid);
 	thread_anchor(out, t);
-	fputs("<h3>Thread ", out);
+	bool folded = x->fold && !t->crashed && !t->holds_gil;
+	fputs(folded ? "<details class=\"stack\"><summary><h3>Thread " : "<h3>Thread ", out);
 	if (t->tid >= 0)
 		fprintf(out, "%lld", (long long)t->tid);
 	else
@@ -341,10 +342,10 @@ static void write_thread(const struct hx *x, const struct model_interp *mi, cons
 	} else {
 		fprintf(out, " (%s", x->r->state_missing ? "Python state not in the dump" : "no Python thread state");
 	}
-	fprintf(out, "%s%s)</h3>\n", t->holds_gil ? ", holds the GIL" : "",
-		t->crashed ? ", <span class=\"err\">crashed</span>" : "");
+	fprintf(out, "%s%s)</h3>%s\n", t->holds_gil ? ", holds the GIL" : "",
+		t->crashed ? ", <span class=\"err\">crashed</span>" : "", folded ? "</summary>" : "");
 	write_stack(x, mi, t);
-	fputs("</section>\n", out);
+	fputs(folded ? "</details></section>\n" : "</section>\n", out);
 }
 
 /* Thread K of MI and the later threads with its stack (DONE marks them). */
@@ -429,7 +430,7 @@ static void write_stale(const struct hx *x, const struct model_interp *mi, const
 static void write_threads(const struct hx *x)
 {
 	const struct model_report *r = x->r;
-	fputs("<div id=\"threads\">\n", x->out);
+	fputs(x->fold ? "<div id=\"threads\" class=\"folded\">\n" : "<div id=\"threads\">\n", x->out);
 	report_threads_in_order(r, visit_thread, (void *)x);
 	for (size_t i = 0; i < r->native_threads.n; i++) {
 		const struct model_thread *t = r->native_threads.items[i];
@@ -556,7 +557,11 @@ static bool any_native(const struct model_report *r)
 
 int report_html_write(FILE *out, const struct model_report *r, const struct report_html_options *o)
 {
-	struct hx x = { out, r, o, o->source ? source_cache_new(o->files) : NULL };
+	struct hx x = { out, r, o, o->source ? source_cache_new(o->files) : NULL, false };
+	size_t nthreads = r->native_threads.n;
+	for (size_t i = 0; i < r->interps.n; i++)
+		nthreads += ((const struct model_interp *)r->interps.items[i])->threads.n;
+	x.fold = nthreads > HTML_FOLD_THREADS;
 	char *title = NULL;
 	if (asprintf(&title, "pycore: %s", r->input_path ? r->input_path : "dump") < 0)
 		title = NULL;

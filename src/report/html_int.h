@@ -14,7 +14,13 @@ struct hx {
 	const struct model_report *r;
 	const struct report_html_options *o;
 	struct source_cache *src;    /* NULL: no source lines */
+	bool fold;                   /* past HTML_FOLD_THREADS threads: each one's stack folded */
 };
+
+/* Past this many threads a page opens with every thread's stack folded
+ * (<details>) but the crashed thread's and the GIL holder's: the browser
+ * lays out only their headings until one is opened. */
+#define HTML_FOLD_THREADS 50
 
 /* A dump's string as marked HTML text; "?" for NULL. */
 void html_text(FILE *out, const char *s);

@@ -113,6 +113,10 @@ static const char style[] =
 	".mark.error{background:#fde2e2;color:#8b1a1a}\n"
 	"section.thread.gil{border-left:4px solid var(--acc)}\n"
 	"section.thread.crashed{border-left:4px solid var(--red)}\n"
+	/* a page of many threads: their stacks folded, their sections laid
+	 * out only when scrolled to (html.c, HTML_FOLD_THREADS) */
+	"details.stack>summary h3{display:inline}\n"
+	"#threads.folded>section{content-visibility:auto;contain-intrinsic-size:auto 48px}\n"
 	".deadlock,.err{color:var(--red)}.deadlock{font-weight:600}\n"
 	".exc{margin:6px 0 2px;padding:4px 8px;background:#fff4f4;border-left:3px solid #e99}\n"
 	".wait{margin:4px 0;color:#7a4b00}\n"

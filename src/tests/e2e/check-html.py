@@ -220,6 +220,100 @@ def check_hostile(page_path, strings):
     return len(strings)
 
 
+def many_threads(target, work, n):
+    """gcore of many_threads.py's N workers, each with a stack of its own;
+    (core, its truth's path)."""
+    core, truth, _ = cs.take_snapshot(target, "many_threads", work, args=[str(n)])
+    return core, truth
+
+
+def check_many(report, path, truth_path, n, browser):
+    """A page of N + 1 threads: the report is the process's truth, every
+    thread's stack but the GIL holder's and the crashed one's folded, and
+    the page painted within a second in Chromium (three loads, the best)."""
+    truth = json.load(open(truth_path))
+    if len(truth["threads"]) != n + 1:
+        raise Failure("the scenario recorded %d threads, not %d" % (len(truth["threads"]), n + 1))
+    cs.compare(truth, report, None)
+    page = Page(open(path, encoding="utf-8").read())
+    sections = [s for s in page.root.find("section", "thread") if "os-thread" not in s.cls()]
+    if len(sections) != n + 1:
+        raise Failure("%d thread sections for %d threads (each stack is its own)" % (len(sections), n + 1))
+    open_ = [s for s in sections if not s.find("details", "stack")]
+    want_open = [s for s in sections if "gil" in s.cls() or "crashed" in s.cls()]
+    if open_ != want_open:
+        raise Failure("%d thread sections not folded, want %d (the GIL holder's, the crashed one's)"
+                      % (len(open_), len(want_open)))
+    if page.styles and "style=" in open(path, encoding="utf-8").read().split("</style>", 1)[1]:
+        raise Failure("an inline style attribute past the stylesheet")
+    paints, loads = [], []
+    for _ in range(3):
+        _, problems, secs = browser.load(path)
+        if problems:
+            raise Failure("in Chromium: %s" % problems[:5])
+        if browser.paint is None:
+            raise Failure("Chromium reported no first paint")
+        paints.append(browser.paint)
+        loads.append(secs)
+    limit = scaled(1.0)
+    if min(paints) > limit:
+        raise Failure("first paint after %.2f s (best of %s), want at most %.2f s" % (
+            min(paints), " ".join("%.2f" % p for p in paints), limit))
+    return ("%d threads, %d sections folded; first paint %.2f s, load %.2f s (best of 3; size %d KB)"
+            % (n + 1, len(sections) - len(open_), min(paints), min(loads), os.path.getsize(path) // 1024))
+
+
+def check_split(browser, pages, inputs, groups, whole):
+    """group --format html --output-dir: the index's rows are group
+    --format json's groups, each linking its page, which holds the
+    group's section as the one-page dashboard shows it (for the 20 it
+    shows), its links those of batch --html-dir's pages or the index."""
+    out = os.path.join(os.path.dirname(pages), "split")
+    p = subprocess.run([os.environ["PYCORE"], "group", "--format", "html", "--html-dir", pages, "--output-dir", out]
+                       + list(inputs), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0 or p.stdout:
+        raise Failure("group --output-dir: exit %d, %d bytes on standard output: %s"
+                      % (p.returncode, len(p.stdout), p.stderr.decode()))
+    index = os.path.join(out, "index.html")
+    written = Page(open(index, encoding="utf-8").read())
+    check_markup(written, "split dashboard's index")
+    dom, problems, secs = browser.load(index)
+    if problems:
+        raise Failure("split dashboard's index in Chromium: %s" % problems[:5])
+    rows = written.root.find("tr", "group-row")
+    got = [(r.attrs["data-hash"], int(r.attrs["data-count"])) for r in rows]
+    want = [(g["fingerprint"]["hash"], g["count"]) for g in groups]
+    if got != want or [(r.attrs["data-hash"], int(r.attrs["data-count"])) for r in Page(dom).root.find(
+            "tr", "group-row")] != want:
+        raise Failure("split dashboard's index: groups %s, group --format json's %s" % (got, want))
+    if written.root.find("section", "group"):
+        raise Failure("split dashboard's index holds groups' sections")
+    totals = re.search(r'<span id="reports">(\d+)</span>', open(index).read())
+    if not totals or totals.group(0) not in open(os.path.join(os.path.dirname(pages), "pages", "index.html")).read():
+        raise Failure("split dashboard's totals differ from the one page's")
+    whole_sections = dict((s.attrs["data-hash"], s.text()) for s in whole.root.find("section", "group"))
+    for rank, r in enumerate(rows, 1):
+        links = [a.attrs["href"] for a in r.find("a") if a.attrs["href"] == "group-%d.html" % rank]
+        if not links:
+            raise Failure("split dashboard: row %d links no group-%d.html" % (rank, rank))
+        path = os.path.join(out, links[0])
+        gp = Page(open(path, encoding="utf-8").read())
+        check_markup(gp, links[0])
+        secs_ = gp.root.find("section", "group")
+        if len(secs_) != 1 or secs_[0].attrs["data-hash"] != r.attrs["data-hash"]:
+            raise Failure("%s: not the section of group %s" % (links[0], r.attrs["data-hash"]))
+        h = r.attrs["data-hash"]
+        if h in whole_sections and secs_[0].text() != whole_sections[h]:
+            raise Failure("%s: its section differs from the one page's" % links[0])
+        bad = [a.attrs["href"] for a in gp.root.find("a") if a.attrs["href"] != "index.html"
+               and not os.path.exists(os.path.join(pages, a.attrs["href"]))]
+        if bad:
+            raise Failure("%s: links to missing pages %s" % (links[0], bad[:3]))
+    if len(os.listdir(out)) != len(rows) + 1:
+        raise Failure("split dashboard: %d files for %d groups" % (len(os.listdir(out)), len(rows)))
+    return "split into an index and %d group pages, the index loaded in %.2f s" % (len(rows), secs)
+
+
 def pick_target():
     for name in PREFERRED:
         path = os.path.join(HERE, "interpreters", name + ".interp")
@@ -317,7 +411,7 @@ def main():
             browser[0] = Browser(work)
         return browser[0]
 
-    def scenario(label, make, args=(), ok=(0,), hostile=False, shot=None, stale=False):
+    def scenario(label, make, args=(), ok=(0,), hostile=False, shot=None, stale=False, many=None):
         def run():
             if why:
                 raise Skip(why)
@@ -328,12 +422,16 @@ def main():
             detail, secs = check_page(get_browser(), report, page, sub, label)
             if stale and not any(i["stale_threads"] for i in report["interpreters"]):
                 raise Failure("the forked child's report holds no stale thread state")
+            if many:
+                detail += "; " + check_many(report, page, strings, many, get_browser())
             if hostile:
                 detail += "; %d hostile strings shown as text" % check_hostile(page, strings)
             if shot:
                 detail += "; screenshot %d bytes" % screenshot(page, os.path.join(os.getcwd(), shot), sub)
             dumps.append((core, list(args)))
-            return "%s; loaded and laid out in %.2f s" % (detail, secs)
+            paint = get_browser().paint
+            return "%s; loaded and laid out in %.2f s, first paint %s" % (
+                detail, secs, "%.2f s" % paint if paint is not None else "not reported")
         tap.run("%s %s" % (name or "html", label), run)
 
     def crash(sub):
@@ -361,6 +459,8 @@ def main():
         scenario("hostile strings", lambda sub: hostile_core(target, sub), ["--locals"], hostile=True)
         scenario("200 threads of hostile strings, --locals", lambda sub: hostile_core(target, sub, True),
                  ["--locals"], hostile=True)
+
+        scenario("1,000 threads", lambda sub: many_threads(target, sub, 1000), many=1000)
 
         def dashboard():
             if why:
@@ -419,11 +519,12 @@ def main():
             total = int(re.search(r'<span id="reports">(\d+)</span>', open(index).read()).group(1))
             if total != len(lines) - sum(1 for l in lines if json.loads(l).get("error")):
                 raise Failure("dashboard: %d reports, the JSON Lines hold %d" % (total, reports))
+            split = check_split(get_browser(), pages, half, groups, written)
             pages_made = len([p for p in os.listdir(pages) if p != "index.html"])
             size = screenshot(index, os.path.join(os.getcwd(), "html-dashboard.png"), work, "1100,1000")
             return ("%d groups of %d records, %d pages linked, loaded in %.2f s; %d headers and numbers "
-                    "on one line at 1300 px; screenshot %d bytes" % (len(groups), len(lines), pages_made, secs,
-                                                                      cells, size))
+                    "on one line at 1300 px; screenshot %d bytes; %s" % (len(groups), len(lines), pages_made, secs,
+                                                                         cells, size, split))
         tap.run("%s dashboard of batch --html-dir over two shards" % (name or "html"), dashboard)
     finally:
         if browser[0]:

@@ -254,7 +254,8 @@ class Browser:
     def load(self, path, script=True):
         """(the DOM after load as HTML, problems seen, seconds from
         navigation to the load event and a layout); with SCRIPT false,
-        the page's script disabled."""
+        the page's script disabled.  After it, .paint: the seconds from
+        navigation to the first contentful paint (None: not reported)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Network", "Page", "DOM"):
@@ -268,6 +269,24 @@ class Browser:
         self.wait_event("Page.loadEventFired", session)
         self.send("Page.getLayoutMetrics", session=session)
         secs = time.monotonic() - t0
+        # first paint and first contentful paint, ms from navigation (the
+        # page's own Paint Timing entries, read over DevTools: the page's
+        # CSP does not apply); None when the browser gave none
+        # (a small page may paint after its load event: asked again a while)
+        self.paint = None
+        until = time.monotonic() + scaled(2)
+        while self.paint is None and time.monotonic() < until:
+            try:
+                got = self.send("Runtime.evaluate", {"expression": "JSON.stringify(performance.getEntriesByType("
+                                                     "'paint').map(function(e){return [e.name,e.startTime]}))",
+                                                     "returnByValue": True}, session=session)
+                entries = dict(json.loads(got["result"]["value"]))
+            except (Failure, KeyError, TypeError, ValueError):
+                break
+            if entries:
+                self.paint = entries.get("first-contentful-paint", entries.get("first-paint")) / 1000.0
+            else:
+                time.sleep(0.05)
         root = self.send("DOM.getDocument", {"depth": 1}, session=session)["root"]
         html_node = [c for c in root.get("children", []) if c.get("nodeName") == "HTML"][0]
         dom = self.send("DOM.getOuterHTML", {"nodeId": html_node["nodeId"]}, session=session)["outerHTML"]
