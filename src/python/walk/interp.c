@@ -61,9 +61,28 @@ static bool tid_in_dump(const struct dump *d, int64_t tid)
  * recorded tid is that thread's is its own, the other stale.  (The
  * thread that forked keeps its thread state, with the parent's tid.)
  * The stale ones go to MI's stale_threads, kept apart, and a warning
- * says so. */
+ * says so.
+ *
+ * A thread not started yet is kept apart too: up to 3.11 a new thread's
+ * state is made by its creator with the creator's ident and native id
+ * (init_threadstate in CPython's Python/pystate.c calls
+ * PyThread_get_thread_ident()), which the new thread replaces with its
+ * own once it runs (t_bootstrap, Modules/_threadmodule.c).  A read in
+ * between sees two thread states of one OS thread, the new one without a
+ * frame: it is no second thread of its creator's. */
 static bool set_stale_apart(struct py_ctx *c, struct model_interp *mi)
 {
+	size_t unstarted = 0;
+	for (size_t i = 0; i < mi->threads.n; i++) {
+		struct model_thread *t = mi->threads.items[i];
+		if (t->stale || t->tid < 0 || t->frames.n || t->holds_gil)
+			continue;
+		for (size_t k = 0; k < mi->threads.n && !t->stale; k++) {
+			const struct model_thread *o = mi->threads.items[k];
+			t->stale = o != t && !o->stale && o->tid == t->tid && o->ident == t->ident && o->frames.n;
+		}
+		unstarted += t->stale;
+	}
 	for (size_t i = 0; i < mi->threads.n; i++) {
 		struct model_thread *t = mi->threads.items[i];
 		if (t->stale || t->tid < 0 || t->recorded_tid < 0 || t->recorded_tid == t->tid)
@@ -89,6 +108,13 @@ static bool set_stale_apart(struct py_ctx *c, struct model_interp *mi)
 	if (!n)
 		return false;
 	mi->threads = live;
+	if (unstarted)
+		model_warn(c->r, "interpreter %lld: %zu thread state%s of a thread not started yet (holding its "
+			   "creator's ident until it runs), kept apart", (long long)mi->id, unstarted,
+			   unstarted == 1 ? "" : "s");
+	n -= unstarted;
+	if (!n)
+		return true;
 	/* a kernel's core and a live process list every thread; a minidump's
 	 * writer may have missed one (lldb did, attached to a loaded process) */
 	if (c->d->format && strcmp(c->d->format, "minidump") == 0)
