@@ -863,7 +863,8 @@ def boot_in(work, suite, cache, timeout):
             f.write("%s %s %s %s\n" % (name, py, scenario, how))
     disk = os.path.join(work, "disk.raw")
     t0 = time.time()
-    p = vm("run", suite, payload, disk, str(timeout), timeout=timeout + 60)
+    # (the machine waits for the emulator lock while another runs)
+    p = vm("run", suite, payload, disk, str(timeout), timeout=timeout + scaled(3600))
     took = time.time() - t0
     console = open(disk + ".console", errors="replace").read()
     if p.returncode == 124:

@@ -181,7 +181,8 @@ def boot(cache, work, deb, timeout):
         f.write(text.replace('"bee5f1820e0c4d1fb9207024ca7e75c5"', '"%s"' % pycore_message_id()))
     disk = os.path.join(work, "test.raw")
     t = time.time()
-    p = vm("run", payload, disk, str(timeout), timeout=timeout + 60)
+    # (the machine waits for the emulator lock while another runs)
+    p = vm("run", payload, disk, str(timeout), timeout=timeout + scaled(3600))
     took = time.time() - t
     console = open(disk + ".console", errors="replace").read() if os.path.exists(disk + ".console") else ""
     if p.returncode != 0:
