@@ -13,7 +13,7 @@ static const struct py_options opt = { .max_repr = 256, .max_items = 100,
 
 static void setup(void)
 {
-	const struct model_report *r = image_open("fuzz-asyncio", "running asyncio tasks", &opt);
+	const struct model_report *r = core_image_open("fuzz-asyncio", "running asyncio tasks", &opt);
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->loops.n; k++) {

@@ -36,7 +36,7 @@ static void image_anchor(uint64_t addr)
  * from it; the analysis keeps it until the next walk); exits 2 with a
  * line naming TARGET and WANT (what the core must hold) when any of it
  * fails. */
-static const struct model_report *image_open(const char *target, const char *want, const struct py_options *opt)
+static const struct model_report *core_image_open(const char *target, const char *want, const struct py_options *opt)
 {
 	const char *path = getenv("PYCORE_FUZZ_CORE");
 	struct analysis_options ao = { .py = *opt };

@@ -29,7 +29,7 @@ static void anchor_locals(const struct ptrvec *frames)
 
 static void setup(void)
 {
-	const struct model_report *r = image_open("fuzz-walk", "", &opt);
+	const struct model_report *r = core_image_open("fuzz-walk", "", &opt);
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {
