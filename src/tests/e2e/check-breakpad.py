@@ -62,6 +62,7 @@ import pycoretest as pt
 from pycoretest import breakpad
 from pycoretest import interpreters
 from pycoretest.env import scaled, wait_until
+from pycoretest.run import drop_scratch
 PROC_FILES = ("auxv", "cmdline", "environ", "maps", "status")
 
 
@@ -282,10 +283,7 @@ def main():
                         parser_dump = os.path.join(symroot, "core2md.dmp")
                         shutil.copy(dmp, parser_dump)
             finally:
-                if os.environ.get("KEEP_CORES") == "1":
-                    tap.diag("kept in %s" % work)
-                else:
-                    shutil.rmtree(work, ignore_errors=True)
+                drop_scratch(tap, work)
         label = "Crashpad info stream appended to a core2md dump (every annotation kind)"
         if parser_dump:
             tap.run(label, check_crashpad_parser, parser_dump, symroot)

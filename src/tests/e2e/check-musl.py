@@ -40,7 +40,7 @@ from pycoretest.corefile import Core
 from pycoretest.cores import take_crash, take_snapshot
 from pycoretest.env import SRCDIR
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore
+from pycoretest.run import run_pycore, drop_scratch
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
@@ -205,10 +205,7 @@ def main():
                 for sub, fn, args in subs:
                     tap.run("%s: %s" % (label, sub), fn, *args)
         finally:
-            if os.environ.get("KEEP_CORES") == "1":
-                tap.diag("kept in %s" % workdir)
-            else:
-                shutil.rmtree(workdir, ignore_errors=True)
+            drop_scratch(tap, workdir)
     schema_summary(tap)
     return tap.done()
 

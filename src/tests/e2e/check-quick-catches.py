@@ -23,6 +23,7 @@ import tempfile
 from pycoretest import interpreters
 from pycoretest.env import SRCDIR, scaled
 from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.run import drop_scratch
 
 # (name, file, the exact text, what replaces it, the checks that must fail)
 MUTANTS = [
@@ -122,10 +123,7 @@ def main():
         for name, path, old, new, checks in MUTANTS:
             tap.run("the quick checks catch %s" % name, mutant, name, path, old, new, checks)
     finally:
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % scratch)
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(tap, scratch)
     return tap.done()
 
 

@@ -58,6 +58,7 @@ import time
 import pycoretest as cs
 from pycoretest.htmlpage import Page, check_markup
 from pycoretest.env import scaled
+from pycoretest.run import drop_scratch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 Failure, Skip = cs.Failure, cs.Skip
@@ -585,10 +586,7 @@ def main():
         for s, h in old.items():
             signal.signal(s, h)
         left = [p for _, p in cluster.procs if p.poll() is None] + cluster.ours()
-        if os.environ.get("KEEP_CORES") == "1":
-            tap.diag("kept in %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        drop_scratch(tap, work)
     after = package_files()
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     if left:

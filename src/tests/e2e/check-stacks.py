@@ -34,7 +34,7 @@ from pycoretest.cores import (take_crash, take_snapshot, build_extension,
                               build_cxx)
 from pycoretest.env import PYCORE
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore
+from pycoretest.run import run_pycore, drop_scratch
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 from pycoretest.env import scaled
@@ -338,10 +338,7 @@ def main():
                 for sub, fn, args in subs:
                     tap.run("%s: %s" % (label, sub), fn, *args)
         finally:
-            if os.environ.get("KEEP_CORES") == "1":
-                tap.diag("kept in %s" % workdir)
-            else:
-                shutil.rmtree(workdir, ignore_errors=True)
+            drop_scratch(tap, workdir)
     schema_summary(tap)
     return tap.done()
 
