@@ -26,6 +26,11 @@ CAP_SYS_PTRACE against nobody's process; Yama's ptrace_scope 1 (set and
 restored when this kernel has Yama, else skipped by name).
 
 Output is TAP (pycoretest.tap).  Environment: PYCORE, srcdir, KEEP_CORES=1.
+
+With PYCORE_LIVE_SOAK=N (not part of make check) it runs only "threads
+created during the read", N times in a row on each of py3.12, debian3.11 and
+py3.13 that is installed, with two CPU hogs of its own beside it: a read
+must settle on one consistent thread list however the machine is loaded.
 """
 import json
 import os
@@ -411,7 +416,30 @@ def check_no_process(target, work):
     return line
 
 
+def soak(runs):
+    """check_spawn RUNS times on each interpreter, two busy loops beside."""
+    tap = pt.TAP()
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for name in ("py3.12", "debian3.11", "py3.13"):
+            target, why = interpreters.find(name)
+            for k in range(runs):
+                label = "threads created during the read (%s), two CPU hogs beside: run %d of %d" % (name, k + 1, runs)
+                if why:
+                    tap.skip(label, why)
+                    continue
+                work = target.workdir("pycore-live-soak-")
+                pt.run_in(tap, label, work, check_spawn, target, work)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    return tap.done()
+
+
 def main():
+    if os.environ.get("PYCORE_LIVE_SOAK"):
+        return soak(int(os.environ["PYCORE_LIVE_SOAK"]))
     tap = pt.TAP()
     for name in interpreters.names():
         target, why = interpreters.find(name)
