@@ -8,9 +8,10 @@ render and the report page's render (imported by scripts/bench).
                    missing, at --input or in the work directory) named
                    COUNT/shard-count times; median wall and CPU of RUNS,
                    the largest peak RSS (wait4's rusage)
-  dashboard render the index page of that --output-dir loaded by headless
-                   Chromium (src/tests/lib/pycoretest/htmlpage.py): the
-                   first contentful paint and the load event (best of 3)
+  dashboard render the index page of that --output-dir (its first page,
+                   index.html) loaded by headless Chromium
+                   (src/tests/lib/pycoretest/htmlpage.py): the first
+                   contentful paint and the load event (best of 3)
   page render      pycore analyze --format html of a gcore snapshot of
                    src/tests/e2e/scenarios/many_threads.py with 200 and
                    with 1,000 workers (each stack its own), loaded the same
@@ -103,7 +104,11 @@ def pages_bench(a, python, work, markdown_head, markdown_table):
         try:
             index = os.path.join(work, "pages", "index.html")
             paint, load = best_render(browser, index)
-            rows.append(["dashboard render (index of %d groups)" % (len(os.listdir(os.path.dirname(index))) - 1),
+            names = os.listdir(os.path.dirname(index))
+            npages = sum(1 for n in names if n.startswith("index"))
+            rows.append(["dashboard render (index of %d groups%s)"
+                         % (sum(1 for n in names if n.startswith("group-")),
+                            ", page 1 of %d" % npages if npages > 1 else ""),
                          "first paint %s" % ("%.2f s" % paint if paint is not None else "?"),
                          "load %.2f s" % load, "%d KB" % (os.path.getsize(index) // 1024), ""])
             if not a.markdown:

@@ -719,15 +719,15 @@ void group_html_section(FILE *out, const struct group *gr, size_t rank, const ch
 	fputs("</section>\n", out);
 }
 
-size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, bool pages)
+size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, size_t from, size_t to, bool pages)
 {
-	if (!g->n)
+	if (from >= g->n || from >= to)
 		return 0;
 	fputs("<section class=\"card\" id=\"overview\"><h2>Groups, most frequent first</h2>\n<table class=\"groups\">"
 	      "<thead><tr><th class=\"n\">#</th><th class=\"n\">dumps</th><th>crash</th><th>last seen</th></tr>"
 	      "</thead><tbody>\n", out);
 	size_t i;
-	for (i = 0; i < g->n && i < MAX_ROWS; i++) {
+	for (i = from; i < g->n && i < to && (pages || i < MAX_ROWS); i++) {
 		const struct group *gr = &g->groups[i];
 		const struct seen *last = gr->all_timed ? &gr->last_t : &gr->last;
 		fputs("<tr class=\"group-row\" data-hash=\"", out);
@@ -749,7 +749,7 @@ size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table>\n", out);
-	if (g->n > MAX_ROWS)
+	if (!pages && g->n > MAX_ROWS)
 		fprintf(out, "<p class=\"muted\">%zu rarer groups not listed.</p>\n", g->n - MAX_ROWS);
 	if (pages)
 		fputs("<p class=\"muted\">Each group's number opens its page.</p>\n", out);
@@ -757,5 +757,5 @@ size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir
 		fprintf(out, "<p class=\"muted\">The %d most frequent groups are shown in full below; the %zu "
 			"rarer ones as rows above.</p>\n", MAX_DETAILED, g->n - MAX_DETAILED);
 	fputs("</section>\n", out);
-	return i;
+	return i - from;
 }

@@ -56,17 +56,24 @@ void group_html_end(void);
  * FILES: the inputs, named on the page.  0, or -1 when writing failed. */
 int group_html_write(FILE *out, const struct grouping *g, const char *html_dir, char **files, int nfiles);
 /* Its parts: (group_pages.c) the page's head (titled TITLE; G's totals
- * unless G is NULL), up to <main>; (group_html.c) the overview table's rows (PAGES: each
- * links its group's page, group-RANK.html), the number of rows written;
- * one group's section (RANK from 0). */
+ * unless G is NULL), up to <main>; (group_html.c) the overview table's
+ * rows of the groups ranked FROM to TO (from 0, TO excluded; without
+ * PAGES at most the first 5,000; with PAGES each links its group's page,
+ * group-RANK.html), the number of rows written; one group's section
+ * (RANK from 0). */
 void group_html_head(FILE *out, const struct grouping *g, char **files, int nfiles, const char *title);
-size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, bool pages);
+size_t group_html_rows(FILE *out, const struct grouping *g, const char *html_dir, size_t from, size_t to,
+		       bool pages);
 void group_html_section(FILE *out, const struct group *gr, size_t rank, const char *html_dir);
 
-/* group_pages.c: the dashboard split, for --output-dir DIR: DIR/index.html
- * (the totals and a row per group, each linking its page) and a page per
- * listed group, DIR/group-RANK.html.  0, or -1 (errno) when a page could
- * not be written; its path in *FAILED (to free). */
+/* group_pages.c: the dashboard split, for --output-dir DIR: the index,
+ * DIR/index.html, DIR/index-2.html, ... (each the totals and a row for
+ * each of at most GROUP_INDEX_ROWS groups, each row linking its group's
+ * page; links between the index's pages) and a page per group,
+ * DIR/group-RANK.html, linking back to the index page of its row.  0, or
+ * -1 (errno) when a page could not be written; its path in *FAILED (to
+ * free). */
+#define GROUP_INDEX_ROWS 500
 int group_pages_write(const char *dir, const struct grouping *g, const char *html_dir, char **files, int nfiles,
 		      char **failed);
 

@@ -137,7 +137,9 @@ static const char style[] =
 	/* the dashboard's headers and numbers never wrap, even beside a long
 	 * crash line: break-all (above) would cut "dumps" into "dump|s" */
 	"table.groups th,table.groups td.n{white-space:nowrap;word-break:normal}\n"
-	".muted{color:var(--mut)}\n";
+	".muted{color:var(--mut)}\n"
+	/* the dashboard's index pages' links between them (cli/group_pages.c) */
+	"p.pages .here{font-weight:600}\n";
 
 /* Adds the buttons that open and close every <details> at once: nothing
  * it shows is missing without it. */

@@ -30,6 +30,13 @@ fork", as the text shows them).  For each, pycore analyze --format html's page:
 Then pycore batch --html-dir over those dumps and pycore group --format
 html over its JSON Lines (given twice, as two shards): the dashboard's
 groups, counts and links equal group --format json's, in Chromium too.
+Then --output-dir over 1,001 groups of those real records (each record
+given, in turn, a fingerprint hash of its group's own, and repeated so
+that counts differ): more groups than one index page lists; from
+index.html, by its links alone, every index page and every group's page
+is reached, the rows in group --format json's order, each group's page
+linking back to the index page of its row; each index page's load event
+in Chromium is measured and reported (not a pass condition).
 Screenshots of one report and of the dashboard (chromium --screenshot)
 are made in the build directory, and copied to $PYCORE_SCREENSHOTS when
 set.  The 200-thread page's load time is reported (not a pass condition).
@@ -314,6 +321,134 @@ def check_split(browser, pages, inputs, groups, whole):
     return "split into an index and %d group pages, the index loaded in %.2f s" % (len(rows), secs)
 
 
+INDEX_LINK = re.compile(r"^index(-[0-9]+)?\.html$")
+
+
+def index_number(name):
+    m = re.match(r"^index(?:-([0-9]+))?\.html$", name)
+    return int(m.group(1) or 1)
+
+
+def paged_records(jsonl, ngroups):
+    """The batch's real records, each of NGROUPS groups one of them
+    (in turn) with its fingerprint's hash made the group's own, repeated
+    1 to 4 times so that the groups' counts differ: records of more
+    groups than one index page lists."""
+    records = [json.loads(l) for l in open(jsonl, "rb").read().splitlines()]
+    records = [r for r in records if not r.get("error") and r.get("fingerprint")]
+    if not records:
+        raise Failure("the batch made no report with a fingerprint")
+    out = []
+    for g in range(ngroups):
+        rec = dict(records[g % len(records)])
+        rec["fingerprint"] = dict(rec["fingerprint"], hash="%s-%04d" % (rec["fingerprint"]["hash"], g))
+        out.extend([json.dumps(rec)] * (1 + (g * 7) % 4))
+    return out
+
+
+def check_paged(browser, pages, jsonl, work, ngroups=1001):
+    """group --output-dir over more groups than one index page lists:
+    from index.html, by the links alone, every index page is reached;
+    their rows, in page order, are group --format json's groups, each
+    page as long as the first but the last; each row links its group's
+    page, which holds that group's section and links back to the index
+    page of its row; every page carries the totals; nothing else in the
+    directory.  Each index page's load in Chromium is measured (reported,
+    not a pass condition) and the first pages are read with script off."""
+    path = os.path.join(work, "paged.jsonl")
+    with open(path, "w") as f:
+        f.write("\n".join(paged_records(jsonl, ngroups)) + "\n")
+    rc, out, err = cs.run_pycore(["group", "--format", "json", path])
+    if rc != 0:
+        raise Failure("group --format json: exit %d: %s" % (rc, err))
+    want = [(g["fingerprint"]["hash"], g["count"]) for g in map(json.loads, out.splitlines())]
+    if len(want) != ngroups:
+        raise Failure("group --format json: %d groups, %d made" % (len(want), ngroups))
+    d = os.path.join(work, "paged")
+    p = subprocess.run([os.environ["PYCORE"], "group", "--format", "html", "--html-dir", pages, "--output-dir", d,
+                        path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0 or p.stdout:
+        raise Failure("group --output-dir: exit %d, %d bytes on standard output: %s"
+                      % (p.returncode, len(p.stdout), p.stderr.decode()))
+    # the index's pages, reached from index.html by their links
+    seen, todo, index_pages = set(), ["index.html"], {}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if not os.path.exists(os.path.join(d, name)):
+            raise Failure("a link to %s, not written" % name)
+        page = Page(open(os.path.join(d, name), encoding="utf-8").read())
+        check_markup(page, name)
+        index_pages[name] = page
+        todo.extend(a.attrs["href"] for a in page.root.find("a") if INDEX_LINK.match(a.attrs["href"]))
+    names = sorted(index_pages, key=index_number)
+    if len(names) < 2:
+        raise Failure("%d groups on %d index page" % (ngroups, len(names)))
+    if [index_number(n) for n in names] != list(range(1, len(names) + 1)):
+        raise Failure("index pages %s" % names)
+    rows, where, loads = [], {}, []
+    per_page = len(index_pages[names[0]].root.find("tr", "group-row"))
+    for k, name in enumerate(names, 1):
+        page = index_pages[name]
+        got = page.root.find("tr", "group-row")
+        if not got or len(got) > per_page or (k < len(names) and len(got) != per_page):
+            raise Failure("%s: %d rows, the first page %d" % (name, len(got), per_page))
+        if [s.text() for s in page.root.find("span") if s.attrs.get("id") == "groups"] != [str(ngroups)]:
+            raise Failure("%s: no total of %d groups" % (name, ngroups))
+        ranges = [s.text() for s in page.root.find("span", "range")]
+        first, last = len(rows) + 1, len(rows) + len(got)
+        if not ranges or any(r != "%d\u2013%d" % (first, last) for r in ranges):
+            raise Failure("%s: says groups %s, holds %d to %d" % (name, ranges, first, last))
+        for r in got:
+            rows.append((r.attrs["data-hash"], int(r.attrs["data-count"])))
+            rank = len(rows)
+            links = [a.attrs["href"] for a in r.find("a")]
+            if [h for h in links if re.match(r"^group-[0-9]+\.html$", h)] != ["group-%d.html" % rank]:
+                raise Failure("%s: row %d links %s" % (name, rank, links))
+            missing = [h for h in links if not h.startswith("group-") and not os.path.exists(os.path.join(pages, h))]
+            if missing:
+                raise Failure("%s: row %d links missing pages %s" % (name, rank, missing))
+            where[rank] = name
+        dom, problems, secs = browser.load(os.path.join(d, name))
+        if problems:
+            raise Failure("%s in Chromium: %s" % (name, problems[:5]))
+        loads.append(secs)
+        if [(r.attrs["data-hash"], int(r.attrs["data-count"])) for r in Page(dom).root.find("tr", "group-row")] \
+                != rows[first - 1:]:
+            raise Failure("%s: Chromium's DOM holds other rows" % name)
+        if k <= 2:
+            quiet = Page(no_script_dom(browser, os.path.join(d, name)))
+            qlinks = set(a.attrs["href"] for a in quiet.root.find("a"))
+            if len(quiet.root.find("tr", "group-row")) != len(got) or \
+                    not set(a.attrs["href"] for a in page.root.find("a")) <= qlinks:
+                raise Failure("%s with script off: rows or links missing" % name)
+    if rows != want:
+        diff = [i for i, (a, b) in enumerate(zip(rows, want)) if a != b][:3]
+        raise Failure("index pages' rows: %d groups, group --format json's %d; first differences at %s"
+                      % (len(rows), len(want), diff))
+    for rank, (h, _) in enumerate(rows, 1):
+        gp = Page(open(os.path.join(d, "group-%d.html" % rank), encoding="utf-8").read())
+        check_markup(gp, "group-%d.html" % rank)
+        sec = gp.root.find("section", "group")
+        if len(sec) != 1 or sec[0].attrs["data-hash"] != h:
+            raise Failure("group-%d.html: not the section of group %s" % (rank, h))
+        back = [a.attrs["href"] for a in gp.root.find("a", "index")]
+        if back != [where[rank]]:
+            raise Failure("group-%d.html links back to %s, its row is on %s" % (rank, back, where[rank]))
+        missing = [a.attrs["href"] for a in gp.root.find("a") if "index" not in a.cls()
+                   and not os.path.exists(os.path.join(pages, a.attrs["href"]))]
+        if missing:
+            raise Failure("group-%d.html links missing pages %s" % (rank, missing[:3]))
+    extra = set(os.listdir(d)) - set(names) - set("group-%d.html" % r for r in range(1, len(rows) + 1))
+    if extra:
+        raise Failure("--output-dir holds %s besides the pages" % sorted(extra)[:5])
+    return ("%d groups on %d index pages of %d rows, every group reached from index.html by links; "
+            "the index pages' load events at %.2f to %.2f s (median %.2f; not a pass condition)"
+            % (len(rows), len(names), per_page, min(loads), max(loads), sorted(loads)[len(loads) // 2]))
+
+
 def pick_target():
     for name in PREFERRED:
         path = os.path.join(HERE, "interpreters", name + ".interp")
@@ -526,6 +661,15 @@ def main():
                     "on one line at 1300 px; screenshot %d bytes; %s" % (len(groups), len(lines), pages_made, secs,
                                                                          cells, size, split))
         tap.run("%s dashboard of batch --html-dir over two shards" % (name or "html"), dashboard)
+
+        def paged():
+            if why:
+                raise Skip(why)
+            jsonl = os.path.join(work, "batch.jsonl")
+            if not os.path.exists(jsonl):
+                raise Failure("the dashboard's batch wrote no records")
+            return check_paged(get_browser(), pages, jsonl, work)
+        tap.run("%s dashboard whose index takes more than one page" % (name or "html"), paged)
     finally:
         if browser[0]:
             browser[0].close()
