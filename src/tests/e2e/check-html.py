@@ -262,10 +262,7 @@ def check_many(report, path, truth_path, n, browser):
             raise Failure("Chromium reported no first paint")
         paints.append(browser.paint)
         loads.append(secs)
-    limit = scaled(1.0)
-    if min(paints) > limit:
-        raise Failure("first paint after %.2f s (best of %s), want at most %.2f s" % (
-            min(paints), " ".join("%.2f" % p for p in paints), limit))
+    # (the time is said, not asserted: speed is scripts/bench --pages's)
     return ("%d threads, %d sections folded; first paint %.2f s, load %.2f s (best of 3; size %d KB)"
             % (n + 1, len(sections) - len(open_), min(paints), min(loads), os.path.getsize(path) // 1024))
 
@@ -473,7 +470,7 @@ def hostile_core(target, work, many=False):
     proc = target.popen([os.path.join(cs.SCENARIOS, "html_hostile.py"), truth] + (["many"] if many else [])
                         + [HOSTILE_ARG], work, stdout=subprocess.PIPE)
     try:
-        if not cs.wait_ready(proc, timeout=scaled(60)):
+        if not cs.wait_ready(proc, timeout=60):
             raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
         g = subprocess.run(["gcore", "-o", os.path.join(work, "core"), str(proc.pid)], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=scaled(300))
