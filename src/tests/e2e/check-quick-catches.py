@@ -69,17 +69,23 @@ def main():
         env = dict(os.environ)
         for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
             env.pop(k, None)
+        jobs = str(os.cpu_count() or 2)
+        # the copy configured and built once; should that fail, each
+        # mutant's result is a failure that says so
+        unbuilt = None
         p = subprocess.run([os.path.join(src, "configure"), "-q"], cwd=build, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=scaled(300))
         if p.returncode != 0:
-            raise SystemExit("configure of the copy failed: %s" % p.stdout.decode(errors="replace")[-2000:])
-        jobs = str(os.cpu_count() or 2)
-        p = subprocess.run(["make", "-s", "-j" + jobs, "pycore"], cwd=build, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=scaled(900))
-        if p.returncode != 0:
-            raise SystemExit("the copy's pycore does not build: %s" % p.stdout.decode(errors="replace")[-2000:])
+            unbuilt = "configure of the copy failed: %s" % p.stdout.decode(errors="replace")[-1000:]
+        else:
+            p = subprocess.run(["make", "-s", "-j" + jobs, "pycore"], cwd=build, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=scaled(900))
+            if p.returncode != 0:
+                unbuilt = "the copy's pycore does not build: %s" % p.stdout.decode(errors="replace")[-1000:]
 
         def mutant(name, path, old, new, checks):
+            if unbuilt:
+                raise Failure(unbuilt)
             file = os.path.join(src, path)
             text = open(file).read()
             if text.count(old) != 1:
