@@ -21,7 +21,102 @@ struct cached {
 static _Thread_local struct cached *cache;
 static _Thread_local size_t ncached;
 
-void jsonl_share_drop(void)
+/* The hashes of objects met once, for each thread: an object is put in
+ * the table when met a second time only, so that those met once (a
+ * report's "input" with its own path) cost no copy and do not crowd the
+ * table out of the frames met again and again. */
+#define MET_SLOTS 8192
+static _Thread_local uint64_t *met;
+
+static bool met_before(uint64_t hash)
+{
+	if (!met && !(met = calloc(MET_SLOTS, sizeof(*met))))
+		return true;
+	uint64_t *m = &met[hash & (MET_SLOTS - 1)];
+	if (*m == hash)
+		return true;
+	*m = hash;
+	return false;
+}
+
+/* skipped containers' texts: each thread's own; SKIP_PROBE slots looked
+ * at from a hash's, at most SKIP_BYTES of text, then all dropped */
+#define SKIP_SLOTS 4096
+#define SKIP_PROBE 8
+#define SKIP_BYTES ((size_t)8 << 20)
+
+struct skipped {
+	uint64_t hash;
+	size_t len;
+	int nest;
+	unsigned char *text;
+};
+
+static _Thread_local struct skipped *skips;
+static _Thread_local size_t nskips, skip_bytes;
+
+static void skips_drop(void)
+{
+	for (size_t i = 0; skips && i < SKIP_SLOTS; i++)
+		free(skips[i].text);
+	free(skips);
+	skips = NULL;
+	nskips = skip_bytes = 0;
+}
+
+size_t jsonl_share_skip_get(const unsigned char *at, size_t room, uint64_t hash, int depth, int *nest)
+{
+	if (!skips)
+		return 0;
+	size_t i = hash & (SKIP_SLOTS - 1);
+	for (int k = 0; k < SKIP_PROBE && skips[i].text; k++, i = (i + 1) & (SKIP_SLOTS - 1)) {
+		const struct skipped *c = &skips[i];
+		/* its last bytes first: a container like another but for its
+		 * last members (a report's "process" of another dump) fails there */
+		size_t tail = c->len < 16 ? c->len : 16;
+		if (c->hash == hash && c->len <= room && depth + c->nest <= JSONL_MAX_DEPTH &&
+		    memcmp(c->text + c->len - tail, at + c->len - tail, tail) == 0 && memcmp(c->text, at, c->len) == 0) {
+			*nest = c->nest;
+			return c->len;
+		}
+	}
+	return 0;
+}
+
+void jsonl_share_skip_put(const unsigned char *text, size_t len, uint64_t hash, int nest)
+{
+	if (len > SKIP_BYTES / 4)
+		return;
+	if (skips && (nskips >= SKIP_SLOTS / 2 || skip_bytes + len > SKIP_BYTES))
+		skips_drop();
+	if (!skips && !(skips = calloc(SKIP_SLOTS, sizeof(*skips))))
+		return;
+	/* an empty slot among the probed, else the first (dropped) */
+	size_t i = hash & (SKIP_SLOTS - 1), at = i;
+	for (int k = 0; k < SKIP_PROBE; k++, i = (i + 1) & (SKIP_SLOTS - 1)) {
+		if (!skips[i].text) {
+			at = i;
+			break;
+		}
+		if (skips[i].hash == hash && skips[i].len == len && memcmp(skips[i].text, text, len) == 0)
+			return;
+	}
+	unsigned char *copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, text, len);
+	struct skipped *c = &skips[at];
+	if (c->text) {
+		skip_bytes -= c->len;
+		free(c->text);
+	} else {
+		nskips++;
+	}
+	*c = (struct skipped){ hash, len, nest, copy };
+	skip_bytes += len;
+}
+
+static void cache_drop(void)
 {
 	for (size_t i = 0; cache && i < CACHE_SIZE; i++) {
 		free(cache[i].sig);
@@ -30,6 +125,14 @@ void jsonl_share_drop(void)
 	free(cache);
 	cache = NULL;
 	ncached = 0;
+}
+
+void jsonl_share_drop(void)
+{
+	cache_drop();
+	skips_drop();
+	free(met);
+	met = NULL;
 }
 
 /* A hash of the table's own (not stored, not an interface): 8 bytes at a
@@ -86,11 +189,13 @@ json_t *jsonl_share_sig_get(const char *sig, size_t len, uint64_t hash)
 void jsonl_share_sig_put(const char *sig, size_t len, uint64_t hash, json_t *o)
 {
 	const struct jsonl_keep *keep = NULL;
+	if (!met_before(hash))
+		return;
 	struct cached *c = cache_slot(sig, len, hash, keep);
 	if (c && c->sig)
 		return;
 	if (c && ncached >= CACHE_SIZE / 2) {
-		jsonl_share_drop();
+		cache_drop();
 		c = cache_slot(sig, len, hash, keep);
 	}
 	char *copy = c ? malloc(len ? len : 1) : NULL;
@@ -126,6 +231,8 @@ json_t *jsonl_share_text_get(const unsigned char *at, size_t room, uint64_t hash
 void jsonl_share_text_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep,
 			  json_t *o)
 {
+	if (!met_before(hash ^ 1))
+		return;
 	/* its nesting: containers outside its strings */
 	int depth = 0, deepest = 0;
 	bool in_string = false;
@@ -146,7 +253,7 @@ void jsonl_share_text_put(const unsigned char *text, size_t len, uint64_t hash, 
 		}
 	}
 	if (!cache || ncached >= CACHE_SIZE / 2) {
-		jsonl_share_drop();
+		cache_drop();
 		if (!(cache = calloc(CACHE_SIZE, sizeof(*cache))))
 			return;
 	}

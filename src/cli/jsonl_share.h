@@ -45,11 +45,25 @@ json_t *jsonl_share_text_get(const unsigned char *at, size_t room, uint64_t hash
 void jsonl_share_text_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep,
 			  json_t *o);
 
+/* A skipped container's text is kept (jsonl_skip.c) when it is this long
+ * or longer, and looked up by a hash of its first JSONL_SKIP_KEY bytes. */
+#define JSONL_SKIP_MIN_TEXT 256
+#define JSONL_SKIP_KEY 64
+
+/* The length of the container's text checked before (inside DEPTH
+ * containers or fewer: none reaches past JSONL_MAX_DEPTH from DEPTH) that
+ * the ROOM bytes at AT begin with (HASH: jsonl_share_hash of their first
+ * JSONL_SKIP_KEY bytes), its own nesting in *NEST (itself counted); 0
+ * none.  TEXT (LEN bytes, a container checked, nesting NEST) into the
+ * table. */
+size_t jsonl_share_skip_get(const unsigned char *at, size_t room, uint64_t hash, int depth, int *nest);
+void jsonl_share_skip_put(const unsigned char *text, size_t len, uint64_t hash, int nest);
+
 /* Whether every member KEEP names is kept whole (no SUB): its object,
  * when all its kept members are scalars, may be shared. */
 bool jsonl_keeps_whole(const struct jsonl_keep *keep);
 
-/* Drops the calling thread's table. */
+/* Drops the calling thread's tables. */
 void jsonl_share_drop(void);
 
 #endif
