@@ -172,6 +172,8 @@ static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(voi
 }
 
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
+static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep);
+static int array(struct sc *s, json_t **out, const struct jsonl_keep *keep);
 
 /* The value at s->p skipped (jsonl_skip.h): 0, or -1 where value() would
  * have refused it. */
@@ -455,6 +457,35 @@ fail:
 	return -1;
 }
 
+/* The container at s->p, kept whole (KEEP NULL) or pruned to KEEP.  One
+ * pruned inside the record of JSONL_SKIP_MIN_TEXT bytes or more (a
+ * report's "interpreters" for the dashboard) is looked up by its text
+ * (jsonl_share.h): met before, it is the value made then, shared. */
+static int container(struct sc *s, json_t **out, const struct jsonl_keep *keep)
+{
+	const unsigned char *at = s->p;
+	size_t room = (size_t)(s->end - at);
+	if (!keep || s->depth == 0 || room < JSONL_SKIP_MIN_TEXT)
+		return *at == '{' ? object(s, out, keep) : array(s, out, keep);
+	uint64_t key = jsonl_share_hash((const char *)at, JSONL_SKIP_KEY) ^ (uintptr_t)keep;
+	int nest;
+	json_t *v = NULL;
+	size_t len = jsonl_share_long_get(at, room, key, keep, s->depth, &nest, &v);
+	if (len) {
+		s->p = at + len;
+		*out = json_incref(v);
+		return 0;
+	}
+	unsigned long found = jsonl_share_long_found(s->depth + 1);
+	if ((*at == '{' ? object(s, out, keep) : array(s, out, keep)) != 0)
+		return -1;
+	/* not when one of its members was found: it is one that changed
+	 * around it (a report's "process" of another dump) */
+	if ((size_t)(s->p - at) >= JSONL_SKIP_MIN_TEXT && jsonl_share_long_found(s->depth + 1) == found)
+		jsonl_share_long_put(at, (size_t)(s->p - at), key, keep, -1, *out);
+	return 0;
+}
+
 /* The value at s->p: skipped (OUT NULL), kept whole (KEEP NULL), or
  * pruned to KEEP. */
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
@@ -465,9 +496,8 @@ static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		return -1;
 	switch (*s->p) {
 	case '{':
-		return object(s, out, keep);
 	case '[':
-		return array(s, out, keep);
+		return container(s, out, keep);
 	case '"':
 		if (string(s, out != NULL) != 0)
 			return -1;

@@ -39,8 +39,9 @@ static bool met_before(uint64_t hash)
 	return false;
 }
 
-/* skipped containers' texts: each thread's own; SKIP_PROBE slots looked
- * at from a hash's, at most SKIP_BYTES of text, then all dropped */
+/* long containers' texts (skipped, or read under a KEEP into a value):
+ * each thread's own; SKIP_PROBE slots looked at from a hash's, at most
+ * SKIP_BYTES of text, then all dropped */
 #define SKIP_SLOTS 4096
 #define SKIP_PROBE 8
 #define SKIP_BYTES ((size_t)8 << 20)
@@ -50,21 +51,32 @@ struct skipped {
 	size_t len;
 	int nest;
 	unsigned char *text;
+	const struct jsonl_keep *keep; /* NULL: skipped */
+	json_t *value;               /* what it was read into (KEEP's) */
 };
 
 static _Thread_local struct skipped *skips;
 static _Thread_local size_t nskips, skip_bytes;
+static _Thread_local unsigned long nfound[JSONL_MAX_DEPTH + 1];
+
+unsigned long jsonl_share_long_found(int depth)
+{
+	return depth >= 0 && depth <= JSONL_MAX_DEPTH ? nfound[depth] : 0;
+}
 
 static void skips_drop(void)
 {
-	for (size_t i = 0; skips && i < SKIP_SLOTS; i++)
+	for (size_t i = 0; skips && i < SKIP_SLOTS; i++) {
 		free(skips[i].text);
+		json_decref(skips[i].value);
+	}
 	free(skips);
 	skips = NULL;
 	nskips = skip_bytes = 0;
 }
 
-size_t jsonl_share_skip_get(const unsigned char *at, size_t room, uint64_t hash, int depth, int *nest)
+size_t jsonl_share_long_get(const unsigned char *at, size_t room, uint64_t hash, const struct jsonl_keep *keep,
+			    int depth, int *nest, json_t **value)
 {
 	if (!skips)
 		return 0;
@@ -74,18 +86,51 @@ size_t jsonl_share_skip_get(const unsigned char *at, size_t room, uint64_t hash,
 		/* its last bytes first: a container like another but for its
 		 * last members (a report's "process" of another dump) fails there */
 		size_t tail = c->len < 16 ? c->len : 16;
-		if (c->hash == hash && c->len <= room && depth + c->nest <= JSONL_MAX_DEPTH &&
+		if (c->hash == hash && c->keep == keep && c->len <= room && depth + c->nest <= JSONL_MAX_DEPTH &&
 		    memcmp(c->text + c->len - tail, at + c->len - tail, tail) == 0 && memcmp(c->text, at, c->len) == 0) {
 			*nest = c->nest;
+			if (value)
+				*value = c->value;
+			nfound[depth]++;
 			return c->len;
 		}
 	}
 	return 0;
 }
 
-void jsonl_share_skip_put(const unsigned char *text, size_t len, uint64_t hash, int nest)
+/* The nesting of TEXT (LEN bytes, a container checked): containers
+ * outside its strings. */
+static int nesting(const unsigned char *text, size_t len)
+{
+	int depth = 0, deepest = 0;
+	bool in_string = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = text[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > deepest)
+				deepest = depth;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		}
+	}
+	return deepest;
+}
+
+void jsonl_share_long_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep,
+			  int nest, json_t *value)
 {
 	if (len > SKIP_BYTES / 4)
+		return;
+	/* met a second time only: a container of one report alone is never
+	 * copied */
+	if (!met_before(jsonl_share_hash((const char *)text, len) ^ (uintptr_t)keep ^ 2))
 		return;
 	if (skips && (nskips >= SKIP_SLOTS / 2 || skip_bytes + len > SKIP_BYTES))
 		skips_drop();
@@ -98,21 +143,25 @@ void jsonl_share_skip_put(const unsigned char *text, size_t len, uint64_t hash, 
 			at = i;
 			break;
 		}
-		if (skips[i].hash == hash && skips[i].len == len && memcmp(skips[i].text, text, len) == 0)
+		if (skips[i].hash == hash && skips[i].keep == keep && skips[i].len == len &&
+		    memcmp(skips[i].text, text, len) == 0)
 			return;
 	}
 	unsigned char *copy = malloc(len);
 	if (!copy)
 		return;
 	memcpy(copy, text, len);
+	if (nest < 0)
+		nest = nesting(text, len);
 	struct skipped *c = &skips[at];
 	if (c->text) {
 		skip_bytes -= c->len;
 		free(c->text);
+		json_decref(c->value);
 	} else {
 		nskips++;
 	}
-	*c = (struct skipped){ hash, len, nest, copy };
+	*c = (struct skipped){ hash, len, nest, copy, keep, json_incref(value) };
 	skip_bytes += len;
 }
 

@@ -135,7 +135,7 @@ next_value:
 		if ((size_t)(end - p) >= JSONL_SKIP_MIN_TEXT) {
 			uint64_t key = jsonl_share_hash((const char *)p, JSONL_SKIP_KEY);
 			int nest;
-			size_t len = jsonl_share_skip_get(p, (size_t)(end - p), key, depth, &nest);
+			size_t len = jsonl_share_long_get(p, (size_t)(end - p), key, NULL, depth, &nest, NULL);
 			if (len) {
 				p += len;
 				if (depth + nest > deepest)
@@ -238,7 +238,7 @@ closed:
 		int l = depth - base;
 		size_t len = (size_t)(p - open_at[l]);
 		if (len >= JSONL_SKIP_MIN_TEXT && !found_inside[l])
-			jsonl_share_skip_put(open_at[l], len, open_key[l], deepest - depth + 1);
+			jsonl_share_long_put(open_at[l], len, open_key[l], NULL, deepest - depth + 1, NULL);
 		if (outer_deepest[l] > deepest)
 			deepest = outer_deepest[l];
 	}

@@ -110,14 +110,18 @@ int main(void)
 	 * passed over when met again (jsonl_skip.c): a line read, then its
 	 * mutations (each container changed, or the same and what follows it
 	 * changed), then the container nested past the limit */
-	char big[1024], mut[1024];
+	char big[2048], mut[2048];
 	int bl = snprintf(big, sizeof(big), "{\"m\":{\"p\":\"%s\",\"q\":[1,2.5,\"\\u00e9\",{\"r\":null}]},",
 			  strrep('x', 260));
-	bl += snprintf(big + bl, sizeof(big) - (size_t)bl, "\"n\":[[\"%s\"],{\"s\":\"%s\"}],\"kind\":\"k\",\"t\":[true,false]}",
+	bl += snprintf(big + bl, sizeof(big) - (size_t)bl, "\"n\":[[\"%s\"],{\"s\":\"%s\"}],\"kind\":\"k\",\"t\":[true,false],",
 		       strrep('y', 280), strrep('z', 270));
+	/* and kept ones, pruned: each the value made the first time */
+	bl += snprintf(big + bl, sizeof(big) - (size_t)bl, "\"frames\":[{\"kind\":\"python\",\"function\":\"%s\","
+		       "\"line\":3,\"locals\":{\"a\":[1,2]}},{\"kind\":\"native\"}],\"input\":{\"path\":\"%s\",\"x\":[1]}}",
+		       strrep('f', 260), strrep('p', 260));
 	int f5 = !jsonl_scan_check(big, (size_t)bl) || !jsonl_scan_check(big, (size_t)bl);
 	unsigned long read5 = 0;
-	static const char alphabet5[] = "{}[]\":,\\u0e.-tn \xc3\xff\x01xyz";
+	static const char alphabet5[] = "{}[]\":,\\u0e.-tn \xc3\xff\x01xyzfp";
 	for (int round = 0; round < 20000; round++) {
 		memcpy(mut, big, (size_t)bl + 1);
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
