@@ -250,54 +250,40 @@ static int add_line(struct grouping *g, const char *name, unsigned long lineno, 
 	return rc;
 }
 
-/* Bytes of lines this thread reads, then the other, at a time: this one
- * also adds every record (and, for the dashboard, the most: callgrind
- * over the dashboard of 2,000 records counted reading at two thirds of
- * the work, adding and freeing at one third), so the other reads more. */
-#define BATCH_HERE(g) ((g)->html ? (size_t)1 << 19 : (size_t)1 << 20)
-#define BATCH_THERE(g) ((g)->html ? (size_t)3 << 19 : (size_t)1 << 20)
-
-/* The end of the lines from P (each ends in a newline, the last at
- * END - 1) that reach AT LEAST bytes. */
-static const char *lines_to(const char *p, const char *end, size_t least)
-{
-	if ((size_t)(end - p) <= least)
-		return end;
-	const char *nl = memchr(p + least, '\n', (size_t)(end - p - least));
-	return nl ? nl + 1 : end;
-}
+/* Bytes of lines in a chunk dealt to either thread (group_read.h): small
+ * enough that the two share a window's work evenly, and that the adding
+ * thread's turn to add never waits long for the reading one. */
+#define CHUNK_BYTES ((size_t)1 << 18)
 
 /* The lines from P to END (each ends in a newline); 0 or -1. */
 static int add_lines(struct grouping *g, const char *name, unsigned long *lineno, const char *p, const char *end,
-		     struct group_reader *r, struct group_batch *b)
+		     struct group_reader *r)
 {
 	int rc = 0;
-	while (p < end) {
-		const char *here = lines_to(p, end, BATCH_HERE(g)), *there = r ? lines_to(here, end, BATCH_THERE(g)) : here;
-		b->n = 0;
-		b->from = here;
-		b->to = there;
-		if (here < there)
-			group_reader_post(r, b);
-		while (rc == 0 && p < here) {
-			const char *nl = memchr(p, '\n', (size_t)(here - p));
+	if (!r) {
+		while (rc == 0 && p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			rc = add_line(g, name, ++*lineno, p, (size_t)(nl - p + 1), NULL, false);
 			p = nl + 1;
 		}
-		if (here < there) {
-			group_reader_wait(r);
-			rc = rc ? rc : b->oom ? -1 : 0;
-			for (size_t i = 0; i < b->n; i++)
-				if (rc == 0)
-					rc = add_line(g, name, ++*lineno, b->line[i], b->len[i], b->rec[i], true);
-				else
-					json_decref(b->rec[i]);
-		}
-		if (rc != 0)
-			return rc;
-		p = there;
+		return rc;
 	}
-	return 0;
+	group_reader_window(r, p, end, CHUNK_BYTES);
+	struct group_batch *b;
+	while ((b = group_reader_next(r))) {
+		if (rc == 0 && b->oom) {
+			rc = -1;
+			group_reader_cancel(r);
+		}
+		for (size_t i = 0; i < b->n; i++) {
+			if (rc == 0 && (rc = add_line(g, name, ++*lineno, b->line[i], b->len[i], b->rec[i], true)) != 0)
+				group_reader_cancel(r);
+			else if (rc != 0)
+				json_decref(b->rec[i]);
+		}
+		group_reader_release(r, b);
+	}
+	return rc;
 }
 
 /* The lines of a regular file, mapped a window at a time (MAP_WINDOW, or
@@ -312,7 +298,6 @@ static int map_lines(struct grouping *g, const char *name, int fd, off_t size, s
 	size_t window = MAP_WINDOW;
 	off_t off = 0;                /* the next line's */
 	unsigned long lineno = 0;
-	struct group_batch b = { 0 };
 	int rc = 0;
 	while (rc == 0 && off < size) {
 		off_t base = off - off % (page > 0 ? page : 4096);
@@ -328,7 +313,7 @@ static int map_lines(struct grouping *g, const char *name, int fd, off_t size, s
 		madvise(m, len, MADV_SEQUENTIAL);
 		const char *start = m + (off - base), *end = m + len;
 		const char *nl = memrchr(start, '\n', (size_t)(end - start)), *p = nl ? nl + 1 : start;
-		rc = add_lines(g, name, &lineno, start, p, r, &b);
+		rc = add_lines(g, name, &lineno, start, p, r);
 		if (rc == 0 && last && p < end) {
 			/* the last line, no newline after it: a copy ends in a NUL */
 			char *copy = strndup(p, (size_t)(end - p));
@@ -341,9 +326,6 @@ static int map_lines(struct grouping *g, const char *name, int fd, off_t size, s
 		off = base + (off_t)(p - m);
 		munmap(m, len);
 	}
-	free(b.line);
-	free(b.len);
-	free(b.rec);
 	return rc;
 }
 
@@ -356,7 +338,6 @@ static int stream_lines(struct grouping *g, const char *name, FILE *f, struct gr
 	size_t cap = STREAM_CHUNK + 1, have = 0;
 	char *buf = malloc(cap);
 	unsigned long lineno = 0;
-	struct group_batch b = { 0 };
 	int rc = buf ? 0 : -1;
 	while (rc == 0) {
 		if (cap - have < STREAM_CHUNK / 2 + 1) {
@@ -376,7 +357,7 @@ static int stream_lines(struct grouping *g, const char *name, FILE *f, struct gr
 		have += n;
 		buf[have] = '\0';
 		const char *nl = memrchr(buf, '\n', have), *end = nl ? nl + 1 : buf;
-		rc = add_lines(g, name, &lineno, buf, end, r, &b);
+		rc = add_lines(g, name, &lineno, buf, end, r);
 		have -= (size_t)(end - buf);
 		memmove(buf, end, have);
 	}
@@ -385,9 +366,6 @@ static int stream_lines(struct grouping *g, const char *name, FILE *f, struct gr
 		rc = add_line(g, name, ++lineno, buf, have, NULL, false);
 	}
 	free(buf);
-	free(b.line);
-	free(b.len);
-	free(b.rec);
 	return rc;
 }
 

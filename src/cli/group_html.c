@@ -257,8 +257,19 @@ static const char *intern(const char *text)
 	return interned[k];
 }
 
+/* the frames' labels met last (frame_interned) */
+#define SEEN_FRAMES 4096
+static struct {
+	json_t *frame;
+	const char *label;
+} seen_frames[SEEN_FRAMES];
+
 void group_html_end(void)
 {
+	for (size_t i = 0; i < SEEN_FRAMES; i++) {
+		json_decref(seen_frames[i].frame);
+		seen_frames[i].frame = NULL;
+	}
 	for (size_t i = 0; i < interned_cap; i++)
 		free(interned[i]);
 	free(interned);
@@ -283,6 +294,25 @@ static int node_new(struct group_html *h, const char *label)
 	return (int)h->nnodes++;
 }
 
+/* The labels of the frames met last, by the frame's value: the scanner
+ * makes a frame met before the same value (jsonl_share.h), so most
+ * frames' labels are found here, not made and interned again.  Each value
+ * held (a reference) while it is here: its address is never another's. */
+static const char *frame_interned(json_t *f)
+{
+	size_t k = ((uintptr_t)f >> 4) * 0x9e3779b97f4a7c15ULL >> 52 & (SEEN_FRAMES - 1);
+	if (f && seen_frames[k].frame == f)
+		return seen_frames[k].label;
+	const char *text = frame_label(f);
+	const char *label = text ? intern(text) : NULL;
+	if (label && f) {
+		json_decref(seen_frames[k].frame);
+		seen_frames[k].frame = json_incref(f);
+		seen_frames[k].label = label;
+	}
+	return label;
+}
+
 /* One thread's FRAMES (innermost first) into the tree, outermost first. */
 static int flame_add(struct group_html *h, json_t *frames)
 {
@@ -293,8 +323,7 @@ static int flame_add(struct group_html *h, json_t *frames)
 	int parent = 0;
 	size_t n = json_array_size(frames);
 	for (size_t i = n, depth = 0; i-- > 0; depth++) {
-		const char *text = frame_label(json_array_get(frames, i));
-		const char *label = text ? intern(text) : NULL;
+		const char *label = frame_interned(json_array_get(frames, i));
 		if (!label)
 			return -1;
 		int c = h->nodes[parent].child;

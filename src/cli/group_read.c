@@ -16,18 +16,24 @@ size_t group_line_text(const char *line, size_t n)
 	return blank == n ? 0 : n;
 }
 
+/* chunks dealt and not yet released, at most */
+#define NSLOTS 8
+
 struct group_reader {
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct group_batch *job;     /* posted, until read */
-	bool quit;
+	pthread_cond_t cv;           /* any change: a chunk read, released, a window */
 	const struct jsonl_keep *keep;
+	const char *next, *end;      /* the window's lines not dealt yet */
+	size_t chunk;
+	struct group_batch slot[NSLOTS];
+	size_t head, tail;           /* dealt: slot[head..tail) modulo NSLOTS, in order */
+	bool quit;
 };
 
 static int batch_grow(struct group_batch *b)
 {
-	size_t cap = b->cap ? 2 * b->cap : 256;
+	size_t cap = b->cap ? 2 * b->cap : 64;
 	const char **line = realloc(b->line, cap * sizeof(*line));
 	if (line)
 		b->line = line;
@@ -42,30 +48,55 @@ static int batch_grow(struct group_batch *b)
 	return 0;
 }
 
+/* B's lines split and read, each at once while its bytes are in cache. */
+static void batch_read(struct group_batch *b, const struct jsonl_keep *keep)
+{
+	for (const char *q = b->from; !b->oom && q < b->to;) {
+		const char *nl = memchr(q, '\n', (size_t)(b->to - q));
+		if (!(b->oom = b->n == b->cap && batch_grow(b) != 0)) {
+			b->line[b->n] = q;
+			b->len[b->n] = (size_t)(nl - q + 1);
+			size_t n = group_line_text(q, b->len[b->n]);
+			b->rec[b->n++] = n ? jsonl_scan(q, n, keep) : NULL;
+			q = nl + 1;
+		}
+	}
+}
+
+/* The next chunk of the window dealt (under the lock), NULL none now. */
+static struct group_batch *deal(struct group_reader *r)
+{
+	if (r->next >= r->end || r->tail - r->head == NSLOTS)
+		return NULL;
+	struct group_batch *b = &r->slot[r->tail++ % NSLOTS];
+	const char *to = r->end;
+	if ((size_t)(r->end - r->next) > r->chunk) {
+		const char *nl = memchr(r->next + r->chunk, '\n', (size_t)(r->end - r->next - r->chunk));
+		to = nl ? nl + 1 : r->end;
+	}
+	b->from = r->next;
+	b->to = to;
+	b->n = 0;
+	b->oom = false;
+	b->done = false;
+	r->next = to;
+	return b;
+}
+
 static void *reader_main(void *arg)
 {
 	struct group_reader *r = arg;
 	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		while (!r->job && !r->quit)
+	while (!r->quit) {
+		struct group_batch *b = deal(r);
+		if (!b) {
 			pthread_cond_wait(&r->cv, &r->mu);
-		if (!r->job)
-			break;
-		struct group_batch *b = r->job;
-		pthread_mutex_unlock(&r->mu);
-		/* each line split then read at once, while its bytes are in cache */
-		for (const char *q = b->from; !b->oom && q < b->to;) {
-			const char *nl = memchr(q, '\n', (size_t)(b->to - q));
-			if (!(b->oom = b->n == b->cap && batch_grow(b) != 0)) {
-				b->line[b->n] = q;
-				b->len[b->n] = (size_t)(nl - q + 1);
-				size_t n = group_line_text(q, b->len[b->n]);
-				b->rec[b->n++] = n ? jsonl_scan(q, n, r->keep) : NULL;
-				q = nl + 1;
-			}
+			continue;
 		}
+		pthread_mutex_unlock(&r->mu);
+		batch_read(b, r->keep);
 		pthread_mutex_lock(&r->mu);
-		r->job = NULL;
+		b->done = true;
 		pthread_cond_broadcast(&r->cv);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -86,10 +117,64 @@ struct group_reader *group_reader_start(const struct jsonl_keep *keep)
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
 		free(r);
 		return NULL;
 	}
 	return r;
+}
+
+void group_reader_window(struct group_reader *r, const char *from, const char *to, size_t chunk)
+{
+	pthread_mutex_lock(&r->mu);
+	r->next = from;
+	r->end = to;
+	r->chunk = chunk ? chunk : 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+struct group_batch *group_reader_next(struct group_reader *r)
+{
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		if (r->head < r->tail && r->slot[r->head % NSLOTS].done)
+			break;
+		if (r->head == r->tail && r->next >= r->end) {
+			pthread_mutex_unlock(&r->mu);
+			return NULL;
+		}
+		/* the next in order is being read: read one after it meanwhile */
+		struct group_batch *b = deal(r);
+		if (!b) {
+			pthread_cond_wait(&r->cv, &r->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&r->mu);
+		batch_read(b, r->keep);
+		pthread_mutex_lock(&r->mu);
+		b->done = true;
+	}
+	struct group_batch *b = &r->slot[r->head % NSLOTS];
+	pthread_mutex_unlock(&r->mu);
+	return b;
+}
+
+void group_reader_release(struct group_reader *r, struct group_batch *b)
+{
+	pthread_mutex_lock(&r->mu);
+	b->n = 0;
+	r->head++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+void group_reader_cancel(struct group_reader *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->next = r->end;
+	pthread_mutex_unlock(&r->mu);
 }
 
 void group_reader_stop(struct group_reader *r)
@@ -103,21 +188,10 @@ void group_reader_stop(struct group_reader *r)
 	pthread_join(r->thread, NULL);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
+	for (size_t i = 0; i < NSLOTS; i++) {
+		free(r->slot[i].line);
+		free(r->slot[i].len);
+		free(r->slot[i].rec);
+	}
 	free(r);
-}
-
-void group_reader_post(struct group_reader *r, struct group_batch *b)
-{
-	pthread_mutex_lock(&r->mu);
-	r->job = b;
-	pthread_cond_broadcast(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-}
-
-void group_reader_wait(struct group_reader *r)
-{
-	pthread_mutex_lock(&r->mu);
-	while (r->job)
-		pthread_cond_wait(&r->cv, &r->mu);
-	pthread_mutex_unlock(&r->mu);
 }

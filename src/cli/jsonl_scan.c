@@ -15,10 +15,10 @@
  * pair "\udb80\udcNN" (surrogates.h): that is the character U+F00NN,
  * which is what such an escape decodes to here. */
 #include "cli/jsonl_scan.h"
+#include "cli/jsonl_lex.h"
 #include "cli/jsonl_share.h"
+#include "cli/jsonl_skip.h"
 
-#include <locale.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,20 +34,6 @@ struct sc {
 	char *sig;                   /* an object's kept scalars' names and text */
 	size_t siglen, sigcap;
 };
-
-/* Bytes a string holds as they are: printable ASCII but '"' (0x22) and
- * '\\' (0x5c).  Constant: group reads lines in two threads. */
-static const bool plain[256] = { [0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true };
-
-static bool is_digit(unsigned c)
-{
-	return c - '0' < 10;
-}
-
-static bool is_alpha(unsigned c)
-{
-	return (c | 0x20) - 'a' < 26;
-}
 
 static void ws(struct sc *s)
 {
@@ -98,53 +84,6 @@ static int put_cp(struct sc *s, uint32_t cp)
 		n = 4;
 	}
 	return put(s, b, n);
-}
-
-/* The four hex digits at P, or -1. */
-static long hex4(const unsigned char *p, const unsigned char *end)
-{
-	if (end - p < 4)
-		return -1;
-	long v = 0;
-	for (int i = 0; i < 4; i++) {
-		unsigned c = p[i];
-		int h = is_digit(c) ? (int)(c - '0') : (c | 0x20) - 'a' < 6 ? (int)((c | 0x20) - 'a' + 10) : -1;
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-/* The length of the UTF-8 character at P as jansson's utf8_check_full
- * takes it, 0 when it refuses it. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	size_t n;
-	uint32_t v;
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0)
-		n = 2, v = c & 0x1f;
-	else if (c < 0xf0)
-		n = 3, v = c & 0x0f;
-	else if (c < 0xf5)
-		n = 4, v = c & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		v = v << 6 | (p[i] & 0x3f);
-	}
-	if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000))
-		return 0;
-	return n;
 }
 
 /* The string at s->p (its opening quote); its text into s->buf when KEEP. */
@@ -219,58 +158,7 @@ static int string(struct sc *s, bool keep)
 
 static int number(struct sc *s, json_t **out)
 {
-	const unsigned char *p = s->p, *start = p, *end = s->end;
-	bool neg = p < end && *p == '-', real = false;
-	p += neg;
-	const unsigned char *digits = p;
-	if (p >= end || !is_digit(*p))
-		return -1;
-	if (*p == '0') {
-		if (++p < end && is_digit(*p))
-			return -1;
-	} else {
-		while (p < end && is_digit(*p))
-			p++;
-	}
-	size_t nd = (size_t)(p - digits);
-	if (p < end && *p == '.') {
-		if (++p >= end || !is_digit(*p))
-			return -1;
-		while (p < end && is_digit(*p))
-			p++;
-		real = true;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || !is_digit(*p))
-			return -1;
-		while (p < end && is_digit(*p))
-			p++;
-		real = true;
-	}
-	s->p = p;
-	if (!real) {
-		if (nd > 18)
-			return -1;           /* near long long's edge: jansson decides */
-		long long v = 0;
-		for (size_t i = 0; i < nd; i++)
-			v = v * 10 + (digits[i] - '0');
-		return out && !(*out = json_integer(neg ? -v : v)) ? -1 : 0;
-	}
-	/* strtod as jansson's, in a locale whose decimal point is '.' */
-	char text[64], *stop;
-	size_t len = (size_t)(p - start);
-	const char *point = localeconv()->decimal_point;
-	if (len >= sizeof(text) || !point || strcmp(point, ".") != 0)
-		return -1;
-	memcpy(text, start, len);
-	text[len] = 0;
-	double v = strtod(text, &stop);
-	if (stop != text + len || isinf(v))
-		return -1;
-	return out && !(*out = json_real(v)) ? -1 : 0;
+	return jsonl_number(&s->p, s->end, out);
 }
 
 static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(void), json_t **out)
@@ -284,184 +172,18 @@ static int literal(struct sc *s, const char *word, size_t n, json_t *(*make)(voi
 }
 
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep);
+static int object(struct sc *s, json_t **out, const struct jsonl_keep *keep);
+static int array(struct sc *s, json_t **out, const struct jsonl_keep *keep);
 
-/* ------------------------------------------------------------------------
- * Skipping
- *
- * Most of a report is skipped (every frame's other members, locals,
- * modules): checked as strictly as value() checks it, but by one loop over
- * a local pointer, containers by a stack of their kinds, not by recursion,
- * and no value made.  It accepts and refuses exactly what value(s, NULL,
- * NULL) did before it (the unit test and fuzz-jsonl hold both to jansson).
- * ------------------------------------------------------------------------ */
-
-/* The string at P (its opening quote) checked as string() checks it; the
- * byte after it, or NULL. */
-static inline const unsigned char *skip_string(const unsigned char *p, const unsigned char *end)
-{
-	p++;
-	for (;;) {
-		/* 8 bytes at a time to the first '"', '\\', byte below 0x20 or
-		 * above 0x7f: each term flags its first such byte exactly (a
-		 * borrow runs only upwards from a byte it flags), so the lowest
-		 * flag of all is the first */
-		while (end - p >= 8) {
-			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-			memcpy(&w, p, 8);
-			uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-			uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
-			if (m) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-				p += __builtin_ctzll(m) >> 3;
-#endif
-				break;
-			}
-			p += 8;
-		}
-		while (p < end && plain[*p])
-			p++;
-		if (p >= end)
-			return NULL;
-		unsigned c = *p;
-		if (c == '"')
-			return p + 1;
-		if (c < 0x20)
-			return NULL;
-		if (c >= 0x80) {
-			size_t n = utf8_len(p, end);
-			if (!n)
-				return NULL;
-			p += n;
-			continue;
-		}
-		if (end - p < 2)
-			return NULL;
-		c = p[1];
-		if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
-			p += 2;
-			continue;
-		}
-		long u = c == 'u' ? hex4(p + 2, end) : -1;
-		if (u <= 0)
-			return NULL;
-		p += 6;
-		if (u >= 0xd800 && u <= 0xdbff) {
-			long v = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, end) : -1;
-			if (v < 0xdc00 || v > 0xdfff)
-				return NULL;
-			p += 6;
-		} else if (u >= 0xdc00 && u <= 0xdfff && !(u >= 0xdc80 && u <= 0xdcff)) {
-			return NULL;
-		}
-	}
-}
-
-#define SKIP_WS(p, end) \
-	while ((p) < (end) && (*(p) == ' ' || *(p) == '\t' || *(p) == '\n' || *(p) == '\r')) \
-		(p)++
-
-/* The value at s->p skipped: 0, or -1 where value() would have refused. */
+/* The value at s->p skipped (jsonl_skip.h): 0, or -1 where value() would
+ * have refused it. */
 static int skip_value(struct sc *s)
 {
-	const unsigned char *p = s->p, *end = s->end;
-	int base = s->depth, depth = base;
-	bool is_object[MAX_DEPTH + 1];
-next_value:
-	if (p >= end)
+	const unsigned char *p = jsonl_skip_value(s->p, s->end, s->depth);
+	if (!p)
 		return -1;
-	switch (*p) {
-	case '{':
-		if (++depth > MAX_DEPTH)
-			return -1;
-		is_object[depth] = true;
-		p++;
-		SKIP_WS(p, end);
-		if (p < end && *p == '}') {
-			p++;
-			depth--;
-			goto after_value;
-		}
-		goto next_member;
-	case '[':
-		if (++depth > MAX_DEPTH)
-			return -1;
-		is_object[depth] = false;
-		p++;
-		SKIP_WS(p, end);
-		if (p < end && *p == ']') {
-			p++;
-			depth--;
-			goto after_value;
-		}
-		goto next_value;
-	case '"':
-		if (!(p = skip_string(p, end)))
-			return -1;
-		goto after_value;
-	case 't':
-		if (end - p < 4 || memcmp(p, "true", 4) != 0)
-			return -1;
-		p += 4;
-		goto after_word;
-	case 'f':
-		if (end - p < 5 || memcmp(p, "false", 5) != 0)
-			return -1;
-		p += 5;
-		goto after_word;
-	case 'n':
-		if (end - p < 4 || memcmp(p, "null", 4) != 0)
-			return -1;
-		p += 4;
-		goto after_word;
-	default: {
-		/* an integer here; a real (or anything else) by number() */
-		const unsigned char *q = p + (*p == '-'), *digits = q;
-		while (q < end && is_digit(*q))
-			q++;
-		size_t nd = (size_t)(q - digits);
-		if (nd && nd <= 18 && (*digits != '0' || nd == 1) &&
-		    (q >= end || (*q != '.' && *q != 'e' && *q != 'E'))) {
-			p = q;
-			goto after_value;
-		}
-		s->p = p;
-		if (number(s, NULL) != 0)
-			return -1;
-		p = s->p;
-		goto after_value;
-	}
-	}
-after_word:
-	if (p < end && is_alpha(*p))
-		return -1;
-after_value:
-	if (depth == base) {
-		s->p = p;
-		return 0;
-	}
-	SKIP_WS(p, end);
-	if (p < end && *p == ',') {
-		p++;
-		SKIP_WS(p, end);
-		if (!is_object[depth])
-			goto next_value;
-		goto next_member;
-	}
-	if (p < end && *p == (is_object[depth] ? '}' : ']')) {
-		p++;
-		depth--;
-		goto after_value;
-	}
-	return -1;
-next_member:
-	if (p >= end || *p != '"' || !(p = skip_string(p, end)))
-		return -1;
-	SKIP_WS(p, end);
-	if (p >= end || *p != ':')
-		return -1;
-	p++;
-	SKIP_WS(p, end);
-	goto next_value;
+	s->p = p;
+	return 0;
 }
 
 static const struct jsonl_keep *kept_member(const char *name, size_t len, const struct jsonl_keep *keep)
@@ -735,6 +457,35 @@ fail:
 	return -1;
 }
 
+/* The container at s->p, kept whole (KEEP NULL) or pruned to KEEP.  One
+ * pruned inside the record of JSONL_SKIP_MIN_TEXT bytes or more (a
+ * report's "interpreters" for the dashboard) is looked up by its text
+ * (jsonl_share.h): met before, it is the value made then, shared. */
+static int container(struct sc *s, json_t **out, const struct jsonl_keep *keep)
+{
+	const unsigned char *at = s->p;
+	size_t room = (size_t)(s->end - at);
+	if (!keep || s->depth == 0 || room < JSONL_SKIP_MIN_TEXT)
+		return *at == '{' ? object(s, out, keep) : array(s, out, keep);
+	uint64_t key = jsonl_share_hash((const char *)at, JSONL_SKIP_KEY) ^ (uintptr_t)keep;
+	int nest;
+	json_t *v = NULL;
+	size_t len = jsonl_share_long_get(at, room, key, keep, s->depth, &nest, &v);
+	if (len) {
+		s->p = at + len;
+		*out = json_incref(v);
+		return 0;
+	}
+	unsigned long found = jsonl_share_long_found(s->depth + 1);
+	if ((*at == '{' ? object(s, out, keep) : array(s, out, keep)) != 0)
+		return -1;
+	/* not when one of its members was found: it is one that changed
+	 * around it (a report's "process" of another dump) */
+	if ((size_t)(s->p - at) >= JSONL_SKIP_MIN_TEXT && jsonl_share_long_found(s->depth + 1) == found)
+		jsonl_share_long_put(at, (size_t)(s->p - at), key, keep, -1, *out);
+	return 0;
+}
+
 /* The value at s->p: skipped (OUT NULL), kept whole (KEEP NULL), or
  * pruned to KEEP. */
 static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
@@ -745,9 +496,8 @@ static int value(struct sc *s, json_t **out, const struct jsonl_keep *keep)
 		return -1;
 	switch (*s->p) {
 	case '{':
-		return object(s, out, keep);
 	case '[':
-		return array(s, out, keep);
+		return container(s, out, keep);
 	case '"':
 		if (string(s, out != NULL) != 0)
 			return -1;

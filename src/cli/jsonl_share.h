@@ -45,11 +45,32 @@ json_t *jsonl_share_text_get(const unsigned char *at, size_t room, uint64_t hash
 void jsonl_share_text_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep,
 			  json_t *o);
 
+/* A container's text is kept (jsonl_skip.c, jsonl_scan.c) when it is
+ * this long or longer, and looked up by a hash of its first
+ * JSONL_SKIP_KEY bytes (mixed with the KEEP it was read under). */
+#define JSONL_SKIP_MIN_TEXT 256
+#define JSONL_SKIP_KEY 64
+
+/* The length of the container's text checked before under KEEP (NULL:
+ * skipped) that the ROOM bytes at AT begin with, when inside DEPTH
+ * containers it reaches no deeper than JSONL_MAX_DEPTH (HASH: its key);
+ * its nesting in *NEST (itself counted), the value it was read into
+ * (KEEP's; borrowed) in *VALUE when VALUE; 0 none.  TEXT (LEN bytes, a
+ * container checked, nesting NEST, -1 not known) into the table, with
+ * VALUE, when met before. */
+size_t jsonl_share_long_get(const unsigned char *at, size_t room, uint64_t hash, const struct jsonl_keep *keep,
+			    int depth, int *nest, json_t **value);
+void jsonl_share_long_put(const unsigned char *text, size_t len, uint64_t hash, const struct jsonl_keep *keep,
+			  int nest, json_t *value);
+/* How many texts jsonl_share_long_get found inside DEPTH containers in
+ * this thread so far. */
+unsigned long jsonl_share_long_found(int depth);
+
 /* Whether every member KEEP names is kept whole (no SUB): its object,
  * when all its kept members are scalars, may be shared. */
 bool jsonl_keeps_whole(const struct jsonl_keep *keep);
 
-/* Drops the calling thread's table. */
+/* Drops the calling thread's tables. */
 void jsonl_share_drop(void);
 
 #endif

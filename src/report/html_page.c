@@ -3,6 +3,7 @@
  * script and their hashes), and the safe file names of batch --html-dir. */
 #include "report/html.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "util/hash.h"
@@ -150,11 +151,20 @@ static const char script[] =
 	"for(var i=0;i<d.length;i++)d[i].open=o;});t.appendChild(e);}"
 	"b('Expand all',true);b('Collapse all',false);})();";
 
-void report_html_begin(FILE *out, const char *title, const char *kind)
+/* the hashes of the style and the script, computed once (pycore group
+ * --output-dir writes a page per group) */
+static char style_hash[64], script_hash[64];
+static pthread_once_t hashed = PTHREAD_ONCE_INIT;
+
+static void hash_once(void)
 {
-	char style_hash[64], script_hash[64];
 	pc_sha256_csp(style, style_hash, sizeof(style_hash));
 	pc_sha256_csp(script, script_hash, sizeof(script_hash));
+}
+
+void report_html_begin(FILE *out, const char *title, const char *kind)
+{
+	pthread_once(&hashed, hash_once);
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		"style-src '%s'; script-src '%s'; img-src 'none'; base-uri 'none'; form-action 'none'\">\n"

@@ -47,7 +47,7 @@ static const char *strrep(char c, int n)
 int main(void)
 {
 	int n = 0, failed = 0;
-	printf("1..4\n");
+	printf("1..5\n");
 	for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
 		if (!jsonl_scan_check(reads[i], strlen(reads[i]))) {
 			printf("# not read: %s\n", reads[i]);
@@ -106,6 +106,44 @@ int main(void)
 	printf("%sok %d - one object's text pruned two ways, each as jansson's pruned; nested too deep, "
 	       "left to jansson\n", f4 ? "not " : "", ++n);
 	failed |= f4;
+	/* skipped containers of 256 bytes or more are kept by their text and
+	 * passed over when met again (jsonl_skip.c): a line read, then its
+	 * mutations (each container changed, or the same and what follows it
+	 * changed), then the container nested past the limit */
+	char big[2048], mut[2048];
+	int bl = snprintf(big, sizeof(big), "{\"m\":{\"p\":\"%s\",\"q\":[1,2.5,\"\\u00e9\",{\"r\":null}]},",
+			  strrep('x', 260));
+	bl += snprintf(big + bl, sizeof(big) - (size_t)bl, "\"n\":[[\"%s\"],{\"s\":\"%s\"}],\"kind\":\"k\",\"t\":[true,false],",
+		       strrep('y', 280), strrep('z', 270));
+	/* and kept ones, pruned: each the value made the first time */
+	bl += snprintf(big + bl, sizeof(big) - (size_t)bl, "\"frames\":[{\"kind\":\"python\",\"function\":\"%s\","
+		       "\"line\":3,\"locals\":{\"a\":[1,2]}},{\"kind\":\"native\"}],\"input\":{\"path\":\"%s\",\"x\":[1]}}",
+		       strrep('f', 260), strrep('p', 260));
+	int f5 = !jsonl_scan_check(big, (size_t)bl) || !jsonl_scan_check(big, (size_t)bl);
+	unsigned long read5 = 0;
+	static const char alphabet5[] = "{}[]\":,\\u0e.-tn \xc3\xff\x01xyzfp";
+	for (int round = 0; round < 20000; round++) {
+		memcpy(mut, big, (size_t)bl + 1);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		mut[x % (size_t)bl] = alphabet5[(x >> 32) % (sizeof(alphabet5) - 1)];
+		read5 += (unsigned long)jsonl_scan_check(mut, (size_t)bl);
+		f5 |= !jsonl_scan_check(big, (size_t)bl);
+	}
+	char w[301];
+	memcpy(w, strrep('w', 300), 301);
+	int nl = snprintf(t, sizeof(t), "{\"m\":%s\"%s\"", strrep('[', 300), w);
+	nl += snprintf(t + nl, sizeof(t) - (size_t)nl, "%s,\"kind\":\"k\"}", strrep(']', 300));
+	f5 |= !jsonl_scan_check_one(t, (size_t)nl, check_keep) || !jsonl_scan_check_one(t, (size_t)nl, check_keep);
+	/* the same container, met 250 levels deeper: past the limit */
+	int d3 = snprintf(deep, sizeof(deep), "{\"frames\":[%s{\"kind\":\"k\",\"m\":", strrep('[', 250));
+	d3 += snprintf(deep + d3, sizeof(deep) - (size_t)d3, "%.*s}", nl - 5 - 12, t + 5);
+	d3 += snprintf(deep + d3, sizeof(deep) - (size_t)d3, "%s]}", strrep(']', 250));
+	j = jsonl_scan(deep, (size_t)d3, check_keep);
+	f5 |= j != NULL;
+	json_decref(j);
+	printf("%sok %d - skipped containers met again: 20000 mutations, %lu read, each as jansson reads it; "
+	       "nested too deep, left to jansson\n", f5 || !read5 ? "not " : "", ++n, read5);
+	failed |= f5 || !read5;
 	jsonl_scan_end();
 	return failed || !accepted;
 }
