@@ -434,20 +434,35 @@ enum pc_code live_refresh_segments(struct dump *d)
 	return PC_OK;
 }
 
-/* Whether the process is a kernel thread: PF_KTHREAD (0x00200000,
- * include/linux/sched.h) in the flags of stat's field 9.  A process that
- * maps nothing and is none is exiting (its memory released before it is
- * a zombie). */
-static bool kernel_thread(const struct dump_live *l)
+/* The flags of stat's field 9 (PF_*, include/linux/sched.h); 0 when
+ * stat cannot be read. */
+static unsigned long long task_flags(const struct dump_live *l)
 {
 	char *s = slurp(l, "stat", 4096, NULL);
 	char *f = s ? strrchr(s, ')') : NULL;
 	for (int k = 2; f && k < 9; k++)
 		f = strchr(f + 1, ' ');
 	unsigned long long flags = 0;
-	bool kthread = f && sscanf(f, " %llu", &flags) == 1 && (flags & 0x00200000u);
+	if (!f || sscanf(f, " %llu", &flags) != 1)
+		flags = 0;
 	free(s);
-	return kthread;
+	return flags;
+}
+
+/* Whether the process is a kernel thread: PF_KTHREAD.  A process that
+ * maps nothing and is none is exiting (its memory released before it is
+ * a zombie). */
+static bool kernel_thread(const struct dump_live *l)
+{
+	return task_flags(l) & 0x00200000u;   /* PF_KTHREAD (linux/sched.h) */
+}
+
+/* The process is exiting or gone: its memory cannot be read for that
+ * reason (PF_EXITING, linux/sched.h, while it is torn down; then a
+ * zombie, or no /proc entry at all). */
+static bool process_exiting(const struct dump_live *l)
+{
+	return l->gone || live_exiting(live_task_state(l, 0)) || (task_flags(l) & 0x00000004u);
 }
 
 static enum pc_code read_maps(struct dump *d, struct dump_live *l)
@@ -483,9 +498,14 @@ static enum pc_code find_platform(struct dump *d, const struct dump_module *exe)
 {
 	uint8_t h[20];
 	if (!exe || dump_read(d, exe->base, h, sizeof(h)) != PC_OK || memcmp(h, ELFMAG, SELFMAG) != 0) {
+		if (process_exiting(d->p->live)) {
+			/* its memory went with it: the reason, not the read */
+			dump_set_error(d, "the process exited while it was read");
+			return PC_EGONE;
+		}
 		dump_set_error(d, "cannot read the ELF header of its program%s%s",
 			       exe ? " " : "", exe ? exe->path : "");
-		return d->p->live->gone ? PC_EGONE : PC_EUNSUPPORTED;
+		return PC_EUNSUPPORTED;
 	}
 	bool msb = h[EI_DATA] == ELFDATA2MSB;
 	uint16_t machine = msb ? (uint16_t)(h[18] << 8 | h[19]) : (uint16_t)(h[19] << 8 | h[18]);
