@@ -83,22 +83,28 @@ static struct group_batch *deal(struct group_reader *r)
 	return b;
 }
 
+/* One chunk dealt and read, the lock (held on entry and on return)
+ * released meanwhile; false when there is none to deal. */
+static bool read_one(struct group_reader *r)
+{
+	struct group_batch *b = deal(r);
+	if (!b)
+		return false;
+	pthread_mutex_unlock(&r->mu);
+	batch_read(b, r->keep);
+	pthread_mutex_lock(&r->mu);
+	b->done = true;
+	pthread_cond_broadcast(&r->cv);
+	return true;
+}
+
 static void *reader_main(void *arg)
 {
 	struct group_reader *r = arg;
 	pthread_mutex_lock(&r->mu);
-	while (!r->quit) {
-		struct group_batch *b = deal(r);
-		if (!b) {
+	while (!r->quit)
+		if (!read_one(r))
 			pthread_cond_wait(&r->cv, &r->mu);
-			continue;
-		}
-		pthread_mutex_unlock(&r->mu);
-		batch_read(b, r->keep);
-		pthread_mutex_lock(&r->mu);
-		b->done = true;
-		pthread_cond_broadcast(&r->cv);
-	}
 	pthread_mutex_unlock(&r->mu);
 	jsonl_scan_end();            /* this thread's shared frames and buffers */
 	return NULL;
@@ -146,15 +152,8 @@ struct group_batch *group_reader_next(struct group_reader *r)
 			return NULL;
 		}
 		/* the next in order is being read: read one after it meanwhile */
-		struct group_batch *b = deal(r);
-		if (!b) {
+		if (!read_one(r))
 			pthread_cond_wait(&r->cv, &r->mu);
-			continue;
-		}
-		pthread_mutex_unlock(&r->mu);
-		batch_read(b, r->keep);
-		pthread_mutex_lock(&r->mu);
-		b->done = true;
 	}
 	struct group_batch *b = &r->slot[r->head % NSLOTS];
 	pthread_mutex_unlock(&r->mu);

@@ -282,25 +282,7 @@ void jsonl_share_text_put(const unsigned char *text, size_t len, uint64_t hash, 
 {
 	if (!met_before(hash ^ 1))
 		return;
-	/* its nesting: containers outside its strings */
-	int depth = 0, deepest = 0;
-	bool in_string = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = text[i];
-		if (in_string) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-		} else if (c == '"') {
-			in_string = true;
-		} else if (c == '{' || c == '[') {
-			if (++depth > deepest)
-				deepest = depth;
-		} else if (c == '}' || c == ']') {
-			depth--;
-		}
-	}
+	int deepest = nesting(text, len);
 	if (!cache || ncached >= CACHE_SIZE / 2) {
 		cache_drop();
 		if (!(cache = calloc(CACHE_SIZE, sizeof(*cache))))

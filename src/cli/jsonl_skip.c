@@ -153,31 +153,23 @@ next_value:
 	}
 	switch (*p) {
 	case '{':
+	case '[': {
+		bool object = *p == '{';
 		if (++depth > MAX_DEPTH)
 			return NULL;
 		if (depth > deepest)
 			deepest = depth;
-		is_object[depth] = true;
+		is_object[depth] = object;
 		p++;
 		SKIP_WS(p, end);
-		if (p < end && *p == '}') {
+		if (p < end && *p == (object ? '}' : ']')) {
 			p++;
 			goto closed;
 		}
-		goto next_member;
-	case '[':
-		if (++depth > MAX_DEPTH)
-			return NULL;
-		if (depth > deepest)
-			deepest = depth;
-		is_object[depth] = false;
-		p++;
-		SKIP_WS(p, end);
-		if (p < end && *p == ']') {
-			p++;
-			goto closed;
-		}
+		if (object)
+			goto next_member;
 		goto next_value;
+	}
 	case '"':
 		if (!(p = skip_string(p, end)))
 			return NULL;
