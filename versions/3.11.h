@@ -15,6 +15,7 @@
 	.interp_builtins = 912,
 	.interp_modules = 888,
 	.interp_ceval_gil = -1,
+	.interp_runtime = 40,
 	.tstate_next = 8,
 	.tstate_interp = 16,
 	.tstate_frame = -1,

@@ -15,6 +15,7 @@
 	.interp_builtins = 360,
 	.interp_modules = 944,
 	.interp_ceval_gil = 384,
+	.interp_runtime = 96,
 	.tstate_next = 8,
 	.tstate_interp = 16,
 	.tstate_frame = -1,

@@ -15,6 +15,7 @@
 	.interp_builtins = 7584,
 	.interp_modules = 7592,
 	.interp_ceval_gil = 16,
+	.interp_runtime = 7376,
 	.tstate_next = 8,
 	.tstate_interp = 16,
 	.tstate_frame = -1,

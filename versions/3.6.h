@@ -15,6 +15,7 @@
 	.interp_builtins = 40,
 	.interp_modules = 16,
 	.interp_ceval_gil = -1,
+	.interp_runtime = -1,
 	.tstate_next = 8,
 	.tstate_interp = 16,
 	.tstate_frame = 24,

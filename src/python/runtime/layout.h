@@ -40,6 +40,7 @@ struct py_layout {
 	int64_t interp_builtins;             /* .builtins: the builtins module's dict */
 	int64_t interp_modules;              /* .modules (<=3.11) or .imports.modules (3.12+) */
 	int64_t interp_ceval_gil;            /* .ceval.gil (3.12+): pointer to struct _gil_runtime_state */
+	int64_t interp_runtime;              /* .runtime (3.9+): back to _PyRuntime */
 
 	/* PyThreadState */
 	int64_t tstate_next;

@@ -116,11 +116,14 @@ static struct dump_module *scan_debug_offsets(struct dump *d, uint64_t *runtime,
  * version's table.  A candidate is believed only if it points to an
  * interpreter whose newest thread state points back to it and belongs to
  * one of the dump's threads (its thread_id is that thread's pthread_t,
- * which the platform finds from its thread pointer). */
-static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t interp)
+ * which the platform finds from its thread pointer), and (3.9+) that
+ * points back to the runtime the candidate word would be in. */
+static bool plausible_interp(struct dump *d, const struct py_layout *L, uint64_t interp, uint64_t runtime)
 {
-	uint64_t ts, back, ident;
+	uint64_t ts, back, ident, rt;
 	if (!interp || interp % 8 ||
+	    (L->interp_runtime >= 0 && runtime &&
+	     (dump_read_u64(d, interp + L->interp_runtime, &rt) != PC_OK || rt != runtime)) ||
 	    dump_read_u64(d, interp + L->interp_tstate_head, &ts) != PC_OK || !ts || ts % 8 ||
 	    dump_read_u64(d, ts + L->tstate_interp, &back) != PC_OK || back != interp ||
 	    dump_read_u64(d, ts + L->tstate_thread_id, &ident) != PC_OK || !ident)
@@ -177,9 +180,10 @@ static struct dump_module *scan_interp_list(struct dump *d, uint64_t *where, uns
 					if (dump_read(d, a, buf, n) != PC_OK)
 						continue;
 					for (uint64_t w = 0; w < n / 8; w++) {
-						if (!plausible_interp(d, L, buf[w]))
+						uint64_t rt = a + 8 * w - (uint64_t)head_ofs;
+						if (!plausible_interp(d, L, buf[w], minor == 6 ? 0 : rt))
 							continue;
-						*where = a + 8 * w - (uint64_t)head_ofs;
+						*where = rt;
 						*minor_out = minor;
 						return m;
 					}

@@ -4,7 +4,9 @@
  *
  * What a runtime must show (CPython's own invariants, 3.6-3.15): every
  * interpreter in its list is an aligned, readable PyInterpreterState,
- * not its own successor, whose thread states (tstate_head, then each's
+ * not its own successor, that points back to the runtime (3.9+: its
+ * .runtime, set to &_PyRuntime when the interpreter is made, in
+ * init_interpreter of CPython's Python/pystate.c), whose thread states (tstate_head, then each's
  * next) are aligned and point back to it (PyThreadState.interp, set by
  * new_threadstate and never changed).  Thread states whose thread id is
  * no thread of the dump are the walk's to mark stale (a child forked
@@ -18,7 +20,7 @@
 #define PROOF_MAX_INTERPS 64
 #define PROOF_MAX_TSTATES 1024
 
-const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
+const char *py_runtime_refusal(struct py_ctx *c, uint64_t runtime, uint64_t head)
 {
 	const struct py_layout *L = c->L;
 	uint64_t interp = head;
@@ -30,6 +32,11 @@ const char *py_runtime_refusal(struct py_ctx *c, uint64_t head)
 		if (py_rd_ptr(c, interp + L->interp_tstate_head, &ts) != PC_OK ||
 		    py_rd_ptr(c, interp + L->interp_next, &next) != PC_OK)
 			return NULL;   /* not captured: the walk says what is missing */
+		uint64_t back_rt;
+		if (runtime && L->interp_runtime >= 0 &&
+		    py_rd_ptr(c, interp + L->interp_runtime, &back_rt) == PC_OK && back_rt != runtime)
+			return arena_printf(c->a, "its interpreter at 0x%llx points to the runtime 0x%llx",
+					    (unsigned long long)interp, (unsigned long long)back_rt);
 		for (int k = 0; ts && k < PROOF_MAX_TSTATES; k++) {
 			uint64_t back;
 			if (ts % 8)

@@ -224,7 +224,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 			addrtab_free(&c.type_names);
 			return NULL;
 		}
-		const char *why = py_runtime_refusal(&c, head);
+		const char *why = py_runtime_refusal(&c, runtime, head);
 		if (!why)
 			break;
 		refused = arena_printf(r->arena, "the runtime found by %s at 0x%llx was refused: %s", rt.located_by,

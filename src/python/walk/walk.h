@@ -113,7 +113,7 @@ void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
  * (an interpreter or thread state misaligned, an interpreter its own
  * next, a thread state that points to another interpreter), or NULL: it
  * agrees with itself, as far as the dump holds it. */
-const char *py_runtime_refusal(struct py_ctx *c, uint64_t head);
+const char *py_runtime_refusal(struct py_ctx *c, uint64_t runtime, uint64_t head);
 /* When no Python thread was read but a native stack runs the eval loop:
  * a warning naming that thread and WHY (NULL: the list was empty), and
  * the report incomplete. */

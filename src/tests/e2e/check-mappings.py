@@ -47,6 +47,7 @@ CASES = [
     "an embedding program mapping pieces before and after Py_Initialize: a real crash",
     "Python in gdb mapping pieces of libpython, gdb and _ctypes again: gcore",
     "a thread state pointing to another interpreter: the runtime refused, exit 1, the reason named",
+    "an interpreter pointing to another runtime: the runtime refused, exit 1, the reason named",
     "the interpreter list emptied while a thread runs the eval loop: exit 1, that thread named",
 ]
 
@@ -390,18 +391,29 @@ def main():
             raise pt.Skip("no _PyRuntime in %s's dynamic symbols" % lib)
         got["runtime"] = got["truth"]["objects"][lib] + int(m.group(1), 16)
 
-    def refused():
+    def refusal(name, at, value, want):
+        """The core with the word at AT (given the runtime, its main
+        interpreter and thread state) set to VALUE: refused, WANT said."""
         runtime_of_core()
         interp, ts = main_tstate()
-        report, n, text, _ = patched("refused", lambda c: c.put64(ts + L["tstate_interp"], interp + 0x1000))
-        want = "points to the interpreter 0x%x" % (interp + 0x1000)
+        where = at(got["runtime"], interp, ts)
+        report, n, text, _ = patched(name, lambda c: c.put64(where, value(got["runtime"], interp)))
+        want = want(got["runtime"], interp)
         ws = [w for w in report["warnings"] if "was refused" in w and want in w]
         if not ws or not any("no runtime candidate agrees with itself" in w for w in report["warnings"]):
             raise pt.Failure("no refusal naming %r in the warnings: %s" % (want, report["warnings"]))
         if want not in text:
             raise pt.Failure("the text does not say %r" % want)
         return "refused: %s" % ws[0][:160]
-    case(refused, "the python3.12 snapshot could not be read" if "core" not in got else None)
+
+    no_core = "the python3.12 snapshot could not be read" if "core" not in got else None
+    case(lambda: refusal("refused", lambda rt, interp, ts: ts + L["tstate_interp"], lambda rt, interp: interp + 0x1000,
+                         lambda rt, interp: "points to the interpreter 0x%x" % (interp + 0x1000)), no_core)
+    # PyInterpreterState.runtime (3.9+), &_PyRuntime in a sound process
+    case(lambda: refusal("other-runtime", lambda rt, interp, ts: interp + L["interp_runtime"],
+                         lambda rt, interp: rt + 0x2000,
+                         lambda rt, interp: "its interpreter at 0x%x points to the runtime 0x%x" % (interp, rt + 0x2000)),
+         no_core)
 
     def emptied():
         runtime_of_core()
