@@ -32,10 +32,7 @@ from pycoretest.env import scaled, wait_until
 
 def hidden(libdir, empty, args):
     """Run pycore with LIBDIR hidden behind an empty directory."""
-    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
-           'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", empty, libdir, pt.PYCORE] + args
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+    return pt.run_hidden([libdir], empty, args)
 
 
 def expect_found_by(label, report, how):

@@ -1,8 +1,8 @@
 """CPython built with musl (Alpine's C library) instead of glibc: real cores
 of real processes, read through the libc seam (src/platform/libc.c).
 
-The interpreter is musl3.12 (pycoretest.interpreters): the CPython that
-scripts/musl-python builds once per machine with Debian's musl-tools and
+The interpreters are musl3.12 and musl3.13 (pycoretest.interpreters): the
+CPythons that scripts/musl-python builds once per machine with Debian's musl-tools and
 caches; this test never builds it -- until it is there, every case is a
 skip by that name (scripts/run-tests starts the build in the background).
 
@@ -23,7 +23,8 @@ stacks; then, each case a TAP line:
   native frames musl's stripped libc.so (no symbol table, no call frame
   information in its assembly) cannot name are counted, not invented;
 - the crash's fingerprint, plain and with --native, is the fingerprint of
-  the same crash on glibc's CPython 3.12 (pyenv's), or a skip by name.
+  the same crash on glibc's CPython of that version (pyenv's), or a skip
+  by name.
 
 Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
 """
@@ -33,6 +34,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 
 from pycoretest import interpreters
 from pycoretest.compare import compare, frame_str
@@ -44,8 +46,24 @@ from pycoretest.run import run_pycore, drop_scratch
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
-NAME = "musl3.12"
-GLIBC = "py3.12"
+NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.12-static"]
+
+# For the fully static build (musl3.12-static): musl's static dlopen always
+# fails, and ctypes' own import opens the program itself (PyDLL(None)), so
+# the scenarios' "import ctypes" would fail before they start.  This
+# sitecustomize, the test's and not the scenario's, lets that one dlopen
+# give a null handle; ctypes._string_at, which the crash calls, needs none.
+STATIC_SITE = """import _ctypes
+_real = _ctypes.dlopen
+def _dlopen(name, *mode):
+    try:
+        return _real(name, *mode)
+    except OSError:
+        if name is None:
+            return 0
+        raise
+_ctypes.dlopen = _dlopen
+"""
 SCENARIOS = ["threads", "locals", "crash"]
 
 
@@ -84,8 +102,13 @@ def analyze(core, args=()):
     return load_report(out)
 
 
-def musl_module(report):
+def musl_module(report, static):
     paths = [m["path"] for m in report["process"]["modules"]]
+    if static:
+        shared = [p for p in paths if ".so" in os.path.basename(p)]
+        if shared:
+            raise Failure("a fully static executable, yet shared objects among the modules: %s" % shared)
+        return "no shared object (static)"
     named = [p for p in paths if "ld-musl-" in os.path.basename(p) or
              ("-linux-musl/" in p and os.path.basename(p).startswith("libc.so"))]
     if not named:
@@ -139,27 +162,28 @@ def check_compact(core, report, args, workdir):
         os.path.getsize(compact), os.path.getsize(core), n)
 
 
-def glibc_fingerprints(workdir):
-    target, why = interpreters.find(GLIBC)
+def glibc_fingerprints(name, workdir):
+    glibc_name = "py" + name[len("musl"):].replace("-static", "")
+    target, why = interpreters.find(glibc_name)
     if why:
-        raise Skip("no glibc CPython 3.12 to compare with: %s" % why)
+        raise Skip("no glibc CPython to compare with: %s" % why)
     glibc = os.path.join(workdir, "glibc")
     os.makedirs(glibc, exist_ok=True)
     core, _ = take_crash(target, glibc, ["crash.py"], signal.SIGSEGV)
     return analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
 
 
-def check_fingerprint(core, report, workdir):
-    plain, native = glibc_fingerprints(workdir)
+def check_fingerprint(name, core, report, workdir):
+    plain, native = glibc_fingerprints(name, workdir)
     mine_native = analyze(core, ["--native"])["fingerprint"]
     if report["fingerprint"] != plain:
-        raise Failure("fingerprint %s, glibc's 3.12 gives %s" % (report["fingerprint"], plain))
+        raise Failure("fingerprint %s, glibc's gives %s" % (report["fingerprint"], plain))
     if mine_native != native:
-        raise Failure("--native: fingerprint %s, glibc's 3.12 gives %s" % (mine_native, native))
+        raise Failure("--native: fingerprint %s, glibc's gives %s" % (mine_native, native))
     return "%s, and %s with --native (%s), as on glibc" % (plain["hash"], native["hash"], " < ".join(native["frames"]))
 
 
-def check(target, scenario, workdir, subs):
+def check(name, target, scenario, workdir, subs):
     crashed = snap_signal = None
     if scenario == "crash":
         core, truth_path = take_crash(target, workdir, ["crash.py"], signal.SIGSEGV)
@@ -170,7 +194,7 @@ def check(target, scenario, workdir, subs):
     args = ["--locals=deep"] if scenario == "locals" else []
     report = analyze(core, args)
     compare(truth, report, crashed, snap_signal)
-    libc = musl_module(report)
+    libc = musl_module(report, name.endswith("-static"))
     nthreads, tid_at = check_seam(core)
     if crashed == signal.SIGSEGV and report["process"]["signal"]["address"] != "0x0":
         raise Failure("fault address %s, the process touched 0x0" % report["process"]["signal"]["address"])
@@ -178,7 +202,7 @@ def check(target, scenario, workdir, subs):
     subs.append(("--native", check_native, (core, truth, crashed, snap_signal, args)))
     subs.append(("a compact dump (--save)", check_compact, (core, report, args, workdir)))
     if scenario == "crash":
-        subs.append(("fingerprint as on glibc", check_fingerprint, (core, report, workdir)))
+        subs.append(("fingerprint as on glibc", check_fingerprint, (name, core, report, workdir)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     what = "%d threads, %d frames; %s; %d tids at struct pthread + %d" % (
         len(truth["threads"]), nframes, os.path.basename(libc), nthreads, tid_at)
@@ -190,22 +214,31 @@ def check(target, scenario, workdir, subs):
 
 def main():
     tap = TAP()
-    target, why = interpreters.find(NAME)
-    if not why and not shutil.which("gcore"):
-        why = "gcore not installed (Debian package gdb)"
-    for scenario in SCENARIOS:
-        label = "%s %s" % (NAME, scenario)
-        if why:
-            tap.skip(label, why)
-            continue
-        workdir = target.workdir("pycore-%s-%s-" % (NAME, scenario))
-        try:
-            subs = []
-            if tap.run(label, check, target, scenario, workdir, subs) is not None:
-                for sub, fn, args in subs:
-                    tap.run("%s: %s" % (label, sub), fn, *args)
-        finally:
-            drop_scratch(tap, workdir)
+    for name in NAMES:
+        target, why = interpreters.find(name)
+        site = None
+        if not why and name.endswith("-static"):
+            site = tempfile.mkdtemp(prefix="pycore-musl-site-")
+            with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+                f.write(STATIC_SITE)
+            target.env = dict(os.environ, PYTHONPATH=site)
+        if not why and not shutil.which("gcore"):
+            why = "gcore not installed (Debian package gdb)"
+        for scenario in SCENARIOS:
+            label = "%s %s" % (name, scenario)
+            if why:
+                tap.skip(label, why)
+                continue
+            workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
+            try:
+                subs = []
+                if tap.run(label, check, name, target, scenario, workdir, subs) is not None:
+                    for sub, fn, args in subs:
+                        tap.run("%s: %s" % (label, sub), fn, *args)
+            finally:
+                drop_scratch(tap, workdir)
+        if site:
+            shutil.rmtree(site, ignore_errors=True)
     schema_summary(tap)
     return tap.done()
 

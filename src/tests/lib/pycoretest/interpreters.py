@@ -11,6 +11,11 @@ Names (one per-interpreter test each, src/tests/e2e/interpreters/NAME.interp):
   muslM.N          CPython M.N built with musl (scripts/musl-python M.N,
                    cached once per machine; never built by a test: until
                    then, a skip by name)
+  muslM.N-static   the same, a fully static executable (no dynamic linker,
+                   every extension module built in: musl-python --static)
+  standaloneM.N    CPython M.N built as the standalone builds are: static
+                   libpython, PGO and LTO, stripped (scripts/standalone-python
+                   M.N, cached and skipped by name as musl's)
 
 find(NAME) gives its Target or why it is not here; names() the names the
 suite runs on every machine (the .interp files: so a missing one is a skip
@@ -35,7 +40,7 @@ import tempfile
 from .env import E2E, SCENARIOS, SRCDIR, scaled
 
 INTERP_FILES = os.path.join(E2E, "interpreters")
-_NAME = re.compile(r"^(py|debian|sid|musl)(\d+)\.(\d+)(-dbg)?$")
+_NAME = re.compile(r"^(py|debian|sid|musl|standalone)(\d+)\.(\d+)(-dbg|-static)?$")
 
 
 class Target:
@@ -43,9 +48,10 @@ class Target:
     filesystem with chroot.  Paths the process sees are "inside" paths;
     the test reads and writes "host" paths."""
 
-    def __init__(self, exe, root=None):
+    def __init__(self, exe, root=None, env=None):
         self.exe = exe              # as the process sees it
         self.root = root
+        self.env = env              # its environment (None: the tests')
 
     def host(self, inside):
         return self.root + inside if self.root else inside
@@ -81,6 +87,8 @@ class Target:
                 os.chdir(self.inside(workdir) or "/")
             if preexec:
                 preexec()
+        if self.env is not None:
+            kw.setdefault("env", self.env)
         return subprocess.Popen([self.exe] + args, cwd=None if self.root else workdir,
                                 preexec_fn=enter, **kw)
 
@@ -168,10 +176,15 @@ def pyenv_pythons(major=3):
     return [p for p in (pyenv(major, m) for m in sorted(minors)) if p]
 
 
-def musl_prefix(major, minor):
-    """scripts/musl-python's prefix for MAJOR.MINOR, built or not, and
-    whether it is built (its marker written)."""
-    p = subprocess.run([os.path.join(SRCDIR, "scripts", "musl-python"), "--print", "%d.%d" % (major, minor)],
+# the interpreters a script builds once per machine: kind -> (script, minutes)
+BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 45)}
+
+
+def built_prefix(kind, major, minor, flavour=""):
+    """The prefix BUILT[KIND]'s script gives MAJOR.MINOR (FLAVOUR: "" or
+    "-static"), built or not, and whether it is built (its marker written)."""
+    p = subprocess.run([os.path.join(SRCDIR, "scripts", BUILT[kind][0]), "--print", "%d.%d" % (major, minor)] +
+                       (["--static"] if flavour == "-static" else []),
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     prefix = p.stdout.decode().strip()
     return prefix, bool(prefix) and os.path.isfile(os.path.join(prefix, ".pycore-ready"))
@@ -183,8 +196,11 @@ def where(name):
     (None, why)."""
     m = _NAME.match(name)
     if not m:
-        return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N, muslM.N)" % name
+        return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N, muslM.N[-static], " \
+            "standaloneM.N)" % name
     kind, major, minor, dbg = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) or ""
+    if dbg == "-static" and kind != "musl":
+        return None, "%s: only musl builds have a -static flavour" % name
     if kind == "py":
         if dbg:
             return None, "%s: pyenv has no -dbg builds" % name
@@ -193,14 +209,16 @@ def where(name):
             return None, "%s not installed (%s/versions/%d.%d.*/bin/python%d.%d)" % (
                 name, pyenv_root(), major, minor, major, minor)
         return exe, None
-    if kind == "musl":
-        prefix, built = musl_prefix(major, minor)
+    if kind in BUILT:
+        script, minutes = BUILT[kind]
+        if dbg == "-dbg":
+            return None, "%s: %s builds have no -dbg flavour" % (name, kind)
+        prefix, built = built_prefix(kind, major, minor, dbg)
         exe = os.path.join(prefix, "bin", "python%d.%d" % (major, minor))
-        if dbg:
-            return None, "%s: musl builds have no -dbg flavour" % name
         if not built or not os.access(exe, os.X_OK):
-            return None, "%s not built yet (scripts/musl-python %d.%d builds it once, about 20 minutes; " \
-                "scripts/run-tests starts it in the background)" % (name, major, minor)
+            return None, "%s not built yet (scripts/%s%s %d.%d builds it once, about %d minutes; " \
+                "scripts/run-tests starts it in the background)" % (
+                    name, script, " --static" if dbg else "", major, minor, minutes)
         return exe, None
     exe = "/usr/bin/python%d.%d%s" % (major, minor, dbg)
     if kind == "debian":
@@ -257,10 +275,10 @@ def discover():
         m = re.match(r"^python(\d+)\.(\d+)(-dbg)?$", os.path.basename(p))
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
-    for minor in (12, 13):
-        exe, _ = where("musl3.%d" % minor)
+    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "standalone3.12"):
+        exe, _ = where(name)
         if exe:
-            found["musl3.%d" % minor] = exe
+            found[name] = exe
     p = subprocess.run([os.path.join(SRCDIR, "scripts", "sid-root"), "--print"], stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL)
     root = p.stdout.decode().strip()

@@ -11,6 +11,17 @@ def run_pycore(args, env=None):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
+def run_hidden(dirs, empty, args):
+    """run_pycore(ARGS) with each directory of DIRS hidden behind EMPTY, an
+    empty directory, in a mount namespace of its own (the machine's mounts
+    are not touched)."""
+    script = "".join('mount --bind "$1" "%s" && ' % d.replace('"', '\\"') for d in dirs)
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script + 'shift && exec "$@"', "sh",
+           empty, PYCORE] + args
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
 def run_in(tap, label, work, fn, *args):
     """tap.run(LABEL, FN, *ARGS) with WORK, a scratch directory, removed
     afterwards (kept, and said so, with KEEP_CORES=1)."""
