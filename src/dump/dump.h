@@ -343,6 +343,9 @@ const struct libc *dump_libc(struct dump *d);
  * for a dump whose modules name no C library; false (nothing changed)
  * when they do. */
 bool dump_set_libc(struct dump *d, const struct libc *l);
+/* Whether the C library is linked into the main executable (dump_set_libc
+ * gave it: no module of the dump is a C library). */
+bool dump_libc_linked_in(const struct dump *d);
 /* Whether NAME is a signal return trampoline of the dump's kernel
  * (platform_is_sigreturn) or C library (libc_is_sigreturn). */
 bool dump_is_sigreturn(struct dump *d, const char *name);

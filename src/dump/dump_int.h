@@ -54,6 +54,7 @@ struct dump_priv {
 	/* the C library the process ran on (dump_libc: chosen by its
 	 * modules, or dump_set_libc), NULL until chosen */
 	const struct libc *libc;
+	bool libc_linked_in;    /* dump_set_libc gave it */
 	/* glibc's struct pthread as the dump's libc describes it
 	 * (dump_set_pthread_layout); else the libc seam's */
 	bool pthread_known;

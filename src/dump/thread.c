@@ -31,7 +31,13 @@ bool dump_set_libc(struct dump *d, const struct libc *l)
 	if (!l || libc_of_modules(d))
 		return false;
 	d->p->libc = l;
+	d->p->libc_linked_in = true;
 	return true;
+}
+
+bool dump_libc_linked_in(const struct dump *d)
+{
+	return d->p->libc_linked_in;
 }
 
 bool dump_is_sigreturn(struct dump *d, const char *name)

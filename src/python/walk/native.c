@@ -446,6 +446,18 @@ static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_th
 }
 
 /* T's native stack into U; the frame count, or -1 (warned). */
+bool py_native_linked_in(struct py_ctx *c, const struct dump_module *interp_module)
+{
+	uint64_t entry = c->d->auxv_entry;
+	if (!interp_module || !dump_libc_linked_in(c->d) ||
+	    (entry && (entry < interp_module->start || entry >= interp_module->end)))
+		return false;
+	if (c->opt->native < 2 && !c->keep_internal)
+		model_warn(c->r, "%s holds its C library (a static executable): --native keeps its frames, "
+			   "the interpreter's own among them, as --native-all does", interp_module->path);
+	return true;
+}
+
 static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
 		  struct dump_module *interp_module, struct unwind_into *u, const char **why)
 {

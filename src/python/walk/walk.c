@@ -123,6 +123,8 @@ static void native_stacks(struct py_ctx *c, struct symbols *s, struct dump_modul
 {
 	struct model_report *r = c->r;
 	struct addrtab done = ADDRTAB_INIT(uint64_t);
+	if (py_native_linked_in(c, interp_module))
+		c->keep_internal = true;
 	for (size_t i = 0; i < r->interps.n; i++) {
 		struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n && !py_out_of_time(c); k++) {

@@ -63,6 +63,10 @@ bool py_is_eval_loop(const char *function);
 /* T's native stack, its Python frames woven in where that is proven;
  * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
  * Python thread state runs on T's OS thread too. */
+/* Whether INTERP_MODULE is a static executable the C library is linked
+ * into: its frames cannot be told from the C library's, and --native
+ * keeps them (a warning says so, unless they are kept anyway). */
+bool py_native_linked_in(struct py_ctx *c, const struct dump_module *interp_module);
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared);
 /* 3.12+: the thread states TS[0..N) of several interpreters that run on
