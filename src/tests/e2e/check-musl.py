@@ -1,10 +1,12 @@
 """CPython built with musl (Alpine's C library) instead of glibc: real cores
 of real processes, read through the libc seam (src/platform/libc.c).
 
-The interpreters are musl3.12 and musl3.13 (pycoretest.interpreters): the
-CPythons that scripts/musl-python builds once per machine with Debian's musl-tools and
-caches; this test never builds it -- until it is there, every case is a
-skip by that name (scripts/run-tests starts the build in the background).
+The interpreters are musl3.11, musl3.12, musl3.13 and musl3.12-static
+(pycoretest.interpreters; the sanitizer pass: musl3.12 and the static one):
+the CPythons that scripts/musl-python builds once per machine with Debian's
+musl-tools and caches; this test never builds them -- until one is there,
+its cases are skips by its name (scripts/run-tests starts the builds in the
+background).
 
 For each scenario (src/tests/e2e/scenarios/: threads and locals, snapshots
 taken with gcore; crash, a real SIGSEGV in musl's strlen with ulimit -c
@@ -226,7 +228,8 @@ def check(name, target, scenario, workdir, subs):
 
 def main():
     tap = TAP()
-    for name in NAMES:
+    names = [n for n in NAMES if n in interpreters.SANITIZER_PASS_BUILT] if interpreters.sanitizer_pass() else NAMES
+    for name in names:
         target, why = interpreters.find(name)
         site = None
         if not why and name.endswith("-static"):

@@ -2,10 +2,11 @@
 (python-build-standalone) are: libpython linked statically into the
 executable, PGO and LTO, then strip --strip-all (no .symtab; .dynsym kept).
 
-The interpreter is standalone3.12 (pycoretest.interpreters): the CPython
-that scripts/standalone-python builds once per machine and caches; this test
-never builds it -- until it is there, every case is a skip by that name
-(scripts/run-tests starts the build in the background).
+The interpreters are standalone3.12 and standalone3.13
+(pycoretest.interpreters): the CPythons that scripts/standalone-python builds
+once per machine and caches; this test never builds them -- until one is
+there, its cases are skips by its name (scripts/run-tests starts the builds
+in the background).
 
 Each scenario (threads and locals, snapshots taken with gcore; crash, a real
 SIGSEGV in libc's strlen with ulimit -c unlimited and the kernel's core) runs
@@ -14,8 +15,8 @@ its core names no file this machine keeps but the dynamic loader.  The
 process records its own threads' stacks; then, each case a TAP line:
 - no file but the core: the installation, the copies of the libraries and
   /usr/lib/debug hidden (a mount namespace of pycore's own), no debug
-  cache: the runtime found by the validated scan, every thread and frame as
-  recorded (JSON, and the text report), no module with a file but the
+  cache: the runtime found by the validated scan (3.12) or its debug
+  offsets (3.13), every thread and frame as recorded (JSON, and the text report), no module with a file but the
   dynamic loader's; locals: every repr Python's or said to be missing;
 - --native with no file: the same Python frames; native frames nobody can
   name are counted, never invented;
@@ -23,7 +24,7 @@ process records its own threads' stacks; then, each case a TAP line:
   locals exactly Python's; --native: the crashed thread's innermost frame
   named;
 - the crash's fingerprint, plain and with --native, is the fingerprint of
-  the same crash on glibc's CPython 3.12 (pyenv's, an ordinary shared
+  the same crash on pyenv's CPython of that version (an ordinary shared
   build), and with no file the plain one too.
 
 Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
@@ -44,8 +45,7 @@ from pycoretest.run import run_pycore, run_hidden, drop_scratch
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
-NAME = "standalone3.12"
-GLIBC = "py3.12"
+NAMES = ["standalone3.12", "standalone3.13"]
 SCENARIOS = ["threads", "locals", "crash"]
 
 
@@ -66,7 +66,8 @@ class Setup:
     """The standalone interpreter run with copies of its C libraries in
     WORKDIR/libs."""
 
-    def __init__(self, exe, workdir):
+    def __init__(self, name, exe, workdir):
+        self.name = name
         self.exe = exe
         self.prefix = os.path.dirname(os.path.dirname(exe))
         self.libs = os.path.join(workdir, "libs")
@@ -117,10 +118,6 @@ def text_frames(out, truth):
     return n
 
 
-def locals_count(truth):
-    return sum(len(f["locals"]) for t in truth["threads"] for f in t["frames"])
-
-
 def native_frames(report, crashed, want_named):
     native = [f for i in report["interpreters"] for t in i["threads"] for f in t["frames"] if f["kind"] == "native"]
     if not native:
@@ -138,14 +135,16 @@ def native_frames(report, crashed, want_named):
 def check_bare(s, core, truth, crashed, snap_signal, args):
     report = s.bare(core, args)
     compare(truth, report, crashed, snap_signal)
-    if report["python"]["located_by"] != "scan":
-        raise Failure("located_by %s, not scan" % report["python"]["located_by"])
+    want = "debug-offsets" if int(truth["version"][1]) >= 13 else "scan"
+    if report["python"]["located_by"] != want:
+        raise Failure("located_by %s, not %s" % (report["python"]["located_by"], want))
     no_file_read(report)
-    what = "%d threads as recorded, located by the scan" % len(truth["threads"])
+    what = "%d threads as recorded, located by %s" % (len(truth["threads"]), want)
     if args:
         listed_once(report)
         exact = compare_locals(truth, report, stdlib=False, no_files=True)
-        what += "; %d of %d reprs exactly Python's, none wrong" % (exact, locals_count(truth))
+        what += "; %d reprs exactly Python's, the others said missing (their types' names are in the " \
+            "hidden files), none wrong" % exact
     return what
 
 
@@ -172,7 +171,7 @@ def check_files(core, truth, crashed, snap_signal, args):
     if args:
         listed_once(report)
         exact = compare_locals(truth, report)
-        what += "; %d of %d reprs exactly Python's" % (exact, locals_count(truth))
+        what += "; every repr exactly Python's (%d)" % exact
     return what
 
 
@@ -183,10 +182,10 @@ def check_files_native(core, truth, crashed, snap_signal, args):
     return "%d native frames, %d unnamed (\"??\")" % (n, unnamed)
 
 
-def glibc_fingerprints(workdir):
-    target, why = interpreters.find(GLIBC)
+def glibc_fingerprints(name, workdir):
+    target, why = interpreters.find("py" + name[len("standalone"):])
     if why:
-        raise Skip("no glibc CPython 3.12 to compare with: %s" % why)
+        raise Skip("no shared CPython of that version to compare with: %s" % why)
     glibc = os.path.join(workdir, "glibc")
     os.makedirs(glibc, exist_ok=True)
     core, _ = take_crash(target, glibc, ["crash.py"], signal.SIGSEGV)
@@ -194,17 +193,17 @@ def glibc_fingerprints(workdir):
 
 
 def check_fingerprint(s, core, workdir):
-    plain, native = glibc_fingerprints(workdir)
+    plain, native = glibc_fingerprints(s.name, workdir)
     mine, mine_native = analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
     bare = s.bare(core)["fingerprint"]
     for what, got, want in (("", mine, plain), ("--native: ", mine_native, native), ("no file: ", bare, plain)):
         if got != want:
-            raise Failure("%sfingerprint %s, glibc's 3.12 gives %s" % (what, got, want))
+            raise Failure("%sfingerprint %s, pyenv's gives %s" % (what, got, want))
     return "%s, and %s with --native (%s), as on glibc" % (plain["hash"], native["hash"], " < ".join(native["frames"]))
 
 
-def check(target_exe, scenario, workdir, subs):
-    s = Setup(target_exe, workdir)
+def check(name, target_exe, scenario, workdir, subs):
+    s = Setup(name, target_exe, workdir)
     crashed = snap_signal = None
     if scenario == "crash":
         core, truth_path = take_crash(s.target, workdir, ["crash.py"], signal.SIGSEGV)
@@ -219,29 +218,30 @@ def check(target_exe, scenario, workdir, subs):
     subs.append(("the stripped files: JSON and text", check_files, (core, truth, crashed, snap_signal, args)))
     subs.append(("the stripped files: --native", check_files_native, (core, truth, crashed, snap_signal, args)))
     if scenario == "crash":
-        subs.append(("fingerprint as on glibc's shared 3.12", check_fingerprint, (s, core, workdir)))
+        subs.append(("fingerprint as on pyenv's shared build", check_fingerprint, (s, core, workdir)))
     return "no file but the core: " + what
 
 
 def main():
     tap = TAP()
-    target, why = interpreters.find(NAME)
-    for tool, package in (("gcore", "gdb"), ("unshare", "util-linux"), ("ldd", "libc-bin")):
-        if not why and not shutil.which(tool):
-            why = "%s not installed (Debian package %s)" % (tool, package)
-    for scenario in SCENARIOS:
-        label = "%s %s" % (NAME, scenario)
-        if why:
-            tap.skip(label, why)
-            continue
-        workdir = target.workdir("pycore-%s-%s-" % (NAME, scenario))
-        try:
-            subs = []
-            if tap.run(label, check, target.exe, scenario, workdir, subs) is not None:
-                for sub, fn, args in subs:
-                    tap.run("%s: %s" % (label, sub), fn, *args)
-        finally:
-            drop_scratch(tap, workdir)
+    for name in NAMES:
+        target, why = interpreters.find(name)
+        for tool, package in (("gcore", "gdb"), ("unshare", "util-linux"), ("ldd", "libc-bin")):
+            if not why and not shutil.which(tool):
+                why = "%s not installed (Debian package %s)" % (tool, package)
+        for scenario in SCENARIOS:
+            label = "%s %s" % (name, scenario)
+            if why:
+                tap.skip(label, why)
+                continue
+            workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
+            try:
+                subs = []
+                if tap.run(label, check, name, target.exe, scenario, workdir, subs) is not None:
+                    for sub, fn, args in subs:
+                        tap.run("%s: %s" % (label, sub), fn, *args)
+            finally:
+                drop_scratch(tap, workdir)
     schema_summary(tap)
     return tap.done()
 

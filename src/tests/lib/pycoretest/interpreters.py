@@ -129,13 +129,20 @@ def sid_root():
 # other interpreters ran in the plain pass: the dump's reader is the same
 # code whatever the interpreter.
 SANITIZER_PASS_NAMES = ("py3.9", "debian3.11", "py3.12", "sid3.15")
+# ... and of the builds check-musl repeats its cases over, one dynamic
+# and the static one (the libc seam's two ways of telling musl)
+SANITIZER_PASS_BUILT = ("musl3.12", "musl3.12-static")
+
+
+def sanitizer_pass():
+    return os.environ.get("PYCORE_SANITIZER_PASS") == "1"
 
 
 def names():
     """The per-interpreter test names, in order: the .interp files'
     (SANITIZER_PASS_NAMES in the sanitizer pass)."""
     every = [f[:-len(".interp")] for f in sorted(os.listdir(INTERP_FILES)) if f.endswith(".interp")]
-    if os.environ.get("PYCORE_SANITIZER_PASS") == "1":
+    if sanitizer_pass():
         return [n for n in every if n in SANITIZER_PASS_NAMES]
     return every
 
@@ -177,7 +184,7 @@ def pyenv_pythons(major=3):
 
 
 # the interpreters a script builds once per machine: kind -> (script, minutes)
-BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 45)}
+BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 30)}
 
 
 def built_prefix(kind, major, minor, flavour=""):
@@ -275,7 +282,7 @@ def discover():
         m = re.match(r"^python(\d+)\.(\d+)(-dbg)?$", os.path.basename(p))
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
-    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "standalone3.12"):
+    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "standalone3.12", "standalone3.13"):
         exe, _ = where(name)
         if exe:
             found[name] = exe
