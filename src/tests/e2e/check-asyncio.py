@@ -41,9 +41,7 @@ def check_text(target, core, want):
     for t in want["tasks"]:
         if "%s (%s) %s" % (t["name"], t["address"], t["state"]) not in out:
             raise pt.Failure("--tasks text: task %s (%s) %s is not shown" % (t["name"], t["address"], t["state"]))
-        for f in t["stack"]:
-            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
-                raise pt.Failure("--tasks text: task %s lacks %s" % (t["name"], pt.frame_str(f)))
+        pt.text_frames(out, {"threads": [{"frames": t["stack"]}]}, "--tasks text: task %s" % t["name"])
     return out
 
 

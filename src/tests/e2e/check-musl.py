@@ -39,12 +39,12 @@ import sys
 import tempfile
 
 from pycoretest import interpreters
-from pycoretest.compare import compare, frame_str
+from pycoretest.compare import compare, text_frames
 from pycoretest.corefile import Core
 from pycoretest.cores import take_crash, take_snapshot
 from pycoretest.env import SRCDIR
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore, drop_scratch
+from pycoretest.run import run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
@@ -124,13 +124,7 @@ def check_text(core, truth, args):
     rc, out, err = run_pycore(["analyze", "--format", "text"] + args + [core])
     if rc != 0:
         raise Failure("text report: exit %d: %s" % (rc, err.strip()))
-    n = 0
-    for tt in truth["threads"]:
-        for f in tt["frames"]:
-            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
-                raise Failure("text report lacks %s" % frame_str(f))
-            n += 1
-    return "%d frames in the text" % n
+    return "%d frames in the text" % text_frames(out, truth)
 
 
 def check_native(core, truth, crashed, snap_signal, args):
@@ -239,19 +233,9 @@ def main():
             target.env = dict(os.environ, PYTHONPATH=site)
         if not why and not shutil.which("gcore"):
             why = "gcore not installed (Debian package gdb)"
-        for scenario in SCENARIOS:
-            label = "%s %s" % (name, scenario)
-            if why:
-                tap.skip(label, why)
-                continue
-            workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
-            try:
-                subs = []
-                if tap.run(label, check, name, target, scenario, workdir, subs) is not None:
-                    for sub, fn, args in subs:
-                        tap.run("%s: %s" % (label, sub), fn, *args)
-            finally:
-                drop_scratch(tap, workdir)
+        scenario_cases(tap, name, target, why, SCENARIOS,
+                       lambda scenario, workdir, subs, name=name, target=target:
+                       check(name, target, scenario, workdir, subs))
         if site:
             shutil.rmtree(site, ignore_errors=True)
     schema_summary(tap)

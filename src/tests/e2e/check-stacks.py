@@ -29,12 +29,12 @@ import subprocess
 import sys
 
 from pycoretest import interpreters
-from pycoretest.compare import compare, frame_str
+from pycoretest.compare import compare, text_frames
 from pycoretest.cores import (take_crash, take_snapshot, build_extension,
                               build_cxx)
 from pycoretest.env import PYCORE
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore, drop_scratch
+from pycoretest.run import run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 from pycoretest.env import scaled
@@ -48,10 +48,7 @@ def check_text(core, truth, args):
         raise Failure("text report: exit %d: %s" % (rc, err.strip()))
     if "Traceback (most recent call last)" not in out:
         raise Failure("text report has no traceback")
-    for tt in truth["threads"]:
-        for f in tt["frames"]:
-            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
-                raise Failure("text report lacks %s" % frame_str(f))
+    text_frames(out, truth)
 
 
 # Compressed copies, made by each format's own CLI (Debian package, suffix,
@@ -326,19 +323,8 @@ def main():
     target, why = interpreters.find(name)
     if not why and not target.root and not shutil.which("gcore"):
         why = "gcore not installed (Debian package gdb)"
-    for scenario in scenarios():
-        label = "%s %s" % (name, scenario)
-        if why:
-            tap.skip(label, why)
-            continue
-        workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
-        try:
-            subs = []
-            if tap.run(label, check, target, scenario, workdir, name, subs) is not None:
-                for sub, fn, args in subs:
-                    tap.run("%s: %s" % (label, sub), fn, *args)
-        finally:
-            drop_scratch(tap, workdir)
+    scenario_cases(tap, name, target, why, scenarios(),
+                   lambda scenario, workdir, subs: check(target, scenario, workdir, name, subs))
     schema_summary(tap)
     return tap.done()
 

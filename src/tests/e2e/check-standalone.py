@@ -38,10 +38,10 @@ import subprocess
 import sys
 
 from pycoretest import interpreters
-from pycoretest.compare import compare, frame_str
+from pycoretest.compare import compare, text_frames
 from pycoretest.cores import take_crash, take_snapshot
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore, run_hidden, drop_scratch
+from pycoretest.run import run_pycore, run_hidden, scenario_cases
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
@@ -106,16 +106,6 @@ def no_file_read(report):
             if m["file"] is not None and not os.path.basename(m["path"]).startswith("ld-linux")]
     if read:
         raise Failure("files read although hidden: %s" % read)
-
-
-def text_frames(out, truth):
-    n = 0
-    for tt in truth["threads"]:
-        for f in tt["frames"]:
-            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
-                raise Failure("text report lacks %s" % frame_str(f))
-            n += 1
-    return n
 
 
 def native_frames(report, crashed, want_named):
@@ -229,19 +219,9 @@ def main():
         for tool, package in (("gcore", "gdb"), ("unshare", "util-linux"), ("ldd", "libc-bin")):
             if not why and not shutil.which(tool):
                 why = "%s not installed (Debian package %s)" % (tool, package)
-        for scenario in SCENARIOS:
-            label = "%s %s" % (name, scenario)
-            if why:
-                tap.skip(label, why)
-                continue
-            workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
-            try:
-                subs = []
-                if tap.run(label, check, name, target.exe, scenario, workdir, subs) is not None:
-                    for sub, fn, args in subs:
-                        tap.run("%s: %s" % (label, sub), fn, *args)
-            finally:
-                drop_scratch(tap, workdir)
+        scenario_cases(tap, name, target, why, SCENARIOS,
+                       lambda scenario, workdir, subs, name=name, target=target:
+                       check(name, target.exe, scenario, workdir, subs))
     schema_summary(tap)
     return tap.done()
 

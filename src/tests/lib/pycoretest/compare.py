@@ -10,6 +10,18 @@ def frame_str(f):
     return "%s (%s:%s)" % (f.get("function"), f.get("file"), f.get("line"))
 
 
+def text_frames(out, truth, what="text report"):
+    """Every frame the process recorded (TRUTH) is in the text report OUT,
+    as Python's traceback writes it; how many."""
+    n = 0
+    for tt in truth["threads"]:
+        for f in tt["frames"]:
+            if 'File "%s", line %d, in %s' % (f["file"], f["line"], f["function"]) not in out:
+                raise Failure("%s lacks %s" % (what, frame_str(f)))
+            n += 1
+    return n
+
+
 def version_of(truth):
     """The process's version as pycore writes it: 3.15.2, or 3.15.0a1 for a
     pre-release (from sys.hexversion; only sys.version_info[:3] in truth

@@ -40,6 +40,26 @@ def drop_scratch(tap, work):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def scenario_cases(tap, name, target, why, scenarios, check):
+    """For each scenario of SCENARIOS, the case "NAME SCENARIO":
+    CHECK(SCENARIO, WORKDIR, SUBS) in a scratch directory of TARGET's, then
+    each (sub, fn, args) it put in SUBS as the case "NAME SCENARIO: sub";
+    each a skip saying WHY when WHY is not None."""
+    for scenario in scenarios:
+        label = "%s %s" % (name, scenario)
+        if why:
+            tap.skip(label, why)
+            continue
+        workdir = target.workdir("pycore-%s-%s-" % (name, scenario))
+        try:
+            subs = []
+            if tap.run(label, check, scenario, workdir, subs) is not None:
+                for sub, fn, args in subs:
+                    tap.run("%s: %s" % (label, sub), fn, *args)
+        finally:
+            drop_scratch(tap, workdir)
+
+
 def fnv1a64(data):
     """FNV-1a, 64 bits, of the bytes DATA: how batch --shard K/N picks a
     dump's shard (its path's hash modulo N)."""
