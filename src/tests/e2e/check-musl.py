@@ -1,9 +1,9 @@
 """CPython built with musl (Alpine's C library) instead of glibc: real cores
 of real processes, read through the libc seam (src/platform/libc.c).
 
-The interpreters are musl3.11, musl3.12 and musl3.13, each also fully
-static (musl3.11-static, ...; pycoretest.interpreters; the sanitizer pass:
-musl3.12 and musl3.12-static):
+The interpreters are musl3.11, musl3.12 and musl3.13, and 3.12 and 3.13
+fully static (musl3.12-static, musl3.13-static; pycoretest.interpreters;
+the sanitizer pass: musl3.12 and musl3.12-static):
 the CPythons that scripts/musl-python builds once per machine with Debian's
 musl-tools and caches; this test never builds them -- until one is there,
 its cases are skips by its name (scripts/run-tests starts the builds in the
@@ -49,7 +49,7 @@ from pycoretest.run import run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
-NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.11-static", "musl3.12-static", "musl3.13-static"]
+NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static"]
 
 # For the fully static build (musl3.12-static): musl's static dlopen always
 # fails, and ctypes' own import opens the program itself (PyDLL(None)), so

@@ -282,7 +282,7 @@ def discover():
         m = re.match(r"^python(\d+)\.(\d+)(-dbg)?$", os.path.basename(p))
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
-    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.11-static", "musl3.12-static", "musl3.13-static",
+    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static",
                  "standalone3.12", "standalone3.13"):
         exe, _ = where(name)
         if exe:
