@@ -184,7 +184,7 @@ def pyenv_pythons(major=3):
 
 
 # the interpreters a script builds once per machine: kind -> (script, minutes)
-BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 30)}
+BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 40)}
 
 
 def built_prefix(kind, major, minor, flavour=""):
