@@ -445,7 +445,6 @@ static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_th
 	}
 }
 
-/* T's native stack into U; the frame count, or -1 (warned). */
 bool py_native_linked_in(struct py_ctx *c, const struct dump_module *interp_module)
 {
 	uint64_t entry = c->d->auxv_entry;
@@ -458,6 +457,7 @@ bool py_native_linked_in(struct py_ctx *c, const struct dump_module *interp_modu
 	return true;
 }
 
+/* T's native stack into U; the frame count, or -1 (warned). */
 static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread *t,
 		  struct dump_module *interp_module, struct unwind_into *u, const char **why)
 {

@@ -60,13 +60,13 @@ const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t fr
 /* _PyEval_EvalFrameDefault, or a part GCC split off it. */
 bool py_is_eval_loop(const char *function);
 
-/* T's native stack, its Python frames woven in where that is proven;
- * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
- * Python thread state runs on T's OS thread too. */
 /* Whether INTERP_MODULE is a static executable the C library is linked
  * into: its frames cannot be told from the C library's, and --native
  * keeps them (a warning says so, unless they are kept anyway). */
 bool py_native_linked_in(struct py_ctx *c, const struct dump_module *interp_module);
+/* T's native stack, its Python frames woven in where that is proven;
+ * frames of INTERP_MODULE are left out unless --native-all.  SHARED: another
+ * Python thread state runs on T's OS thread too. */
 void py_weave_native(struct py_ctx *c, struct symbols *s, struct model_thread *t,
 		     struct dump_module *interp_module, bool shared);
 /* 3.12+: the thread states TS[0..N) of several interpreters that run on
@@ -113,10 +113,11 @@ void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
 
 /* ---- proof.c ---- */
 
-/* Why the runtime whose interpreter list starts at HEAD cannot be believed
- * (an interpreter or thread state misaligned, an interpreter its own
- * next, a thread state that points to another interpreter), or NULL: it
- * agrees with itself, as far as the dump holds it. */
+/* Why the runtime at RUNTIME (0: 3.6's interp_head, no runtime) whose
+ * interpreter list starts at HEAD cannot be believed (an interpreter or
+ * thread state misaligned, an interpreter its own next or pointing to
+ * another runtime, a thread state that points to another interpreter),
+ * or NULL: it agrees with itself, as far as the dump holds it. */
 const char *py_runtime_refusal(struct py_ctx *c, uint64_t runtime, uint64_t head);
 /* When no Python thread was read but a native stack runs the eval loop:
  * a warning naming that thread and WHY (NULL: the list was empty), and
