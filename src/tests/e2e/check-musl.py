@@ -42,12 +42,12 @@ import tempfile
 from pycoretest import interpreters
 from pycoretest.compare import compare, text_frames
 from pycoretest.corefile import Core
-from pycoretest.cores import take_crash, take_snapshot
+from pycoretest.cores import take_crash, take_snapshot, twin_fingerprints
 from pycoretest.env import SRCDIR
 from pycoretest.locals import compare_locals, listed_once
 from pycoretest.run import run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
-from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.tap import TAP, Failure
 
 NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static"]
 
@@ -159,19 +159,8 @@ def check_compact(core, report, args, workdir):
         os.path.getsize(compact), os.path.getsize(core), n)
 
 
-def glibc_fingerprints(name, workdir):
-    glibc_name = "py" + name[len("musl"):].replace("-static", "")
-    target, why = interpreters.find(glibc_name)
-    if why:
-        raise Skip("no glibc CPython to compare with: %s" % why)
-    glibc = os.path.join(workdir, "glibc")
-    os.makedirs(glibc, exist_ok=True)
-    core, _ = take_crash(target, glibc, ["crash.py"], signal.SIGSEGV)
-    return analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
-
-
 def check_fingerprint(name, core, report, workdir):
-    plain, native = glibc_fingerprints(name, workdir)
+    plain, native = twin_fingerprints("py" + name[len("musl"):].replace("-static", ""), workdir)
     mine_native = analyze(core, ["--native"])["fingerprint"]
     if report["fingerprint"] != plain:
         raise Failure("fingerprint %s, glibc's gives %s" % (report["fingerprint"], plain))

@@ -39,11 +39,11 @@ import sys
 
 from pycoretest import interpreters
 from pycoretest.compare import compare, text_frames
-from pycoretest.cores import take_crash, take_snapshot
+from pycoretest.cores import take_crash, take_snapshot, twin_fingerprints
 from pycoretest.locals import compare_locals, listed_once
 from pycoretest.run import run_pycore, run_hidden, scenario_cases
 from pycoretest.schema import load_report, schema_summary
-from pycoretest.tap import TAP, Failure, Skip
+from pycoretest.tap import TAP, Failure
 
 NAMES = ["standalone3.12", "standalone3.13"]
 SCENARIOS = ["threads", "locals", "crash"]
@@ -172,18 +172,8 @@ def check_files_native(core, truth, crashed, snap_signal, args):
     return "%d native frames, %d unnamed (\"??\")" % (n, unnamed)
 
 
-def glibc_fingerprints(name, workdir):
-    target, why = interpreters.find("py" + name[len("standalone"):])
-    if why:
-        raise Skip("no shared CPython of that version to compare with: %s" % why)
-    glibc = os.path.join(workdir, "glibc")
-    os.makedirs(glibc, exist_ok=True)
-    core, _ = take_crash(target, glibc, ["crash.py"], signal.SIGSEGV)
-    return analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
-
-
 def check_fingerprint(s, core, workdir):
-    plain, native = glibc_fingerprints(s.name, workdir)
+    plain, native = twin_fingerprints("py" + s.name[len("standalone"):], workdir)
     mine, mine_native = analyze(core)["fingerprint"], analyze(core, ["--native"])["fingerprint"]
     bare = s.bare(core)["fingerprint"]
     for what, got, want in (("", mine, plain), ("--native: ", mine_native, native), ("no file: ", bare, plain)):

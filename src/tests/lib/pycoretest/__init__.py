@@ -31,13 +31,14 @@ from .run import run_pycore, run_hidden, run_in, drop_scratch, scenario_cases, f
 from .interpreters import Target, sid_root, find, names, interpreter, path
 from .compare import compare, compare_exception, frame_str, text_frames, version_of
 from .locals import compare_locals, compare_value, attributes_at, listed_once
-from .cores import (wait_ready, take_snapshot, take_gcore, take_crash, take_and_read,
+from .cores import (wait_ready, take_snapshot, take_gcore, take_crash, take_and_read, twin_fingerprints,
                     kernel_core_path, kernel_core_usable, compile_into, build_extension, build_cxx,
                     as_target, config_for, root_includes)
 
-__all__ = ["TAP", "Failure", "Skip", "SRCDIR", "PYCORE", "SCENARIOS", "validator", "load_report",
-           "schema_summary", "run_pycore", "run_hidden", "run_in", "scenario_cases", "Target", "sid_root", "find", "names", "interpreter",
-           "path", "compare", "compare_exception", "frame_str", "text_frames", "version_of", "compare_locals",
-           "compare_value", "attributes_at", "listed_once", "wait_ready", "take_snapshot", "take_gcore",
-           "take_crash", "take_and_read", "kernel_core_path", "kernel_core_usable", "compile_into",
-           "build_extension", "build_cxx", "as_target", "config_for", "root_includes"]
+__all__ = ["TAP", "Failure", "Skip", "SRCDIR", "PYCORE", "SCENARIOS", "validator", "load_report", "schema_summary",
+           "run_pycore", "run_hidden", "run_in", "scenario_cases", "Target", "sid_root", "find", "names",
+           "interpreter", "path", "compare", "compare_exception", "frame_str", "text_frames", "version_of",
+           "compare_locals", "compare_value", "attributes_at", "listed_once", "wait_ready", "take_snapshot",
+           "take_gcore", "take_crash", "take_and_read", "twin_fingerprints", "kernel_core_path",
+           "kernel_core_usable", "compile_into", "build_extension", "build_cxx", "as_target", "config_for",
+           "root_includes"]

@@ -212,3 +212,29 @@ def take_crash(target, workdir, argv, signo, limit=None):
     if not os.path.exists(core):
         raise Skip("the kernel wrote no core (%s; is ulimit -c limited by a hard limit?)" % core)
     return core, truth_path
+
+
+_twins = {}
+
+
+def twin_fingerprints(name, workdir):
+    """The fingerprints, plain and --native, of crash.py's SIGSEGV on the
+    interpreter NAME (pyM.N: pyenv's ordinary shared build), which other
+    builds of that version must match: (plain, native).  Made once per
+    process and NAME, in WORKDIR; a skip when NAME is not here."""
+    if name not in _twins:
+        from .interpreters import find
+        target, why = find(name)
+        if why:
+            raise Skip("no %s to compare with: %s" % (name, why))
+        d = os.path.join(workdir, "twin")
+        os.makedirs(d, exist_ok=True)
+        core, _ = take_crash(target, d, ["crash.py"], signal.SIGSEGV)
+        prints = []
+        for args in ([], ["--native"]):
+            rc, out, err = run_pycore(["analyze", "--format", "json"] + args + [core])
+            if rc != 0:
+                raise Failure("%s's crash: pycore %s: exit %d: %s" % (name, " ".join(args), rc, err.strip()))
+            prints.append(load_report(out)["fingerprint"])
+        _twins[name] = tuple(prints)
+    return _twins[name]
