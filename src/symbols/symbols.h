@@ -95,7 +95,8 @@ int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const
 
 /* Thread TID's frames named by their symbols alone (no source lines,
  * nothing kept for later stacks: cheap), until FN returns non-zero, for
- * a look at what a stack holds (its signal frames).  The number of
+ * a look at what a stack holds (its signal frames); past code without
+ * call frame information as symbols_native_stack goes.  The number of
  * frames given to FN, -1 when unwinding cannot start. */
 int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, void *arg);
 

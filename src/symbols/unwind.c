@@ -204,7 +204,7 @@ static int from_signal_frame(struct unwind *u, uint64_t sp)
 static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool activation, uint64_t sp)
 {
 	const struct platform *p = u->s->dump->platform;
-	if (u->restart || u->names_only || !sp || nocfi_has_cfi(u->dwfl, activation ? pc : pc - 1))
+	if (u->restart || !sp || nocfi_has_cfi(u->dwfl, activation ? pc : pc - 1))
 		return 0;
 	struct platform_regs regs = { .pc = pc, .sp = sp };
 	for (unsigned i = 0; i < p->dwarf_nregs && i < PLATFORM_DWARF_REGS; i++) {
@@ -279,7 +279,12 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		nf.module = ref ? ref->mod : NULL;
 		nf.function = names_unversioned(addrname(u->s, ref, mod, lookup), u->name, sizeof(u->name));
-		return u->fn(&nf, u->arg) ? DWARF_CB_ABORT : DWARF_CB_OK;
+		if (u->fn(&nf, u->arg))
+			return DWARF_CB_ABORT;
+		/* (libdwfl goes through a signal trampoline by its CFI) */
+		if (dump_is_sigreturn(u->s->dump, nf.function))
+			return DWARF_CB_OK;
+		return past_nocfi(u, frame, pc, activation, nf.sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
 	}
 	bool found;
 	struct pc_frames *pf = addrtab_get(&u->s->pcs, lookup, &found);
@@ -368,6 +373,23 @@ static int attach(struct symbols *s)
 	return s->attached > 0 ? 0 : -1;
 }
 
+/* Thread TID of the dump unwound into U (its registers, its libdwfl
+ * thread argument): libdwfl's return code. */
+static int run_thread(struct symbols *s, int64_t tid, struct unwind *u)
+{
+	struct unwind_thread *ut = NULL;
+	for (size_t i = 0; i < s->dump->nthreads && !u->regs; i++) {
+		if (s->dump->threads[i].tid == tid) {
+			u->regs = &s->dump->threads[i].regs;
+			ut = &s->threads[i];
+		}
+	}
+	s->unwinding = u->regs;
+	int rc = run(s, (pid_t)tid, ut, u);
+	s->unwinding = NULL;
+	return rc;
+}
+
 int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
 			 native_frame_fn fn, void *arg, const char **error)
 {
@@ -376,16 +398,7 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_modul
 		return -1;
 	}
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
-	struct unwind_thread *ut = NULL;
-	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++) {
-		if (s->dump->threads[i].tid == tid) {
-			u.regs = &s->dump->threads[i].regs;
-			ut = &s->threads[i];
-		}
-	}
-	s->unwinding = u.regs;
-	int rc = run(s, (pid_t)tid, ut, &u);
-	s->unwinding = NULL;
+	int rc = run_thread(s, tid, &u);
 	if (u.error)
 		*error = u.error;
 	else if (rc != 0 && u.n <= 1)
@@ -398,10 +411,7 @@ int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, voi
 	if (attach(s) != 0)
 		return -1;
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .names_only = true };
-	for (size_t i = 0; i < s->dump->nthreads && !u.regs; i++)
-		if (s->dump->threads[i].tid == tid)
-			u.regs = &s->dump->threads[i].regs;
-	dwfl_getthread_frames(s->dwfl, (pid_t)tid, frame_cb, &u);
+	run_thread(s, tid, &u);
 	return u.n;
 }
 

@@ -4,15 +4,44 @@
  * rh_install(SIG, ACTION) installs an SA_SIGINFO handler of SIG: ACTION 0
  * puts SIG's default action back and raises SIG again (as gdb's,
  * faulthandler's and Apache's handlers do), ACTION 1 calls abort() (a
- * watchdog's SIGALRM handler).  rh_timer(SIG, MS) arms a POSIX timer that
+ * watchdog's SIGALRM handler), ACTION 2 puts the default action back,
+ * kill()s the process and waits in rh_wait_nocfi, a function without
+ * call frame information (uWSGI's handler kill()s, then exit(1)s, and
+ * another thread's taking of the kill can catch it in a library's fini
+ * code that has none).  rh_timer(SIG, MS) arms a POSIX timer that
  * sends SIG once after MS milliseconds (timer_create, SIGEV_SIGNAL). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int actions[65];
+
+void rh_wait_nocfi(void);
+#if defined(__x86_64__)
+/* Hand-written, without .cfi directives: no FDE covers it, and it keeps
+ * no frame pointer (rbp is still its caller's, which keeps none either),
+ * so an unwinder goes on past it only by a scan of the stack.  (Its one
+ * word of padding, for the call's alignment, is zeroed: no stale return
+ * address there.) */
+__asm__(".text\n"
+	".globl rh_wait_nocfi\n"
+	".type rh_wait_nocfi, @function\n"
+	"rh_wait_nocfi:\n"
+	"\tsubq $8, %rsp\n"
+	"\tmovq $0, (%rsp)\n"
+	"1:\tcall pause@PLT\n"
+	"\tjmp 1b\n"
+	".size rh_wait_nocfi, .-rh_wait_nocfi\n");
+#else
+void rh_wait_nocfi(void)
+{
+	for (;;)
+		pause();
+}
+#endif
 
 static void on_signal(int sig, siginfo_t *info, void *uc)
 {
@@ -21,6 +50,10 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
 	if (actions[sig] == 1)
 		abort();
 	signal(sig, SIG_DFL);
+	if (actions[sig] == 2) {
+		kill(getpid(), sig);
+		rh_wait_nocfi();
+	}
 	raise(sig);
 }
 
@@ -31,7 +64,7 @@ int rh_install(int sig, int action)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	if (sig <= 0 || sig > 64)
+	if (sig <= 0 || sig > 64 || action < 0 || action > 2)
 		return -1;
 	actions[sig] = action;
 	return sigaction(sig, &sa, NULL);

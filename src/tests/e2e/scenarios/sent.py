@@ -4,9 +4,15 @@ of its own that re-raises it (scenarios/rehandler.c, built by the test).
 argv: truth path, the handler library ("-": no handler), signal number,
 how the signal comes: "outside" (kill or sigqueue by another process:
 the test's sender), "timer" (a POSIX timer of this process's), "alarm"
-(alarm(): SIGALRM, whose handler then abort()s).  The truth, written
-before it waits: its pid, uid and the native id of the thread that will
-take the signal (the main thread: the only one, every other blocks it)."""
+(alarm(): SIGALRM, whose handler then abort()s), "fault" (a thread of
+its own reads address 0x7890; the handler kill()s the process and waits
+in code without call frame information, rehandler.c's action 2).  The
+truth, written before it waits: its pid, uid and the native id of the
+thread that will take the signal (the main thread: the only one, every
+other blocks it); for "fault", written by the faulting thread: its own
+id, the address, and the main thread's id as the kill's receiver (the
+faulting thread blocks the signal while its handler runs).
+"""
 import ctypes
 import json
 import os
@@ -28,12 +34,27 @@ threading.Thread(target=helper, name="helper", daemon=True).start()
 signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
 rh = ctypes.CDLL(lib) if lib != "-" else None
 if rh:
-    if rh.rh_install(signal.SIGALRM if how == "alarm" else signo, 1 if how == "alarm" else 0) != 0:
+    action = {"alarm": 1, "fault": 2}.get(how, 0)
+    if rh.rh_install(signal.SIGALRM if how == "alarm" else signo, action) != 0:
         sys.exit("rh_install failed")
-with open(truth_path + ".tmp", "w") as f:
-    json.dump({"pid": os.getpid(), "uid": os.getuid(), "tid": threading.get_native_id(), "signal": signo,
-               "how": how, "handler": bool(rh)}, f)
-os.rename(truth_path + ".tmp", truth_path)
+
+
+def write_truth(**extra):
+    with open(truth_path + ".tmp", "w") as f:
+        json.dump(dict({"pid": os.getpid(), "uid": os.getuid(), "tid": threading.get_native_id(), "signal": signo,
+                        "how": how, "handler": bool(rh)}, **extra), f)
+    os.rename(truth_path + ".tmp", truth_path)
+
+
+def crasher(receiver):
+    write_truth(address=0x7890, receiver=receiver)
+    ctypes.string_at(0x7890)
+
+
+if how == "fault":
+    threading.Thread(target=crasher, args=(threading.get_native_id(),), name="crasher", daemon=True).start()
+else:
+    write_truth()
 if how == "timer":
     if (rh or ctypes.CDLL(sys.argv[5])).rh_timer(signo, 300) != 0:
         sys.exit("rh_timer failed")
