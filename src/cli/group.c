@@ -275,12 +275,11 @@ static int add_lines(struct grouping *g, const char *name, unsigned long *lineno
 			rc = -1;
 			group_reader_cancel(r);
 		}
-		for (size_t i = 0; i < b->n; i++) {
-			if (rc == 0 && (rc = add_line(g, name, ++*lineno, b->line[i], b->len[i], b->rec[i], true)) != 0)
+		/* (add_line takes a reference of its own: the chunk's records are
+		 * freed by the thread that read them) */
+		for (size_t i = 0; i < b->n && rc == 0; i++)
+			if ((rc = add_line(g, name, ++*lineno, b->line[i], b->len[i], json_incref(b->rec[i]), true)) != 0)
 				group_reader_cancel(r);
-			else if (rc != 0)
-				json_decref(b->rec[i]);
-		}
 		group_reader_release(r, b);
 	}
 	return rc;

@@ -19,8 +19,9 @@ size_t group_line_text(const char *line, size_t n);
 
 /* The lines FROM to TO (each ended by a newline), split into LINE and LEN
  * (N of them, the arrays CAP long, kept between chunks) and read into REC
- * (NULL: a blank line, or one jsonl_scan left to jansson); OOM: out of
- * memory, the lines after N not read. */
+ * (NULL: a blank line, or one jsonl_scan left to jansson), the chunk's
+ * own (group_reader_release frees them); OOM: out of memory, the lines
+ * after N not read. */
 struct group_batch {
 	const char *from, *to;
 	const char **line;
@@ -29,6 +30,8 @@ struct group_batch {
 	size_t n, cap;
 	bool oom;
 	bool done;                   /* read (the reader's, under its lock) */
+	bool by_reader;              /* read by the reader's thread */
+	bool held;                   /* released, its records not yet freed */
 };
 
 struct group_reader;
@@ -42,7 +45,9 @@ struct group_reader *group_reader_start(const struct jsonl_keep *keep);
 void group_reader_window(struct group_reader *r, const char *from, const char *to, size_t chunk);
 /* The window's next chunk in order, read (by either thread: this one reads
  * a chunk while the next in order is not ready); NULL when all were given.
- * Its records are the caller's; release it before the next call. */
+ * Its records are lent to the caller (json_incref what is kept); release
+ * it before the next call: its records are freed, by the thread that made
+ * them. */
 struct group_batch *group_reader_next(struct group_reader *r);
 void group_reader_release(struct group_reader *r, struct group_batch *b);
 /* The window's chunks not dealt yet are dropped: group_reader_next gives
