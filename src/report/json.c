@@ -124,19 +124,25 @@ static json_t *locals_json(const struct ptrvec *v)
 	json_t *a = json_array();
 	for (size_t i = 0; i < v->n; i++) {
 		const struct model_local *l = v->items[i];
-		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			"name", str_or_null(l->name), "kind", str_or_null(l->kind),
-			"type", str_or_null(l->type), "address", addr_or_null(l->address, true),
-			"repr", str_or_null(l->repr), "error", str_or_null(l->error),
-			"error_code", error_code(l->error, l->error_info),
-			"error_address", error_address(l->error, l->error_info),
-			"length", l->has_length ? json_integer(l->length) : json_null(),
-			"attributes", l->has_attributes ? locals_json(&l->attributes) : json_null(),
-			"attributes_shown_in", l->attributes_elsewhere
-				? json_pack("{s:o, s:I}", "thread", l->attributes_thread >= 0
-					    ? json_integer(l->attributes_thread) : json_null(),
-					    "frame", (json_int_t)l->attributes_frame)
-				: json_null()));
+		/* (one by one, as frame_json's) */
+		json_t *o = json_object();
+		json_object_set_new_nocheck(o, "name", str_or_null(l->name));
+		json_object_set_new_nocheck(o, "kind", str_or_null(l->kind));
+		json_object_set_new_nocheck(o, "type", str_or_null(l->type));
+		json_object_set_new_nocheck(o, "address", addr_or_null(l->address, true));
+		json_object_set_new_nocheck(o, "repr", str_or_null(l->repr));
+		json_object_set_new_nocheck(o, "error", str_or_null(l->error));
+		json_object_set_new_nocheck(o, "error_code", error_code(l->error, l->error_info));
+		json_object_set_new_nocheck(o, "error_address", error_address(l->error, l->error_info));
+		json_object_set_new_nocheck(o, "length", l->has_length ? json_integer(l->length) : json_null());
+		json_object_set_new_nocheck(o, "attributes",
+					    l->has_attributes ? locals_json(&l->attributes) : json_null());
+		json_object_set_new_nocheck(o, "attributes_shown_in", l->attributes_elsewhere
+			? json_pack("{s:o, s:I}", "thread", l->attributes_thread >= 0
+				    ? json_integer(l->attributes_thread) : json_null(),
+				    "frame", (json_int_t)l->attributes_frame)
+			: json_null());
+		json_array_append_new(a, o);
 	}
 	return a;
 }
@@ -145,17 +151,19 @@ static json_t *frame_json(const struct model_frame *f, bool with_locals)
 {
 	static const char *const kinds[] = { "python", "native", "gc" };
 	json_t *locals = f->has_locals && with_locals ? locals_json(&f->locals) : json_null();
-	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
-			 "kind", kinds[f->kind],
-			 "source_file", str_or_null(f->source_file),
-			 "function", str_or_null(f->function),
-			 "qualname", str_or_null(f->qualname),
-			 "file", str_or_null(f->file),
-			 "line", f->line > 0 ? json_integer(f->line) : json_null(),
-			 "address", addr_or_null(f->address, f->kind == FRAME_NATIVE),
-			 "inlined", f->inlined,
-			 "recovered", f->recovered,
-			 "locals", locals);
+	/* (set one by one, not by json_pack: a frame is the most made object
+	 * of a report, and json_pack reads its format anew each time) */
+	json_t *j = json_object();
+	json_object_set_new_nocheck(j, "kind", json_string_nocheck(kinds[f->kind]));
+	json_object_set_new_nocheck(j, "source_file", str_or_null(f->source_file));
+	json_object_set_new_nocheck(j, "function", str_or_null(f->function));
+	json_object_set_new_nocheck(j, "qualname", str_or_null(f->qualname));
+	json_object_set_new_nocheck(j, "file", str_or_null(f->file));
+	json_object_set_new_nocheck(j, "line", f->line > 0 ? json_integer(f->line) : json_null());
+	json_object_set_new_nocheck(j, "address", addr_or_null(f->address, f->kind == FRAME_NATIVE));
+	json_object_set_new_nocheck(j, "inlined", json_boolean(f->inlined));
+	json_object_set_new_nocheck(j, "recovered", json_boolean(f->recovered));
+	json_object_set_new_nocheck(j, "locals", locals);
 	bool p = f->has_position;
 	json_object_set_new(j, "column", p && f->column >= 0 ? json_integer(f->column) : json_null());
 	json_object_set_new(j, "end_line", p && f->end_line > 0 ? json_integer(f->end_line) : json_null());
@@ -226,23 +234,25 @@ static json_t *greenlets_json(const struct ptrvec *v)
 
 static json_t *thread_json(const struct model_thread *t, bool python)
 {
-	json_t *frames = frames_json(&t->frames);
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
-			 "tid", t->tid >= 0 ? json_integer(t->tid) : json_null(),
-			 /* jansson integers are signed 64-bit; pthread_t values fit */
-			 "ident", python ? json_integer((json_int_t)t->ident) : json_null(),
-			 "name", str_or_null(t->name),
-			 "holds_gil", t->holds_gil,
-			 "crashed", t->crashed,
-			 "error", str_or_null(t->error),
-			 "error_code", error_code(t->error, t->error_info),
-			 "error_address", error_address(t->error, t->error_info),
-			 "frames", frames,
-			 "exception", exception_json(t->exception),
-			 "waiting_on", wait_json(t->waiting_on),
-			 "fault_frame", t->fault_frame ? json_integer((json_int_t)t->fault_frame - 1) : json_null(),
-			 "stale", t->stale,
-			 "greenlets", greenlets_json(&t->greenlets));
+	/* (one by one, as frame_json's) */
+	json_t *j = json_object();
+	json_object_set_new_nocheck(j, "tid", t->tid >= 0 ? json_integer(t->tid) : json_null());
+	/* jansson integers are signed 64-bit; pthread_t values fit */
+	json_object_set_new_nocheck(j, "ident", python ? json_integer((json_int_t)t->ident) : json_null());
+	json_object_set_new_nocheck(j, "name", str_or_null(t->name));
+	json_object_set_new_nocheck(j, "holds_gil", json_boolean(t->holds_gil));
+	json_object_set_new_nocheck(j, "crashed", json_boolean(t->crashed));
+	json_object_set_new_nocheck(j, "error", str_or_null(t->error));
+	json_object_set_new_nocheck(j, "error_code", error_code(t->error, t->error_info));
+	json_object_set_new_nocheck(j, "error_address", error_address(t->error, t->error_info));
+	json_object_set_new_nocheck(j, "frames", frames_json(&t->frames));
+	json_object_set_new_nocheck(j, "exception", exception_json(t->exception));
+	json_object_set_new_nocheck(j, "waiting_on", wait_json(t->waiting_on));
+	json_object_set_new_nocheck(j, "fault_frame",
+				    t->fault_frame ? json_integer((json_int_t)t->fault_frame - 1) : json_null());
+	json_object_set_new_nocheck(j, "stale", json_boolean(t->stale));
+	json_object_set_new_nocheck(j, "greenlets", greenlets_json(&t->greenlets));
+	return j;
 }
 
 static json_t *task_refs(const struct ptrvec *v)
