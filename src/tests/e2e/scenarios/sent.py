@@ -11,7 +11,8 @@ truth, written before it waits: its pid, uid and the native id of the
 thread that will take the signal (the main thread: the only one, every
 other blocks it); for "fault", written by the faulting thread: its own
 id, the address, and the main thread's id as the kill's receiver (the
-faulting thread blocks the signal while its handler runs).
+faulting thread blocks the signal while its handler runs; the main
+thread blocks it until the handler waits in rh_wait_nocfi).
 """
 import ctypes
 import json
@@ -47,12 +48,26 @@ def write_truth(**extra):
 
 
 def crasher(receiver):
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGSEGV])
     write_truth(address=0x7890, receiver=receiver)
+    # (the main thread first in rh_take_kill: the fault keeps the
+    # interpreter's lock, which the main thread would wait for forever)
+    if rh and rh.rh_wait_taker(60000) != 0:
+        sys.exit("the main thread did not come to rh_take_kill")
     ctypes.string_at(0x7890)
 
 
 if how == "fault":
+    # the handler's kill() is taken by the main thread once the handler
+    # waits in rh_wait_nocfi: until then the main thread blocks SIGSEGV
+    # (the kill stays pending: the faulting thread blocks it while its
+    # handler runs), in C, where it can wait without the interpreter's
+    # lock (ctypes' string_at keeps it: the faulting thread holds it)
+    if rh:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGSEGV])
     threading.Thread(target=crasher, args=(threading.get_native_id(),), name="crasher", daemon=True).start()
+    if rh and rh.rh_take_kill(signo, 60000) != 0:
+        sys.exit("the handler did not come to wait in rh_wait_nocfi")
 else:
     write_truth()
 if how == "timer":
