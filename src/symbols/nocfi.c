@@ -104,20 +104,29 @@ static bool stub_reaches(const struct step *st, uint64_t target, uint64_t start)
 	       dump_read_u64(st->d, slot, &to) == PC_OK && st->p->code_address(st->regs, to) == start;
 }
 
+/* Is RA the first instruction of a signal trampoline, by its code: what
+ * the kernel made a handler it entered return to (no call precedes it)? */
+static bool trampoline_start(const struct step *st, uint64_t ra)
+{
+	uint8_t code[16];
+	size_t n = st->p->sigframe.code_len;
+	return n && n <= sizeof(code) && code_at(st->dwfl, st->d, ra, code, n) &&
+	       platform_is_sigreturn_code(st->p, code, n);
+}
+
 /* Is RA a return address into a caller of the frame: code of a module,
  * after a call instruction; a call naming its target names the frame's
  * function, or a PLT stub whose GOT slot holds it (without a symbol for
  * the frame: a target in its module, at most MAX_FRAME_BYTES before it).
- * Or the first instruction of a signal trampoline, by its code: what the
- * kernel made a handler it entered return to (no call precedes it). */
+ * Or a signal trampoline's start (trampoline_start), looked at first: the
+ * bytes before it, another function's end, might decode as a call. */
 static bool returns_here(const struct step *st, uint64_t ra)
 {
 	uint8_t code[16];
-	size_t n = st->p->call_window, tn = st->p->sigframe.code_len;
+	size_t n = st->p->call_window;
 	if (ra < 4096 || n > sizeof(code) || !dwfl_addrmodule(st->dwfl, ra - 1))
 		return false;
-	if (tn && tn <= sizeof(code) && code_at(st->dwfl, st->d, ra, code, tn) &&
-	    platform_is_sigreturn_code(st->p, code, tn))
+	if (trampoline_start(st, ra))
 		return true;
 	if (!code_at(st->dwfl, st->d, ra - n, code, n))
 		return false;

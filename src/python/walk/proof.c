@@ -7,8 +7,8 @@
  * not its own successor, that points back to the runtime (3.9+: its
  * .runtime, set to &_PyRuntime when the interpreter is made, in
  * init_interpreter of CPython's Python/pystate.c), whose thread states
- * (tstate_head, then each's next) are aligned and point back to it (PyThreadState.interp, set by
- * new_threadstate and never changed).  Thread states whose thread id is
+ * (tstate_head, then each's next) are aligned and point back to it
+ * (PyThreadState.interp, set by new_threadstate and never changed).  Thread states whose thread id is
  * no thread of the dump are the walk's to mark stale (a child forked
  * from C keeps its parent's), not a refusal.  A symbol read at the wrong
  * place (a module misplaced), a patched or scribbled word, a scan's

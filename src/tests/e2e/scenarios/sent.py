@@ -53,7 +53,9 @@ def crasher(receiver):
     # (the main thread first in rh_take_kill: the fault keeps the
     # interpreter's lock, which the main thread would wait for forever)
     if rh and rh.rh_wait_taker(60000) != 0:
-        sys.exit("the main thread did not come to rh_take_kill")
+        # (sys.exit in a thread would end only this thread)
+        sys.stderr.write("sent.py: the main thread did not come to rh_take_kill in 60 s\n")
+        os._exit(1)
     ctypes.string_at(0x7890)
 
 
