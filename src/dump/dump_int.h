@@ -155,8 +155,20 @@ struct dump_module *dump_module_for_path(struct dump *d, const char *path, bool 
  * dump has none) says, checked against the ELF header there, else its
  * file's mapping at offset 0 that heads its segments; a module keeps only
  * its segments among its file's mappings.  Call once the segments are in
- * (a live process's: readable). */
-void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len);
+ * (a live process's: readable).  LOADED (NULL: none), NLOADED entries: the
+ * loader's list as a minidump's writer copied it (Breakpad's DSO debug
+ * stream), read instead of the one in memory. */
+struct dump_loaded {
+	uint64_t addr;               /* l_addr, the load bias */
+	uint64_t ld;                 /* l_ld, its dynamic section */
+};
+void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len, const struct dump_loaded *loaded,
+			size_t nloaded);
+/* Leave out the modules that are another mapping of a file the loader's
+ * list placed (a minidump's module list can name a file twice: a piece
+ * of it mapped again, even its first page).  Call before the file-backed
+ * segments are added (they point to their modules). */
+void dump_drop_unloaded_copies(struct dump *d);
 
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);

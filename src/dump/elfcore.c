@@ -464,7 +464,7 @@ enum pc_code dump_elfcore_open(struct dump *d)
 	if (st == PC_OK)
 		st = build_segments(d, &cp);
 	if (st == PC_OK)
-		dump_place_modules(d, cp.auxv, cp.auxv_len);
+		dump_place_modules(d, cp.auxv, cp.auxv_len, NULL, 0);
 	if (st == PC_OK) {
 		d->p->truncated = truncated_at != 0;
 		if (truncated_at)

@@ -614,7 +614,7 @@ static enum pc_code open_process(struct dump *d, int64_t pid)
 	for (size_t i = 0; i < d->p->nsegs; i++)
 		d->file_size += d->p->segs[i].end - d->p->segs[i].start;
 	struct dump_module *exe = find_executable(d, l);
-	dump_place_modules(d, d->p->auxv, d->p->auxv_len);
+	dump_place_modules(d, d->p->auxv, d->p->auxv_len, NULL, 0);
 	rc = find_platform(d, exe);
 	if (rc != PC_OK)
 		return rc;

@@ -384,6 +384,40 @@ static void linux_maps(struct dump *d, const struct md_stream *s)
 	free(text);
 }
 
+/* Breakpad's DSO debug stream: the dynamic linker's list as its writer
+ * read it from the process (google_breakpad/common/minidump_format.h,
+ * naturally aligned: MDRawDebug64 { u32 version; MDRVA map; u32
+ * dso_count; u64 brk at 16, ldbase, dynamic } (40 bytes, the dynamic
+ * section after it), map an array of MDRawLinkMap64 { u64 addr; MDRVA
+ * name; u64 ld at 16 } (24 bytes)).  NULL (*N 0) when the stream is not
+ * there or makes no sense: the loader's list in memory, if captured,
+ * and the module list place the modules then. */
+#define MD_DSO_DEBUG_SIZE 40
+#define MD_LINK_MAP_SIZE  24
+
+static struct dump_loaded *dso_debug_list(struct dump *d, const struct md_stream *s, size_t *n)
+{
+	*n = 0;
+	const uint8_t *p = s->type ? md_at(d, s->rva, s->size) : NULL;
+	if (!p)
+		return NULL;
+	uint32_t count = s->size >= MD_DSO_DEBUG_SIZE ? dump_le32(p + 8) : 0;
+	const uint8_t *e = count && count <= DUMP_MAX_MODULES
+		? md_at(d, dump_le32(p + 4), (uint64_t)count * MD_LINK_MAP_SIZE) : NULL;
+	struct dump_loaded *v = e ? malloc(count * sizeof(*v)) : NULL;
+	if (!v) {
+		if (!e)
+			dump_warn(d, "the minidump's DSO debug stream (the dynamic linker's list) makes no sense "
+				  "(%u objects): module bases are the module list's", count);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		v[i] = (struct dump_loaded){ dump_le64(e + (size_t)i * MD_LINK_MAP_SIZE),
+					     dump_le64(e + (size_t)i * MD_LINK_MAP_SIZE + 16) };
+	*n = count;
+	return v;
+}
+
 static void linux_cmdline(struct dump *d, const struct md_stream *s)
 {
 	const uint8_t *p = md_at(d, s->rva, s->size);
@@ -508,7 +542,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 			       nstreams, dir_rva);
 		return PC_ECORRUPT;
 	}
-	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 }, auxv = { 0 };
+	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 }, auxv = { 0 }, dso = { 0 };
 	enum pc_code st = PC_OK;
 	bool dso_debug = false, proc_stat = false, crashpad = false;
 	/* the platform first: it reads the threads' contexts */
@@ -560,7 +594,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 				exc = s;
 			break;
 		case MD_LINUX_MAPS: maps = s; break;
-		case MD_LINUX_DSO_DEBUG: dso_debug = true; break;
+		case MD_LINUX_DSO_DEBUG: dso_debug = true; dso = dso.type ? dso : s; break;
 		case MD_LINUX_PROC_STAT: proc_stat = true; break;
 		case MD_CRASHPAD_INFO: crashpad = true; cpinfo = cpinfo.type ? cpinfo : s; break;
 		case MD_LINUX_AUXV: linux_auxv(d, &s); auxv = s; break;
@@ -611,12 +645,20 @@ enum pc_code dump_minidump_open(struct dump *d)
 			}
 		}
 	}
+	/* the modules placed before the file-backed segments are added: a
+	 * module the loader's list shows to be another mapping of a loaded
+	 * file is left out, and those segments point to their modules */
 	st = dump_segments_finish(d);
-	if (st == PC_OK)
-		st = dump_add_file_segments(d);
 	if (st != PC_OK)
 		return st;
-	dump_place_modules(d, auxv.type ? md_at(d, auxv.rva, auxv.size) : NULL, auxv.size);
+	size_t nloaded;
+	struct dump_loaded *loaded = dso_debug_list(d, &dso, &nloaded);
+	dump_place_modules(d, auxv.type ? md_at(d, auxv.rva, auxv.size) : NULL, auxv.size, loaded, nloaded);
+	free(loaded);
+	dump_drop_unloaded_copies(d);
+	st = dump_add_file_segments(d);
+	if (st != PC_OK)
+		return st;
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (!d->modules[i].build_id_len)
 			dump_read_build_id(d, d->modules[i].base, d->modules[i].build_id,

@@ -11,7 +11,9 @@
  * <elf.h>; musl's <link.h> agrees on these words): struct r_debug
  * { int r_version; struct link_map *r_map at 8; ... }; struct link_map
  * { l_addr (the load bias) at 0, l_name at 8, l_ld (its dynamic
- * section) at 16, l_next at 24, l_prev at 32 }.
+ * section) at 16, l_next at 24, l_prev at 32 }.  A Breakpad minidump
+ * holds its writer's copy of the list (l_addr and l_ld of each object, in
+ * its DSO debug stream: minidump.c), read instead.
  *
  * Each base the list gives is checked in the dump: the module's file is
  * mapped there at file offset 0, and the ELF header there (when the dump
@@ -242,7 +244,23 @@ static uint64_t find_r_debug(struct dump *d, uint64_t phdr, uint64_t phnum)
 	return 0;
 }
 
-/* Place the modules the loader's list names; returns how many. */
+/* Place the module the loader's entry names (its load bias L_ADDR, its
+ * dynamic section L_LD): true when it did. */
+static bool place_entry(struct dump *d, uint64_t l_addr, uint64_t l_ld, bool *placed)
+{
+	size_t at;
+	struct dump_module *m = mapping_at(d, l_addr, &at);
+	if (!m && l_ld && (m = mapping_holding(d, l_ld, &at)) != NULL && !walk_down_to_base(m, &at))
+		m = NULL;
+	bool captured;
+	if (!m || placed[m - d->modules] || !is_elf_at(d, m->maps[at].start, &captured))
+		return false;
+	placed[m - d->modules] = true;
+	settle(d, m, at, "link_map");
+	return true;
+}
+
+/* Place the modules the loader's list in memory names; returns how many. */
 static size_t place_from_link_map(struct dump *d, uint64_t rdebug, bool *placed)
 {
 	uint32_t version;
@@ -255,15 +273,7 @@ static size_t place_from_link_map(struct dump *d, uint64_t rdebug, bool *placed)
 		uint64_t w[5];
 		if (dump_read(d, lm, w, sizeof(w)) != PC_OK || w[4] != prev)
 			break;
-		uint64_t l_addr = w[0], l_ld = w[2];
-		size_t at;
-		struct dump_module *m = mapping_at(d, l_addr, &at);
-		if (!m && l_ld && (m = mapping_holding(d, l_ld, &at)) != NULL && !walk_down_to_base(m, &at))
-			m = NULL;
-		bool captured;
-		if (m && !placed[m - d->modules] && is_elf_at(d, m->maps[at].start, &captured)) {
-			placed[m - d->modules] = true;
-			settle(d, m, at, "link_map");
+		if (place_entry(d, w[0], w[2], placed)) {
 			n++;
 			misses = 0;
 		} else {
@@ -300,7 +310,8 @@ static void place_from_mappings(struct dump *d, struct dump_module *m, const cha
 		settle(d, m, best, how);
 }
 
-void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len)
+void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len, const struct dump_loaded *loaded,
+			size_t nloaded)
 {
 	uint64_t phdr = 0, phnum = 0;
 	for (size_t off = 0; auxv && off + 16 <= auxv_len; off += 16) {
@@ -321,7 +332,12 @@ void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len)
 		if (m->base_from == NULL && m->base)
 			m->base_from = "mappings";
 	}
-	place_from_link_map(d, find_r_debug(d, phdr, phnum), placed);
+	if (loaded) {
+		for (size_t k = 0; k < nloaded; k++)
+			place_entry(d, loaded[k].addr, loaded[k].ld, placed);
+	} else {
+		place_from_link_map(d, find_r_debug(d, phdr, phnum), placed);
+	}
 	for (size_t i = 0; i < d->nmodules; i++) {
 		struct dump_module *m = &d->modules[i];
 		if (placed[i] || m->extent_from_list)
@@ -337,4 +353,34 @@ void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len)
 			place_from_mappings(d, m, m->base_from);
 	}
 	free(placed);
+}
+
+static bool from_loader(const struct dump_module *m)
+{
+	return m->base_from && strcmp(m->base_from, "link_map") == 0;
+}
+
+void dump_drop_unloaded_copies(struct dump *d)
+{
+	bool *drop = calloc(d->nmodules ? d->nmodules : 1, sizeof(*drop));
+	if (!drop)
+		return;
+	for (size_t i = 0; i < d->nmodules; i++)
+		for (size_t j = 0; j < d->nmodules && !from_loader(&d->modules[i]) && !drop[i]; j++)
+			drop[i] = j != i && from_loader(&d->modules[j]) && strcmp(d->modules[j].path, d->modules[i].path) == 0;
+	size_t k = 0;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		struct dump_module *m = &d->modules[i];
+		if (!drop[i]) {
+			d->modules[k++] = *m;
+			continue;
+		}
+		dump_note(d, "%s: the file mapped again at 0x%llx (not the loader's) left out of the modules",
+			  m->path, (unsigned long long)(m->base ? m->base : m->start));
+		free(m->path);
+		free(m->file);
+		free(m->maps);
+	}
+	d->nmodules = k;
+	free(drop);
 }

@@ -5,7 +5,10 @@ pieces at other file offsets: libpython, the C library, the _ctypes
 extension module and the executable), as gdb's libbacktrace, crash
 reporters and JITs do (scenarios/mapped_pieces.py): a plain python3.12
 (gcore's snapshot and its compact dump, the kernel's core of a real
-crash, analyze --pid while it runs, and lldb's minidump of it); an application embedding libpython that maps pieces
+crash, analyze --pid while it runs, lldb's minidump of it, and Breakpad's,
+whose module list names the executable twice and whose DSO debug stream
+holds the loader's list; it holds no heap, so only the modules and the
+partial report's exit are checked); an application embedding libpython that maps pieces
 before Py_Initialize too (embed/mapped.c; gcore, real crash); Python
 embedded in gdb (Debian's gdb embeds python3.11) whose code maps pieces
 inside gdb, snapshot with gcore.  The truth is the process's own: its
@@ -43,6 +46,7 @@ CASES = [
     "python3.12 mapping pieces of its files: a real crash",
     "python3.12 mapping pieces of its files: analyze --pid",
     "python3.12 mapping pieces of its files: lldb's minidump",
+    "python3.12 mapping pieces of its files: Breakpad's minidump (the loader's list in its DSO debug stream)",
     "an embedding program mapping pieces before and after Py_Initialize: gcore",
     "an embedding program mapping pieces before and after Py_Initialize: a real crash",
     "Python in gdb mapping pieces of libpython, gdb and _ctypes again: gcore",
@@ -277,8 +281,11 @@ def main():
         return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
     case(script_crash, why)
 
-    def script_live():
-        d = fresh(work, "live")
+    def while_running(name, take):
+        """The scenario (snapshot) run in a fresh directory NAME: TAKE(pid,
+        directory) once it is ready, then it ends; (its truth, what TAKE
+        returned)."""
+        d = fresh(work, name)
         truth_path = os.path.join(d, "truth.json")
         proc = subprocess.Popen([py, scenario, truth_path, "snapshot"], cwd=d, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL)
@@ -286,35 +293,65 @@ def main():
             if not pt.wait_ready(proc, timeout=60):
                 raise pt.Failure("the scenario did not get ready")
             time.sleep(0.3)
-            truth = json.load(open(truth_path))
-            n = read_all(["--pid", str(proc.pid)], truth, label_from="link_map")
+            got = take(proc.pid, d)
         finally:
             proc.kill()
             proc.wait()
+        return json.load(open(truth_path)), got
+
+    def script_live():
+        def read(pid, d):
+            return read_all(["--pid", str(pid)], json.load(open(os.path.join(d, "truth.json"))),
+                            label_from="link_map")
+        truth, n = while_running("live", read)
         return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
     case(script_live, why)
 
     def script_minidump():
         from pycoretest.minidump import save_minidump
-        d = fresh(work, "minidump")
-        truth_path = os.path.join(d, "truth.json")
-        dump = os.path.join(d, "process.dmp")
-        proc = subprocess.Popen([py, scenario, truth_path, "snapshot"], cwd=d, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        try:
-            if not pt.wait_ready(proc, timeout=60):
-                raise pt.Failure("the scenario did not get ready")
-            time.sleep(0.3)
-            out = save_minidump(proc.pid, "modified-memory", dump)
+
+        def take(pid, d):
+            dump = os.path.join(d, "process.dmp")
+            out = save_minidump(pid, "modified-memory", dump)
             if not os.path.exists(dump):
                 raise pt.Failure("lldb wrote no minidump: %s" % out.decode("utf-8", "replace")[-300:])
-        finally:
-            proc.kill()
-            proc.wait()
-        truth = json.load(open(truth_path))
+            return dump
+        truth, dump = while_running("minidump", take)
         n = read_all(dump, truth, label_from="module list")
         return "%d threads, %d module bases the loader's" % (len(truth["threads"]), n)
     case(script_minidump, why)
+
+    def script_breakpad():
+        from pycoretest import breakpad
+        bindir = breakpad.tools_dir()
+
+        def take(pid, d):
+            dump = os.path.join(d, "pid2md.dmp")
+            p = subprocess.run([os.path.join(bindir, "pid2md"), str(pid), dump], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=scaled(120))
+            if p.returncode != 0 or not os.path.exists(dump):
+                raise pt.Failure("pid2md failed: %s" % p.stdout.decode("utf-8", "replace").strip()[-300:])
+            return dump
+        truth, dump = while_running("breakpad", take)
+        pieces_mapped(truth, ["libpython", "libc.so", "_ctypes", "python3"])
+        listed = breakpad.md_module_names(dump)
+        twice = sorted(set(n for n in listed if listed.count(n) > 1))
+        rc, out, err = pt.run_pycore(["analyze", "--format", "json", dump])
+        if rc != 1 or not out:
+            raise pt.Failure("exit %d (want 1: the dump holds no heap): %s" % (rc, err.strip()[-300:]))
+        report = pt.load_report(out)
+        n = check_modules(report, truth, "link_map")
+        paths = [m["path"] for m in report["process"]["modules"]]
+        again = sorted(set(p for p in paths if paths.count(p) > 1))
+        if again:
+            raise pt.Failure("modules named twice in the report: %s" % again)
+        for name in twice:
+            if not any(name in w and "not the loader's" in w for w in report["warnings"]):
+                raise pt.Failure("the dump's module list names %s twice; no warning says which was left "
+                                 "out: %s" % (name, report["warnings"]))
+        return "%d module bases the loader's; named twice in the dump's module list, once in the report: %s" % (
+            n, ", ".join(os.path.basename(t) for t in twice) or "none")
+    case(script_breakpad, why)
 
     def embed(crash):
         def run():

@@ -46,6 +46,23 @@ def md_thread_ids(path):
     return []
 
 
+def md_module_names(path):
+    """The paths of the minidump's module list, in its order (read here:
+    MDRawModule is 108 bytes, its name's RVA at 20; an MDString is a
+    32-bit byte count and UTF-16LE)."""
+    d = open(path, "rb").read()
+    for t, _, r in md_directory(d):
+        if t == 4:
+            count, = struct.unpack_from("<I", d, r)
+            names = []
+            for k in range(count):
+                rva, = struct.unpack_from("<I", d, r + 4 + 108 * k + 20)
+                size, = struct.unpack_from("<I", d, rva)
+                names.append(d[rva + 4:rva + 4 + size].decode("utf-16-le"))
+            return names
+    return []
+
+
 class Symbols:
     """Symbol files for minidump_stackwalk, made by dump_syms from the
     files pycore read (one per build-id, shared by every dump)."""
