@@ -2,9 +2,11 @@
 # PID 1 of pycore's arm64 test machine (scripts/arm64-vm run boots it; the
 # test src/tests/e2e/check-arm64.py writes it to the test's disk as /init).
 #
-# Reads /pycore-test/cases, a line per process: NAME PYTHON SCENARIO HOW.
-# PYTHON runs src/tests/e2e/scenarios/SCENARIO (copied to /pycore-test/scenarios)
-# with /pycore-test/out/NAME.truth.json, where the process writes its own
+# Reads /pycore-test/cases, a line per process: NAME PYTHON SCENARIO HOW
+# [ARG...].  PYTHON runs src/tests/e2e/scenarios/SCENARIO (copied to
+# /pycore-test/scenarios, with the test's arm64 build of nocfi.S,
+# libnocfi.so) with /pycore-test/out/NAME.truth.json and the ARGs, where
+# the process writes its own
 # truth (threads, frames, locals) and then prints READY.  HOW:
 #   crash  the process crashes by itself: the kernel writes its core
 #   crash-fh  the same with PYTHONFAULTHANDLER=1: faulthandler's handler
@@ -34,14 +36,15 @@ ulimit -c unlimited
 } >"$out/facts" 2>&1
 now() { date +%s.%N | cut -c1-14; }
 
-while read -r name python scenario how; do
+while read -r name python scenario how args; do
 	case $name in '' | '#'*) continue ;; esac
 	start=$(now)
 	truth=$out/$name.truth.json
 	log=$out/$name.log
 	fh=
 	[ "$how" = crash-fh ] && fh=1
-	PYTHONFAULTHANDLER=$fh "/usr/bin/$python" "$T/scenarios/$scenario" "$truth" >"$log" 2>&1 &
+	# shellcheck disable=SC2086  # ARGs are words
+	PYTHONFAULTHANDLER=$fh "/usr/bin/$python" "$T/scenarios/$scenario" "$truth" $args >"$log" 2>&1 &
 	pid=$!
 	if [ "$how" != crash ] && [ "$how" != crash-fh ]; then
 		n=0

@@ -32,6 +32,12 @@ Per case, TAP lines:
   for inlined call, PAC bits stripped, through the kernel's signal frame
   (gdb's tail-call frames aside: inferred from DWARF call-site entries,
   no unwinder of pycore's kind sees them);
+- a thread of the suite's last Python called back into Python through
+  hand-written assembly without CFI (scenarios/nocfi.S, built here for
+  arm64 with Debian's cross compiler): pycore --native-all goes on past
+  it, to the return address the function recorded, found by its frame
+  record or by a scan and marked so in JSON, text and HTML, the Python
+  frames woven on both sides of it;
 - pycore built as an arm64 program (scripts/arm64-cross: Debian's cross
   compiler against an arm64 bookworm tree of pycore's -dev libraries),
   run under qemu-aarch64-static on the same core with the same --sysroot
@@ -88,16 +94,23 @@ SCENARIOS = os.path.join(SRCDIR, "src", "tests", "e2e", "scenarios")
 import pycoretest as stacks  # noqa: E402
 from pycoretest.env import scaled
 
-# NAME SCENARIO HOW (arm64-init.sh): the crash, the hang (gcore), asyncio,
-# deep recursion, locals (kernel cores of blocked processes, SIGABRT).
+# NAME SCENARIO HOW [ARGS] (arm64-init.sh): the crash, the hang (gcore),
+# asyncio, deep recursion, locals (kernel cores of blocked processes,
+# SIGABRT); a thread blocked in Python called back through hand-written
+# assembly without CFI (nocfi.S, built here for arm64): its caller found
+# by its frame record, or only by a scan (the suite's last Python only).
 CASES = [
-    ("crash", "crash.py", "crash"),
-    ("crash_fh", "crash.py", "crash-fh"),
-    ("threads", "threads.py", "gcore"),
-    ("aio_tasks", "aio_tasks.py", "ABRT"),
-    ("recursion", "recursion.py", "ABRT"),
-    ("locals", "locals.py", "ABRT"),
+    ("crash", "crash.py", "crash", ""),
+    ("crash_fh", "crash.py", "crash-fh", ""),
+    ("threads", "threads.py", "gcore", ""),
+    ("aio_tasks", "aio_tasks.py", "ABRT", ""),
+    ("recursion", "recursion.py", "ABRT", ""),
+    ("locals", "locals.py", "ABRT", ""),
+    ("nocfi_fp", "nocfi.py", "ABRT", "fp"),
+    ("nocfi_scan", "nocfi.py", "ABRT", "scan"),
 ]
+NOCFI = {"nocfi_fp": "frame pointer", "nocfi_scan": "scan"}
+CROSS_CC = "aarch64-linux-gnu-gcc"
 def present(suite, cache):
     """The suite's Pythons its cached root holds (a root built before one
     was added to scripts/arm64-vm's list lacks it until built again)."""
@@ -108,17 +121,41 @@ def present(suite, cache):
 
 
 def cases(suite, cache):
-    """(python, name, scenario, how) of a suite's run: gdb's gcore under
-    emulation takes a minute, so only the suite's last Python's hang is a
-    gcore, the others' a kernel core (SIGABRT)."""
+    """(python, name, scenario, how, args) of a suite's run: gdb's gcore
+    under emulation takes a minute, so only the suite's last Python's hang
+    is a gcore, the others' a kernel core (SIGABRT); the cases without CFI
+    are the last Python's too, and need the cross compiler."""
     out = []
     pythons = present(suite, cache)
     for py in pythons:
-        for name, scenario, how in CASES:
+        for name, scenario, how, args in CASES:
+            if name in NOCFI and (py != pythons[-1] or not NOCFI_LIB):
+                continue
             if how == "gcore" and py != pythons[-1]:
                 how = "ABRT"
-            out.append((py, "%s-%s" % (py, name), scenario, how))
+            out.append((py, "%s-%s" % (py, name), scenario, how, args))
     return out
+
+
+# nocfi.S built for arm64 (main() builds it), None: the cases without CFI
+# are not run
+NOCFI_LIB = None
+
+
+def nocfi_library(dest):
+    """nocfi.S built for arm64 as DEST/libnocfi.so, without CFI (as
+    check-weave.py builds it for this machine; it calls nothing of the C
+    library's: no arm64 libc needed to link it)."""
+    lib = os.path.join(dest, "libnocfi.so")
+    b = subprocess.run([CROSS_CC, "-shared", "-fPIC", "-nostdlib", "-fno-asynchronous-unwind-tables", "-o", lib,
+                        os.path.join(SCENARIOS, "nocfi.S")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(120))
+    if b.returncode != 0:
+        raise Failure("cannot build libnocfi.so for arm64: %s" % b.stdout.decode("utf-8", "replace")[-400:])
+    r = subprocess.run(["readelf", "--debug-dump=frames", lib], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if b" FDE " in r.stdout:
+        raise Failure("the arm64 libnocfi.so has call frame information after all")
+    return lib
 
 
 SUITE_PYTHONS = {"bookworm": ["python3.11"], "sid": ["python3.13", "python3.14", "python3.15"]}
@@ -396,6 +433,7 @@ def gdb_reference(root, work, name):
     trampoline); and gdb's output."""
     exe = root + "/usr/bin/" + open(os.path.join(work, name + ".python")).read().strip()
     g = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-iex", "set sysroot " + root,
+                        "-iex", "set solib-search-path " + os.path.join(work, "lib"),
                         "-iex", "set debug-file-directory " + root + "/usr/lib/debug",
                         "-iex", "set auto-load off", "-ex", GDB_FRAMES, exe, os.path.join(work, name + ".core")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=scaled(300))
@@ -435,6 +473,14 @@ def check_gdb(root, work, name, how):
             if "S" not in kinds or "strlen" not in fns[kinds.index("S") + 1]:
                 raise Failure("the crashing thread's frames %s: no signal frame above strlen" % fns)
     return "%d threads, %d frames" % (len(threads), sum(len(f) for f in threads.values()))
+
+
+def scenario_libs(work):
+    """pycore's arguments for the scenarios' own libraries (libnocfi.so:
+    the machine loads it from its payload disk, which the root here does
+    not hold), copied to WORK/lib after the run."""
+    lib = os.path.join(work, "lib")
+    return ["--search-path", lib] if os.path.isdir(lib) else []
 
 
 def pycore_json(args, core, incomplete=False):
@@ -749,7 +795,7 @@ def check_native(root, work, name, how):
     for inlined call, through the kernel's signal frame."""
     if not shutil.which("gdb-multiarch"):
         raise Skip("gdb-multiarch not installed (Debian package gdb-multiarch)")
-    report = pycore_json(["--sysroot", root, "--native-all"], os.path.join(work, name + ".core"))
+    report = pycore_json(["--sysroot", root, "--native-all"] + scenario_libs(work), os.path.join(work, name + ".core"))
     theirs, _ = gdb_reference(root, work, name)
     n = inlined = 0
     threads = [t for interp in report["interpreters"] for t in interp["threads"]]
@@ -766,6 +812,59 @@ def check_native(root, work, name, how):
         n += len(ref)
         inlined += sum(1 for k, _ in ref if k == "I")
     return "%d native frames (%d inlined calls) of %d threads, gdb-multiarch's" % (n, inlined, len(threads))
+
+
+def check_nocfi(root, work, name, how):
+    """The thread called back into Python through nocfi.S (no CFI): with
+    --native-all, the frame after the assembly function is the return
+    address it recorded, found by its frame record (nocfi_fp) or by a scan
+    (nocfi_nofp), marked so in JSON, text and HTML; the thread's Python
+    frames are the process's, woven on both sides of it; no frame placed
+    after the native stack; the stack goes on to the thread's start."""
+    found_by = NOCFI[name.split("-", 1)[1]]
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    facts = json.load(open(os.path.join(work, name + ".truth.json.nocfi")))
+    core = os.path.join(work, name + ".core")
+    args = ["--sysroot", root, "--native-all"] + scenario_libs(work)
+    report = pycore_json(args, core)
+    placed = [w for w in report["warnings"] if "placed after" in w]
+    if placed:
+        raise Failure("frames placed after the native stack: %s" % placed)
+    t = next((t for i in report["interpreters"] for t in i["threads"] if t["tid"] == facts["tid"]), None)
+    if t is None:
+        raise Failure("no thread %s in the report" % facts["tid"])
+    frames = t["frames"]
+    tt = next(x for x in truth["threads"] if x["native_id"] == facts["tid"])
+    mine = [(f["file"], f["line"], f["function"]) for f in frames if f["kind"] == "python"]
+    want = [(f["file"], f["line"], f["function"]) for f in tt["frames"]]
+    if mine != want:
+        raise Failure("Python frames %s, the process says %s" % (mine, want))
+    at = [i for i, f in enumerate(frames) if f["kind"] == "native" and f["function"] == facts["function"]]
+    if len(at) != 1:
+        raise Failure("%d frames of %s: %s" % (len(at), facts["function"], [f["function"] for f in frames]))
+    nxt = frames[at[0] + 1]
+    if nxt["address"] != "0x%x" % facts["return_address"] or nxt.get("found_by") != found_by:
+        raise Failure("after %s: %s found by %s; the function returns to 0x%x (want: by %s)" % (
+            facts["function"], nxt["address"], nxt.get("found_by"), facts["return_address"], found_by))
+    py_at = [i for i, f in enumerate(frames) if f["kind"] == "python"]
+    names = [frames[i]["function"] for i in py_at]
+    inner = [i for i in py_at if frames[i]["function"] == "callback"]
+    outer = [i for i in py_at if frames[i]["function"] == "through_assembly"]
+    if not inner or not outer or not inner[0] < at[0] < outer[0]:
+        raise Failure("the Python frames not woven around %s: %s" % (facts["function"], names))
+    last = frames[-1]["function"] or ""
+    if "clone" not in last and last != "thread_start":
+        raise Failure("the stack ends in %s, not the thread's start" % last)
+    rc, text, err = stacks.run_pycore(["analyze"] + args + [core])
+    line = [ln for ln in text.splitlines() if "0x%x " % facts["return_address"] in ln]
+    if rc != 0 or not line or "[by %s]" % found_by not in line[0]:
+        raise Failure("text (exit %d): the frame at 0x%x is not marked [by %s]: %s" % (
+            rc, facts["return_address"], found_by, line or err.strip()[-300:]))
+    rc, html, err = stacks.run_pycore(["analyze", "--format", "html"] + args + [core])
+    if rc != 0 or '<span class="mark found-by">by %s</span>' % found_by not in html:
+        raise Failure("html (exit %d): no frame marked by %s" % (rc, found_by))
+    return "the frame after %s found by %s at its return address; %d Python frames woven around it" % (
+        facts["function"], found_by, len(want))
 
 
 LLDB = shutil.which("lldb-19")
@@ -855,12 +954,14 @@ def boot_in(work, suite, cache, timeout):
             shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
     if ARM64_PYCORE is not None:
         arm64_payload(os.path.join(payload, "arm64"), os.path.join(cache, suite), os.path.join(cache, "cores", suite),
-                      [name for py, name, _, _ in cases(suite, cache) if py == in_vm_python(suite, cache)])
+                      [name for py, name, _, _, _ in cases(suite, cache) if py == in_vm_python(suite, cache)])
+    if NOCFI_LIB:
+        shutil.copy(NOCFI_LIB, os.path.join(payload, "scenarios"))
     shutil.copy(INIT, os.path.join(payload, "init"))
     os.chmod(os.path.join(payload, "init"), 0o755)
     with open(os.path.join(payload, "cases"), "w") as f:
-        for py, name, scenario, how in cases(suite, cache):
-            f.write("%s %s %s %s\n" % (name, py, scenario, how))
+        for py, name, scenario, how, args in cases(suite, cache):
+            f.write("%s %s %s %s %s\n" % (name, py, scenario, how, args))
     disk = os.path.join(work, "disk.raw")
     t0 = time.time()
     # (the machine waits for the emulator lock while another runs)
@@ -880,7 +981,10 @@ def boot_in(work, suite, cache, timeout):
         log = open(os.path.join(out, "init.log"), errors="replace").read() if os.path.isdir(out) else ""
         return None, "the machine's init did not finish (%.0f s): %s %s %s" % (
             took, d.stdout.decode(errors="replace")[-500:], log[-1500:], console[-1500:])
-    for py, name, _, _ in cases(suite, cache):
+    if NOCFI_LIB:
+        os.makedirs(os.path.join(out, "lib"))
+        shutil.copy(NOCFI_LIB, os.path.join(out, "lib"))
+    for py, name, _, _, _ in cases(suite, cache):
         with open(os.path.join(out, name + ".python"), "w") as f:
             f.write(py + "\n")
     if ARM64_PYCORE is not None:
@@ -941,6 +1045,13 @@ def main():
     else:
         tap.ok("pycore built as an arm64 program (scripts/arm64-cross)", "%s, %.0f s" % (ARM64_PYCORE[-1], time.time() - t0))
     tap.run("an x86-64 core read by the arm64 build: this machine's reports", check_cross_x86)
+    global NOCFI_LIB
+    label = "nocfi.S built for arm64, without CFI (the cases without CFI)"
+    libdir = tempfile.mkdtemp(prefix="pycore-arm64-nocfi-")
+    if not shutil.which(CROSS_CC) or not shutil.which("readelf"):
+        tap.skip(label, "%s or readelf not installed (Debian packages gcc-aarch64-linux-gnu, binutils)" % CROSS_CC)
+    else:
+        NOCFI_LIB = tap.run(label, nocfi_library, libdir)
     for suite in suites:
         why = None
         if not shutil.which("qemu-system-aarch64"):
@@ -964,7 +1075,7 @@ def main():
                 tap.skip("%s %s: its cases" % (suite, py),
                          "%s is not in the cached %s root %s (scripts/arm64-vm build %s adds it)"
                          % (py, suite, os.path.join(cache, suite), suite))
-        names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how in cases(suite, cache)]
+        names = [("%s %s (%s)" % (suite, name, how), name, how) for _, name, _, how, _ in cases(suite, cache)]
         out = took = None
         kept = os.path.join(cache, "cores", suite)
         reuse = os.environ.get("PYCORE_ARM64_REUSE") == "1"
@@ -1000,12 +1111,15 @@ def main():
             tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
             for what, fn in checks[3:]:
                 tap.run("%s: %s" % (label, what), fn, root, out, name, how)
+            if name.split("-", 1)[1] in NOCFI:
+                tap.run("%s: pycore goes on past the function without CFI" % label, check_nocfi, root, out, name, how)
         if why is None and out:
             tap.run("%s: pycore batch over its cores, the arm64 build's the same" % suite, check_cross_batch, root, out)
         else:
             tap.skip("%s: pycore batch over its cores, the arm64 build's the same" % suite, why or "no run")
         if out and not reuse:
             shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+    shutil.rmtree(libdir, ignore_errors=True)
     stacks.schema_summary(tap)
     return tap.done()
 

@@ -1,6 +1,6 @@
 """A thread that runs through a function without call frame information
 (nocfi.S, built by check-weave.py into the working directory as
-libnocfi.so) into Python again, blocked there (check-weave.py).
+libnocfi.so, or by check-arm64.py beside this script) into Python again, blocked there (check-weave.py).
 
 argv[1]: the truth file; argv[2]: "fp" (nocfi_fp, with a frame pointer)
 or "scan" (nocfi_nofp, without).  The thread calls the assembly function
@@ -19,7 +19,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _truth import record  # noqa: E402
 
 FUNCTION = {"fp": "nocfi_fp", "scan": "nocfi_nofp"}[sys.argv[2]]
-lib = ctypes.CDLL(os.path.join(os.getcwd(), "libnocfi.so"))
+# check-weave builds it into the process's working directory, check-arm64
+# beside this script
+lib = ctypes.CDLL(next((p for p in (os.path.join(os.getcwd(), "libnocfi.so"),
+                                    os.path.join(os.path.dirname(os.path.abspath(__file__)), "libnocfi.so"))
+                        if os.path.exists(p)), "libnocfi.so"))
 CALLBACK = ctypes.CFUNCTYPE(None)
 
 
