@@ -38,7 +38,9 @@ cpython_extract() {
 # else Debian's source package pythonVERSION -- its upstream tarball only,
 # as CPython released it, none of Debian's patches -- of this machine's
 # release or else of unstable, fetched through a private deb-src list in
-# WORK (the machine's apt configuration is not touched).  Returns 1, the
+# WORK (the machine's apt configuration is not touched; a mirror that is a
+# dated snapshot serves a Release file past its Valid-Until date, which
+# apt would refuse: its signature is checked, its age not).  Returns 1, the
 # reason said, when neither has it.
 cpython_sources() {
 	if cpython_tag "$1"; then
@@ -55,7 +57,8 @@ cpython_sources() {
 		echo "deb-src $mirror $suite main" >"$d/sources.list"
 		rm -rf "$d/lists" && mkdir -p "$d/lists/partial"
 		apt="-o Dir::Etc::SourceList=$d/sources.list -o Dir::Etc::SourceParts=/dev/null
-			-o Dir::State::Lists=$d/lists -o Dir::Cache=$d -o APT::Sandbox::User=root"
+			-o Dir::State::Lists=$d/lists -o Dir::Cache=$d -o APT::Sandbox::User=root
+			-o Acquire::Check-Valid-Until=false"
 		apt-get $apt -qq update || continue
 		# a mirror may lack the newest version's files: the next one then
 		for v in $(apt-cache $apt showsrc "python$1" 2>/dev/null | sed -n 's/^Version: //p' | sort -Vr); do

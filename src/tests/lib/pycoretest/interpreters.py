@@ -223,9 +223,14 @@ def where(name):
         prefix, built = built_prefix(kind, major, minor, dbg)
         exe = os.path.join(prefix, "bin", "python%d.%d" % (major, minor))
         if not built or not os.access(exe, os.X_OK):
-            return None, "%s not built yet (scripts/%s%s %d.%d builds it once, about %d minutes; " \
-                "scripts/run-tests starts it in the background)" % (
-                    name, script, " --static" if dbg else "", major, minor, minutes)
+            how = "scripts/%s%s %d.%d" % (script, " --static" if dbg else "", major, minor)
+            try:
+                with open(prefix + ".failed") as f:
+                    return None, "%s could not be built: %s (%s tries again)" % (name, f.read().strip(), how)
+            except OSError:
+                pass
+            return None, "%s not built yet (%s builds it once, about %d minutes; " \
+                "scripts/run-tests starts it in the background)" % (name, how, minutes)
         return exe, None
     exe = "/usr/bin/python%d.%d%s" % (major, minor, dbg)
     if kind == "debian":
