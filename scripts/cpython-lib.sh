@@ -1,5 +1,15 @@
 # Shared by scripts/musl-python and scripts/standalone-python (sourced):
-# CPython's sources, from $PYCORE_CPYTHON_GIT or Debian's.
+# CPython's sources, from $PYCORE_CPYTHON_GIT or Debian's, and how a
+# build says it failed.
+
+# fail MESSAGE: says "$prog: MESSAGE" and exits 1; once the build's
+# attempt has begun (attempt=1), MESSAGE also goes to $failed (the
+# prefix's .failed file: the tests' skips say it) until the next attempt.
+fail() {
+	echo "$prog: $*" >&2
+	[ -n "${attempt:-}" ] && echo "$*" >"$failed"
+	exit 1
+}
 
 # cpython_tag VERSION: sets $git and $tag to the first git directory of
 # $PYCORE_CPYTHON_GIT (blank-separated) holding a release tag vVERSION.N,

@@ -544,7 +544,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 	}
 	struct md_stream maps = { 0 }, exc = { 0 }, stop = { 0 }, cpinfo = { 0 }, auxv = { 0 }, dso = { 0 };
 	enum pc_code st = PC_OK;
-	bool dso_debug = false, proc_stat = false, crashpad = false;
+	bool proc_stat = false, crashpad = false;
 	/* the platform first: it reads the threads' contexts */
 	d->platform = platform_minidump_default();
 	for (uint32_t i = 0; i < nstreams; i++) {
@@ -594,7 +594,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 				exc = s;
 			break;
 		case MD_LINUX_MAPS: maps = s; break;
-		case MD_LINUX_DSO_DEBUG: dso_debug = true; dso = dso.type ? dso : s; break;
+		case MD_LINUX_DSO_DEBUG: dso = dso.type ? dso : s; break;
 		case MD_LINUX_PROC_STAT: proc_stat = true; break;
 		case MD_CRASHPAD_INFO: crashpad = true; cpinfo = cpinfo.type ? cpinfo : s; break;
 		case MD_LINUX_AUXV: linux_auxv(d, &s); auxv = s; break;
@@ -615,7 +615,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 	if (st != PC_OK)
 		return st;
 	/* which producer: for saying what setting would have captured more */
-	if (crashpad || dso_debug)
+	if (crashpad || dso.type)
 		d->capture_hint = crashpad ? "Crashpad's Linux handler writes thread stacks and no heap "
 			"whatever the client sets (CrashpadInfo's gather_indirectly_referenced_memory and "
 			"extra memory ranges are read on Windows only): a core dump holds it"
@@ -628,7 +628,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		d->capture_hint = "a full-memory minidump holds it (lldb: process save-core --style=full or "
 			"modified-memory), or a core dump";
 	/* lldb's SIGSTOP is its own attach stop, not something the process got */
-	if (!exc.type && !(proc_stat && !dso_debug && !crashpad))
+	if (!exc.type && !(proc_stat && !dso.type && !crashpad))
 		exc = stop;
 	if (maps.type)
 		linux_maps(d, &maps);
@@ -688,7 +688,7 @@ enum pc_code dump_minidump_open(struct dump *d)
 		 * writes flags 0 and the thread's pc (MinidumpFileBuilder::
 		 * AddExceptions), from a live process or a core alike: no code,
 		 * no sender, no fault address */
-		bool lldb = (proc_stat && !dso_debug && !crashpad) || (d->signal.code == 0 && word && word == pc);
+		bool lldb = (proc_stat && !dso.type && !crashpad) || (d->signal.code == 0 && word && word == pc);
 		d->signal.has_code = !lldb;
 		dump_signal_decode(&d->signal, word);
 	}

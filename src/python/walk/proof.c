@@ -8,8 +8,9 @@
  * .runtime, set to &_PyRuntime when the interpreter is made, in
  * init_interpreter of CPython's Python/pystate.c), whose thread states
  * (tstate_head, then each's next) are aligned and point back to it
- * (PyThreadState.interp, set by new_threadstate and never changed).  Thread states whose thread id is
- * no thread of the dump are the walk's to mark stale (a child forked
+ * (PyThreadState.interp, set by new_threadstate and never changed).
+ * Thread states whose thread id is no thread of the dump are the walk's
+ * to mark stale (a child forked
  * from C keeps its parent's), not a refusal.  A symbol read at the wrong
  * place (a module misplaced), a patched or scribbled word, a scan's
  * false hit: each fails one of these. */
