@@ -140,6 +140,8 @@ enum pc_code dump_minidump_open(struct dump *d);
  * segments for the parts of the modules' read-only mappings that the dump
  * left out, then finish again (files.c). */
 enum pc_code dump_add_file_segments(struct dump *d);
+/* The file-backed segments made again, over the modules as they are now. */
+enum pc_code dump_redo_file_segments(struct dump *d);
 /* Unmap and forget the attached files (dump_close). */
 void dump_files_free(struct dump *d);
 
@@ -166,9 +168,10 @@ void dump_place_modules(struct dump *d, const uint8_t *auxv, size_t auxv_len, co
 			size_t nloaded);
 /* Leave out the modules that are another mapping of a file the loader's
  * list placed (a minidump's module list can name a file twice: a piece
- * of it mapped again, even its first page).  Call before the file-backed
- * segments are added (they point to their modules). */
-void dump_drop_unloaded_copies(struct dump *d);
+ * of it mapped again, even its first page); returns how many.  The
+ * file-backed segments point to their modules: when it left one out,
+ * dump_redo_file_segments. */
+size_t dump_drop_unloaded_copies(struct dump *d);
 
 /* Append a segment (caller sorts them with dump_segments_finish). */
 enum pc_code dump_add_segment(struct dump *d, const struct dump_segment *s);

@@ -59,6 +59,16 @@ enum pc_code dump_add_file_segments(struct dump *d)
 	return dump_segments_finish(d);
 }
 
+enum pc_code dump_redo_file_segments(struct dump *d)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->p->nsegs; i++)
+		if (d->p->segs[i].data)
+			d->p->segs[k++] = d->p->segs[i];
+	d->p->nsegs = k;
+	return dump_add_file_segments(d);
+}
+
 /* M's mappings from its file's PT_LOAD headers, placed so that the one
  * at file offset 0 starts at M's base (its ELF header).  0, or -1 when the
  * headers make no sense (M is left as it was). */
@@ -143,12 +153,7 @@ void dump_files_attached(struct dump *d)
 		return;
 	d->p->extents_changed = false;
 	/* the file-backed segments again, over the new extents */
-	size_t k = 0;
-	for (size_t i = 0; i < d->p->nsegs; i++)
-		if (d->p->segs[i].data)
-			d->p->segs[k++] = d->p->segs[i];
-	d->p->nsegs = k;
-	if (dump_add_file_segments(d) != PC_OK)
+	if (dump_redo_file_segments(d) != PC_OK)
 		dump_warn(d, "the modules' file-backed memory could not be indexed: read-only pages the "
 			  "dump left out are missing");
 }

@@ -645,19 +645,19 @@ enum pc_code dump_minidump_open(struct dump *d)
 			}
 		}
 	}
-	/* the modules placed before the file-backed segments are added: a
-	 * module the loader's list shows to be another mapping of a loaded
-	 * file is left out, and those segments point to their modules */
 	st = dump_segments_finish(d);
+	if (st == PC_OK)
+		st = dump_add_file_segments(d);
 	if (st != PC_OK)
 		return st;
 	size_t nloaded;
 	struct dump_loaded *loaded = dso_debug_list(d, &dso, &nloaded);
 	dump_place_modules(d, auxv.type ? md_at(d, auxv.rva, auxv.size) : NULL, auxv.size, loaded, nloaded);
 	free(loaded);
-	dump_drop_unloaded_copies(d);
-	st = dump_add_file_segments(d);
-	if (st != PC_OK)
+	/* a module the loader's list shows to be another mapping of a loaded
+	 * file: left out, and the file-backed segments, which point to their
+	 * modules, made again */
+	if (dump_drop_unloaded_copies(d) && (st = dump_redo_file_segments(d)) != PC_OK)
 		return st;
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (!d->modules[i].build_id_len)

@@ -360,11 +360,11 @@ static bool from_loader(const struct dump_module *m)
 	return m->base_from && strcmp(m->base_from, "link_map") == 0;
 }
 
-void dump_drop_unloaded_copies(struct dump *d)
+size_t dump_drop_unloaded_copies(struct dump *d)
 {
 	bool *drop = calloc(d->nmodules ? d->nmodules : 1, sizeof(*drop));
 	if (!drop)
-		return;
+		return 0;
 	for (size_t i = 0; i < d->nmodules; i++)
 		for (size_t j = 0; j < d->nmodules && !from_loader(&d->modules[i]) && !drop[i]; j++)
 			drop[i] = j != i && from_loader(&d->modules[j]) && strcmp(d->modules[j].path, d->modules[i].path) == 0;
@@ -381,6 +381,8 @@ void dump_drop_unloaded_copies(struct dump *d)
 		free(m->file);
 		free(m->maps);
 	}
+	size_t n = d->nmodules - k;
 	d->nmodules = k;
 	free(drop);
+	return n;
 }
