@@ -253,7 +253,7 @@ static enum pc_code build_segments(struct dump *d, struct core_parse *cp)
  * auxv[], and the strings they point to above.  Find the auxv the core
  * copied into NT_AUXV in the stack's memory, in the segment holding the
  * AT_EXECFN string (so that only that segment is searched, never the whole
- * dump), and walk back from it. */
+ * dump), below the strings, and walk back from it. */
 static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t execfn)
 {
 	if (cp->auxv_len < 32 || !execfn)
@@ -264,9 +264,15 @@ static void find_argv(struct dump *d, const struct core_parse *cp, uint64_t exec
 			s = &d->p->segs[i];
 	if (!s || execfn - s->start < cp->auxv_len)
 		return;
-	const uint8_t *hit = memmem(s->data, execfn - s->start, cp->auxv, cp->auxv_len);
-	if (!hit || (hit - s->data) % 8 != 0)
-		return;
+	/* down from the strings, 8-aligned: only the stack's top pages are
+	 * read (a search up from the segment's start read all of it) */
+	const uint8_t *hit = NULL;
+	for (uint64_t off = (execfn - s->start - cp->auxv_len) & ~UINT64_C(7); !hit; off -= 8) {
+		if (memcmp(s->data + off, cp->auxv, cp->auxv_len) == 0)
+			hit = s->data + off;
+		else if (off == 0)
+			return;
+	}
 	uint64_t at = s->start + (uint64_t)(hit - s->data);
 	uint64_t p = at - 8, v;
 	if (dump_read_u64(d, p, &v) != PC_OK || v != 0)
