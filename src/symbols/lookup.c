@@ -97,6 +97,94 @@ static void warm_keep(struct symbols *s, enum warm_kind kind, struct dump_module
 	symbols_warm_put(kind, m, symbols_module_file(s, m), want, n, result, *flag);
 }
 
+/* The wanted names of a look-up, in a small open-addressing table by key. */
+struct wanted {
+	struct symbol_want *want;
+	size_t n;
+	const size_t *slot;          /* 1 + index in WANT; 0: empty */
+	size_t cap;                  /* a power of two */
+	const uint64_t *hash;        /* each wanted name's key */
+};
+
+/* The wanted name NAME is, not yet found, or NULL. */
+static struct symbol_want *wanted_name(const struct wanted *w, const char *name)
+{
+	uint64_t h = name_key(name, strlen(name));
+	for (size_t j = h & (w->cap - 1); w->slot[j]; j = (j + 1) & (w->cap - 1)) {
+		size_t k = w->slot[j] - 1;
+		if (w->hash[k] == h && w->want[k].addr == 0 && strcmp(name, w->want[k].name) == 0)
+			return &w->want[k];
+	}
+	return NULL;
+}
+
+/* Symbols 1 to NSYM - 1 of DM as libdwfl gives them: the names found. */
+static int scan(Dwfl_Module *dm, int nsym, const struct wanted *w)
+{
+	int found = 0;
+	for (int i = 1; i < nsym && (size_t)found < w->n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
+		struct symbol_want *k = name && sym.st_shndx != SHN_UNDEF ? wanted_name(w, name) : NULL;
+		if (k) {
+			k->addr = addr;
+			k->size = sym.st_size;
+			found++;
+		}
+	}
+	return found;
+}
+
+/* The same from the .symtab section libdwfl's table comes from (the
+ * module's file's, or its debug file's), read in place: most of a cold
+ * analysis went to dwfl_module_getsym_info's work for every symbol (its
+ * section's header, the address's adjustment), needed only for the few
+ * names wanted.  Only when libdwfl's table is that section alone (as many
+ * symbols, and each name found is libdwfl's symbol of the same index: not
+ * when it merged a second table in), else -1; the address and size are
+ * libdwfl's. */
+static int scan_raw(Dwfl_Module *dm, int nsym, const struct wanted *w)
+{
+	GElf_Sym first;
+	GElf_Addr at;
+	Elf *elf = NULL;               /* the file of the table's first symbol */
+	if (nsym < 2 || !dwfl_module_getsym_info(dm, 1, &first, &at, NULL, &elf, NULL) || !elf ||
+	    gelf_getclass(elf) != ELFCLASS64)
+		return -1;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			break;
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	Elf_Scn *strscn = data ? elf_getscn(elf, shdr.sh_link) : NULL;
+	Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
+	if (!data || data->d_type != ELF_T_SYM || data->d_size / sizeof(Elf64_Sym) != (size_t)nsym || !strdata ||
+	    !strdata->d_size || ((const char *)strdata->d_buf)[strdata->d_size - 1] != '\0')
+		return -1;
+	const Elf64_Sym *syms = data->d_buf;
+	const char *str = strdata->d_buf;
+	int found = 0;
+	for (int i = 1; i < nsym && (size_t)found < w->n; i++) {
+		if (syms[i].st_shndx == SHN_UNDEF || syms[i].st_name >= strdata->d_size)
+			continue;
+		const char *name = str + syms[i].st_name;
+		struct symbol_want *k = wanted_name(w, name);
+		if (!k)
+			continue;
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *theirs = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
+		if (!theirs || strcmp(theirs, name) != 0 || sym.st_shndx == SHN_UNDEF)
+			return -1;
+		k->addr = addr;
+		k->size = sym.st_size;
+		found++;
+	}
+	return found;
+}
+
 /* The wanted names in a small open-addressing table by key: each symbol's
  * name is compared only with the wanted names of its key (a scan comparing
  * every name with every wanted one took most of a batch's time on
@@ -122,7 +210,7 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 	size_t cap = 16;
 	while (cap < 4 * n)
 		cap *= 2;
-	size_t *slot = calloc(cap, sizeof(*slot));     /* 1 + index in WANT; 0: empty */
+	size_t *slot = calloc(cap, sizeof(*slot));
 	uint64_t *hash = malloc((n ? n : 1) * sizeof(*hash));
 	if (!slot || !hash) {
 		free(slot);
@@ -137,23 +225,12 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 			j = (j + 1) & (cap - 1);
 		slot[j] = k + 1;
 	}
-	found = 0;
-	for (int i = 1; i < nsym && (size_t)found < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
-		if (!name || sym.st_shndx == SHN_UNDEF)
-			continue;
-		uint64_t h = name_key(name, strlen(name));
-		for (size_t j = h & (cap - 1); slot[j]; j = (j + 1) & (cap - 1)) {
-			size_t k = slot[j] - 1;
-			if (hash[k] == h && want[k].addr == 0 && strcmp(name, want[k].name) == 0) {
-				want[k].addr = addr;
-				want[k].size = sym.st_size;
-				found++;
-				break;
-			}
-		}
+	struct wanted w = { want, n, slot, cap, hash };
+	found = scan_raw(dm, nsym, &w);
+	if (found < 0) {
+		for (size_t k = 0; k < n; k++)
+			want[k].addr = 0;
+		found = scan(dm, nsym, &w);
 	}
 	memo_put(s, m, want, n);
 	warm_keep(s, WARM_SYMTAB, m, want, n, found);
