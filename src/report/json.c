@@ -26,28 +26,31 @@
 #define MARK "\xef\xbf\xbf"
 #define MARK_LEN 3
 
-static json_t *str_or_null(const char *s)
+/* S as a JSON string holds it: *OUT is S itself when it is ASCII (*LEN
+ * its length), else a malloc'd copy with its MARKs (*OWNED, to free);
+ * false when out of memory. */
+static bool marked(const char *s, const char **out, size_t *len, char **owned)
 {
-	if (!s)
-		return json_null();
 	size_t n = strlen(s), o = 0;
 	size_t ascii = 0;
+	*owned = NULL;
 	while (ascii < n && (unsigned char)s[ascii] < 0x80)
 		ascii++;
 	if (ascii == n) {
 		/* ASCII is UTF-8 as it is, and holds no MARK */
-		json_t *j = json_stringn_nocheck(s, n);
-		return j ? j : json_null();
+		*out = s;
+		*len = n;
+		return true;
 	}
 	char *buf = malloc(n * (MARK_LEN + 2) + 1); /* a bad byte: 5 bytes */
 	if (!buf)
-		return json_null();
+		return false;
 	static const char hex[] = "0123456789abcdef";
 	for (size_t i = 0; i < n;) {
 		const unsigned char *p = (const unsigned char *)s + i;
 		uint32_t cp;
-		size_t len = utf8_decode(p, n - i, &cp);
-		if (len == 0) {
+		size_t seq = utf8_decode(p, n - i, &cp);
+		if (seq == 0) {
 			memcpy(buf + o, MARK, MARK_LEN);
 			buf[o + MARK_LEN] = hex[p[0] >> 4];
 			buf[o + MARK_LEN + 1] = hex[p[0] & 15];
@@ -59,12 +62,24 @@ static json_t *str_or_null(const char *s)
 			memcpy(buf + o, MARK, MARK_LEN);
 			o += MARK_LEN;
 		}
-		memcpy(buf + o, p, len);
-		o += len;
-		i += len;
+		memcpy(buf + o, p, seq);
+		o += seq;
+		i += seq;
 	}
-	json_t *j = json_stringn(buf, o);
-	free(buf);
+	*out = *owned = buf;
+	*len = o;
+	return true;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	const char *m;
+	size_t n;
+	char *owned;
+	if (!s || !marked(s, &m, &n, &owned))
+		return json_null();
+	json_t *j = owned ? json_stringn(m, n) : json_stringn_nocheck(m, n);
+	free(owned);
 	return j ? j : json_null();
 }
 
@@ -147,40 +162,164 @@ static json_t *locals_json(const struct ptrvec *v)
 	return a;
 }
 
-static json_t *frame_json(const struct model_frame *f, bool with_locals)
+/* ---- frames, written straight into the text ----
+ *
+ * A frame is most of a report's nodes, and none is made: each list of
+ * frames (and the summary's frame) is an empty array (an empty object) in
+ * the tree, kept in this table with what it stands for, and frames_hook
+ * writes the frames where json_text meets it.  --pretty's text is the
+ * compact text read back and written indented by jansson. */
+struct placeholder {
+	json_t *node;
+	const struct ptrvec *frames; /* a list of frames */
+	const struct model_frame *frame;     /* else one frame, without its locals */
+};
+
+static struct {
+	size_t n, cap, next;         /* NEXT: the one after the last json_text met */
+	struct placeholder *p;
+	bool failed;                 /* out of memory */
+} direct;
+
+static json_t *placeholder(json_t *node, const struct ptrvec *frames, const struct model_frame *frame)
 {
-	static const char *const kinds[] = { "python", "native", "gc" };
-	json_t *locals = f->has_locals && with_locals ? locals_json(&f->locals) : json_null();
-	/* (set one by one, not by json_pack: a frame is the most made object
-	 * of a report, and json_pack reads its format anew each time) */
-	json_t *j = json_object();
-	json_object_set_new_nocheck(j, "kind", json_string_nocheck(kinds[f->kind]));
-	json_object_set_new_nocheck(j, "source_file", str_or_null(f->source_file));
-	json_object_set_new_nocheck(j, "function", str_or_null(f->function));
-	json_object_set_new_nocheck(j, "qualname", str_or_null(f->qualname));
-	json_object_set_new_nocheck(j, "file", str_or_null(f->file));
-	json_object_set_new_nocheck(j, "line", f->line > 0 ? json_integer(f->line) : json_null());
-	json_object_set_new_nocheck(j, "address", addr_or_null(f->address, f->kind == FRAME_NATIVE));
-	json_object_set_new_nocheck(j, "inlined", json_boolean(f->inlined));
-	json_object_set_new_nocheck(j, "recovered", json_boolean(f->recovered));
-	json_object_set_new_nocheck(j, "locals", locals);
-	bool p = f->has_position;
-	json_object_set_new(j, "column", p && f->column >= 0 ? json_integer(f->column) : json_null());
-	json_object_set_new(j, "end_line", p && f->end_line > 0 ? json_integer(f->end_line) : json_null());
-	json_object_set_new(j, "end_column", p && f->end_column >= 0 ? json_integer(f->end_column) : json_null());
-	if (f->kind == FRAME_NATIVE) {
-		json_object_set_new(j, "found_by", str_or_null(f->found_by));
-		json_object_set_new(j, "greenlet", addr_or_null(f->greenlet, f->greenlet != 0));
+	if (direct.n == direct.cap) {
+		size_t cap = direct.cap ? 2 * direct.cap : 64;
+		struct placeholder *p = realloc(direct.p, cap * sizeof(*p));
+		if (!p) {
+			direct.failed = true;
+			json_decref(node);
+			return NULL;
+		}
+		direct.p = p;
+		direct.cap = cap;
 	}
-	return j;
+	if (!node) {
+		direct.failed = true;
+		return NULL;
+	}
+	direct.p[direct.n++] = (struct placeholder){ node, frames, frame };
+	return node;
 }
 
 static json_t *frames_json(const struct ptrvec *v)
 {
-	json_t *frames = json_array();
-	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(frames, frame_json(v->items[i], true));
-	return frames;
+	return placeholder(json_array(), v, NULL);
+}
+
+static json_t *frame_json(const struct model_frame *f)
+{
+	return f ? placeholder(json_object(), NULL, f) : json_null();
+}
+
+static void text_str(struct json_text *t, const char *s)
+{
+	const char *m;
+	size_t n;
+	char *owned;
+	if (s && marked(s, &m, &n, &owned) && (!owned || json_text_utf8(m, n)))
+		json_text_put_string(t, m, n);
+	else
+		json_text_put(t, "null", 4);
+	if (s)
+		free(owned);
+}
+
+static void text_addr(struct json_text *t, uint64_t a, bool known)
+{
+	char buf[32];
+	int n = known ? snprintf(buf, sizeof(buf), "\"0x%llx\"", (unsigned long long)a) : 0;
+	json_text_put(t, known ? buf : "null", known ? (size_t)n : 4);
+}
+
+static void text_int(struct json_text *t, bool known, json_int_t v)
+{
+	if (known)
+		json_text_put_int(t, v);
+	else
+		json_text_put(t, "null", 4);
+}
+
+#define KEY(t, k) json_text_put(t, k, sizeof(k) - 1)
+
+/* A frame, its keys in the report's order; its locals only when
+ * WITH_LOCALS. */
+static void frame_text(struct json_text *t, const struct model_frame *f, bool with_locals)
+{
+	static const char *const kinds[] = { "\"python\"", "\"native\"", "\"gc\"" };
+	KEY(t, "{\"kind\":");
+	json_text_put(t, kinds[f->kind], strlen(kinds[f->kind]));
+	KEY(t, ",\"source_file\":");
+	text_str(t, f->source_file);
+	KEY(t, ",\"function\":");
+	text_str(t, f->function);
+	KEY(t, ",\"qualname\":");
+	text_str(t, f->qualname);
+	KEY(t, ",\"file\":");
+	text_str(t, f->file);
+	KEY(t, ",\"line\":");
+	text_int(t, f->line > 0, f->line);
+	KEY(t, ",\"address\":");
+	text_addr(t, f->address, f->kind == FRAME_NATIVE);
+	KEY(t, ",\"inlined\":");
+	json_text_put(t, f->inlined ? "true" : "false", f->inlined ? 4 : 5);
+	KEY(t, ",\"recovered\":");
+	json_text_put(t, f->recovered ? "true" : "false", f->recovered ? 4 : 5);
+	KEY(t, ",\"locals\":");
+	if (f->has_locals && with_locals) {
+		json_t *l = locals_json(&f->locals);
+		json_text_put_value(t, l ? l : json_null());
+		json_decref(l);
+	} else {
+		json_text_put(t, "null", 4);
+	}
+	bool p = f->has_position;
+	KEY(t, ",\"column\":");
+	text_int(t, p && f->column >= 0, f->column);
+	KEY(t, ",\"end_line\":");
+	text_int(t, p && f->end_line > 0, f->end_line);
+	KEY(t, ",\"end_column\":");
+	text_int(t, p && f->end_column >= 0, f->end_column);
+	if (f->kind == FRAME_NATIVE) {
+		KEY(t, ",\"found_by\":");
+		text_str(t, f->found_by);
+		KEY(t, ",\"greenlet\":");
+		text_addr(t, f->greenlet, f->greenlet != 0);
+	}
+	KEY(t, "}");
+}
+
+static bool frames_hook(struct json_text *t, json_t *node, void *arg)
+{
+	(void)arg;
+	/* from the one after the last met, round: in the order they were
+	 * made, each is met at once */
+	size_t k = direct.next, tried = 0;
+	for (; tried < direct.n && direct.p[k % direct.n].node != node; tried++, k++)
+		;
+	if (tried == direct.n)
+		return false;
+	k %= direct.n;
+	direct.next = k + 1;
+	const struct ptrvec *v = direct.p[k].frames;
+	if (!v) {
+		frame_text(t, direct.p[k].frame, false);
+		return true;
+	}
+	KEY(t, "[");
+	for (size_t i = 0; i < v->n; i++) {
+		if (i)
+			KEY(t, ",");
+		frame_text(t, v->items[i], true);
+	}
+	KEY(t, "]");
+	return true;
+}
+
+static void direct_end(void)
+{
+	free(direct.p);
+	memset(&direct, 0, sizeof(direct));
 }
 
 static json_t *exception_json(const struct model_exception *e)
@@ -374,8 +513,7 @@ static json_t *summary_json(const struct model_report *r)
 			      "kind", s.kind,
 			      "text", str_or_null(s.text),
 			      "thread", s.tid >= 0 ? json_integer(s.tid) : json_null(),
-			      "python_frame", s.python_frame ? frame_json(s.python_frame, false) : json_null(),
-			      "native_frame", s.native_frame ? frame_json(s.native_frame, false) : json_null(),
+			      "python_frame", frame_json(s.python_frame), "native_frame", frame_json(s.native_frame),
 			      "exception", exc,
 			      "deadlock", deadlock);
 	report_summary_free(&s);
@@ -600,16 +738,17 @@ int report_json_write(FILE *out, const struct model_report *r, bool pretty)
 {
 	json_set_alloc_funcs(jarena_malloc, jarena_free);
 	json_t *j = report_json(r);
-	int rc = -1;
-	if (j) {
-		/* compact: json_text.c's, the same bytes as jansson's, faster */
-		size_t len = 0;
-		char *text = pretty ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(2)) : json_text_compact(j, &len);
-		if (text && pretty)
-			len = strlen(text);
-		rc = text && write_unmarked(out, text, len) == 0 && fputc('\n', out) != EOF ? 0 : -1;
-		/* (either text is the arena's, released below) */
+	size_t len = 0;
+	/* json_text.c's, the same bytes as jansson's, faster */
+	char *text = j && !direct.failed ? json_text_compact_hooked(j, &len, frames_hook, NULL) : NULL;
+	if (text && pretty) {
+		json_t *again = json_loadb(text, len, 0, NULL);
+		text = again ? json_dumps(again, JSON_PRESERVE_ORDER | JSON_INDENT(2)) : NULL;
+		len = text ? strlen(text) : 0;
 	}
+	int rc = text && write_unmarked(out, text, len) == 0 && fputc('\n', out) != EOF ? 0 : -1;
+	/* (the tree and the texts are the arena's, released below) */
+	direct_end();
 	jarena_release();
 	return rc;
 }

@@ -18,11 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct buf {
+struct json_text {
 	char *p;
 	size_t len, cap;
 	int failed;
+	json_text_hook hook;         /* asked about each empty array and object */
+	void *arg;
+	int depth;                   /* the hook's node's */
 };
+#define buf json_text
 
 /* The text's memory is jansson's (json_get_alloc_funcs): a report's, its
  * arena (report/json.c), counted against a batch worker's --max-memory as
@@ -203,8 +207,13 @@ static void put_value(struct buf *b, json_t *j, int depth)
 		put_string(b, json_string_value(j), json_string_length(j));
 		break;
 	case JSON_ARRAY: {
-		put_c(b, '[');
 		size_t n = json_array_size(j);
+		if (!n && b->hook) {
+			b->depth = depth;
+			if (b->hook(b, j, b->arg))
+				break;
+		}
+		put_c(b, '[');
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				put_c(b, ',');
@@ -214,6 +223,11 @@ static void put_value(struct buf *b, json_t *j, int depth)
 		break;
 	}
 	case JSON_OBJECT: {
+		if (b->hook && !json_object_size(j)) {
+			b->depth = depth;
+			if (b->hook(b, j, b->arg))
+				break;
+		}
 		put_c(b, '{');
 		int first = 1;
 		for (void *it = json_object_iter(j); it; it = json_object_iter_next(j, it)) {
@@ -237,9 +251,48 @@ static void put_value(struct buf *b, json_t *j, int depth)
 	}
 }
 
+void json_text_put(struct json_text *t, const char *s, size_t n)
+{
+	put(t, s, n);
+}
+
+void json_text_put_string(struct json_text *t, const char *s, size_t n)
+{
+	put_string(t, s, n);
+}
+
+void json_text_put_int(struct json_text *t, json_int_t v)
+{
+	char s[32];
+	int n = snprintf(s, sizeof(s), "%" JSON_INTEGER_FORMAT, v);
+	put(t, s, (size_t)n);
+}
+
+void json_text_put_value(struct json_text *t, json_t *j)
+{
+	put_value(t, j, t->depth + 1);
+}
+
+bool json_text_utf8(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < n;) {
+		size_t len = s[i] < 0x80 ? 1 : utf8_len(s + i, n - i);
+		if (!len)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
 char *json_text_compact(json_t *j, size_t *len)
 {
-	struct buf b = { 0 };
+	return json_text_compact_hooked(j, len, NULL, NULL);
+}
+
+char *json_text_compact_hooked(json_t *j, size_t *len, json_text_hook hook, void *arg)
+{
+	struct buf b = { .hook = hook, .arg = arg };
 	put_value(&b, j, 0);
 	put_c(&b, '\0');
 	if (b.failed) {

@@ -36,8 +36,8 @@ MUTANTS = [
      '\to += (size_t)snprintf(out + o, cap - o, "%u", limbs[nl - 1] + 1);\n',
      [("check-stacks.py", ["py3.13.interp|debian3.11.interp"], {"PYCORE_SCENARIOS": "locals"})]),
     ("a JSON report's line numbers off by one", "src/report/json.c",
-     '\tjson_object_set_new_nocheck(j, "line", f->line > 0 ? json_integer(f->line) : json_null());\n',
-     '\tjson_object_set_new_nocheck(j, "line", f->line > 0 ? json_integer(f->line + 1) : json_null());\n',
+     '\ttext_int(t, f->line > 0, f->line);\n',
+     '\ttext_int(t, f->line > 0, f->line + 1);\n',
      [("check-sample.py", [], {})]),
 ]
 # what the copy needs to configure and build pycore
