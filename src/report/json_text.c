@@ -26,12 +26,11 @@ struct json_text {
 	void *arg;
 	int depth;                   /* the hook's node's */
 };
-#define buf json_text
 
 /* The text's memory is jansson's (json_get_alloc_funcs): a report's, its
  * arena (report/json.c), counted against a batch worker's --max-memory as
  * json_dumps's own buffer was. */
-static int grow(struct buf *b, size_t n)
+static int grow(struct json_text *b, size_t n)
 {
 	if (b->failed)
 		return -1;
@@ -57,7 +56,7 @@ static int grow(struct buf *b, size_t n)
 	return 0;
 }
 
-static void put(struct buf *b, const void *s, size_t n)
+static void put(struct json_text *b, const void *s, size_t n)
 {
 	if (grow(b, n) == 0) {
 		memcpy(b->p + b->len, s, n);
@@ -65,7 +64,7 @@ static void put(struct buf *b, const void *s, size_t n)
 	}
 }
 
-static void put_c(struct buf *b, char c)
+static void put_c(struct json_text *b, char c)
 {
 	if (grow(b, 1) == 0)
 		b->p[b->len++] = c;
@@ -97,7 +96,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-static void put_string(struct buf *b, const char *str, size_t n)
+static void put_string(struct json_text *b, const char *str, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *s = (const unsigned char *)str;
@@ -145,7 +144,7 @@ static void put_string(struct buf *b, const char *str, size_t n)
 	put_c(b, '"');
 }
 
-static void put_real(struct buf *b, double v)
+static void put_real(struct json_text *b, double v)
 {
 	char s[64];
 	int n = snprintf(s, sizeof(s) - 3, "%.17g", v);
@@ -176,7 +175,7 @@ static void put_real(struct buf *b, double v)
 	put(b, s, (size_t)n);
 }
 
-static void put_value(struct buf *b, json_t *j, int depth)
+static void put_value(struct json_text *b, json_t *j, int depth)
 {
 	if (b->failed)
 		return;
@@ -292,7 +291,7 @@ char *json_text_compact(json_t *j, size_t *len)
 
 char *json_text_compact_hooked(json_t *j, size_t *len, json_text_hook hook, void *arg)
 {
-	struct buf b = { .hook = hook, .arg = arg };
+	struct json_text b = { .hook = hook, .arg = arg };
 	put_value(&b, j, 0);
 	put_c(&b, '\0');
 	if (b.failed) {
