@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,8 +177,8 @@ struct placeholder {
 };
 
 static struct {
-	size_t n, cap, next;         /* NEXT: the one after the last json_text met */
-	struct placeholder *p;
+	size_t n, cap;
+	struct placeholder *p;       /* by node once the tree is made (direct_sort) */
 	bool failed;                 /* out of memory */
 } direct;
 
@@ -289,21 +290,31 @@ static void frame_text(struct json_text *t, const struct model_frame *f, bool wi
 	KEY(t, "}");
 }
 
+static int by_node(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct placeholder *)a)->node;
+	uintptr_t y = (uintptr_t)((const struct placeholder *)b)->node;
+	return x < y ? -1 : x > y;
+}
+
+/* (every empty array and object of the tree is looked up: by bisection,
+ * as a report of many threads has many of both) */
+static void direct_sort(void)
+{
+	if (direct.n)
+		qsort(direct.p, direct.n, sizeof(*direct.p), by_node);
+}
+
 static bool frames_hook(struct json_text *t, json_t *node, void *arg)
 {
 	(void)arg;
-	/* from the one after the last met, round: in the order they were
-	 * made, each is met at once */
-	size_t k = direct.next, tried = 0;
-	for (; tried < direct.n && direct.p[k % direct.n].node != node; tried++, k++)
-		;
-	if (tried == direct.n)
+	struct placeholder key = { .node = node };
+	const struct placeholder *found = direct.n ? bsearch(&key, direct.p, direct.n, sizeof(key), by_node) : NULL;
+	if (!found)
 		return false;
-	k %= direct.n;
-	direct.next = k + 1;
-	const struct ptrvec *v = direct.p[k].frames;
+	const struct ptrvec *v = found->frames;
 	if (!v) {
-		frame_text(t, direct.p[k].frame, false);
+		frame_text(t, found->frame, false);
 		return true;
 	}
 	KEY(t, "[");
@@ -740,6 +751,7 @@ int report_json_write(FILE *out, const struct model_report *r, bool pretty)
 	json_t *j = report_json(r);
 	size_t len = 0;
 	/* json_text.c's, the same bytes as jansson's, faster */
+	direct_sort();
 	char *text = j && !direct.failed ? json_text_compact_hooked(j, &len, frames_hook, NULL) : NULL;
 	if (text && pretty) {
 		json_t *again = json_loadb(text, len, 0, NULL);
