@@ -217,13 +217,12 @@ static void text_str(struct json_text *t, const char *s)
 {
 	const char *m;
 	size_t n;
-	char *owned;
+	char *owned = NULL;
 	if (s && marked(s, &m, &n, &owned) && (!owned || json_text_utf8(m, n)))
 		json_text_put_string(t, m, n);
 	else
 		json_text_put(t, "null", 4);
-	if (s)
-		free(owned);
+	free(owned);
 }
 
 static void text_addr(struct json_text *t, uint64_t a, bool known)

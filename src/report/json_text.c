@@ -175,6 +175,13 @@ static void put_real(struct json_text *b, double v)
 	put(b, s, (size_t)n);
 }
 
+void json_text_put_int(struct json_text *t, json_int_t v)
+{
+	char s[32];
+	int n = snprintf(s, sizeof(s), "%" JSON_INTEGER_FORMAT, v);
+	put(t, s, (size_t)n);
+}
+
 static void put_value(struct json_text *b, json_t *j, int depth)
 {
 	if (b->failed)
@@ -193,12 +200,9 @@ static void put_value(struct json_text *b, json_t *j, int depth)
 	case JSON_FALSE:
 		put(b, "false", 5);
 		break;
-	case JSON_INTEGER: {
-		char s[32];
-		int n = snprintf(s, sizeof(s), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-		put(b, s, (size_t)n);
+	case JSON_INTEGER:
+		json_text_put_int(b, json_integer_value(j));
 		break;
-	}
 	case JSON_REAL:
 		put_real(b, json_real_value(j));
 		break;
@@ -258,13 +262,6 @@ void json_text_put(struct json_text *t, const char *s, size_t n)
 void json_text_put_string(struct json_text *t, const char *s, size_t n)
 {
 	put_string(t, s, n);
-}
-
-void json_text_put_int(struct json_text *t, json_int_t v)
-{
-	char s[32];
-	int n = snprintf(s, sizeof(s), "%" JSON_INTEGER_FORMAT, v);
-	put(t, s, (size_t)n);
 }
 
 void json_text_put_value(struct json_text *t, json_t *j)

@@ -10,10 +10,10 @@
  * (tstate_head, then each's next) are aligned and point back to it
  * (PyThreadState.interp, set by new_threadstate and never changed).
  * Thread states whose thread id is no thread of the dump are the walk's
- * to mark stale (a child forked
- * from C keeps its parent's), not a refusal.  A symbol read at the wrong
- * place (a module misplaced), a patched or scribbled word, a scan's
- * false hit: each fails one of these. */
+ * to mark stale (a child forked from C keeps its parent's), not a
+ * refusal.  A symbol read at the wrong place (a module misplaced), a
+ * patched or scribbled word, a scan's false hit: each fails one of
+ * these. */
 #include "python/walk/walk.h"
 
 #include <string.h>

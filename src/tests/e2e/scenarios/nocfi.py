@@ -33,14 +33,17 @@ MAIN = threading.get_ident()
 
 
 def main_settled():
-    """Waits (at most 60 s) until the main thread is where it stays, in
-    waiting(): the truth holds every thread's frames, and the main thread
-    records none itself (it may still be in Thread.start)."""
+    """Waits (at most 60 s, then ends the process saying so) until the main
+    thread is where it stays, in waiting(): the truth holds every thread's
+    frames, and the main thread records none itself (it may still be in
+    Thread.start)."""
     for _ in range(6000):
         f = sys._current_frames().get(MAIN)
         if f is not None and f.f_code is waiting.__code__ and f.f_lineno == waiting.__code__.co_firstlineno + 2:
             return
         time.sleep(0.01)
+    sys.stderr.write("nocfi.py: the main thread did not come to waiting()'s sleep in 60 s\n")
+    os._exit(1)
 
 
 def blocked():
