@@ -141,6 +141,27 @@ def check_full(core):
                           % (fmt, p.returncode, err))
 
 
+def check_pretty(core):
+    """--pretty: the report of the compact line, indented by two spaces (its
+    text is the compact one read back by jansson: the thread name's controls
+    and argv's bad bytes go through both)."""
+    opts = ["--locals", "--native"]
+    compact = pycore_json(opts, core)
+    rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pretty"] + opts + [core])
+    if rc != 0:
+        raise Failure("--pretty: exit %d: %s" % (rc, err.strip()))
+    lines = out.splitlines()
+    if len(lines) < 3 or lines[0] != "{" or not lines[1].startswith('  "schema": '):
+        raise Failure("--pretty does not begin as an indented object: %r" % lines[:2])
+    pretty = pt.load_report(out, "the --pretty report")
+    for key in compact:
+        if pretty.get(key) != compact[key]:
+            raise Failure("--pretty's %s differs from the compact report's" % key)
+    if pretty != compact:
+        raise Failure("--pretty's keys %s, the compact report's %s" % (sorted(pretty), sorted(compact)))
+    return len(lines)
+
+
 def fault(target, workdir):
     core, truth_path = pt.take_crash(target, workdir, ["report.py", "fault"] + ARGS, signal.SIGSEGV)
     truth, argv, address = report_truth(truth_path)
@@ -168,6 +189,7 @@ def fault(target, workdir):
     if "Signal: SIGSEGV (11), SEGV_MAPERR (address not mapped), fault address 0x%x" % address not in out:
         raise Failure("the text's Signal line does not say SEGV_MAPERR at 0x%x" % address)
     check_full(core)
+    check_pretty(core)
     return "fault at 0x%x in %d frames, summary %r" % (address, len(tt["frames"]), report["summary"]["text"][:60])
 
 
