@@ -29,7 +29,9 @@
 
 /* S as a JSON string holds it: *OUT is S itself when it is ASCII (*LEN
  * its length), else a malloc'd copy with its MARKs (*OWNED, to free);
- * false when out of memory. */
+ * false when out of memory.  Either is valid UTF-8: the copy holds only
+ * what utf8_decode took (RFC 3629's sequences, jansson's rules too) and
+ * MARKs with ASCII digits. */
 static bool marked(const char *s, const char **out, size_t *len, char **owned)
 {
 	size_t n = strlen(s), o = 0;
@@ -79,7 +81,7 @@ static json_t *str_or_null(const char *s)
 	char *owned;
 	if (!s || !marked(s, &m, &n, &owned))
 		return json_null();
-	json_t *j = owned ? json_stringn(m, n) : json_stringn_nocheck(m, n);
+	json_t *j = json_stringn_nocheck(m, n);
 	free(owned);
 	return j ? j : json_null();
 }
@@ -182,8 +184,14 @@ static struct {
 	bool failed;                 /* out of memory */
 } direct;
 
+/* (a node's address names it: the arena, jarena_free, never gives a
+ * node's memory to another while the report is made and written) */
 static json_t *placeholder(json_t *node, const struct ptrvec *frames, const struct model_frame *frame)
 {
+	if (!node) {
+		direct.failed = true;
+		return NULL;
+	}
 	if (direct.n == direct.cap) {
 		size_t cap = direct.cap ? 2 * direct.cap : 64;
 		struct placeholder *p = realloc(direct.p, cap * sizeof(*p));
@@ -194,10 +202,6 @@ static json_t *placeholder(json_t *node, const struct ptrvec *frames, const stru
 		}
 		direct.p = p;
 		direct.cap = cap;
-	}
-	if (!node) {
-		direct.failed = true;
-		return NULL;
 	}
 	direct.p[direct.n++] = (struct placeholder){ node, frames, frame };
 	return node;
@@ -218,7 +222,7 @@ static void text_str(struct json_text *t, const char *s)
 	const char *m;
 	size_t n;
 	char *owned = NULL;
-	if (s && marked(s, &m, &n, &owned) && (!owned || json_text_utf8(m, n)))
+	if (s && marked(s, &m, &n, &owned))
 		json_text_put_string(t, m, n);
 	else
 		json_text_put(t, "null", 4);

@@ -12,6 +12,8 @@
  * overlong form, a surrogate, above U+10FFFF) fails the whole text. */
 #include "report/json_text.h"
 
+#include "util/unicode.h"
+
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,32 +72,6 @@ static void put_c(struct json_text *b, char c)
 		b->p[b->len++] = c;
 }
 
-/* The length of the valid UTF-8 sequence at S (N bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2, cp = c & 0x1F;
-	else if (c >= 0xE0 && c <= 0xEF)
-		len = 3, cp = c & 0x0F;
-	else if (c >= 0xF0 && c <= 0xF4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3F);
-	}
-	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
-		return 0;
-	return len;
-}
-
 static void put_string(struct json_text *b, const char *str, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -110,7 +86,8 @@ static void put_string(struct json_text *b, const char *str, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t len = utf8_len(s + i, n - i);
+			uint32_t cp;
+			size_t len = utf8_decode(s + i, n - i, &cp);   /* jansson's rules, RFC 3629's */
 			if (!len) {
 				b->failed = 1;
 				return;
@@ -267,18 +244,6 @@ void json_text_put_string(struct json_text *t, const char *s, size_t n)
 void json_text_put_value(struct json_text *t, json_t *j)
 {
 	put_value(t, j, t->depth + 1);
-}
-
-bool json_text_utf8(const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	for (size_t i = 0; i < n;) {
-		size_t len = s[i] < 0x80 ? 1 : utf8_len(s + i, n - i);
-		if (!len)
-			return false;
-		i += len;
-	}
-	return true;
 }
 
 char *json_text_compact(json_t *j, size_t *len)

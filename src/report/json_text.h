@@ -25,7 +25,4 @@ void json_text_put_string(struct json_text *t, const char *s, size_t n);    /* a
 void json_text_put_int(struct json_text *t, json_int_t v);
 void json_text_put_value(struct json_text *t, json_t *j);                   /* a tree, as above */
 
-/* Whether S (N bytes) is UTF-8 as jansson takes it (json_stringn). */
-bool json_text_utf8(const char *s, size_t n);
-
 #endif
