@@ -180,14 +180,48 @@ static bool kernel_fault(const struct candidate *k)
 	return k->trap || (k->siginfo && k->sig.code > 0 && k->sig.code != 0x80);
 }
 
-/* The signal of the frame at SP: its siginfo when the kernel wrote it
- * (an SA_SIGINFO handler; a fault's address the same as the saved
- * state's when that has one), else what the saved state says of a
- * hardware fault: one of the signals the kernel sends for it (the core's
- * when it is one of them: the handlers re-raise what they caught), its
- * address, no code; else nothing records it: the core's number, no code.
- * false when the frame cannot be read. */
-static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
+/* Linux's PID_MAX_LIMIT on 64-bit machines (include/linux/threads.h:
+ * 4 * 1024 * 1024): no process id is above it */
+#define PID_LIMIT 4194304
+
+/* Whether the siginfo slot of a signal frame was written by the kernel.
+ * It writes it only for a handler installed with SA_SIGINFO (x86-64:
+ * arch/x86/kernel/signal_64.c, x64_setup_rt_frame, copy_siginfo_to_user
+ * under `sa_flags & SA_SIGINFO`; arm64: arch/arm64/kernel/signal.c,
+ * setup_rt_frame the same); otherwise the slot holds whatever the stack
+ * held, and old bytes can look like a siginfo (signo in range, errno and
+ * padding zero: the kernel's zeroed copies left there by an earlier
+ * signal).  So it is believed only on evidence, never for looking right:
+ *  - never when the handler is one installed without SA_SIGINFO:
+ *    faulthandler's (Modules/faulthandler.c, faulthandler_enable: sa_handler
+ *    with SA_NODEFER and SA_ONSTACK only, 3.6-3.15);
+ *  - a fault's (a code > 0 other than SI_KERNEL) when the saved machine
+ *    state, which the kernel always writes, names a fault of that signal
+ *    at the same address (x86-64's trapno and cr2, arm64's ESR and
+ *    fault_address: independent of the siginfo);
+ *  - a signal from software (kill, tkill, sigqueue, a timer) when it is
+ *    the signal the handler re-raised (the core's, which the handler sent
+ *    itself) and its sender, where it names one, is a process id Linux
+ *    can give. */
+static bool siginfo_proven(const struct py_ctx *c, const struct platform_signal_frame *f,
+			   const struct dump_signal *sig, bool no_siginfo)
+{
+	if (no_siginfo || !f->siginfo_written)
+		return false;
+	if (sig->code > 0 && sig->code != 0x80)
+		return f->trap_fault && (f->trap_signals[0] == sig->number || f->trap_signals[1] == sig->number) &&
+		       (!f->has_fault_address || !sig->has_address || sig->address == f->fault_address);
+	return sig->number == c->d->signal.number &&
+	       (!sig->has_sender || (sig->sender_pid > 0 && sig->sender_pid <= PID_LIMIT));
+}
+
+/* The signal of the frame at SP: its siginfo when the kernel provably
+ * wrote it (siginfo_proven; NO_SIGINFO: the handler took none), else what
+ * the saved state says of a hardware fault: one of the signals the kernel
+ * sends for it (the core's when it is one of them: the handlers re-raise
+ * what they caught), its address, no code; else nothing records it: the
+ * core's number, no code.  false when the frame cannot be read. */
+static bool read_frame_as(struct py_ctx *c, uint64_t sp, struct candidate *k, bool no_siginfo)
 {
 	const struct platform *p = c->d->platform;
 	size_t n = platform_sigframe_size(p);
@@ -200,8 +234,7 @@ static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
 	k->regs = f.regs;
 	k->sig = (struct dump_signal){ .number = f.signo, .code = f.code, .has_code = true };
 	dump_signal_decode(&k->sig, f.word);
-	k->siginfo = f.siginfo_written && !(f.trap_fault && f.has_fault_address && k->sig.has_address &&
-					    k->sig.address != f.fault_address);
+	k->siginfo = siginfo_proven(c, &f, &k->sig, no_siginfo);
 	k->trap = false;
 	if (k->siginfo)
 		return true;
@@ -214,6 +247,13 @@ static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
 			.has_address = f.has_fault_address, .address = f.fault_address,
 		};
 	return true;
+}
+
+/* The frame at SP, for the handler K's frames prove (faulthandler's
+ * takes no siginfo). */
+static bool read_frame(struct py_ctx *c, uint64_t sp, struct candidate *k)
+{
+	return read_frame_as(c, sp, k, k->look.proven_by_name && strcmp(k->look.proven, "faulthandler") == 0);
 }
 
 /* Lower is likelier the signal the handler re-raised; 9: not one. */
@@ -307,6 +347,22 @@ static bool returned_frame(struct py_ctx *c, const struct dump_thread *t, struct
 	return found;
 }
 
+/* F's signal, and the registers at it, as candidate K's frame says. */
+static void set_signal(struct model_fault *f, const struct candidate *k)
+{
+	f->signal = (struct model_signal){
+		.number = k->sig.number, .has_code = k->sig.has_code, .code = k->sig.code,
+		.has_address = k->sig.has_address, .address = k->sig.address,
+		.has_sender = k->sig.has_sender, .sender_pid = k->sig.sender_pid,
+		.sender_uid = k->sig.sender_uid,
+	};
+	f->origin = origin_of(k);
+	f->siginfo = k->siginfo;
+	f->number_assumed = !k->siginfo && !k->trap;
+	f->pc = k->regs.pc;
+	f->sp = k->regs.sp;
+}
+
 void py_find_fault(struct py_ctx *c, struct symbols *s)
 {
 	struct dump *d = c->d;
@@ -345,18 +401,8 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	struct model_fault *f = arena_alloc(c->a, sizeof(*f));
 	if (!f)
 		return;
-	f->signal = (struct model_signal){
-		.number = best.sig.number, .has_code = best.sig.has_code, .code = best.sig.code,
-		.has_address = best.sig.has_address, .address = best.sig.address,
-		.has_sender = best.sig.has_sender, .sender_pid = best.sig.sender_pid,
-		.sender_uid = best.sig.sender_uid,
-	};
-	f->origin = origin_of(&best);
-	f->siginfo = best.siginfo;
-	f->number_assumed = !best.siginfo && !best.trap;
+	set_signal(f, &best);
 	f->tid = best.tid;
-	f->pc = best.regs.pc;
-	f->sp = best.regs.sp;
 	f->sp_frame = best.look.tramp_sp;
 	f->handler = best.look.proven;
 	f->handler_proof = !f->handler ? NULL : best.look.proven_by_name ? "frame" : "module";
@@ -482,6 +528,11 @@ void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *i
 	if (faulthandler_ran(c, s, interp_module, f->signal.number, &how)) {
 		f->handler = "faulthandler";
 		f->handler_proof = how;
+		/* its handler took no siginfo (read_frame_as): what the frame's
+		 * slot holds is not the signal's */
+		struct candidate k = { .look = { .c = c } };
+		if (f->siginfo && !f->handler_returned && read_frame_as(c, f->sp_frame, &k, true))
+			set_signal(f, &k);
 	}
 }
 
