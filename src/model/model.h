@@ -82,6 +82,8 @@ struct model_frame {
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
+	bool interpreter;            /* native frames: in the interpreter's own module (libpython,
+					or the executable it is linked into) */
 	/* native frames: how the unwinder found it past a frame whose code has
 	 * no call frame information: "frame pointer" or "scan" (a return
 	 * address validated on the stack, symbols/nocfi.c); NULL by CFI */

@@ -67,15 +67,18 @@ struct native_frame {
 	const char *found_by;
 };
 
-/* Called per frame; non-zero stops the walk. */
+/* Called per frame; non-zero stops the walk, but SYMBOLS_QUIET_ON, which
+ * goes on with the frames of the walk's QUIET module (below) described by
+ * their symbol alone from the next frame on. */
 typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
+#define SYMBOLS_QUIET_ON 2
 
 /* Unwind thread TID of the dump (past a frame whose code has no call
  * frame information by its frame pointer or a scan of its stack, the
- * frames found so marked).  Frames of module QUIET (NULL: none) get
- * their symbol only, no source line or inlined calls (reading a module's
- * line tables inflates its debug sections: costly, for frames nobody
- * prints).  Returns the number of frames given to FN, -1 when unwinding
+ * frames found so marked).  Frames of module QUIET (NULL: none), once FN
+ * has returned SYMBOLS_QUIET_ON, get their symbol only, no source line or
+ * inlined calls (reading a module's line tables inflates its debug
+ * sections: costly, for frames nobody prints).  Returns the number of frames given to FN, -1 when unwinding
  * cannot start; *error says why the stack ends early. */
 int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
 			 native_frame_fn fn, void *arg, const char **error);

@@ -33,6 +33,7 @@ struct pc_frames {
 	const char *module_path;
 	struct pc_entry *e;
 	size_t n;
+	bool quiet;                  /* described by its symbol alone (a quiet module's) */
 };
 
 struct symbols {

@@ -98,7 +98,8 @@ struct unwind {
 	struct symbols *s;
 	Dwfl *dwfl;
 	const struct platform_regs *regs;  /* the thread's, for its code addresses */
-	const struct dump_module *quiet;   /* no line info for its frames */
+	const struct dump_module *quiet;   /* no line info for its frames, once quiet_on */
+	bool quiet_on;                     /* FN asked for it (SYMBOLS_QUIET_ON) */
 	char name[512];
 	char demangled[1024];
 	native_frame_fn fn;
@@ -242,6 +243,40 @@ static const char *addrname(struct symbols *s, const struct module_ref *ref, Dwf
 	return name;
 }
 
+/* The module whose mappings hold code address ADDR, or NULL: libdwfl's
+ * answer, unless the dump's mappings of that module end before ADDR
+ * (code the kernel mapped right after a library's last page, a JIT's or
+ * a stray pointer's, is no part of it: libdwfl gave it to libm). */
+static Dwfl_Module *module_at(struct unwind *u, Dwarf_Addr addr)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, addr);
+	void **ud;
+	if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		return mod;
+	const struct module_ref *ref = ud ? *ud : NULL;
+	const struct dump_module *m = ref && !ref->vdso ? ref->mod : NULL;
+	if (m && !m->extent_from_list && m->nmaps) {
+		bool in = false;
+		for (size_t i = 0; i < m->nmaps && !in; i++)
+			in = addr >= m->maps[i].start && addr < m->maps[i].end;
+		if (!in)
+			return NULL;
+	}
+	return mod;
+}
+
+/* NF given to the caller: whether it stops the walk (SYMBOLS_QUIET_ON
+ * goes on, QUIET's frames described by their symbol alone from then on). */
+static int give(struct unwind *u, const struct native_frame *nf)
+{
+	int rc = u->fn(nf, u->arg);
+	if (rc == SYMBOLS_QUIET_ON) {
+		u->quiet_on = true;
+		return 0;
+	}
+	return rc;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -267,9 +302,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	Dwarf_Word sp;
 	if (dwfl_frame_reg(frame, u->s->dump->platform->dwarf_sp, &sp) == 0)
 		nf.sp = sp;
-	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, lookup);
+	Dwfl_Module *mod = module_at(u, lookup);
 	if (!mod) {
-		if (u->fn(&nf, u->arg))
+		if (give(u, &nf))
 			return DWARF_CB_ABORT;
 		return past_nocfi(u, frame, pc, activation, nf.sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
 	}
@@ -279,7 +314,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		nf.module = ref ? ref->mod : NULL;
 		nf.function = names_unversioned(addrname(u->s, ref, mod, lookup), u->name, sizeof(u->name));
-		if (u->fn(&nf, u->arg))
+		if (give(u, &nf))
 			return DWARF_CB_ABORT;
 		/* (libdwfl goes through a signal trampoline by its CFI) */
 		if (dump_is_sigreturn(u->s->dump, nf.function))
@@ -291,12 +326,24 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	struct pc_frames fresh = { .lookup = lookup };
 	if (!pf)
 		pf = &fresh; /* out of memory: not cached */
+	bool quiet = u->quiet_on && u->quiet;
+	if (found && pf->quiet && !(pf->module && pf->module == u->quiet && quiet)) {
+		/* described by its symbol alone for a frame nobody printed:
+		 * this one is printed */
+		for (size_t i = 0; i < pf->n; i++)
+			free(pf->e[i].function);
+		free(pf->e);
+		pf->e = NULL;
+		pf->n = 0;
+		found = false;
+	}
 	if (!found) {
 		void **ud;
 		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
 		struct module_ref *ref = ud ? *ud : NULL;
 		pf->module = ref ? ref->mod : NULL;
-		describe(u, mod, lookup, pf->module && pf->module == u->quiet, pf);
+		pf->quiet = quiet && pf->module && pf->module == u->quiet;
+		describe(u, mod, lookup, pf->quiet, pf);
 		/* the file is known once describe() had libdwfl find it: before,
 		 * the first frame of a module would be named by the dump's path */
 		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
@@ -314,7 +361,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		nf.file = pf->e[i].file;
 		nf.line = pf->e[i].line;
 		nf.inlined = pf->e[i].inlined;
-		stop = u->fn(&nf, u->arg);
+		stop = give(u, &nf);
 	}
 	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
 	if (!stop && nf.sp && dump_is_sigreturn(u->s->dump, function) &&

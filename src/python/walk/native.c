@@ -74,14 +74,36 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->line = nf->file ? nf->line : 0;
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
+	f->interpreter = nf->module && nf->module == u->interp_module;
 	f->found_by = nf->found_by;
-	u->v[u->n++] = (struct nframe){
+	struct nframe *v = &u->v[u->n++];
+	*v = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
 		.eval = !nf->inlined && py_is_eval_loop(nf->function),
 		.internal = nf->module && nf->module == u->interp_module,
 	};
-	return 0;
+	/* the interpreter's frames above its first eval loop call are shown
+	 * (keep_top): their lines wanted; past it, only by --native-all */
+	return v->eval && v->internal ? SYMBOLS_QUIET_ON : 0;
+}
+
+/* The index of U's first eval loop frame from FROM on; U->n when none:
+ * the interpreter's frames before it are where the thread is (a crash in
+ * libpython, a wait in its locks), never hidden; after it, --native
+ * shows only the frames of other modules. */
+static size_t first_eval(const struct unwind_into *u, size_t from)
+{
+	while (from < u->n && !u->v[from].eval)
+		from++;
+	return from;
+}
+
+/* Whether U's frame K is shown: every frame but the interpreter's own
+ * past TOP (first_eval), which --native-all adds. */
+static bool shown(const struct py_ctx *c, const struct unwind_into *u, size_t k, size_t top)
+{
+	return !u->v[k].internal || k < top || c->opt->native >= 2 || c->keep_internal;
 }
 
 /* The collector's own functions in CPython 3.6-3.15 (Modules/gcmodule.c,
@@ -237,7 +259,7 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 		  const char *why, int n, size_t tramp)
 {
 	struct ptrvec out = { 0 };
-	size_t g = 0;
+	size_t g = 0, top = first_eval(u, tramp != SIZE_MAX ? tramp + 1 : 0);
 	for (size_t k = lo; k < hi; k++) {
 		if (tramp != SIZE_MAX && k == tramp + 1)
 			t->fault_frame = out.n + 1;
@@ -248,7 +270,7 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 		}
 		if (!t->gc_native && u->v[k].internal && !u->v[k].f->inlined && is_gc_function(u->v[k].f->function))
 			t->gc_native = out.n + 1;
-		if (!u->v[k].internal || c->opt->native >= 2 || c->keep_internal)
+		if (shown(c, u, k, top))
 			ptrvec_push(c->a, &out, u->v[k].f);
 	}
 	if (placed < ngroups) {
@@ -431,14 +453,14 @@ static void greenlet_stacks(struct py_ctx *c, struct symbols *s, struct model_th
 			continue;
 		}
 		struct ptrvec out = { 0 };
-		size_t k = 0;
+		size_t k = 0, top = first_eval(&u, 0);
 		for (size_t j = 0; j < u.n; j++) {
 			if (k < ngroups && at[k] == j) {
 				for (size_t f = start[k]; f < start[k + 1]; f++)
 					ptrvec_push(c->a, &out, g->stack.items[f]);
 				k++;
 			}
-			if (!u.v[j].internal || c->opt->native >= 2 || c->keep_internal)
+			if (shown(c, &u, j, top))
 				ptrvec_push(c->a, &out, u.v[j].f);
 		}
 		g->stack = out;
