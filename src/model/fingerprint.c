@@ -1,4 +1,5 @@
-/* Crash fingerprints, version 1 (fingerprint.h).
+/* Crash fingerprints, version 2 (fingerprint.h; doc/fingerprints.md says
+ * what changed from version 1).
  *
  * The idea is that of Mozilla's crash signatures and ClusterFuzz's crash
  * state: the kind of crash plus the top of the crashed stack, normalized so
@@ -21,18 +22,23 @@
  *           version).  Frames of the standard library's plumbing are
  *           skipped (below); if that leaves none, none are skipped.
  *           Then, when the thread crashed in C (its innermost frame is a
- *           native one, which needs --native), "LIBRARY:FUNCTION" of that
- *           frame: LIBRARY the object's base name up to ".so" or
- *           ".cpython-", without a trailing version ("libc", "libpython",
- *           "crashext"), FUNCTION without a compiler clone's suffix
- *           (".constprop.0", ".isra.0", ".part.0", ".cold") and, for libc's
- *           CPU-specific variants, the generic name (__strlen_avx2 ->
- *           strlen).  A native frame without a symbol adds nothing.
- *   hash    FNV-1a 64 (util/hash.h) of "pycore-fingerprint/1", the kind
+ *           native one, which needs --native), "LIBRARY:FUNCTION" of the
+ *           first native frame out from it that is not the abort and
+ *           signal machinery (model/machinery.h), before any Python frame:
+ *           LIBRARY "python" for the interpreter's own module (shared
+ *           libpython or linked into the executable alike), else the
+ *           object's base name up to ".so" or ".cpython-", without a
+ *           trailing version ("libc", "crashext"), FUNCTION without a
+ *           compiler clone's suffix (".constprop.0", ".isra.0", ".part.0",
+ *           ".cold") and, for libc's CPU-specific variants, the generic
+ *           name (__strlen_avx2 -> strlen).  A native frame without a
+ *           symbol adds nothing.
+ *   hash    FNV-1a 64 (util/hash.h) of "pycore-fingerprint/2", the kind
  *           and each frame, each followed by a newline; 16 hex digits.
  *
  * No line numbers, addresses, pids, directories or versions go in. */
 #include "model/fingerprint.h"
+#include "model/machinery.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -201,6 +207,10 @@ static const char *kind_of(const struct model_report *r, const struct model_thre
 	return "snapshot";
 }
 
+/* the hash's first line names the version */
+#define SALT "pycore-fingerprint/2"
+_Static_assert(FINGERPRINT_VERSION == 2, "SALT names the version");
+
 static void hash_line(uint64_t *h, const char *s)
 {
 	*h = pc_fnv1a64(*h, s, strlen(s));
@@ -229,12 +239,19 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 								 f->function ? f->function : "?");
 		}
 	}
-	if (t && t->crashed && nframes > top) {
-		const struct model_frame *f = t->frames.items[top];
-		if (f->kind == FRAME_NATIVE && f->function) {
-			const char *m = native_module(a, f->file);
+	/* the first native frame from the crash outwards that is not the
+	 * abort and signal machinery, before any Python frame */
+	for (size_t i = top; t && t->crashed && i < nframes; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind != FRAME_NATIVE)
+			break;
+		if (model_is_machinery(f->function))
+			continue;
+		if (f->function) {
+			const char *m = f->interpreter ? "python" : native_module(a, f->file);
 			fp->frames[fp->nframes++] = arena_printf(a, "%s:%s", m, native_function(a, m, f->function));
 		}
+		break;
 	}
 	for (size_t i = 0; i < fp->nframes; i++)
 		if (!fp->frames[i])
@@ -242,7 +259,7 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 	if (!fp->kind)
 		return NULL;
 	uint64_t h = PC_FNV1A64_INIT;
-	hash_line(&h, "pycore-fingerprint/1");
+	hash_line(&h, SALT);
 	hash_line(&h, fp->kind);
 	for (size_t i = 0; i < fp->nframes; i++)
 		hash_line(&h, fp->frames[i]);

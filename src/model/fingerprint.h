@@ -12,7 +12,7 @@
 
 #include "model/model.h"
 
-#define FINGERPRINT_VERSION 1
+#define FINGERPRINT_VERSION 2
 #define FINGERPRINT_PY_FRAMES 5      /* innermost Python frames kept */
 
 struct model_fingerprint {

@@ -523,11 +523,12 @@ static json_t *summary_json(const struct model_report *r)
 		for (size_t i = 0; i < s.ndeadlock; i++)
 			json_array_append_new(deadlock, json_integer(s.deadlock[i]->tid)); /* owners: tid known */
 	}
-	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			      "kind", s.kind,
 			      "text", str_or_null(s.text),
 			      "thread", s.tid >= 0 ? json_integer(s.tid) : json_null(),
 			      "python_frame", frame_json(s.python_frame), "native_frame", frame_json(s.native_frame),
+			      "native_caller", frame_json(s.native_caller),
 			      "exception", exc,
 			      "deadlock", deadlock);
 	report_summary_free(&s);

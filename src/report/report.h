@@ -86,6 +86,10 @@ struct report_summary {
 	const struct model_thread *thread;     /* its Python thread, NULL if none */
 	const struct model_frame *python_frame;  /* innermost Python frame */
 	const struct model_frame *native_frame;  /* innermost native frame (--native) */
+	/* when native_frame is the crash machinery's (abort, raise, assert's
+	 * reporter: model/machinery.h), the first frame out from it that is
+	 * not, before any Python frame: what called it; else NULL */
+	const struct model_frame *native_caller;
 	const struct model_exception *exception; /* the exception it handles */
 	char *text;                            /* one line (malloc'd; NULL when out of memory) */
 	const struct model_thread **deadlock;  /* the threads of each wait cycle, each cycle in wait

@@ -2,6 +2,7 @@
  * it means, or a snapshot), in which thread, at which Python line and in
  * which native function, and the exception that thread was handling. */
 #include "report/report.h"
+#include "model/machinery.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,25 @@ static const struct model_frame *innermost(const struct model_thread *t, enum fr
 	for (size_t i = t && t->fault_frame ? t->fault_frame - 1 : 0; t && i < t->frames.n; i++) {
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind == kind)
+			return f;
+	}
+	return NULL;
+}
+
+/* The first native frame of T out from NF that is not the crash
+ * machinery, before any Python frame; NULL when NF is not machinery. */
+static const struct model_frame *machinery_caller(const struct model_thread *t, const struct model_frame *nf)
+{
+	if (!t || !nf || !model_is_machinery(nf->function))
+		return NULL;
+	size_t i = 0;
+	while (i < t->frames.n && t->frames.items[i] != nf)
+		i++;
+	for (; i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind != FRAME_NATIVE)
+			return NULL;
+		if (!model_is_machinery(f->function))
 			return f;
 	}
 	return NULL;
@@ -133,6 +153,7 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 	s->tid = s->thread ? s->thread->tid : r->has_signal ? crashed : -1;
 	s->python_frame = innermost(s->thread, FRAME_PYTHON);
 	s->native_frame = innermost(s->thread, FRAME_NATIVE);
+	s->native_caller = machinery_caller(s->thread, s->native_frame);
 	s->exception = s->thread ? s->thread->exception : NULL;
 	find_deadlocks(r, s);
 
@@ -191,6 +212,17 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 			fprintf(m, ", at 0x%llx", (unsigned long long)nf->address);
 		if (lib)
 			fprintf(m, " (%s)", lib);
+		const struct model_frame *cf = s->native_caller;
+		if (cf) {
+			lib = cf->file ? strrchr(cf->file, '/') : NULL;
+			lib = lib ? lib + 1 : cf->file;
+			if (cf->function)
+				fprintf(m, ", called from %s", cf->function);
+			else
+				fprintf(m, ", called from 0x%llx", (unsigned long long)cf->address);
+			if (lib)
+				fprintf(m, " (%s)", lib);
+		}
 	}
 	if (s->exception) {
 		fprintf(m, ", while handling %s", s->exception->type ? s->exception->type : "an exception");
