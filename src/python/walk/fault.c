@@ -201,17 +201,18 @@ static bool kernel_fault(const struct candidate *k)
  *    fault_address: independent of the siginfo);
  *  - a signal from software (kill, tkill, sigqueue, a timer) when it is
  *    the signal the handler re-raised (the core's, which the handler sent
- *    itself) and its sender, where it names one, is a process id Linux
- *    can give. */
+ *    itself), or the handler's frames call a function that sends one
+ *    (SENDS: it caught SIGALRM and raised SIGABRT), and its sender, where
+ *    it names one, is a process id Linux can give. */
 static bool siginfo_proven(const struct py_ctx *c, const struct platform_signal_frame *f,
-			   const struct dump_signal *sig, bool no_siginfo)
+			   const struct dump_signal *sig, bool no_siginfo, bool sends)
 {
 	if (no_siginfo || !f->siginfo_written)
 		return false;
 	if (sig->code > 0 && sig->code != 0x80)
 		return f->trap_fault && (f->trap_signals[0] == sig->number || f->trap_signals[1] == sig->number) &&
 		       (!f->has_fault_address || !sig->has_address || sig->address == f->fault_address);
-	return sig->number == c->d->signal.number &&
+	return (sig->number == c->d->signal.number || sends) &&
 	       (!sig->has_sender || (sig->sender_pid > 0 && sig->sender_pid <= PID_LIMIT));
 }
 
@@ -234,7 +235,7 @@ static bool read_frame_as(struct py_ctx *c, uint64_t sp, struct candidate *k, bo
 	k->regs = f.regs;
 	k->sig = (struct dump_signal){ .number = f.signo, .code = f.code, .has_code = true };
 	dump_signal_decode(&k->sig, f.word);
-	k->siginfo = siginfo_proven(c, &f, &k->sig, no_siginfo);
+	k->siginfo = siginfo_proven(c, &f, &k->sig, no_siginfo, k->look.sends);
 	k->trap = false;
 	if (k->siginfo)
 		return true;

@@ -72,7 +72,7 @@ def paths_of(records):
 
 
 def normalized(frames):
-    """The recorded frames as fingerprint version 1 names them."""
+    """The recorded frames as the fingerprint (version 2) names them."""
     out = []
     for f in frames:
         base = os.path.basename(f["file"])
@@ -541,7 +541,7 @@ def check_fingerprints(tap, cores, pythons):
                     raise Failure("%s --native: fingerprint frames %s, want %s + libc strlen" % (n, fp["frames"], want))
             elif fp["frames"] != want:
                 raise Failure("%s: fingerprint frames %s, the process recorded %s" % (n, fp["frames"], want))
-            if fp["kind"] != "SIGSEGV" or fp["version"] != 1 or len(fp["hash"]) != 16:
+            if fp["kind"] != "SIGSEGV" or fp["version"] != 2 or len(fp["hash"]) != 16:
                 raise Failure("%s: fingerprint %s" % (n, fp))
         hashes = set(fp["hash"] for fp in fps.values())
         if len(hashes) != 1:
