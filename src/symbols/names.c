@@ -94,9 +94,7 @@ int names_inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n
 		return n;
 	do {
 		switch (dwarf_tag(&child)) {
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type: {
+		case DW_TAG_namespace: {
 			int m = names_inline_chain(&child, pc, chain, n, depth + 1);
 			if (m != n)
 				return m;

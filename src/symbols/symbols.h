@@ -67,33 +67,38 @@ struct native_frame {
 	const char *found_by;
 };
 
-/* Called per frame; non-zero stops the walk, but SYMBOLS_QUIET_ON, which
- * goes on with the frames of the walk's QUIET module (below) described by
- * their symbol alone from the next frame on. */
+/* Called per frame; non-zero stops the walk. */
 typedef int (*native_frame_fn)(const struct native_frame *f, void *arg);
-#define SYMBOLS_QUIET_ON 2
+/* Which frames of a walk nobody prints: those of MODULE from the first
+ * of them whose symbol FROM accepts on (the frame where the thread is
+ * excepted: its inlined calls are wanted).  Such frames get their symbol
+ * only, no source line or inlined calls: reading a module's line tables
+ * and walking its DIEs is costly (the eval loop's unit is the largest),
+ * for frames nobody prints. */
+struct symbols_quiet {
+	const struct dump_module *module;
+	bool (*from)(const char *function);
+};
 
 /* Unwind thread TID of the dump (past a frame whose code has no call
  * frame information by its frame pointer or a scan of its stack, the
- * frames found so marked).  Frames of module QUIET (NULL: none), once FN
- * has returned SYMBOLS_QUIET_ON, get their symbol only, no source line or
- * inlined calls (reading a module's line tables inflates its debug
- * sections: costly, for frames nobody prints).  Returns the number of frames given to FN, -1 when unwinding
+ * frames found so marked), the frames QUIET says (NULL: none) by their
+ * symbol alone.  Returns the number of frames given to FN, -1 when unwinding
  * cannot start; *error says why the stack ends early. */
-int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
+int symbols_native_stack(struct symbols *s, int64_t tid, const struct symbols_quiet *quiet,
 			 native_frame_fn fn, void *arg, const char **error);
 
 /* The same from the registers REGS (a signal frame's, the state at a
  * fault) instead of thread TID's own (whose pointer-authentication mask
  * still applies). */
 int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
-			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error);
+			    const struct symbols_quiet *quiet, native_frame_fn fn, void *arg, const char **error);
 
 /* The same from a stack pointer SP alone (a stack switched out by a
  * coroutine library: a greenlet's saved stack pointer): its first frame
  * the first return address above SP that a scan validates (nocfi.h),
  * marked so. */
-int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct symbols_quiet *quiet,
 			      native_frame_fn fn, void *arg, const char **error);
 
 /* Thread TID's frames named by their symbols alone (no source lines,

@@ -98,8 +98,8 @@ struct unwind {
 	struct symbols *s;
 	Dwfl *dwfl;
 	const struct platform_regs *regs;  /* the thread's, for its code addresses */
-	const struct dump_module *quiet;   /* no line info for its frames, once quiet_on */
-	bool quiet_on;                     /* FN asked for it (SYMBOLS_QUIET_ON) */
+	const struct symbols_quiet *quiet; /* no line info for its module's frames, once quiet_on */
+	bool quiet_on;                     /* its from() accepted a frame's symbol */
 	char name[512];
 	char demangled[1024];
 	native_frame_fn fn;
@@ -265,16 +265,33 @@ static Dwfl_Module *module_at(struct unwind *u, Dwarf_Addr addr)
 	return mod;
 }
 
-/* NF given to the caller: whether it stops the walk (SYMBOLS_QUIET_ON
- * goes on, QUIET's frames described by their symbol alone from then on). */
+/* NF given to the caller: whether it stops the walk. */
 static int give(struct unwind *u, const struct native_frame *nf)
 {
-	int rc = u->fn(nf, u->arg);
-	if (rc == SYMBOLS_QUIET_ON) {
-		u->quiet_on = true;
-		return 0;
+	return u->fn(nf, u->arg);
+}
+
+/* Whether the frame at LOOKUP in MOD is described by its symbol alone:
+ * one of the quiet module's, from the first of them whose symbol the
+ * quiet rule's from() accepts on; never where the thread is (ACTIVATION:
+ * a crash inside the function itself wants its inlined calls).  CACHED:
+ * the pc's description when there is one, for its symbol. */
+static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool activation,
+		       const struct pc_frames *cached)
+{
+	if (!u->quiet || !u->quiet->module)
+		return false;
+	void **ud;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	const struct module_ref *ref = ud ? *ud : NULL;
+	if (!ref || ref->mod != u->quiet->module)
+		return false;
+	if (!u->quiet_on && !activation && u->quiet->from) {
+		const char *symbol = cached && cached->n ? cached->e[cached->n - 1].function
+				     : names_unversioned(dwfl_module_addrname(mod, lookup), u->name, sizeof(u->name));
+		u->quiet_on = u->quiet->from(symbol);
 	}
-	return rc;
+	return u->quiet_on;
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -326,10 +343,11 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	struct pc_frames fresh = { .lookup = lookup };
 	if (!pf)
 		pf = &fresh; /* out of memory: not cached */
-	bool quiet = u->quiet_on && u->quiet;
-	if (found && pf->quiet && !(pf->module && pf->module == u->quiet && quiet)) {
-		/* described by its symbol alone for a frame nobody printed:
-		 * this one is printed */
+	bool quiet = quiet_here(u, mod, lookup, activation, found ? pf : NULL);
+	if (found && pf->quiet && !quiet) {
+		/* described by its symbol alone for a frame nobody printed,
+		 * and this one is printed (a full description serves a quiet
+		 * frame as it is) */
 		for (size_t i = 0; i < pf->n; i++)
 			free(pf->e[i].function);
 		free(pf->e);
@@ -342,8 +360,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
 		struct module_ref *ref = ud ? *ud : NULL;
 		pf->module = ref ? ref->mod : NULL;
-		pf->quiet = quiet && pf->module && pf->module == u->quiet;
-		describe(u, mod, lookup, pf->quiet, pf);
+		pf->quiet = quiet;
+		describe(u, mod, lookup, quiet, pf);
 		/* the file is known once describe() had libdwfl find it: before,
 		 * the first frame of a module would be named by the dump's path */
 		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
@@ -437,7 +455,7 @@ static int run_thread(struct symbols *s, int64_t tid, struct unwind *u)
 	return rc;
 }
 
-int symbols_native_stack(struct symbols *s, int64_t tid, const struct dump_module *quiet,
+int symbols_native_stack(struct symbols *s, int64_t tid, const struct symbols_quiet *quiet,
 			 native_frame_fn fn, void *arg, const char **error)
 {
 	if (attach(s) != 0) {
@@ -465,7 +483,7 @@ int symbols_native_names(struct symbols *s, int64_t tid, native_frame_fn fn, voi
 /* The stack from REGS, its first frame found as FOUND_BY (NULL: REGS
  * are a thread's state at an instruction). */
 static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs *regs, const char *found_by,
-		      const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+		      const struct symbols_quiet *quiet, native_frame_fn fn, void *arg, const char **error)
 {
 	s->at = (struct dump_thread){ .tid = tid, .regs = *regs };
 	for (size_t i = 0; i < s->dump->nthreads; i++)
@@ -486,7 +504,7 @@ static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs
 }
 
 int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platform_regs *regs,
-			    const struct dump_module *quiet, native_frame_fn fn, void *arg, const char **error)
+			    const struct symbols_quiet *quiet, native_frame_fn fn, void *arg, const char **error)
 {
 	if (attach(s) != 0) {
 		*error = dwfl_errmsg(-1);
@@ -495,7 +513,7 @@ int symbols_native_stack_at(struct symbols *s, int64_t tid, const struct platfor
 	return stack_from(s, tid, regs, NULL, quiet, fn, arg, error);
 }
 
-int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct dump_module *quiet,
+int symbols_native_stack_scan(struct symbols *s, int64_t tid, uint64_t sp, const struct symbols_quiet *quiet,
 			      native_frame_fn fn, void *arg, const char **error)
 {
 	if (attach(s) != 0) {

@@ -76,16 +76,25 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->inlined = nf->inlined;
 	f->interpreter = nf->module && nf->module == u->interp_module;
 	f->found_by = nf->found_by;
-	struct nframe *v = &u->v[u->n++];
-	*v = (struct nframe){
+	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
 		.eval = !nf->inlined && py_is_eval_loop(nf->function),
 		.internal = nf->module && nf->module == u->interp_module,
 	};
-	/* the interpreter's frames above its first eval loop call are shown
-	 * (keep_top): their lines wanted; past it, only by --native-all */
-	return v->eval && v->internal ? SYMBOLS_QUIET_ON : 0;
+	return 0;
+}
+
+/* The interpreter's frames --native does not show (shown()), from the
+ * first eval loop call on, need no lines (none with --native-all); Q
+ * filled for the interpreter's module M. */
+static const struct symbols_quiet *quiet_rule(const struct py_ctx *c, struct symbols_quiet *q,
+					      const struct dump_module *m)
+{
+	if (c->opt->native >= 2 || c->keep_internal || !m)
+		return NULL;
+	*q = (struct symbols_quiet){ .module = m, .from = py_is_eval_loop };
+	return q;
 }
 
 /* The index of U's first eval loop frame from FROM on; U->n when none:
@@ -227,11 +236,11 @@ static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model
 	u->n = k + 1;
 	const char *why = NULL;
 	struct platform_regs regs;
+	struct symbols_quiet q;
 	struct dump_signal sig;
 	/* (the saved registers; its siginfo may be unwritten, fault.c) */
 	if (dump_signal_frame(c->d, f->sp_frame, &sig, &regs) != PC_OK ||
-	    symbols_native_stack_at(s, t->tid, &regs, c->opt->native < 2 && !c->keep_internal ? interp_module
-				    : NULL, collect_frame, u, &why) < 0)
+	    symbols_native_stack_at(s, t->tid, &regs, quiet_rule(c, &q, interp_module), collect_frame, u, &why) < 0)
 		model_warn(c->r, "thread %lld: the stack at the fault cannot be unwound from its signal frame: %s",
 			   (long long)t->tid, why ? why : "not captured");
 	return k;
@@ -347,8 +356,9 @@ static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct mo
 	}
 	size_t from = u->n;
 	const char *why = NULL;
-	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, c->opt->native < 2 && !c->keep_internal
-					  ? u->interp_module : NULL, collect_frame, u, &why);
+	struct symbols_quiet q;
+	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, quiet_rule(c, &q, u->interp_module),
+					  collect_frame, u, &why);
 	if (saved)
 		dump_patch(c->d, g->stack_start, old, saved, copy);
 	free(copy);
@@ -485,9 +495,8 @@ static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread
 {
 	*u = (struct unwind_into){ .c = c, .interp_module = interp_module };
 	*why = NULL;
-	/* --native prints none of the interpreter's own frames: no lines for them */
-	int n = symbols_native_stack(s, t->tid, c->opt->native < 2 && !c->keep_internal ? interp_module : NULL,
-				     collect_frame, u, why);
+	struct symbols_quiet q;
+	int n = symbols_native_stack(s, t->tid, quiet_rule(c, &q, interp_module), collect_frame, u, why);
 	if (n < 0)
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, *why ? *why : "?");
 	return n;
