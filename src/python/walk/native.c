@@ -85,15 +85,26 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	return 0;
 }
 
-/* The interpreter's frames --native does not show (shown()), from the
- * first eval loop call on, need no lines (none with --native-all); Q
- * filled for the interpreter's module M. */
+static bool any_function(const char *fn)
+{
+	(void)fn;
+	return true;
+}
+
+/* Which of the interpreter's frames are described by their symbol alone
+ * (Q filled for its module M): with --native-all, none; else those
+ * --native does not show (shown(): from the first eval loop call on) and,
+ * but on the thread that crashed (CRASHED), those it shows by their name
+ * too: a thread's frames in libpython above its Python frames are named
+ * on every thread, and with their lines and inlined calls where the crash
+ * is (reading libpython's line tables and debug information costs a
+ * third of a --native analysis of a core of few threads). */
 static const struct symbols_quiet *quiet_rule(const struct py_ctx *c, struct symbols_quiet *q,
-					      const struct dump_module *m)
+					      const struct dump_module *m, bool crashed)
 {
 	if (c->opt->native >= 2 || c->keep_internal || !m)
 		return NULL;
-	*q = (struct symbols_quiet){ .module = m, .from = py_is_eval_loop };
+	*q = (struct symbols_quiet){ .module = m, .from = crashed ? py_is_eval_loop : any_function };
 	return q;
 }
 
@@ -240,7 +251,8 @@ static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model
 	struct dump_signal sig;
 	/* (the saved registers; its siginfo may be unwritten, fault.c) */
 	if (dump_signal_frame(c->d, f->sp_frame, &sig, &regs) != PC_OK ||
-	    symbols_native_stack_at(s, t->tid, &regs, quiet_rule(c, &q, interp_module), collect_frame, u, &why) < 0)
+	    symbols_native_stack_at(s, t->tid, &regs, quiet_rule(c, &q, interp_module, true), collect_frame, u,
+				    &why) < 0)
 		model_warn(c->r, "thread %lld: the stack at the fault cannot be unwound from its signal frame: %s",
 			   (long long)t->tid, why ? why : "not captured");
 	return k;
@@ -357,7 +369,7 @@ static bool unwind_greenlet(struct py_ctx *c, struct symbols *s, const struct mo
 	size_t from = u->n;
 	const char *why = NULL;
 	struct symbols_quiet q;
-	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, quiet_rule(c, &q, u->interp_module),
+	int n = symbols_native_stack_scan(s, t->tid, g->stack_start, quiet_rule(c, &q, u->interp_module, false),
 					  collect_frame, u, &why);
 	if (saved)
 		dump_patch(c->d, g->stack_start, old, saved, copy);
@@ -496,7 +508,8 @@ static int unwind(struct py_ctx *c, struct symbols *s, const struct model_thread
 	*u = (struct unwind_into){ .c = c, .interp_module = interp_module };
 	*why = NULL;
 	struct symbols_quiet q;
-	int n = symbols_native_stack(s, t->tid, quiet_rule(c, &q, interp_module), collect_frame, u, why);
+	int n = symbols_native_stack(s, t->tid, quiet_rule(c, &q, interp_module, t->crashed), collect_frame, u,
+				     why);
 	if (n < 0)
 		model_warn(c->r, "thread %lld: no native stack: %s", (long long)t->tid, *why ? *why : "?");
 	return n;
