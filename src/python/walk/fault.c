@@ -247,6 +247,14 @@ static bool read_frame_as(struct py_ctx *c, uint64_t sp, struct candidate *k, bo
 			.number = f.trap_signals[1] == want ? want : f.trap_signals[0],
 			.has_address = f.has_fault_address, .address = f.fault_address,
 		};
+	/* an illegal instruction's or an arithmetic fault's address is the
+	 * instruction's own, the pc the frame saved (the kernel's si_addr for
+	 * them: x86-64's do_trap and do_error_trap, arm64's do_undefinstr and
+	 * the FP exception handler, give the faulting pc) */
+	if (k->trap && !k->sig.has_address && (k->sig.number == 4 || k->sig.number == 8)) {
+		k->sig.has_address = true;
+		k->sig.address = f.regs.pc;
+	}
 	return true;
 }
 
