@@ -10,9 +10,9 @@ free, a stack protector failure, an uncaught C++ exception, SIGFPE, SIGILL
 in anonymous executable memory, SIGBUS on a truncated mapped file, Python
 -> qsort -> a Python callback -> a fault in C, a C stack overflow, a fault
 in a thread while another holds the GIL, and kill -SEGV from another
-process (the sender, a process started here).  All but the overflow make
-their last call from one line of one Python function, so that the Python
-frames alone cannot tell them apart.
+process (the sender, a process started here).  All but the two that
+crash in a thread of their own make their last call from one line of one
+Python function, so that the Python frames alone cannot tell them apart.
 
 Builds: BUILDS below (Debian's python3.11 with its debug file, pyenv's
 3.10 to 3.13, the Debian unstable root's 3.14, musl's 3.12 and 3.13 and
@@ -27,8 +27,9 @@ address or message it chose (crashes.py) before it crashes; its standard
 error is captured (the words glibc, libstdc++ or CPython printed); the
 kernel's exit status gives the signal; the sender's pid is the sender's.
 gdb (`thread apply all bt` through its Python API, pycoretest.native's
-gdb_all_threads, with ulimit -c 0) is the truth for native frames and
-their arguments, and for the core's own siginfo note.
+gdb_cores: one gdb run reads every core of a build, with ulimit -c 0 and
+the interpreter's auto-loaded pretty-printers off) is the truth for native
+frames and their arguments, and for the core's own siginfo note.
 
 One TAP result per build x scenario x faulthandler off/on x check:
 
@@ -54,10 +55,13 @@ One TAP result per build x scenario x faulthandler off/on x check:
                build's
   facts        the signal is the one the process died of, in the thread
                that crashed; a fault address only where there was a fault,
-               and then the one the process chose; a signal code only as
-               the core's siginfo says it (gdb's $_siginfo of the same
-               core, or of the same scenario without faulthandler); a
-               sender only the test's sender or the process itself (its
+               and then the one the process chose (for SIGFPE the faulting
+               instruction's, gdb's pc; else the core's siginfo's), stated
+               wherever the dump proves it (a siginfo the kernel wrote, or
+               a handler's saved state: cr2, the faulting pc); a signal
+               code only as the core's siginfo says it (gdb's $_siginfo
+               of the same core, or of the same scenario without
+               faulthandler); a sender only the test's sender or the process itself (its
                own tkill), never another pid: an unwritten siginfo never
                stated as fact
   abort        (where the JSON has "abort") its message is text the

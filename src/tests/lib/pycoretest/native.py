@@ -1,5 +1,6 @@
 """Native stacks against gdb's: pycore's native frames of a thread, frame
-for frame gdb's on the same core (return addresses and inlined calls)."""
+for frame gdb's on the same core (return addresses and inlined calls); and
+gdb's view of every thread of many cores in one run (gdb_cores)."""
 import subprocess
 
 from .tap import Failure
