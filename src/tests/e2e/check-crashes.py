@@ -61,9 +61,9 @@ One TAP result per build x scenario x faulthandler off/on x check:
                a handler's saved state: cr2, the faulting pc); a signal
                code only as the core's siginfo says it (gdb's $_siginfo
                of the same core, or of the same scenario without
-               faulthandler); a sender only the test's sender or the process itself (its
-               own tkill), never another pid: an unwritten siginfo never
-               stated as fact
+               faulthandler); a sender only the test's sender or the
+               process itself (its own tkill), never another pid: an
+               unwritten siginfo never stated as fact
   abort        (where the JSON has "abort") its message is text the
                process printed on standard error, and holds the words it
                chose; the text's summary (before the first thread) has
