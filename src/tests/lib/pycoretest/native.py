@@ -1,5 +1,6 @@
 """Native stacks against gdb's: pycore's native frames of a thread, frame
-for frame gdb's on the same core (return addresses and inlined calls)."""
+for frame gdb's on the same core (return addresses and inlined calls); and
+gdb's view of every thread of many cores in one run (gdb_cores)."""
 import subprocess
 
 from .tap import Failure
@@ -53,3 +54,113 @@ def debug_args(target):
     """A root's separate debug files (scripts/sid-root unpacks its -dbg
     packages beside it): the symbols that name the eval loop."""
     return ["--debug-dir", target.root + ".debug/usr/lib/debug"] if target.root else []
+
+
+# Every thread of each of several cores of one executable, as gdb's `thread
+# apply all bt` sees them, in one gdb run (gdb reads the executable's
+# symbols once; a session per core costs three times as much): per frame
+# its type (normal, inline, tailcall, sigtramp), name, pc, the shared object
+# holding the pc (None: the executable) and, for the innermost ARGS_UPTO
+# frames of each thread, the arguments as bt prints them (`str` of each
+# value: "<optimized out>" as gdb says it); the core's siginfo note
+# ($_siginfo).  One line of JSON per core after the marker.
+GDB_CORES = r"""python
+import json
+KINDS = {gdb.NORMAL_FRAME: "normal", gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall",
+         gdb.SIGTRAMP_FRAME: "sigtramp"}
+
+def args_of(frame):
+    try:
+        block = frame.block()
+    except RuntimeError:
+        return None
+    while block is not None and block.function is None:
+        block = block.superblock
+    if block is None:
+        return None
+    out = []
+    for sym in block:
+        if not sym.is_argument:
+            continue
+        try:
+            text = str(frame.read_var(sym, block))
+        except Exception as e:
+            text = "<error: %%s>" %% e
+        out.append([sym.name, text])
+    return out
+
+def field(value, *path):
+    try:
+        for p in path:
+            value = value[p]
+        return int(value)
+    except Exception:
+        return None
+
+def one_core(path):
+    gdb.execute("core-file " + path, to_string=True)
+    result = {"core": path, "threads": [], "siginfo": None}
+    try:
+        si = gdb.parse_and_eval("$_siginfo")
+        result["siginfo"] = {"signo": field(si, "si_signo"), "code": field(si, "si_code"),
+                             "addr": field(si, "_sifields", "_sigfault", "si_addr"),
+                             "pid": field(si, "_sifields", "_kill", "si_pid"),
+                             "uid": field(si, "_sifields", "_kill", "si_uid")}
+    except Exception as e:
+        result["siginfo_error"] = str(e)
+    selected = gdb.selected_thread()
+    result["selected"] = selected.ptid[1] if selected else None
+    for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
+        t.switch()
+        frames = []
+        try:
+            f = gdb.newest_frame()
+        except gdb.error:
+            f = None
+        while f is not None and len(frames) < %(cap)d:
+            ent = {"kind": KINDS.get(f.type(), str(f.type())), "name": f.name(), "pc": f.pc()}
+            try:
+                ent["solib"] = gdb.solib_name(f.pc())
+            except Exception:
+                ent["solib"] = None
+            if len(frames) < %(args_upto)d:
+                ent["args"] = args_of(f)
+            frames.append(ent)
+            try:
+                f = f.older()
+            except gdb.error as e:
+                frames.append({"kind": "error", "name": str(e), "pc": None})
+                break
+        result["threads"].append({"tid": t.ptid[1], "frames": frames})
+    return result
+
+for path in json.loads(%(cores)r):
+    try:
+        result = one_core(path)
+    except Exception as e:
+        result = {"core": path, "error": str(e)}
+    print("GDB-JSON " + json.dumps(result))
+"""
+
+
+def gdb_cores(target, cores, cap=400, args_upto=60, extra=()):
+    """gdb's view of every thread of each core of CORES (see GDB_CORES), in
+    one gdb run with ulimit -c 0, so that a crash of gdb's own cannot write
+    over anything (EXTRA: more gdb options): {core: {"threads": [{"tid",
+    "frames"}], "siginfo": {...}, "selected": tid} or {"error": why}}."""
+    import json
+    import resource
+
+    def no_core():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    script = GDB_CORES % {"cap": cap, "args_upto": args_upto, "cores": json.dumps(list(cores))}
+    g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + list(extra) + ["-ex", script, target.host_exe()],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(60 + 30 * len(cores)),
+                       preexec_fn=no_core)
+    out = {}
+    for line in g.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("GDB-JSON "):
+            r = json.loads(line[len("GDB-JSON "):])
+            out[r["core"]] = r
+    why = "gdb gave nothing (exit %d): %s" % (g.returncode, g.stderr.decode("utf-8", "replace")[-400:])
+    return dict((c, out.get(c) or {"error": why}) for c in cores)
