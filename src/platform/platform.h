@@ -78,6 +78,11 @@ struct platform_sigframe {
 	 * fault and its address when it has one.  NULL: the platform's state
 	 * does not say. */
 	bool (*mcontext_fault)(const uint8_t *p, int signals[2], bool *has_address, uint64_t *address);
+	/* Whether the saved state at P and the N bytes of code at its pc
+	 * prove an integer divide error there (the platform's divide
+	 * instruction, and a saved trap that does not contradict it); NULL:
+	 * the platform's division does not trap (arm64's gives 0). */
+	bool (*divide_error)(const uint8_t *p, const uint8_t *code, size_t n);
 	/* The trampoline's first instructions (the rt_sigreturn system
 	 * call), CODE_LEN bytes: what names it where no symbol does (a C
 	 * library read without its symbol table); 0: not known. */

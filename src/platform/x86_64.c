@@ -44,6 +44,7 @@
 #include "platform/platform.h"
 
 #include <elf.h>
+#include <string.h>
 
 #define PRSTATUS_SIZE      336
 #define PRSTATUS_REGS      112
@@ -167,6 +168,26 @@ static bool mcontext_fault(const uint8_t *p, int signals[2], bool *has_address, 
 	return false;
 }
 
+/* #DE (trap 0, which mcontext_fault cannot tell from a thread that never
+ * faulted) proven by the instruction at the saved pc being a division:
+ * DIV or IDIV, F6 or F7 with ModRM's reg field 6 or 7 (Intel SDM vol. 2,
+ * "DIV", "IDIV"), after any legacy prefixes and a REX prefix. */
+static bool divide_error(const uint8_t *p, const uint8_t *code, size_t n)
+{
+	if (platform_le64(p + 160) != 0)
+		return false;
+	size_t i = 0;
+	static const uint8_t legacy[] = { 0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65 };
+	while (i < n && i < 4 && memchr(legacy, code[i], sizeof(legacy)))
+		i++;
+	if (i < n && (code[i] & 0xf0) == 0x40)
+		i++;
+	if (i + 1 >= n || (code[i] != 0xf6 && code[i] != 0xf7))
+		return false;
+	unsigned reg = code[i + 1] >> 3 & 7;
+	return reg == 6 || reg == 7;
+}
+
 static uint64_t code_address(const struct platform_regs *r, uint64_t addr)
 {
 	(void)r;
@@ -273,6 +294,7 @@ const struct platform platform_x86_64 = {
 		.mcontext_pc = 8 * 16,
 		.parse_mcontext = parse_mcontext,
 		.mcontext_fault = mcontext_fault,
+		.divide_error = divide_error,
 		.code = trampoline_code,
 		.code_len = sizeof(trampoline_code),
 	},

@@ -229,9 +229,20 @@ static bool read_frame_as(struct py_ctx *c, uint64_t sp, struct candidate *k, bo
 	uint8_t *buf = malloc(n ? n : 1);
 	struct platform_signal_frame f;
 	bool ok = buf && dump_read(c->d, sp, buf, n) == PC_OK && platform_parse_sigframe(p, buf, n, &f);
+	uint8_t code[16];
+	/* a divide error: the saved trap and the instruction at the pc (the
+	 * core's signal SIGFPE, which the handler re-raised) */
+	bool divide = ok && c->d->signal.number == 8 && p->sigframe.divide_error &&
+		      dump_read(c->d, f.regs.pc, code, sizeof(code)) == PC_OK &&
+		      p->sigframe.divide_error(buf + p->sigframe.mcontext, code, sizeof(code));
 	free(buf);
 	if (!ok)
 		return false;
+	if (divide) {
+		f.trap_fault = true;
+		f.trap_signals[0] = 8;
+		f.trap_signals[1] = 0;
+	}
 	k->regs = f.regs;
 	k->sig = (struct dump_signal){ .number = f.signo, .code = f.code, .has_code = true };
 	dump_signal_decode(&k->sig, f.word);
@@ -254,6 +265,12 @@ static bool read_frame_as(struct py_ctx *c, uint64_t sp, struct candidate *k, bo
 	if (k->trap && !k->sig.has_address && (k->sig.number == 4 || k->sig.number == 8)) {
 		k->sig.has_address = true;
 		k->sig.address = f.regs.pc;
+	}
+	/* FPE_INTDIV: what the kernel's #DE handler sends (x86-64 traps.c,
+	 * exc_divide_error) */
+	if (k->trap && divide && k->sig.number == 8) {
+		k->sig.has_code = true;
+		k->sig.code = 1;
 	}
 	return true;
 }

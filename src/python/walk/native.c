@@ -280,10 +280,16 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 		  const char *why, int n, size_t tramp)
 {
 	struct ptrvec out = { 0 };
-	size_t g = 0, top = first_eval(u, tramp != SIZE_MAX ? tramp + 1 : 0);
+	size_t g = 0, from = tramp != SIZE_MAX ? tramp + 1 : 0, top = first_eval(u, from);
 	for (size_t k = lo; k < hi; k++) {
 		if (tramp != SIZE_MAX && k == tramp + 1)
 			t->fault_frame = out.n + 1;
+		/* the crash in the eval loop itself (its pc is the crashed
+		 * thread's, at the fault): that frame is the crash site, shown
+		 * inside its Python frames, not merged into them */
+		bool here = t->crashed && u->v[k].eval && from < u->n && u->v[k].f->address == u->v[from].f->address;
+		if (here)
+			ptrvec_push(c->a, &out, u->v[k].f);
 		if (g < placed && at[g] == k) {
 			for (size_t i = start[g]; i < start[g + 1]; i++)
 				ptrvec_push(c->a, &out, t->frames.items[i]);
@@ -291,7 +297,7 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 		}
 		if (!t->gc_native && u->v[k].internal && !u->v[k].f->inlined && is_gc_function(u->v[k].f->function))
 			t->gc_native = out.n + 1;
-		if (shown(c, u, k, top))
+		if (!here && shown(c, u, k, top))
 			ptrvec_push(c->a, &out, u->v[k].f);
 	}
 	if (placed < ngroups) {

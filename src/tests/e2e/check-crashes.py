@@ -246,6 +246,8 @@ def gdb_range(frames):
         if f["kind"] == "inline":
             continue
         if EVAL.match(norm(f["name"])):
+            if not out:
+                out.extend(group)   # the crash is in the eval loop itself: #0 is its frame
             return out, tails, real
         out.extend(group)
         group = []
@@ -264,8 +266,8 @@ def pycore_range(thread):
     while out:
         addr = out[-1]["address"]
         group = [f for f in out if f["address"] == addr]
-        if not EVAL.match(norm(group[-1]["function"])):
-            break
+        if not EVAL.match(norm(group[-1]["function"])) or len(group) == len(out):
+            break   # (the whole range: the crash is in the eval loop itself)
         out = out[:len(out) - len(group)]
     return out
 
@@ -319,16 +321,14 @@ def check_frames(case):
         problems.append("frames to the first Python frame:\n  pycore %s\n  gdb    %s"
                         % (names(mine, "function"), names(theirs, "name")))
     # every frame pycore names, anywhere in the thread, is gdb's name at
-    # that address (inlined calls: the same position in the address's run)
+    # that address (inlined calls: the same position in the address's run
+    # of frames; a recursion has many runs at one address, all alike)
     by_pc = {}
-    for g in real:
-        if g.get("pc") is not None:
-            by_pc.setdefault(g["pc"], []).append(g)
-    mine_by_pc = {}
-    for f in thread["frames"]:
-        if f["kind"] == "native" and f.get("address"):
-            mine_by_pc.setdefault(int(f["address"], 16), []).append(f)
-    for pc, fs in mine_by_pc.items():
+    for pc, gs in runs(real, lambda g: g.get("pc")):
+        by_pc.setdefault(pc, gs)
+    mine_runs = runs([f for f in thread["frames"] if f["kind"] == "native" and f.get("address")],
+                     lambda f: int(f["address"], 16))
+    for pc, fs in mine_runs:
         gs = by_pc.get(pc)
         if not gs:
             continue
@@ -339,6 +339,20 @@ def check_frames(case):
     if problems:
         raise pt.Failure("\n".join(problems) + ("\n" + note[2:] if note else ""))
     return "%d frames to the first Python frame = gdb's (#0 %s)%s" % (len(theirs), norm(real[0]["name"]), note)
+
+
+def runs(frames, pc_of):
+    """FRAMES as runs of consecutive frames at one address: (pc, frames)."""
+    out = []
+    for f in frames:
+        pc = pc_of(f)
+        if pc is None:
+            continue
+        if out and out[-1][0] == pc:
+            out[-1][1].append(f)
+        else:
+            out.append((pc, [f]))
+    return out
 
 
 def site_frame(gframes):
