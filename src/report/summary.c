@@ -192,6 +192,12 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		if (lib)
 			fprintf(m, " (%s)", lib);
 	}
+	if (r->abort && r->abort->message) {
+		/* the abort's own words (the text report's tx_put escapes them) */
+		fputs(", abort: \"", m);
+		put_cut(m, r->abort->message, 200);
+		fputs("\"", m);
+	}
 	if (s->exception) {
 		fprintf(m, ", while handling %s", s->exception->type ? s->exception->type : "an exception");
 		if (s->exception->message && *s->exception->message) {

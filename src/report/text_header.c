@@ -199,6 +199,14 @@ void tx_header(const struct tx *x)
 		tx_put(out, line);
 		fprintf(out, "\n");
 	}
+	if (r->abort && r->abort->message) {
+		/* the whole message, as the process kept it: text from the dump */
+		fputs("Abort: ", out);
+		tx_put(out, r->abort->message);
+		fprintf(out, "%s (%s)\n", r->abort->truncated ? "... (cut at 4096 bytes)" : "",
+			r->abort->source && strcmp(r->abort->source, "glibc") == 0 ? "glibc's __abort_msg"
+			: r->abort->source ? r->abort->source : "?");
+	}
 	if (r->fingerprint) {
 		const struct model_fingerprint *fp = r->fingerprint;
 		fprintf(out, "Fingerprint: %s (", fp->hash);
