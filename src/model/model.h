@@ -301,13 +301,14 @@ struct model_fault {
 					handler is then the program's (Apache, uWSGI) */
 };
 
-/* The abort's own words (python/walk/abort.c): what the C library kept
- * of why the process aborted. */
+/* The abort's own words (python/walk/abort.c, abort_cxx.c): what the C
+ * library or the C++ runtime kept of why the process aborted. */
 struct model_abort {
-	const char *message;         /* as the process kept it, its final newline left out */
+	const char *message;         /* as the process kept it, its final newline left out;
+					NULL: an exception whose what() is not proven */
 	bool truncated;              /* message cut at 4096 bytes */
-	const char *source;          /* "glibc" (its __abort_msg) */
-	const char *exception_type;  /* an uncaught C++ exception's type; NULL: none */
+	const char *source;          /* "glibc" (its __abort_msg), "c++" (an uncaught exception) */
+	const char *exception_type;  /* c++: the exception's type, demangled; NULL otherwise */
 };
 
 struct model_report {

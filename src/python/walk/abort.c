@@ -22,7 +22,8 @@
  * Each then calls abort(), which sets nothing more.  The message stays
  * after a SIGABRT handler returns or jumps away (glibc unmaps the old one
  * only when a new one replaces it), so it is this crash's only when the
- * crash is a SIGABRT and the crashed thread's stack runs abort().
+ * crash is a SIGABRT and the crashed thread's stack runs abort() called
+ * from the C library itself.
  *
  * musl keeps none: its __assert_fail (src/exit/assert.c) prints
  * "Assertion failed: ..." with fprintf and calls abort(), and abort()
@@ -43,17 +44,36 @@
 struct seek_abort {
 	int n;
 	bool found;
+	uint64_t sp;                        /* abort()'s frame's */
+	const struct dump_module *caller;   /* the module of abort()'s caller */
+	bool terminate;                     /* a frame of C++'s std::terminate */
 };
 
-/* Stops at the first frame of abort(). */
+/* NAME without a compiler clone's suffix begins with WANT. */
+static bool named(const char *name, const char *want, bool prefix)
+{
+	size_t n = strlen(want);
+	return name && strncmp(name, want, n) == 0 && (prefix || name[n] == '\0' || name[n] == '.');
+}
+
+/* Marks abort()'s frame, its caller's module, and std::terminate's
+ * frames (their symbols, mangled: libstdc++'s std::terminate(),
+ * __cxxabiv1::__terminate, or __cxa_throw and __cxa_rethrow, which call
+ * it when no handler is found). */
 static int seek_abort(const struct native_frame *f, void *arg)
 {
 	struct seek_abort *k = arg;
 	const char *fn = f->function;
-	size_t n = strlen("abort");
-	if (fn && strncmp(fn, "abort", n) == 0 && (fn[n] == '\0' || fn[n] == '.'))
+	if (k->found && !k->caller)
+		k->caller = f->module;
+	if (!k->found && named(fn, "abort", false)) {
 		k->found = true;
-	return k->found || ++k->n >= MAX_ABORT_FRAMES;
+		k->sp = f->sp;
+	}
+	if (named(fn, "_ZSt9terminatev", false) || named(fn, "_ZN10__cxxabiv111__terminate", true) ||
+	    named(fn, "__cxa_throw", false) || named(fn, "__cxa_rethrow", false))
+		k->terminate = true;
+	return k->terminate || ++k->n >= MAX_ABORT_FRAMES;
 }
 
 /* Whether the crash is a SIGABRT: the signal a handler caught before its
@@ -140,12 +160,16 @@ static char *read_message(struct py_ctx *c, uint64_t at, bool *cut, const char *
 	return buf;
 }
 
-void py_find_abort(struct py_ctx *c, struct symbols *s)
+/* glibc's __abort_msg, when the C library's own code called abort(): a
+ * message left by an earlier abort the process survived, under an
+ * abort() called from elsewhere (os.abort(), Py_FatalError, a C++
+ * terminate handler), is not this crash's. */
+static void glibc_message(struct py_ctx *c, struct symbols *s, const struct seek_abort *k, int64_t tid)
 {
 	struct dump *d = c->d;
 	bool dynamic = false;
-	struct dump_module *m;
-	if (!crash_is_abort(c) || !(m = glibc_module(d, &dynamic)))
+	struct dump_module *m = glibc_module(d, &dynamic);
+	if (!m)
 		return;
 	struct symbol_want want = { "__abort_msg", 0, 0 };
 	int found = dynamic ? symbols_lookup_dynamic(s, m, &want, 1) : symbols_lookup(s, m, &want, 1);
@@ -172,14 +196,10 @@ void py_find_abort(struct py_ctx *c, struct symbols *s)
 	size_t n = strlen(msg);
 	if (!cut && n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';   /* the line's end, as the process wrote it to stderr */
-	int64_t tid = py_crash_tid(c);
-	struct seek_abort k = { 0 };
-	if (tid >= 0)
-		symbols_native_names(s, tid, seek_abort, &k);
-	if (!k.found) {
-		/* a message of an earlier abort the process survived */
-		model_warn(c->r, "glibc's __abort_msg holds a message, but thread %lld's stack shows no abort(): it is "
-			   "not taken for this crash's", (long long)tid);
+	if (!k->found || (k->caller && k->caller != m)) {
+		model_warn(c->r, "glibc's __abort_msg holds a message, but thread %lld's stack shows %s: it is not "
+			   "taken for this crash's", (long long)tid, !k->found ? "no abort()" : "abort() called from "
+			   "outside the C library");
 		return;
 	}
 	struct model_abort *ab = arena_alloc(c->a, sizeof(*ab));
@@ -189,4 +209,18 @@ void py_find_abort(struct py_ctx *c, struct symbols *s)
 	ab->truncated = cut;
 	ab->source = "glibc";
 	c->r->abort = ab;
+}
+
+void py_find_abort(struct py_ctx *c, struct symbols *s)
+{
+	if (!crash_is_abort(c))
+		return;
+	int64_t tid = py_crash_tid(c);
+	struct seek_abort k = { 0 };
+	if (tid >= 0)
+		symbols_native_names(s, tid, seek_abort, &k);
+	/* an uncaught C++ exception: std::terminate's handler called abort() */
+	if (k.terminate && k.found && py_find_cxx_abort(c, s, k.sp))
+		return;
+	glibc_message(c, s, &k, tid);
 }

@@ -22,6 +22,16 @@ be exactly that line, source "glibc"; the text report's summary line must
 end its facts with `, abort: "MESSAGE"` and an "Abort:" line say it whole.
 The pid and thread of the crash are the process's own (written first).
 
+Then uncaught C++ exceptions (scenarios/abort_throw.cpp, built with g++,
+thrown from an extern "C" function called through ctypes: no handler, so
+std::terminate): a std::runtime_error, a class derived from it, a
+std::invalid_argument (a logic_error), a std::exception with a what() of
+its own, and an int.  libstdc++'s terminate handler prints "terminate
+called after throwing an instance of 'TYPE'" and "  what():  TEXT" on
+stderr: abort.exception_type must be TYPE, abort.message TEXT for the
+three whose text libstdc++ keeps (runtime_error's, logic_error's), and
+null for the other two (their what() is not a string pycore can prove).
+
 Prints TAP lines; exit 0 pass, 1 fail."""
 import json
 import os
@@ -35,7 +45,13 @@ import pycoretest as pt
 from pycoretest.env import scaled
 
 NAMES = ("py3.12", "py3.13", "debian3.11", "sid3.14")
-KINDS = ("assert", "double-free", "stack-smash", "fortify", "segv")
+KINDS = ("assert", "double-free", "stack-smash", "fortify", "segv",
+         "c++-runtime", "c++-derived", "c++-invalid", "c++-custom", "c++-int")
+# the C++ kinds whose what() is a std::runtime_error's or logic_error's text
+# (scenarios/abort_throw.cpp): the others' must not be claimed
+CXX_TEXT = ("c++-runtime", "c++-derived", "c++-invalid")
+TERMINATE = re.compile(r"^terminate called after throwing an instance of '(.*)'$")
+WHAT = re.compile(r"^  what\(\):  (.*)$")
 # the stderr line each kind's message is, in the form glibc prints it
 LINE = {
     "assert": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
@@ -45,9 +61,11 @@ LINE = {
 }
 
 
-def build(work):
+def build(work, kind):
     pt.compile_into(work, "cc", "libaborts.so", "aborts.c", ["-fstack-protector-all"])
     pt.compile_into(work, "cc", "libaborts-fortify.so", "aborts.c", ["-O2", "-D_FORTIFY_SOURCE=2"])
+    if kind.startswith("c++-"):
+        pt.compile_into(work, "c++", "libabort_throw.so", "abort_throw.cpp", [])
 
 
 def crash(target, work, kind, faulthandler):
@@ -97,8 +115,36 @@ def cut(s, n):
     return b[:n].decode() + "..."
 
 
+def check_cxx(kind, err, report, text, summary):
+    """An uncaught C++ exception: its type as libstdc++'s terminate handler
+    printed it, its what() where libstdc++ keeps it, nothing claimed
+    where it does not."""
+    types = [m.group(1) for m in map(TERMINATE.match, err.splitlines()) if m]
+    whats = [m.group(1) for m in map(WHAT.match, err.splitlines()) if m]
+    if len(types) != 1 or len(whats) > 1:
+        raise pt.Failure("stderr holds %d terminate lines and %d what() lines: %r" % (len(types), len(whats),
+                                                                                   err[-400:]))
+    ab = report["abort"]
+    if ab is None:
+        raise pt.Failure("abort null; the process threw %s (warnings: %s)" % (types[0], report["warnings"]))
+    message = whats[0] if kind in CXX_TEXT else None
+    want = {"message": message, "truncated": False, "source": "c++", "exception_type": types[0]}
+    if ab != want:
+        raise pt.Failure("abort %r, the process threw %r (what(): %r)" % (ab, types[0], whats))
+    if report["summary"]["abort"] != message:
+        raise pt.Failure("summary.abort %r, not %r" % (report["summary"]["abort"], message))
+    said = ", abort: uncaught %s" % types[0] + (': "%s"' % message if message else "")
+    if len(summary) != 1 or not re.search(re.escape(said) + r"(;|,|$)", summary[0]):
+        raise pt.Failure("the text's summary %r does not say %r" % (summary, said))
+    line = "Abort: uncaught C++ exception %s%s (the exception object libstdc++ holds)" % (
+        types[0], ": " + message if message else "")
+    if line not in text.splitlines():
+        raise pt.Failure("no text line %r" % line)
+    return "%s%s" % (types[0], ": " + message if message else " (no what() claimed)")
+
+
 def check(target, work, kind, faulthandler):
-    build(work)
+    build(work, kind)
     core, truth, err = crash(target, work, kind, faulthandler)
     rc, out, perr = pt.run_pycore(["analyze", "--format", "json"] + target.pycore_args() + [core])
     if rc not in (0, 1):
@@ -119,6 +165,8 @@ def check(target, work, kind, faulthandler):
         if any(l.startswith("Abort: ") for l in text.splitlines()) or "abort: " in summary[0]:
             raise pt.Failure("a plain SIGSEGV, yet the text says an abort: %s" % summary[0])
         return "no abort"
+    if kind.startswith("c++-"):
+        return check_cxx(kind, err, report, text, summary)
     message = said(kind, err)
     ab = report["abort"]
     if ab is None:

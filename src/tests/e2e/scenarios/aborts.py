@@ -2,7 +2,9 @@
 
 usage: aborts.py TRUTH KIND LIBDIR
 KIND: assert, double-free, stack-smash, fortify (abort()s whose message
-glibc keeps in __abort_msg) or segv (a plain fault: no abort).  Writes
+glibc keeps in __abort_msg), segv (a plain fault: no abort), or
+c++-runtime, c++-derived, c++-invalid, c++-custom, c++-int (an uncaught
+C++ exception of libabort_throw.so's, when the test built it).  Writes
 {"pid", "tid", "kind"} to TRUTH before it crashes; the message glibc
 prints goes to stderr, which the test keeps."""
 import ctypes
@@ -13,6 +15,7 @@ import sys
 import threading
 
 truth, kind, libdir = sys.argv[1], sys.argv[2], sys.argv[3]
+cxx = ctypes.CDLL(os.path.join(libdir, "libabort_throw.so")) if kind.startswith("c++-") else None
 plain = ctypes.CDLL(os.path.join(libdir, "libaborts.so"))
 fortified = ctypes.CDLL(os.path.join(libdir, "libaborts-fortify.so"))
 libc = ctypes.CDLL(None)
@@ -41,4 +44,6 @@ elif kind == "fortify":
     fortified.overflow(b"B" * 64, 64)
 elif kind == "segv":
     ctypes.string_at(0)
+elif cxx is not None:
+    getattr(cxx, "throw_" + kind[len("c++-"):])()
 print("survived", kind)
