@@ -86,7 +86,7 @@ static bool crash_is_abort(const struct py_ctx *c)
 }
 
 /* The module whose symbols hold glibc's __abort_msg: libc.so.6, or a
- * static executable glibc is linked into; NULL with *DYNAMIC unset. */
+ * static executable glibc may be linked into; NULL with *DYNAMIC unset. */
 static struct dump_module *glibc_module(struct dump *d, bool *dynamic)
 {
 	if (dump_libc(d) != &libc_glibc)
@@ -104,11 +104,15 @@ static struct dump_module *glibc_module(struct dump *d, bool *dynamic)
 			return &d->modules[i];
 		}
 	}
-	if (!dump_libc_linked_in(d) || !d->auxv_entry)
-		return NULL;
+	/* a static executable: no module is a C library or its loader (the
+	 * bytes prove musl, never glibc: glibc is the default), and glibc's
+	 * own symbol in the executable's .symtab proves it linked in */
 	for (size_t i = 0; i < d->nmodules; i++)
+		if (libc_by_module(d->modules[i].path))
+			return NULL;
+	for (size_t i = 0; d->auxv_entry && i < d->nmodules; i++)
 		if (d->auxv_entry >= d->modules[i].start && d->auxv_entry < d->modules[i].end) {
-			*dynamic = false;   /* a static executable's own .symtab */
+			*dynamic = false;
 			return &d->modules[i];
 		}
 	return NULL;
@@ -152,7 +156,10 @@ static char *read_message(struct py_ctx *c, uint64_t at, bool *cut, const char *
 				    (unsigned long long)(at + sizeof(size)), size);
 		return NULL;
 	}
-	/* cut on a character boundary: no UTF-8 sequence split */
+	/* cut on a character boundary: the first byte left out (the mapping
+	 * holds it: room > want) must not continue a UTF-8 sequence */
+	if (dump_read(c->d, at + sizeof(size) + got, buf + got, 1) != PC_OK)
+		buf[got] = '\0';
 	while (got > 0 && ((unsigned char)buf[got] & 0xc0) == 0x80)
 		got--;
 	buf[got] = '\0';

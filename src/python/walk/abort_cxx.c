@@ -177,7 +177,11 @@ static char *what_text(struct cxx *x, uint64_t obj, uint64_t ti, bool *cut)
 		if (dump_read(x->c->d, p + len, &end, 1) != PC_OK || end != '\0')
 			return NULL;
 	} else {
+		/* cut on a character boundary: the first byte left out must
+		 * not continue a UTF-8 sequence */
 		*cut = true;
+		if (dump_read(x->c->d, p + n, &buf[n], 1) != PC_OK)
+			buf[n] = '\0';
 		while (n > 0 && ((unsigned char)buf[n] & 0xc0) == 0x80)
 			n--;
 	}

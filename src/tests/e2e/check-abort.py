@@ -21,6 +21,10 @@ the message, and the JSON report's abort.message (and summary.abort) must
 be exactly that line, source "glibc"; the text report's summary line must
 end its facts with `, abort: "MESSAGE"` and an "Abort:" line say it whole.
 The pid and thread of the crash are the process's own (written first).
+A static executable holding glibc (gcc -static; scenarios/abort_static.c,
+named python3-static-abort so that pycore reports a process without a
+Python state) fails an assert the same way: its __abort_msg is found in
+the executable's own symbol table.
 
 Then uncaught C++ exceptions (scenarios/abort_throw.cpp, built with g++,
 thrown from an extern "C" function called through ctypes: no handler, so
@@ -37,9 +41,11 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pycoretest as pt
 from pycoretest.env import scaled
@@ -182,8 +188,47 @@ def check(target, work, kind, faulthandler):
     return message
 
 
+def check_static(work):
+    """A static executable holding glibc (gcc -static: its __abort_msg is
+    in the executable's own .symtab), named like Python so that pycore
+    reports it (without a Python state: a partial report)."""
+    if not shutil.which("cc"):
+        raise pt.Skip("no cc compiler (Debian package gcc)")
+    exe = os.path.join(work, "python3-static-abort")
+    b = subprocess.run(["cc", "-static", "-g", "-o", exe, os.path.join(pt.SCENARIOS, "abort_static.c")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if b.returncode != 0:
+        raise pt.Skip("cannot link statically (libc6-dev's libc.a): %s" % b.stdout.decode("utf-8", "replace")[-200:])
+    pattern, why = pt.kernel_core_usable()
+    if why:
+        raise pt.Skip(why)
+
+    def unlimited():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    p = subprocess.Popen([exe], cwd=work, preexec_fn=unlimited, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, err = p.communicate(timeout=scaled(60))
+    if p.returncode != -signal.SIGABRT:
+        raise pt.Failure("the static program ended with %s, not SIGABRT" % p.returncode)
+    core = pt.kernel_core_path(pattern, p.pid, work)
+    if not os.path.exists(core):
+        raise pt.Skip("the kernel wrote no core (%s; is ulimit -c limited by a hard limit?)" % core)
+    lines = [l for l in err.decode("utf-8", "replace").splitlines() if "Assertion `n_items > 0' failed." in l]
+    if len(lines) != 1:
+        raise pt.Failure("stderr holds no one assert line: %r" % err[-300:])
+    rc, out, err = pt.run_pycore(["analyze", "--format", "json", core])
+    if rc not in (0, 1):
+        raise pt.Failure("pycore exit %d: %s" % (rc, err.strip()))
+    ab = pt.load_report(out)["abort"]
+    if not ab or ab["message"] != lines[0] or ab["source"] != "glibc":
+        raise pt.Failure("abort %r, the process said %r" % (ab, lines[0]))
+    return lines[0]
+
+
 def main():
     tap = pt.TAP()
+    work = tempfile.mkdtemp(prefix="pycore-abort-static-")
+    pt.run_in(tap, "a static executable holding glibc: assert", work, check_static, work)
     for name in NAMES:
         target, why = pt.find(name)
         for kind in KINDS:
