@@ -303,6 +303,16 @@ struct model_fault {
 					handler is then the program's (Apache, uWSGI) */
 };
 
+/* The abort's own words (python/walk/abort.c, abort_cxx.c): what the C
+ * library or the C++ runtime kept of why the process aborted. */
+struct model_abort {
+	const char *message;         /* as the process kept it, its final newline left out;
+					NULL: an exception whose what() is not proven */
+	bool truncated;              /* message cut at 4096 bytes */
+	const char *source;          /* "glibc" (its __abort_msg), "c++" (an uncaught exception) */
+	const char *exception_type;  /* c++: the exception's type, demangled; NULL otherwise */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -334,6 +344,7 @@ struct model_report {
 	int64_t sender_pid, sender_uid;
 	int64_t crashed_tid;         /* -1: none (the core's: the thread that received it) */
 	struct model_fault *fault;   /* NULL: no re-raise found (the signal is the crash) */
+	struct model_abort *abort;   /* NULL: no abort's message found */
 	const struct model_coredump *coredump;   /* NULL: not a systemd-coredump file */
 	struct ptrvec modules;       /* of struct model_module */
 	int64_t *tids;               /* every OS thread the dump holds */

@@ -531,6 +531,8 @@ static json_t *summary_json(const struct model_report *r)
 			      "native_caller", frame_json(s.native_caller),
 			      "exception", exc,
 			      "deadlock", deadlock);
+	if (j)
+		json_object_set_new(j, "abort", str_or_null(r->abort ? r->abort->message : NULL));
 	report_summary_free(&s);
 	return j;
 }
@@ -545,6 +547,15 @@ static json_t *signal_json(const struct model_signal *sg)
 			 "address", addr_or_null(sg->address, sg->has_address),
 			 "sender_pid", sg->has_sender ? json_integer(sg->sender_pid) : json_null(),
 			 "sender_uid", sg->has_sender ? json_integer(sg->sender_uid) : json_null());
+}
+
+/* abort: the message the C library kept of why the process aborted */
+static json_t *abort_json(const struct model_abort *ab)
+{
+	if (!ab)
+		return json_null();
+	return json_pack("{s:o, s:b, s:o, s:o}", "message", str_or_null(ab->message), "truncated", ab->truncated,
+			 "source", str_or_null(ab->source), "exception_type", str_or_null(ab->exception_type));
 }
 
 /* process.fault: the signal a handler caught, with where; and
@@ -683,6 +694,7 @@ static json_t *report_json(const struct model_report *r)
 		fault_json(json_object_get(j, "process"), r);
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "redacted", redacted_json(r));
+		json_object_set_new(j, "abort", abort_json(r->abort));
 	}
 	return j;
 }

@@ -224,6 +224,20 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 				fprintf(m, " (%s)", lib);
 		}
 	}
+	if (r->abort && (r->abort->message || r->abort->exception_type)) {
+		/* the abort's own words (the text report's tx_put escapes them) */
+		fputs(", abort: ", m);
+		if (r->abort->exception_type) {
+			fputs("uncaught ", m);
+			put_cut(m, r->abort->exception_type, 120);
+			fputs(r->abort->message ? ": " : "", m);
+		}
+		if (r->abort->message) {
+			fputs("\"", m);
+			put_cut(m, r->abort->message, 200);
+			fputs("\"", m);
+		}
+	}
 	if (s->exception) {
 		fprintf(m, ", while handling %s", s->exception->type ? s->exception->type : "an exception");
 		if (s->exception->message && *s->exception->message) {

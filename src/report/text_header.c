@@ -199,6 +199,22 @@ void tx_header(const struct tx *x)
 		tx_put(out, line);
 		fprintf(out, "\n");
 	}
+	if (r->abort && (r->abort->message || r->abort->exception_type)) {
+		/* the whole message, as the process kept it: text from the dump */
+		const struct model_abort *ab = r->abort;
+		fputs("Abort: ", out);
+		if (ab->exception_type) {
+			fputs("uncaught C++ exception ", out);
+			tx_put(out, ab->exception_type);
+			fputs(ab->message ? ": " : "", out);
+		}
+		if (ab->message)
+			tx_put(out, ab->message);
+		fprintf(out, "%s (%s)\n", ab->truncated ? "... (cut at 4096 bytes)" : "",
+			ab->source && strcmp(ab->source, "glibc") == 0 ? "glibc's __abort_msg"
+			: ab->source && strcmp(ab->source, "c++") == 0 ? "the exception object libstdc++ holds"
+			: ab->source ? ab->source : "?");
+	}
 	if (r->fingerprint) {
 		const struct model_fingerprint *fp = r->fingerprint;
 		fprintf(out, "Fingerprint: %s (", fp->hash);

@@ -176,6 +176,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	if (opt->timeout > 0)
 		c.deadline_ns = py_now_ns() + (uint64_t)(opt->timeout * 1e9);
 	py_find_fault(&c, s);
+	py_find_abort(&c, s);
 	struct pc_error *e = py_find_runtime(d, loc, s, r, &rt);
 	if (e)
 		return runtime_not_found(&c, s, e);

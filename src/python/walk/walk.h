@@ -94,6 +94,19 @@ bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc);
  * received the core's signal; -1 none. */
 int64_t py_crash_tid(const struct py_ctx *c);
 
+/* ---- abort.c ---- */
+
+/* When the crash is an abort: the message the C library kept of why
+ * (glibc's __abort_msg), into c->r->abort; Python need not be found. */
+void py_find_abort(struct py_ctx *c, struct symbols *s);
+
+/* ---- abort_cxx.c ---- */
+
+/* The uncaught C++ exception std::terminate ran for, found on the stack
+ * from SP (abort()'s frame's) up, into c->r->abort: its type, and its
+ * what() where libstdc++ keeps it; false (warned) when none is proven. */
+bool py_find_cxx_abort(struct py_ctx *c, struct symbols *s, uint64_t sp);
+
 /* ---- asyncio.c ---- */
 
 /* The event loops and tasks of interpreter INTERP into MI (after its
