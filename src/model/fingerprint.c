@@ -10,7 +10,9 @@
  *           first thread of the first interpreter
  *           (a handler's re-raise: the thread that took the fault, its
  *           frames from the fault down, the handler's left out)
- *   kind    the signal's name ("SIGSEGV"; a re-raise: the fault's); without a signal, the type of
+ *   kind    the signal's name ("SIGSEGV"; a re-raise: the fault's; a fault's
+ *           signal the dump does not prove a fault, sent by a process or
+ *           of unrecorded origin: "SIGSEGV (no fault recorded)"); without a signal, the type of
  *           the exception that thread is handling ("ValueError"); else
  *           "snapshot"
  *   frames  that thread's innermost Python frames, at most 5, each
@@ -33,8 +35,16 @@
  *           ".cold") and, for libc's CPU-specific variants, the generic
  *           name (__strlen_avx2 -> strlen).  A native frame without a
  *           symbol adds nothing.
- *   hash    FNV-1a 64 (util/hash.h) of "pycore-fingerprint/2", the kind
- *           and each frame, each followed by a newline; 16 hex digits.
+ *   message the abort's own words (model_abort: glibc's __abort_msg, an
+ *           uncaught C++ exception's type and what()), normalized: the
+ *           program's name that glibc's assert puts first left out, each
+ *           path cut to its base name, every run of digits (line numbers,
+ *           counts, and the digits of addresses) "N"; "TYPE: WHAT" for a
+ *           C++ exception.  Three aborts from one line of Python differ
+ *           by it.
+ *   hash    FNV-1a 64 (util/hash.h) of "pycore-fingerprint/2", the kind,
+ *           each frame and, when there is one, "abort: " and the message,
+ *           each followed by a newline; 16 hex digits.
  *
  * No line numbers, addresses, pids, directories or versions go in. */
 #include "model/fingerprint.h"
@@ -196,8 +206,97 @@ static const char *native_function(struct arena *a, const char *module, const ch
 	return arena_printf(a, "%.*s", (int)n, fn);
 }
 
+/* The most of a message that goes in (a few lines of assert's or
+ * malloc's words tell bugs apart; a long what() adds nothing) */
+#define MESSAGE_MAX 256
+
+/* Whether NAME, N bytes, is the program's: the executable's or argv[0]'s
+ * base name (glibc's assert begins with __progname, argv[0]'s). */
+static bool program_name(const struct model_report *r, const char *name, size_t n)
+{
+	const char *names[] = { r->executable, r->argv ? r->argv[0] : NULL };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *b = names[i] ? pc_basename(names[i]) : NULL;
+		if (b && strlen(b) == n && memcmp(b, name, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The abort's words as the fingerprint takes them (above), or NULL. */
+static const char *normalized_message(const struct model_report *r)
+{
+	const struct model_abort *ab = r->abort;
+	if (!ab || (!ab->message && !ab->exception_type))
+		return NULL;
+	const char *m = ab->message ? ab->message : "";
+	char *out = arena_alloc(r->arena, MESSAGE_MAX + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	if (ab->exception_type) {
+		size_t n = strlen(ab->exception_type);
+		n = n < MESSAGE_MAX / 2 ? n : MESSAGE_MAX / 2;
+		memcpy(out, ab->exception_type, n);
+		o = n;
+		if (*m && o + 2 < MESSAGE_MAX) {
+			memcpy(out + o, ": ", 2);
+			o += 2;
+		}
+	} else {
+		/* "python3.12: src/queue.c:42: ...": the program's name first */
+		size_t k = strcspn(m, ": \n");
+		if (m[k] == ':' && m[k + 1] == ' ' && program_name(r, m, k))
+			m += k + 2;
+	}
+	while (*m && o < MESSAGE_MAX) {
+		if (*m >= '0' && *m <= '9') {
+			out[o++] = 'N';
+			while ((*m >= '0' && *m <= '9') || ((m[0] == 'x' || m[0] == 'X') && m[-1] == '0') ||
+			       (out[o - 1] == 'N' && ((*m >= 'a' && *m <= 'f') || (*m >= 'A' && *m <= 'F')) &&
+				m[-1] != ' '))
+				m++;
+			continue;
+		}
+		if (*m == '/') {
+			/* a path: its directories out (o back to the word's start) */
+			while (o > 0 && out[o - 1] != ' ' && out[o - 1] != '\'' && out[o - 1] != '"' && out[o - 1] != '(')
+				o--;
+			m++;
+			continue;
+		}
+		char ch = *m++;
+		out[o++] = ch == '\n' || ch == '\t' ? ' ' : ch;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+	return out;
+}
+
+/* A signal the kernel sends for a fault (SIGILL, SIGTRAP, SIGBUS,
+ * SIGFPE, SIGSEGV) that the dump does not prove was one: sent with kill
+ * or tkill, or of an origin nothing records (a handler without siginfo). */
+static bool fault_signal_unproven(const struct model_report *r)
+{
+	int n = r->fault ? r->fault->signal.number : r->signal_number;
+	if (n != 4 && n != 5 && n != 7 && n != 8 && n != 11)
+		return false;
+	if (r->fault)
+		return !r->fault->origin || strcmp(r->fault->origin, "fault") != 0;
+	/* the core's own siginfo: a code > 0 is the kernel's fault, SI_KERNEL
+	 * (0x80) a fault it could not deliver (a stack overflow) */
+	return !r->signal_has_code || r->signal_code <= 0;
+}
+
 static const char *kind_of(const struct model_report *r, const struct model_thread *t)
 {
+	if (r->has_signal && fault_signal_unproven(r)) {
+		int n = r->fault ? r->fault->signal.number : r->signal_number;
+		const char *name = r->fault ? r->fault->name : r->signal_name;
+		return name ? arena_printf(r->arena, "%s (no fault recorded)", name)
+		       : arena_printf(r->arena, "SIG%d (no fault recorded)", n);
+	}
 	if (r->fault)
 		return r->fault->name ? r->fault->name : arena_printf(r->arena, "SIG%d", r->fault->signal.number);
 	if (r->has_signal)
@@ -256,6 +355,7 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 	for (size_t i = 0; i < fp->nframes; i++)
 		if (!fp->frames[i])
 			return NULL;
+	fp->message = normalized_message(r);
 	if (!fp->kind)
 		return NULL;
 	uint64_t h = PC_FNV1A64_INIT;
@@ -263,6 +363,10 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 	hash_line(&h, fp->kind);
 	for (size_t i = 0; i < fp->nframes; i++)
 		hash_line(&h, fp->frames[i]);
+	if (fp->message) {
+		h = pc_fnv1a64(h, "abort: ", 7);
+		hash_line(&h, fp->message);
+	}
 	snprintf(fp->hash, sizeof(fp->hash), "%016llx", (unsigned long long)h);
 	return fp;
 }

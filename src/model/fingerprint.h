@@ -21,6 +21,9 @@ struct model_fingerprint {
 	const char *kind;            /* "SIGSEGV", "ValueError", "snapshot" */
 	const char *frames[FINGERPRINT_PY_FRAMES + 1];   /* innermost first */
 	size_t nframes;
+	/* the abort's words (model_abort), numbers, addresses, directories
+	 * and the program's name taken out; NULL: none */
+	const char *message;
 };
 
 struct model_fingerprint *model_fingerprint(const struct model_report *r);

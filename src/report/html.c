@@ -244,6 +244,11 @@ static void write_facts(const struct hx *x)
 			fputs(i ? " &lt; " : ": ", out);
 			html_text(out, fp->frames[i]);
 		}
+		if (fp->message) {
+			fputs("; abort: &quot;", out);
+			html_text(out, fp->message);
+			fputs("&quot;", out);
+		}
 		fputs("</dd>\n", out);
 	}
 	if (r->input_kind && strcmp(r->input_kind, "process") == 0) {

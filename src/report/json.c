@@ -483,8 +483,8 @@ static json_t *fingerprint_json(const struct model_fingerprint *fp)
 	json_t *frames = json_array();
 	for (size_t i = 0; i < fp->nframes; i++)
 		json_array_append_new(frames, str_or_null(fp->frames[i]));
-	return json_pack("{s:s, s:i, s:o, s:o}", "hash", fp->hash, "version", fp->version,
-			 "kind", str_or_null(fp->kind), "frames", frames);
+	return json_pack("{s:s, s:i, s:o, s:o, s:o}", "hash", fp->hash, "version", fp->version,
+			 "kind", str_or_null(fp->kind), "frames", frames, "message", str_or_null(fp->message));
 }
 
 /* What redact.c replaced: always a list, empty when nothing was (or

@@ -223,6 +223,11 @@ void tx_header(const struct tx *x)
 			fputs(i ? " < " : ": ", out);
 			tx_put(out, fp->frames[i]);
 		}
+		if (fp->message) {
+			fputs("; abort: \"", out);
+			tx_put(out, fp->message);
+			fputs("\"", out);
+		}
 		fprintf(out, ")\n");
 	}
 }
