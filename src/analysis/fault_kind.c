@@ -192,8 +192,10 @@ static const char *code_text(struct ctx *c)
 	const char *n = c->g.has_code ? report_signal_code_name(c->g.number, c->g.code) : NULL;
 	if (n)
 		return arena_printf(c->r->arena, "(%s)", n);
-	return c->g.has_code ? arena_printf(c->r->arena, "(si_code %d)", c->g.code)
-			     : "(no siginfo: the saved state's page fault)";
+	if (c->g.has_code)
+		return arena_printf(c->r->arena, "(si_code %d)", c->g.code);
+	return c->g.number == SIGSEGV_ || c->g.number == SIGBUS_ ? "(no siginfo: the saved state's page fault)"
+								 : "(no siginfo: the saved state's trap)";
 }
 
 static const char *mapping_text(struct ctx *c, const struct dump_vma *v)
@@ -333,6 +335,48 @@ static bool stack_overflow(struct ctx *c)
 				  "under its stack 0x%llx-0x%llx %s%s", (long long)owner,
 				  at ? "page" : "gap", (unsigned long long)a, (unsigned long long)c->k->offset,
 				  (unsigned long long)above->start, (unsigned long long)above->end, code_text(c), rec);
+	return true;
+}
+
+/* How far above its stack's bottom a thread's stack pointer may be when
+ * the kernel could not write a signal frame there: the frame, its
+ * saved FPU state (an AVX-512 XSAVE area is under 3 KiB, AMX's 11 KiB)
+ * and the red zone */
+#define SIGFRAME_REACH (16u << 10)
+
+/* SIGSEGV with SI_KERNEL: what the kernel sends when it cannot write a
+ * signal's frame on the thread's stack (arch/x86/kernel/signal.c and
+ * arm64's: force_sigsegv), a handled fault's on an exhausted stack that
+ * has no alternate one; proven a stack overflow when the thread's stack
+ * pointer is that close to the bottom of its stack, over a guard page or
+ * the kernel's gap. */
+static bool undeliverable(struct ctx *c)
+{
+	if (!c->g.has_regs || !c->vmas_known)
+		return false;
+	const struct dump_vma *below, *at = dump_vma_near(c->d, c->g.sp, &below, NULL);
+	if (!at || !at->writable || at->file || c->g.sp - at->start > SIGFRAME_REACH)
+		return false;
+	bool guard = below && below->end == at->start && !below->readable && !below->writable && !below->executable &&
+		     !below->file;
+	if (!guard && below && at->start - below->end < STACK_GUARD_GAP / 4)
+		return false;
+	if (!named(c, "stack-overflow"))
+		return true;
+	set_mapping(c, at, guard ? "guard-page" : "guard-gap");
+	c->k->has_offset = true;
+	c->k->offset = c->g.sp - at->start;
+	recursion(c, c->g.tid);
+	const char *rec = "";
+	if (c->k->recursion_kind)
+		rec = arena_printf(c->r->arena, "; %lld calls of %s%s%s", (long long)c->k->recursion_count,
+				   c->k->recursion_file ? base_name(c->k->recursion_file) : "",
+				   c->k->recursion_file ? ":" : "", c->k->recursion_function);
+	c->k->text = arena_printf(c->r->arena, "stack overflow: thread %lld's stack pointer 0x%llx is 0x%llx bytes above "
+				  "the bottom of its stack 0x%llx-0x%llx, too close for the kernel to deliver the signal "
+				  "(SI_KERNEL)%s", (long long)c->g.tid, (unsigned long long)c->g.sp,
+				  (unsigned long long)c->k->offset, (unsigned long long)at->start,
+				  (unsigned long long)at->end, rec);
 	return true;
 }
 
@@ -496,6 +540,10 @@ static void classify(struct ctx *c)
 		c->k->has_address = false;
 		c->k->text = arena_printf(r->arena, "%s of unrecorded origin: its handler took no siginfo and the saved "
 					  "state names no fault", name ? name : "a signal");
+		return;
+	}
+	if (strcmp(g->origin, "kernel") == 0 && g->number == SIGSEGV_) {
+		undeliverable(c);
 		return;
 	}
 	if (strcmp(g->origin, "fault") != 0)
