@@ -6,7 +6,9 @@ file) and then crashes.  Python 3.6+ on Linux x86-64.
   null           ctypes.string_at(OFFSET): a read of NULL + OFFSET
   overflow       deep recursion of f in a thread with a small stack
                  (threading.stack_size): glibc's guard page (3.10 and
-                 older: each Python call is a C call)
+                 older: each Python call is a C call); each call of f
+                 writes how many were entered into the file depth_file
+                 (a shared mapping, which outlives the process)
   overflow-main  the same in the main thread: the kernel's gap under it
   readonly       a write (ctypes.memmove) into a PROT_READ mapping of a file
   fpe            an integer division by zero in ARG (a .so the test built)
@@ -32,13 +34,25 @@ def write_truth(**kw):
     os.rename(tmp, TRUTH)
 
 
+DEPTH = None
+
+
 def f(n):
+    # how many calls of f were entered, in a shared mapping of a file:
+    # the kernel keeps it when the process dies
+    DEPTH[:8] = (n + 1).to_bytes(8, "little")
     return f(n + 1) + 1
 
 
 def overflow(**kw):
+    global DEPTH
+    path = os.path.join(os.getcwd(), "depth")
+    with open(path, "wb") as out:
+        out.write(bytes(4096))
+    with open(path, "r+b") as fd:
+        DEPTH = mmap.mmap(fd.fileno(), 4096)
     sys.setrecursionlimit(10 ** 7)
-    write_truth(function=f.__code__.co_name, file=f.__code__.co_filename, **kw)
+    write_truth(function=f.__code__.co_name, file=f.__code__.co_filename, depth_file=path, **kw)
     f(0)
 
 
