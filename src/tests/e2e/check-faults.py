@@ -21,6 +21,8 @@ text report's "Fault kind:" line the JSON's.
                  kernel's gap under its stack
   readonly       ctypes.memmove into a PROT_READ mapping of a file:
                  write-to-readonly at that address, in that file
+  unmapped       a read 0x10 past an anonymous mapping whose last page the
+                 process unmapped: unmapped-near, that mapping's end, 0x10
   sigbus         scenarios/sigbus.py (a mapped file truncated, a page past
                  its end read): sigbus-past-eof, the file, offset 8192,
                  the file 0 bytes
@@ -62,6 +64,7 @@ CASES = {
     "overflow": (signal.SIGSEGV, {"stack-overflow"}, {"stack-overflow"}),
     "overflow-main": (signal.SIGSEGV, {"stack-overflow"}, {"stack-overflow"}),
     "readonly": (signal.SIGSEGV, {"write-to-readonly"}, {"write-to-readonly"}),
+    "unmapped": (signal.SIGSEGV, {"unmapped-near"}, {"unmapped-near"}),
     "sigbus": (signal.SIGBUS, {"sigbus-past-eof"}, {"sigbus-past-eof"}),
     "fpe": (signal.SIGFPE, {"divide-by-zero"}, {"divide-by-zero", "unrecorded"}),
     "illegal": (signal.SIGILL, {"illegal-instruction-anonymous"}, {"illegal-instruction-anonymous"}),
@@ -174,6 +177,13 @@ def check_evidence(mode, fk, truth, extra, report, work):
             raise Failure("address %s in %s; the process wrote to 0x%x in a read-only mapping of %s" % (
                 fk["address"], m, truth["address"], truth["file"]))
         return "%s of %s" % (m["permissions"], os.path.basename(m["file"]))
+    if kind == "unmapped-near":
+        m = fk["mapping"]
+        if fk["address"] != "0x%x" % truth["address"] or not m or m["end"] != "0x%x" % truth["mapping_end"] or \
+           m["where"] != "above" or fk["offset"] != 0x10 or m["file"] is not None:
+            raise Failure("address %s, %s bytes from %s; the process read 0x%x, 0x10 past an anonymous mapping "
+                          "ending at 0x%x" % (fk["address"], fk["offset"], m, truth["address"], truth["mapping_end"]))
+        return "0x10 past %s anonymous" % m["permissions"]
     if kind == "sigbus-past-eof":
         m = fk["mapping"]
         path = os.path.join(work, "mapped")

@@ -11,6 +11,8 @@ file) and then crashes.  Python 3.6+ on Linux x86-64.
                  (a shared mapping, which outlives the process)
   overflow-main  the same in the main thread: the kernel's gap under it
   readonly       a write (ctypes.memmove) into a PROT_READ mapping of a file
+  unmapped       a read 0x10 bytes past the end of an anonymous mapping
+                 (its last page unmapped)
   fpe            an integer division by zero in ARG (a .so the test built)
   illegal        ud2 (0f 0b) in an anonymous PROT_READ|WRITE|EXEC page, called
   wait           waits to be sent a signal (the test's sender kills it)
@@ -85,6 +87,16 @@ elif MODE == "readonly":
         sys.exit("mmap failed: errno %d" % ctypes.get_errno())
     write_truth(address=addr + 0x123, file=path)
     ctypes.memmove(addr + 0x123, b"w", 1)
+elif MODE == "unmapped":
+    base = libc_mmap()(None, 3 * 4096, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                       -1, 0)
+    if not base or base == ctypes.c_void_p(-1).value:
+        sys.exit("mmap failed: errno %d" % ctypes.get_errno())
+    libc = ctypes.CDLL(None)
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.munmap(base + 2 * 4096, 4096)
+    write_truth(address=base + 2 * 4096 + 0x10, mapping_end=base + 2 * 4096)
+    ctypes.string_at(base + 2 * 4096 + 0x10, 1)
 elif MODE == "fpe":
     lib = ctypes.CDLL(sys.argv[3])
     write_truth()
