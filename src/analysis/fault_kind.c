@@ -538,8 +538,10 @@ static void classify(struct ctx *c)
 			return;
 		c->k->evidence = "none";
 		c->k->has_address = false;
-		c->k->text = arena_printf(r->arena, "%s of unrecorded origin: its handler took no siginfo and the saved "
-					  "state names no fault", name ? name : "a signal");
+		c->k->text = r->fault ? arena_printf(r->arena, "%s of unrecorded origin: its handler took no siginfo and "
+						     "the saved state names no fault", name ? name : "a signal")
+				      : arena_printf(r->arena, "%s of unrecorded origin: the dump holds no siginfo",
+						     name ? name : "a signal");
 		return;
 	}
 	if (strcmp(g->origin, "kernel") == 0 && g->number == SIGSEGV_) {
