@@ -5,7 +5,7 @@ saved state is then the evidence), each report's "fault_kind" against
 what the process wrote before it faulted (scenarios/faults.py) and the
 text report's "Fault kind:" line the JSON's.
 
-  null           ctypes.string_at(OFFSET), OFFSET chosen by the process:
+  null           ctypes.string_at(OFFSET, 1), OFFSET chosen by the process:
                  null-dereference, offset OFFSET
   overflow       3.10 (each Python call a C call): deep recursion of f in a
                  thread of threading.stack_size(512 KiB): stack-overflow of

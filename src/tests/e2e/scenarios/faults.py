@@ -3,7 +3,7 @@ MODE [ARG]; the process writes TRUTH (its pid, the faulting thread's
 native id, and what it is about to do: the offset, the address, the
 file) and then crashes.  Python 3.6+ on Linux x86-64.
 
-  null           ctypes.string_at(OFFSET): a read of NULL + OFFSET
+  null           ctypes.string_at(OFFSET, 1): a read of the byte at NULL + OFFSET
   overflow       deep recursion of f in a thread with a small stack
                  (threading.stack_size): glibc's guard page (3.10 and
                  older: each Python call is a C call); each call of f
@@ -69,7 +69,8 @@ TRUTH, MODE = sys.argv[1], sys.argv[2]
 if MODE == "null":
     offset = 16 * (os.getpid() % 255 + 1)
     write_truth(offset=offset)
-    ctypes.string_at(offset)
+    # one byte: a C string's strlen may read from an aligned address below
+    ctypes.string_at(offset, 1)
 elif MODE == "overflow":
     threading.stack_size(512 * 1024)
     t = threading.Thread(target=overflow, name="deep")
