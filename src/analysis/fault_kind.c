@@ -443,8 +443,12 @@ static bool sigbus(struct ctx *c)
 	int64_t size = -1;
 	struct stat st;
 	char *path = NULL;
+	/* a dump names any path: a size is said only of a file its process's
+	 * user could read (its owner, or anyone), never one only pycore's
+	 * user can see */
 	if (asprintf(&path, "%s%s", c->sysroot ? c->sysroot : "", at->file) > 0 && stat(path, &st) == 0 &&
-	    S_ISREG(st.st_mode))
+	    S_ISREG(st.st_mode) &&
+	    ((st.st_mode & S_IROTH) || (c->r->uid >= 0 && st.st_uid == (uid_t)c->r->uid && (st.st_mode & S_IRUSR))))
 		size = st.st_size;
 	free(path);
 	bool past = size >= 0 && off >= (uint64_t)size;
