@@ -283,6 +283,26 @@ static void recursion(struct ctx *c, int64_t tid)
 	c->k->recursion_function = key->function;
 	c->k->recursion_file = key->file;
 	c->k->recursion_count = count;
+	/* a stack cut short (a failed read; the unwinder's cap, which leaves
+	 * the stack ending inside the recursion, not in its callers) holds
+	 * only some of them */
+	const struct model_frame *outer = NULL;
+	for (size_t i = t->frames.n; i > 0 && !outer; i--)
+		if (((const struct model_frame *)t->frames.items[i - 1])->kind == key->kind)
+			outer = t->frames.items[i - 1];
+	c->k->recursion_at_least = t->error != NULL ||
+				   (outer && same(outer->function, key->function) && same(outer->file, key->file));
+}
+
+/* "; 1245 calls of so.py:f" (at least, of a stack read in part), or "" */
+static const char *recursion_text(struct ctx *c)
+{
+	const struct model_fault_kind *k = c->k;
+	if (!k->recursion_kind)
+		return "";
+	return arena_printf(c->r->arena, "; %s%lld calls of %s%s%s", k->recursion_at_least ? "at least " : "",
+			    (long long)k->recursion_count, k->recursion_file ? base_name(k->recursion_file) : "",
+			    k->recursion_file ? ":" : "", k->recursion_function);
 }
 
 /* ------------------------------------------------------------------------
@@ -326,11 +346,7 @@ static bool stack_overflow(struct ctx *c)
 	c->k->has_offset = true;
 	c->k->offset = above->start - a;
 	recursion(c, owner);
-	const char *rec = "";
-	if (c->k->recursion_kind)
-		rec = arena_printf(c->r->arena, "; %lld calls of %s%s%s", (long long)c->k->recursion_count,
-				   c->k->recursion_file ? base_name(c->k->recursion_file) : "",
-				   c->k->recursion_file ? ":" : "", c->k->recursion_function);
+	const char *rec = recursion_text(c);
 	c->k->text = arena_printf(c->r->arena, "stack overflow: thread %lld's stack guard %s at 0x%llx, 0x%llx bytes "
 				  "under its stack 0x%llx-0x%llx %s%s", (long long)owner,
 				  at ? "page" : "gap", (unsigned long long)a, (unsigned long long)c->k->offset,
@@ -348,35 +364,44 @@ static bool stack_overflow(struct ctx *c)
  * signal's frame on the thread's stack (arch/x86/kernel/signal.c and
  * arm64's: force_sigsegv), a handled fault's on an exhausted stack that
  * has no alternate one; proven a stack overflow when the thread's stack
- * pointer is that close to the bottom of its stack, over a guard page or
- * the kernel's gap. */
+ * pointer is that close to the bottom of its stack (a writable anonymous
+ * mapping), above it or already in the guard page or gap under it. */
 static bool undeliverable(struct ctx *c)
 {
 	if (!c->g.has_regs || !c->vmas_known)
 		return false;
-	const struct dump_vma *below, *at = dump_vma_near(c->d, c->g.sp, &below, NULL);
-	if (!at || !at->writable || at->file || c->g.sp - at->start > SIGFRAME_REACH)
-		return false;
-	bool guard = below && below->end == at->start && !below->readable && !below->writable && !below->executable &&
-		     !below->file;
-	if (!guard && below && at->start - below->end < STACK_GUARD_GAP / 4)
+	uint64_t sp = c->g.sp;
+	const struct dump_vma *below, *above, *at = dump_vma_near(c->d, sp, &below, &above);
+	const struct dump_vma *stack = NULL;
+	const char *where = NULL;
+	if (at && at->writable && !at->file) {
+		stack = at;
+		bool guard = below && below->end == at->start && !below->readable && !below->writable &&
+			     !below->executable && !below->file;
+		if (!guard && below && at->start - below->end < STACK_GUARD_GAP / 4)
+			return false;
+		where = guard ? "guard-page" : "guard-gap";
+	} else if (at && !at->readable && !at->writable && !at->executable && !at->file && above &&
+		   above->start == at->end && above->writable && !above->file) {
+		stack = above;
+		where = "guard-page";
+	} else if (!at && above && above->writable && !above->file) {
+		stack = above;
+		where = "guard-gap";
+	}
+	if (!stack || (sp >= stack->start ? sp - stack->start : stack->start - sp) > SIGFRAME_REACH)
 		return false;
 	if (!named(c, "stack-overflow"))
 		return true;
-	set_mapping(c, at, guard ? "guard-page" : "guard-gap");
+	set_mapping(c, stack, where);
 	c->k->has_offset = true;
-	c->k->offset = c->g.sp - at->start;
+	c->k->offset = sp >= stack->start ? sp - stack->start : stack->start - sp;
 	recursion(c, c->g.tid);
-	const char *rec = "";
-	if (c->k->recursion_kind)
-		rec = arena_printf(c->r->arena, "; %lld calls of %s%s%s", (long long)c->k->recursion_count,
-				   c->k->recursion_file ? base_name(c->k->recursion_file) : "",
-				   c->k->recursion_file ? ":" : "", c->k->recursion_function);
-	c->k->text = arena_printf(c->r->arena, "stack overflow: thread %lld's stack pointer 0x%llx is 0x%llx bytes above "
+	c->k->text = arena_printf(c->r->arena, "stack overflow: thread %lld's stack pointer 0x%llx is 0x%llx bytes %s "
 				  "the bottom of its stack 0x%llx-0x%llx, too close for the kernel to deliver the signal "
-				  "(SI_KERNEL)%s", (long long)c->g.tid, (unsigned long long)c->g.sp,
-				  (unsigned long long)c->k->offset, (unsigned long long)at->start,
-				  (unsigned long long)at->end, rec);
+				  "(SI_KERNEL)%s", (long long)c->g.tid, (unsigned long long)sp,
+				  (unsigned long long)c->k->offset, sp >= stack->start ? "above" : "below",
+				  (unsigned long long)stack->start, (unsigned long long)stack->end, recursion_text(c));
 	return true;
 }
 

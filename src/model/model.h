@@ -334,6 +334,7 @@ struct model_fault_kind {
 	const char *recursion_kind;  /* "python", "native"; NULL: none found */
 	const char *recursion_function, *recursion_file;
 	int64_t recursion_count;
+	bool recursion_at_least;     /* the thread's stack was not read whole: a lower bound */
 	int64_t sender_pid;          /* signal-sent */
 	const char *sender_name;     /* from the dump's process list (ELF cores have none) */
 	int64_t file_size;           /* sigbus-past-eof: the file's size on this machine */

@@ -29,8 +29,9 @@ json_t *report_fault_kind_json(const struct model_fault_kind *k, json_t *(*str)(
 				    "end", hex(k->mapping_end, true), "permissions", str(k->mapping_permissions),
 				    "file", str(k->mapping_file), "where", str(k->where));
 	if (k->recursion_kind)
-		rec = json_pack("{s:s, s:o, s:o, s:I}", "kind", k->recursion_kind, "function", str(k->recursion_function),
-				"file", str(k->recursion_file), "count", (json_int_t)k->recursion_count);
+		rec = json_pack("{s:s, s:o, s:o, s:I, s:b}", "kind", k->recursion_kind, "function",
+				str(k->recursion_function), "file", str(k->recursion_file), "count",
+				(json_int_t)k->recursion_count, "at_least", k->recursion_at_least);
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "kind", str(k->kind), "text", str(k->text), "evidence", str(k->evidence),
 			 "thread", int_or_null(k->thread, k->thread >= 0),

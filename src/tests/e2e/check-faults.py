@@ -19,6 +19,11 @@ text report's "Fault kind:" line the JSON's.
                  (SI_KERNEL), and the thread's stack pointer is the proof
   overflow-main  the same in the main thread (RLIMIT_STACK 8 MiB): the
                  kernel's gap under its stack
+  overflow-c     every version: recursion of recurse() of the test's .so in
+                 a thread of threading.stack_size(256 KiB): stack-overflow,
+                 no recursion without --native (no frame of it is read);
+                 with --native recurse() as often as the process entered it
+                 (each call writes the count into a shared mapping)
   readonly       ctypes.memmove into a PROT_READ mapping of a file:
                  write-to-readonly at that address, in that file
   unmapped       a read 0x10 past an anonymous mapping whose last page the
@@ -63,6 +68,7 @@ CASES = {
     "null": (signal.SIGSEGV, {"null-dereference"}, {"null-dereference"}),
     "overflow": (signal.SIGSEGV, {"stack-overflow"}, {"stack-overflow"}),
     "overflow-main": (signal.SIGSEGV, {"stack-overflow"}, {"stack-overflow"}),
+    "overflow-c": (signal.SIGSEGV, {"stack-overflow"}, {"stack-overflow"}),
     "readonly": (signal.SIGSEGV, {"write-to-readonly"}, {"write-to-readonly"}),
     "unmapped": (signal.SIGSEGV, {"unmapped-near"}, {"unmapped-near"}),
     "sigbus": (signal.SIGBUS, {"sigbus-past-eof"}, {"sigbus-past-eof"}),
@@ -85,7 +91,14 @@ def divide_lib(work):
         raise Skip("no C compiler (cc) to build the divide .so")
     src = os.path.join(work, "divide.c")
     with open(src, "w") as f:
-        f.write("int divide(int a, int b) { return a / b; }\n")
+        f.write("int divide(int a, int b) { return a / b; }\n"
+                "int recurse(int n, volatile int *entered)\n"
+                "{\n"
+                "\tvolatile char pad[600];\n"
+                "\t*entered = n + 1;\n"
+                "\tpad[0] = (char)n;\n"
+                "\treturn recurse(n + 1, entered) + pad[0];\n"
+                "}\n")
     lib = os.path.join(work, "libdivide.so")
     subprocess.run([cc, "-O0", "-shared", "-fPIC", "-o", lib, src], check=True)
     return lib
@@ -103,7 +116,7 @@ def crash(python, mode, faulthandler, work):
         argv += [os.path.join(SCENARIOS, "sigbus.py"), truth]
     else:
         argv += [os.path.join(SCENARIOS, "faults.py"), truth, "wait" if mode == "kill" else mode]
-        if mode == "fpe":
+        if mode in ("fpe", "overflow-c"):
             argv.append(divide_lib(work))
     proc = subprocess.Popen(argv, cwd=work, preexec_fn=limits, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -149,6 +162,10 @@ def check_evidence(mode, fk, truth, extra, report, work):
     if kind == "stack-overflow":
         if fk["thread"] != truth["tid"]:
             raise Failure("the stack of thread %s, the recursion ran in %d" % (fk["thread"], truth["tid"]))
+        with open(truth["depth_file"], "rb") as f:
+            entered = int.from_bytes(f.read(8)[:4], "little")
+        if mode == "overflow-c":
+            return check_native_recursion(fk, truth, entered, report)
         rec = fk["recursion"]
         if not rec or rec["kind"] != "python" or rec["function"] != truth["function"] or rec["file"] != truth["file"]:
             raise Failure("recursion %s, the process recursed in %s of %s" % (rec, truth["function"], truth["file"]))
@@ -159,9 +176,7 @@ def check_evidence(mode, fk, truth, extra, report, work):
                 rec["count"], len(frames), truth["function"]))
         # the calls the process entered, as its last one wrote; the fault
         # may come in the set-up of one more call's frame
-        with open(truth["depth_file"], "rb") as f:
-            entered = int.from_bytes(f.read(8), "little")
-        if rec["count"] not in (entered, entered + 1):
+        if rec["at_least"] or rec["count"] not in (entered, entered + 1):
             raise Failure("recursion count %d, the process entered %d calls of %s" % (
                 rec["count"], entered, truth["function"]))
         m = fk["mapping"]
@@ -215,11 +230,29 @@ def check_evidence(mode, fk, truth, extra, report, work):
     raise Failure("kind %s has no check" % kind)
 
 
+def check_native_recursion(fk, truth, entered, report):
+    """recurse() of the test's .so: without --native no frame repeats (the
+    report has none of it); with it, recurse() as often as the process
+    entered it (one more when the fault came in a call's prologue)."""
+    if fk["recursion"] is not None:
+        raise Failure("recursion %s without --native, where no frame repeats" % fk["recursion"])
+    rc, out, err = cs.run_pycore(["analyze", "--format", "json", "--native", report["input"]["path"]])
+    native = cs.load_report(out)["fault_kind"]
+    rec = native and native["recursion"]
+    if not rec or rec["kind"] != "native" or rec["function"] != truth["function"]:
+        raise Failure("with --native: recursion %s, the process recursed in %s" % (rec, truth["function"]))
+    # (the unwinder gives at most 1024 frames: past that, at least)
+    if rec["count"] not in (entered, entered + 1) if not rec["at_least"] else rec["count"] > entered:
+        raise Failure("with --native: %d calls of %s%s, the process entered %d" % (
+            rec["count"], rec["function"], " at least" if rec["at_least"] else "", entered))
+    return "%d calls of %s (the process entered %d) with --native" % (rec["count"], rec["function"], entered)
+
+
 def one(name, mode, faulthandler):
     python = interpreters.path(name)
     if not python:
         raise Skip("%s is not on this machine" % name)
-    if mode.startswith("overflow") and name != "py3.10":
+    if mode in ("overflow", "overflow-main") and name != "py3.10":
         raise Skip("a Python recursion overflows the C stack up to 3.10 only")
     work = tempfile.mkdtemp(prefix="pycore-faults-")
     try:

@@ -10,6 +10,9 @@ file) and then crashes.  Python 3.6+ on Linux x86-64.
                  writes how many were entered into the file depth_file
                  (a shared mapping, which outlives the process)
   overflow-main  the same in the main thread: the kernel's gap under it
+  overflow-c     recursion of recurse() of the test's .so (ARG) in a thread
+                 with a small stack, each call writing how many were
+                 entered into the file depth_file
   readonly       a write (ctypes.memmove) into a PROT_READ mapping of a file
   unmapped       a read 0x10 bytes past the end of an anonymous mapping
                  (its last page unmapped)
@@ -78,6 +81,21 @@ elif MODE == "overflow":
     t.join()
 elif MODE == "overflow-main":
     overflow()
+elif MODE == "overflow-c":
+    def native():
+        lib = ctypes.CDLL(sys.argv[3])
+        path = os.path.join(os.getcwd(), "depth")
+        with open(path, "wb") as out:
+            out.write(bytes(4096))
+        with open(path, "r+b") as fd:
+            depth = mmap.mmap(fd.fileno(), 4096)
+        buf = ctypes.c_int.from_buffer(depth)
+        write_truth(function="recurse", depth_file=path)
+        lib.recurse(0, ctypes.byref(buf))
+    threading.stack_size(256 * 1024)
+    t = threading.Thread(target=native, name="deep-c")
+    t.start()
+    t.join()
 elif MODE == "readonly":
     path = os.path.join(os.getcwd(), "readonly.data")
     with open(path, "wb") as out:
