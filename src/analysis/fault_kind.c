@@ -309,8 +309,9 @@ static const char *recursion_text(struct ctx *c)
  * SIGSEGV
  * ------------------------------------------------------------------------ */
 
-/* The thread whose stack the mapping STACK is, the faulting one first:
- * its stack pointer between LO and the mapping's end; -1 none. */
+/* The faulting thread, when the mapping STACK is its stack: its stack
+ * pointer between LO and the mapping's end; -1 when it is not (a wild
+ * access under another thread's stack is no overflow of this one's). */
 static int64_t stack_owner(struct ctx *c, const struct dump_vma *stack, uint64_t lo)
 {
 	if (c->g.has_regs && c->g.sp >= lo && c->g.sp < stack->end)
