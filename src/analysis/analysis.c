@@ -1,6 +1,7 @@
 /* The pipeline, wired once (analysis.h): dump -> locate -> symbols ->
  * python -> model. */
 #include "analysis/analysis.h"
+#include "analysis/fault_kind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,8 @@ struct pc_error *analysis_walk(struct analysis *a)
 	if (r->fault)
 		r->fault->name = report_signal_name(r->fault->signal.number);
 	fill_modules(a);
+	if (!e)
+		fault_kind_classify(a->dump, a->sym, a->opt.files.sysroot, r);
 	size_t nw;
 	const char *const *w = dump_warnings(a->dump, &nw);
 	if (e && dump_truncated(a->dump)) {

@@ -272,6 +272,25 @@ uint64_t dump_search(struct dump *d, const void *needle, size_t len,
 		     bool (*keep)(struct dump *d, uint64_t start, void *arg),
 		     bool (*found)(struct dump *d, uint64_t addr, void *arg), void *arg);
 
+/* One mapping of the process (a VMA), as the dump records it (dump/vmas.c):
+ * an ELF core's program headers named by NT_FILE, a live process's or a
+ * minidump's maps lines. */
+struct dump_vma {
+	uint64_t start, end;         /* [start, end) */
+	bool readable, writable, executable;
+	const char *file;            /* the file mapped there ("[vdso]": the kernel's image);
+					NULL: anonymous, or the dump names none */
+	uint64_t file_offset;        /* of start in file */
+};
+/* The process's mappings, sorted by address and not overlapping; NULL
+ * with *N 0 when the dump records none (then nothing is known of what
+ * was mapped where).  Valid until dump_close. */
+const struct dump_vma *dump_vmas(struct dump *d, size_t *n);
+/* The mapping holding ADDR, or NULL; *BELOW and *ABOVE (either may be
+ * NULL) the nearest mappings wholly below and above ADDR, or NULL. */
+const struct dump_vma *dump_vma_near(struct dump *d, uint64_t addr, const struct dump_vma **below,
+				     const struct dump_vma **above);
+
 /* The module whose mappings contain ADDR, or NULL. */
 struct dump_module *dump_module_at(struct dump *d, uint64_t addr);
 

@@ -91,6 +91,11 @@ struct dump_priv {
 	size_t nheld;
 	uint8_t *held_buf;
 	bool held_taken;
+	/* the process's mappings (vmas.c): as the readers add them, then
+	 * sorted and named by the file ranges (NT_FILE) */
+	struct dump_vma *vmas, *vma_files;
+	size_t nvmas, vmas_cap, nvma_files, vma_files_cap;
+	bool vmas_finished;
 };
 
 /* The recorder (record.c): a set of block numbers, blocks of
@@ -114,6 +119,15 @@ uint64_t *dump_record_pages(struct dump_record *r, size_t *n);
  * the modules' headers, build-id notes and dynamic sections, and the
  * dynamic linker's list of libraries. */
 void dump_record_extras(struct dump *d);
+
+/* The process's mappings (vmas.c): a mapping and its permissions; a
+ * file's range (PATH copied; only an absolute path names a file); sort
+ * and name them (dump_vmas does it once itself); free them (dump_close).
+ * PC_ELIMIT past DUMP_MAX_MAPPINGS. */
+enum pc_code dump_add_vma(struct dump *d, uint64_t start, uint64_t end, bool r, bool w, bool x);
+enum pc_code dump_add_vma_file(struct dump *d, uint64_t start, uint64_t end, uint64_t offset, const char *path);
+void dump_vmas_finish(struct dump *d);
+void dump_vmas_free(struct dump *d);
 
 /* A message to pass on in the report. */
 void dump_warn(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

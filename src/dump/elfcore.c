@@ -134,6 +134,9 @@ static enum pc_code take_nt_file(struct dump *d, const uint8_t *desc, size_t len
 			return PC_ECORRUPT;
 		}
 		if (stop > start && pgoff < UINT64_MAX / page) {
+			/* (past DUMP_MAX_MAPPINGS a mapping is left unnamed: anonymous) */
+			if (dump_add_vma_file(d, start, stop, pgoff * page, names) == PC_ENOMEM)
+				return PC_ENOMEM;
 			struct dump_module *m = module_for_path(d, names);
 			if (!m)
 				return d->p->error ? PC_ECORRUPT : PC_ENOMEM;
@@ -446,6 +449,13 @@ enum pc_code dump_elfcore_open(struct dump *d)
 			l->flags = ph.p_flags;
 			l->offset = ph.p_offset;
 			l->filesz = ph.p_filesz;
+			/* every mapping, dumped or not, with its permissions (vmas.c) */
+			if (ph.p_vaddr + ph.p_memsz > ph.p_vaddr &&
+			    dump_add_vma(d, ph.p_vaddr, ph.p_vaddr + ph.p_memsz, ph.p_flags & PF_R, ph.p_flags & PF_W,
+					 ph.p_flags & PF_X) == PC_ENOMEM) {
+				st = PC_ENOMEM;
+				break;
+			}
 			if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr) {
 				dump_set_error(d, "segment at 0x%llx wraps around the address space",
 					       (unsigned long long)ph.p_vaddr);

@@ -349,6 +349,9 @@ static enum pc_code take_mapping(struct dump *d, const struct dump_live *l, cons
 	 * process's memory, and reading them fails */
 	if (strncmp(path, "[vvar", 5) == 0 || strcmp(path, "[vsyscall]") == 0)
 		return PC_OK;
+	if (dump_add_vma(d, start, end, perms[0] == 'r', perms[1] == 'w', perms[2] == 'x') == PC_ENOMEM ||
+	    dump_add_vma_file(d, start, end, off, path) == PC_ENOMEM)
+		return PC_ENOMEM;
 	if (perms[0] == 'r') {
 		/* its PF_* flags, for a compact dump's program headers (dump_save) */
 		uint32_t flags = PF_R | (perms[1] == 'w' ? PF_W : 0) | (perms[2] == 'x' ? PF_X : 0);

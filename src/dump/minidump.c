@@ -364,6 +364,10 @@ static void linux_maps(struct dump *d, const struct md_stream *s)
 		}
 		v[n++] = (struct maps_line){ start, end, off, inode, maj, min, perms[0] == 'r', perms[1] == 'w',
 					     line + pos };
+		/* the mapping with its permissions and file, for what a fault hit (vmas.c) */
+		if (dump_add_vma(d, start, end, perms[0] == 'r', perms[1] == 'w', perms[2] == 'x') == PC_ENOMEM ||
+		    dump_add_vma_file(d, start, end, off, line + pos) == PC_ENOMEM)
+			break;
 	}
 	if (n)  /* qsort's array may not be NULL, even empty (a stream without a line read) */
 		qsort(v, n, sizeof(*v), maps_line_cmp);

@@ -397,6 +397,7 @@ void dump_close(struct dump *d)
 	}
 	free(d->annotations);
 	dump_files_free(d);
+	dump_vmas_free(d);
 	free(d->modules);
 	free(d->threads);
 	for (size_t i = 0; i < d->p->ncopies; i++)

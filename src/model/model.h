@@ -313,6 +313,46 @@ struct model_abort {
 	const char *exception_type;  /* c++: the exception's type, demangled; NULL otherwise */
 };
 
+/* The fault named (analysis/fault_kind.c): the kind of failure the dump
+ * proves, with its evidence.  kind: "null-dereference", "stack-overflow",
+ * "unmapped-near", "write-to-readonly", "sigbus-past-eof" (a SIGBUS in a
+ * file's mapping: past its end where the file could be measured),
+ * "divide-by-zero", "illegal-instruction-anonymous", "abort",
+ * "signal-sent", "unrecorded".  Numbers -1, strings NULL when not said. */
+struct model_fault_kind {
+	const char *kind;
+	const char *text;            /* the one line: "NULL pointer + 0x10 (SEGV_MAPERR)" */
+	/* what proves it: "siginfo" (the kernel's siginfo: code, address,
+	 * sender), "saved-state" (the registers and trap a handler's signal
+	 * frame saved), "stack" (abort() on the thread's stack), "none" */
+	const char *evidence;
+	int64_t thread;              /* the thread that faulted (stack-overflow: whose stack) */
+	bool has_address;
+	uint64_t address;            /* the fault address (SIGILL: the instruction's) */
+	bool has_offset;
+	/* null-dereference: the address itself; unmapped-near: how far from
+	 * the mapping; sigbus-past-eof: the offset in the file */
+	uint64_t offset;
+	bool has_mapping;            /* the mapping it hit or is next to */
+	uint64_t mapping_start, mapping_end;
+	const char *mapping_permissions;  /* "r-x", "---" */
+	const char *mapping_file;    /* NULL: anonymous */
+	/* where the address lies: "in" the mapping, "below" or "above" it
+	 * (unmapped-near); stack-overflow: "guard-page" (a PROT_NONE mapping
+	 * under the stack: glibc's threads) or "guard-gap" (the unmapped gap
+	 * the kernel keeps under a stack that grows) */
+	const char *where;
+	/* stack-overflow: the frames that repeat on that thread's stack */
+	const char *recursion_kind;  /* "python", "native"; NULL: none found */
+	const char *recursion_function, *recursion_file;
+	int64_t recursion_count;
+	bool recursion_at_least;     /* the thread's stack was not read whole: a lower bound */
+	int64_t sender_pid;          /* signal-sent */
+	const char *sender_name;     /* from the dump's process list (ELF cores have none) */
+	int64_t file_size;           /* sigbus-past-eof: the file's size on this machine */
+	const char *message;         /* abort: its words, where another part finds them */
+};
+
 struct model_report {
 	struct arena *arena;
 	/* input */
@@ -345,6 +385,7 @@ struct model_report {
 	int64_t crashed_tid;         /* -1: none (the core's: the thread that received it) */
 	struct model_fault *fault;   /* NULL: no re-raise found (the signal is the crash) */
 	struct model_abort *abort;   /* NULL: no abort's message found */
+	struct model_fault_kind *fault_kind;   /* NULL: no kind of fault proven */
 	const struct model_coredump *coredump;   /* NULL: not a systemd-coredump file */
 	struct ptrvec modules;       /* of struct model_module */
 	int64_t *tids;               /* every OS thread the dump holds */

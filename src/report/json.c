@@ -15,6 +15,7 @@
 #include "config.h"
 #include "model/redact.h"
 #include "report/json_text.h"
+#include "report/json_fault_kind.h"
 #include "util/unicode.h"
 
 /* Strings from a dump (argv, paths) need not be UTF-8, and JSON text must
@@ -693,6 +694,7 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(json_object_get(j, "process"), "coredump", coredump_json(r->coredump));
 		fault_json(json_object_get(j, "process"), r);
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
+		json_object_set_new(j, "fault_kind", report_fault_kind_json(r->fault_kind, str_or_null));
 		json_object_set_new(j, "redacted", redacted_json(r));
 		json_object_set_new(j, "abort", abort_json(r->abort));
 	}

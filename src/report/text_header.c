@@ -134,6 +134,12 @@ void tx_header(const struct tx *x)
 	tx_put(out, s.text ? s.text : "(out of memory)");
 	tx_color(x, C_RESET);
 	fputs("\n", out);
+	if (r->fault_kind && r->fault_kind->text) {
+		/* the line holds file names from the dump */
+		fputs("Fault kind: ", out);
+		tx_put(out, r->fault_kind->text);
+		fputs("\n", out);
+	}
 	write_deadlock(out, &s);
 	report_summary_free(&s);
 
