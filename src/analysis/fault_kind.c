@@ -532,10 +532,22 @@ static void self_sent(struct ctx *c, const char *how)
 	if (c->g.number != SIGABRT_ || !named(c, "abort"))
 		return;
 	const char *code = c->g.has_code ? report_signal_code_name(c->g.number, c->g.code) : NULL;
+	const struct model_abort *ab = c->r->abort;
 	c->k->evidence = how;
 	c->k->has_address = false;
+	/* its words, where the C library, the C++ runtime or CPython kept them
+	 * (python/walk/abort.c) */
+	c->k->message = ab ? (ab->message ? ab->message : ab->exception_type) : NULL;
 	c->k->text = strcmp(how, "stack") == 0 ? "abort: SIGABRT raised by the process itself (abort() on its stack)"
 		     : arena_printf(c->r->arena, "abort: SIGABRT raised by the process itself (%s)", code ? code : "sent");
+	if (c->k->message) {
+		/* at most 160 bytes of them, cut before a UTF-8 continuation */
+		size_t n = strlen(c->k->message), max = 160;
+		while (n > max && max > 0 && ((unsigned char)c->k->message[max] & 0xc0) == 0x80)
+			max--;
+		c->k->text = arena_printf(c->r->arena, "%s: \"%.*s%s\"", c->k->text, (int)(n > max ? max : n),
+					  c->k->message, n > max ? "..." : "");
+	}
 }
 
 static void classify(struct ctx *c)
