@@ -127,7 +127,11 @@ static bool compare_run(struct verify *v, const struct span *sp, uint64_t start,
 		c = compare(v, start, sp->off + (start - sp->addr), (size_t)len, &s->at);
 	} else {
 		while (c != CMP_DIFFER && s->next < s->pos + len) {
-			uint64_t a = start + (s->next - s->pos), n = end - a < CHUNK ? end - a : CHUNK;
+			/* on a CHUNK boundary, so that a compact dump, which keeps
+			 * what was read, holds whole chunks and gives the same verdict */
+			uint64_t a = start + (s->next - s->pos);
+			a = a - a % CHUNK < start ? start : a - a % CHUNK;
+			uint64_t n = end - a < CHUNK ? end - a : CHUNK;
 			c = compare(v, a, sp->off + (a - sp->addr), (size_t)n, &s->at);
 			s->next += s->stride;
 		}
