@@ -37,8 +37,8 @@ stacks; then, each case a TAP line:
   call by its name; and a copy of the executable with one byte of the read-
   only page the core holds changed, given as --executable, is refused, the
   JSON module's "refused" and the --verbose text saying where it differs
-  (the locals scenario's reprs, exactly Python's, are the type names read
-  from the files so verified).
+  and every local's type name is the process's (those names are in the
+  files' read-only data, read from the files so verified).
 
 Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
 """
@@ -214,6 +214,24 @@ def check_by_bytes(report):
                                                                  mine[0]["verified_bytes"])
 
 
+def check_type_names(truth, report):
+    """Every variable's type name is the one the process recorded: the
+    names of types defined in the interpreter live in its files' read-only
+    data, which a core leaves out (read only from a file so verified)."""
+    threads = dict((t["ident"], t) for i in report["interpreters"] for t in i["threads"])
+    n = 0
+    for tt in truth["threads"]:
+        frames = [f for f in threads[tt["ident"]]["frames"] if f["kind"] == "python"]
+        for tf, f in zip(tt["frames"], frames):
+            got = dict((v["name"], v) for v in f["locals"] or [])
+            for name, (tname, _, _, _) in tf["locals"].items():
+                if name not in got or got[name]["type"] != tname:
+                    raise Failure("%s: %s: type %r, the process says %r" % (
+                        tf["function"], name, got.get(name, {}).get("type"), tname))
+                n += 1
+    return "%d variables' types" % n
+
+
 GDB_CRASHED = """python
 for t in gdb.selected_inferior().threads():
     if t.ptid[1] == %d:
@@ -342,6 +360,8 @@ def check(name, target, scenario, workdir, subs):
         subs.append(("fingerprint as on glibc", check_fingerprint, (name, core, report, workdir)))
     if name.endswith("-nobuildid"):
         subs.append(("files without a build-id verified by their bytes", check_by_bytes, (report,)))
+    if name.endswith("-nobuildid") and scenario == "locals":
+        subs.append(("every local's type named as the process names it", check_type_names, (truth, report)))
     if name.endswith("-nobuildid") and scenario == "crash":
         subs.append(("--native-all: the crash's frames are gdb's up to Python", check_gdb_native,
                      (target, core)))
