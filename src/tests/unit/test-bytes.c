@@ -188,6 +188,26 @@ static void cases(const char *what, uint8_t *file, size_t size)
 		}
 	}
 
+	/* every byte of the file's ELF header and program headers changed in
+	 * turn (a lying file: offsets and sizes past its end, no segment at 0,
+	 * another class): refused every time, never read out of bounds */
+	uint8_t *copy = malloc(size);
+	size_t heads = eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr), refused = 0;
+	uint8_t *lb[17];
+	struct dump *ld = copy ? lay_out(file, HEADER | RW, 0, lb) : NULL;
+	for (size_t i = 0; ld && i < heads && i < 4096; i++) {
+		memcpy(copy, file, size);
+		copy[i] ^= 0xff;
+		locate_bytes_verify(ld, BASE, copy, size, "f", &v);
+		refused += !v.agree && v.reason;
+		free(v.reason);
+	}
+	CHECK(!ld || refused == (heads < 4096 ? heads : 4096), "%s: %zu of %zu header bytes changed refused", what,
+	      refused, heads);
+	if (ld)
+		drop(ld, lb);
+	free(copy);
+
 	/* a file cut inside its last segment, and one not ELF */
 	uint64_t last = 0;
 	for (size_t i = 0; i < eh->e_phnum; i++)
