@@ -36,9 +36,12 @@ stacks; then, each case a TAP line:
   frame that carries the first Python call, each by its pc, each inlined
   call by its name; and a copy of the executable with one byte of the read-
   only page the core holds changed, given as --executable, is refused, the
-  JSON module's "refused" and the --verbose text saying where it differs
-  and every local's type name is the process's (those names are in the
-  files' read-only data, read from the files so verified).
+  JSON module's "refused" and the --verbose text saying where it differs;
+  with _ctypes' directory hidden (a mount namespace), a copy of its module
+  in --search-path is used (found by name, verified by its bytes) and a
+  changed copy refused; and every local's type name is the process's
+  (those names are in the files' read-only data, read from the files so
+  verified).
 
 Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
 """
@@ -58,7 +61,7 @@ from pycoretest.corefile import Core
 from pycoretest.cores import take_crash, take_snapshot, twin_fingerprints
 from pycoretest.env import SRCDIR, scaled
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore, scenario_cases
+from pycoretest.run import run_hidden, run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
@@ -316,12 +319,7 @@ def check_changed_copy(target, core, workdir):
     exe = target.host_exe()
     copy = os.path.join(workdir, "changed-" + os.path.basename(exe))
     shutil.copyfile(exe, copy)
-    off = first_page_byte(copy)
-    with open(copy, "r+b") as f:
-        f.seek(off)
-        b = f.read(1)
-        f.seek(off)
-        f.write(bytes([b[0] ^ 0x5a]))
+    off = flip_first_page(copy)
     rc, out, err = run_pycore(["analyze", "--format", "json", "--executable", copy, core])
     if rc not in (0, 1):
         raise Failure("--executable a changed copy: exit %d: %s" % (rc, err.strip()))
@@ -336,6 +334,54 @@ def check_changed_copy(target, core, workdir):
     if rc not in (0, 1) or not line or want not in line[0]:
         raise Failure("--verbose's module list: exit %d, no line saying %r:\n%s" % (rc, want, out[-3000:]))
     return "exit %d: %s" % (rc, line[0].strip())
+
+
+def flip_first_page(path):
+    """One byte of PATH's dumped first page changed; its offset."""
+    off = first_page_byte(path)
+    with open(path, "r+b") as f:
+        f.seek(off)
+        b = f.read(1)
+        f.seek(off)
+        f.write(bytes([b[0] ^ 0x5a]))
+    return off
+
+
+def check_search_path(core, workdir):
+    """_ctypes' directory hidden (a mount namespace of its own), its
+    module found by name in --search-path: a true copy used, verified by
+    its bytes; a copy with one byte of its dumped first page changed
+    refused, the reason naming it."""
+    mods = analyze(core, ["--native"])["process"]["modules"]
+    ctypes = [m["path"] for m in mods if os.path.basename(m["path"]).startswith("_ctypes.")]
+    if not ctypes:
+        raise Failure("no _ctypes module among %s" % [m["path"] for m in mods])
+    lib = ctypes[0]
+    empty, good, bad = (os.path.join(workdir, d) for d in ("empty", "good", "bad"))
+    for d in (empty, good, bad):
+        os.makedirs(d, exist_ok=True)
+    shutil.copyfile(lib, os.path.join(good, os.path.basename(lib)))
+    shutil.copyfile(lib, os.path.join(bad, os.path.basename(lib)))
+    off = flip_first_page(os.path.join(bad, os.path.basename(lib)))
+    got = {}
+    for d in (good, bad):
+        rc, out, err = run_hidden([os.path.dirname(lib)], empty,
+                                  ["analyze", "--native", "--format", "json", "--search-path", d, core])
+        if rc not in (0, 1):
+            if "unshare" in err or "mount" in err:
+                raise Skip("no mount namespace here: %s" % err.strip())
+            raise Failure("--search-path %s: exit %d: %s" % (d, rc, err.strip()))
+        got[d] = [m for m in load_report(out)["process"]["modules"] if m["path"] == lib][0]
+    m = got[good]
+    if m["file"] != os.path.join(good, os.path.basename(lib)) or m["found_by"] != "search-path" or \
+            m["verified_by"] != "bytes":
+        raise Failure("the true copy: %s" % m)
+    m = got[bad]
+    want = "differs from the dump's copy of its ELF header page at file offset 0x%x" % off
+    if m["file"] or not m["refused"] or want not in m["refused"] or bad not in m["refused"]:
+        raise Failure("the changed copy: %s, not refused saying %r" % (m, want))
+    return "the copy used (%d bytes compared), the changed one refused: %s" % (got[good]["verified_bytes"],
+                                                                               m["refused"])
 
 
 def check(name, target, scenario, workdir, subs):
@@ -366,6 +412,8 @@ def check(name, target, scenario, workdir, subs):
         subs.append(("--native-all: the crash's frames are gdb's up to Python", check_gdb_native,
                      (target, core)))
         subs.append(("a changed copy of the executable refused", check_changed_copy, (target, core, workdir)))
+        subs.append(("--search-path: _ctypes' copy used, a changed one refused", check_search_path,
+                     (core, workdir)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     what = "%d threads, %d frames; %s; %d tids at struct pthread + %d" % (
         len(truth["threads"]), nframes, os.path.basename(libc), nthreads, tid_at)
