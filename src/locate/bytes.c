@@ -1,8 +1,9 @@
 /* A file without a build-id, verified by the bytes the dump holds of it
  * (bytes.h).  Facts used: the ELF gABI (program headers, the dynamic
  * section's d_ptr tags); the kernel dumps the first page of a file mapping
- * at offset 0 that starts with an ELF header (fs/binfmt_elf.c,
- * vma_dump_size, coredump_filter bit 4) and leaves out the other pages of
+ * at offset 0 that starts with an ELF header (vma_dump_size, in
+ * fs/coredump.c since Linux 5.10, fs/binfmt_elf.c before; coredump_filter
+ * bit 4) and leaves out the other pages of
  * read-only file mappings nobody wrote; glibc's ld.so adds the load bias
  * to the d_ptr values of DT_HASH, DT_PLTGOT, DT_STRTAB, DT_SYMTAB, DT_RELA,
  * DT_REL, DT_JMPREL, DT_VERSYM, DT_GNU_HASH (and DT_RELR) in the dynamic
