@@ -3,8 +3,9 @@ of real processes, read through the libc seam (src/platform/libc.c).
 
 The interpreters are musl3.11, musl3.12 and musl3.13, and 3.12 and 3.13
 fully static (musl3.12-static, musl3.13-static; pycoretest.interpreters;
-the sanitizer pass: musl3.12 and musl3.12-static), and 3.13 linked as
-musl-gcc links by default, without a GNU build-id (musl3.13-nobuildid):
+the sanitizer pass: musl3.12, musl3.12-static and musl3.13-nobuildid), and
+3.13 linked as musl-gcc links by default, without a GNU build-id
+(musl3.13-nobuildid):
 the CPythons that scripts/musl-python builds once per machine with Debian's
 musl-tools and caches; this test never builds them -- until one is there,
 its cases are skips by its name (scripts/run-tests starts the builds in the
