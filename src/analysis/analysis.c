@@ -123,7 +123,11 @@ static void fill_modules(struct analysis *a)
 		if (lr && lr->data && file_used(a, m)) {
 			mm->file = arena_strdup(r->arena, lr->path);
 			mm->found_by = locate_how_str(lr->how);
+			mm->verified_by = locate_verified_str(lr->verified);
+			mm->verified_bytes = lr->verified_bytes;
 		}
+		if (lr && !lr->data && lr->reason && (lr->state == LOCATE_REFUSED || lr->state == LOCATE_NO_BUILD_ID))
+			mm->refused = arena_strdup(r->arena, lr->reason);
 		/* the walk names the file it read for the interpreter */
 		if (lr && lr->data && r->binary_path && !r->binary_found_by && strcmp(lr->path, r->binary_path) == 0)
 			r->binary_found_by = locate_how_str(lr->how);

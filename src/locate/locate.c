@@ -1,6 +1,7 @@
 /* The file-search policy (locate.h): every module's file resolved once, in
  * one documented order, each with a result saying what was used and why. */
 #include "locate/locate.h"
+#include "locate/bytes.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -71,6 +72,16 @@ const char *locate_how_str(enum locate_how how)
 	return NULL;
 }
 
+const char *locate_verified_str(enum locate_verified verified)
+{
+	switch (verified) {
+	case LOCATE_UNVERIFIED: return NULL;
+	case LOCATE_BY_BUILD_ID: return "build-id";
+	case LOCATE_BY_BYTES: return "bytes";
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------------------
  * One candidate file
  * ------------------------------------------------------------------------ */
@@ -133,6 +144,8 @@ struct search {
 	char *fallback;
 	char *fallback_in_image;     /* the fallback is the image's file at this path */
 	enum locate_how fallback_how;
+	bool undecided;              /* no build-id, and the dump held too little of the
+					first file refused to tell */
 };
 
 static bool keep_mapping(struct locate *l, void *data, size_t size, const char *path)
@@ -162,12 +175,27 @@ static bool take_from(struct search *s, const char *path, const char *in_image, 
 			      : map_elf(path, &size, id, &idlen);
 	if (!data)
 		return false;
-	if (id_matches(s->m, id, idlen) && keep_mapping(s->l, data, size, path)) {
+	/* without a build-id, the file's bytes against the dump's (reading
+	 * the dump changes nothing it says) */
+	struct locate_bytes vb = { 0 };
+	bool by_bytes = s->m->build_id_len == 0;
+	if (by_bytes)
+		locate_bytes_verify((struct dump *)s->l->d, s->m->base, data, size, path, &vb);
+	if ((by_bytes ? vb.agree : id_matches(s->m, id, idlen)) && keep_mapping(s->l, data, size, path)) {
 		struct mapping *mp = &s->l->maps[s->l->nmaps - 1];
 		*s->res = (struct locate_result){ LOCATE_MATCH, how, mp->path, mp->data, mp->size, NULL,
-						  in_image != NULL };
+						  in_image != NULL, by_bytes ? LOCATE_BY_BYTES : LOCATE_BY_BUILD_ID,
+						  vb.compared };
+		free(vb.reason);
 		return true;
 	}
+	if (!s->mismatch && by_bytes) {
+		s->undecided = !vb.differ;
+		if (asprintf(&s->mismatch, "%s%s", vb.reason ? vb.reason : path,
+			     s->l->p->allow_mismatch ? "" : " (--allow-mismatch would use it)") < 0)
+			s->mismatch = NULL;
+	}
+	free(vb.reason);
 	if (!s->mismatch) {
 		char want[129], got[129] = "none";
 		dump_hex(s->m->build_id, s->m->build_id_len, want);
@@ -470,20 +498,6 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 		return;
 	}
 	bool main_program = d->executable && strcmp(m->path, d->executable) == 0;
-	if (m->build_id_len == 0 && !p->allow_mismatch) {
-		/* the hint only where a file is there for the option to take */
-		char *under_root = p->sysroot && !p->image ? join(p->sysroot, m->path) : NULL;
-		bool some = access(main_program && p->executable ? p->executable : m->path, R_OK) == 0 ||
-			    (under_root && access(under_root, R_OK) == 0) ||
-			    (p->image && image_has_file(p->image, m->path));
-		free(under_root);
-		res->state = LOCATE_NO_BUILD_ID;
-		if (asprintf((char **)&res->reason, "%s: the dump does not record its build-id, so no file on "
-			     "disk can be verified%s", m->path,
-			     some ? " (--allow-mismatch uses it anyway)" : "") < 0)
-			res->reason = NULL;
-		return;
-	}
 	struct search s = { .l = l, .m = m, .res = res };
 	/* m->file: where a live process's file opens as the process sees it */
 	bool ok = main_program && p->executable ? take(&s, p->executable, LOCATE_EXECUTABLE)
@@ -506,7 +520,8 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 		if (data && keep_mapping(l, data, size, s.fallback)) {
 			struct mapping *mp = &l->maps[l->nmaps - 1];
 			*res = (struct locate_result){ LOCATE_MISMATCH_USED, s.fallback_how, mp->path,
-						       mp->data, mp->size, s.mismatch, s.fallback_in_image != NULL };
+						       mp->data, mp->size, s.mismatch, s.fallback_in_image != NULL,
+						       LOCATE_UNVERIFIED, 0 };
 			s.mismatch = NULL;
 			ok = true;
 		} else if (data) {
@@ -515,7 +530,7 @@ static void resolve(struct locate *l, const struct dump_module *m, struct locate
 	}
 	/* a file found stays here until the caller takes it (locate_take_file) */
 	if (!ok && s.mismatch) {
-		res->state = LOCATE_REFUSED;
+		res->state = s.undecided ? LOCATE_NO_BUILD_ID : LOCATE_REFUSED;
 		res->reason = s.mismatch;
 		s.mismatch = NULL;
 	} else if (!ok && asprintf((char **)&res->reason, "%s: not found%s", m->path,

@@ -13,7 +13,9 @@
  * usr/lib/debug, then of /usr/lib/debug, 5. debuginfod when DEBUGINFOD_URLS
  * is set.  A file is used only when its build-id is the one the dump
  * recorded (or, with allow_mismatch, when nothing matches: then with a
- * warning).  Used files are mapped and kept until locate_free, or until
+ * warning); for a module whose dump records none (musl-gcc links without
+ * one), steps 1 to 3 by name, and a file is used only when the bytes the
+ * dump holds of it agree with the file's (bytes.h).  Used files are mapped and kept until locate_free, or until
  * the caller takes them (locate_take_file) to attach them to the dump
  * (dump_attach_file), which then owns them: freeing the two in either
  * order is safe.  A file read from an image's tar (--sysroot IMAGE) is a
@@ -59,10 +61,19 @@ enum locate_how {
 enum locate_state {
 	LOCATE_MATCH,                 /* a file with the dump's build-id */
 	LOCATE_MISMATCH_USED,         /* --allow-mismatch: a file with another id */
-	LOCATE_REFUSED,               /* only files with another build-id were found */
+	LOCATE_REFUSED,               /* only files with another build-id (or, without one,
+					 other bytes) were found */
 	LOCATE_MISSING,               /* no file found */
-	LOCATE_NO_BUILD_ID,           /* the dump does not record one: nothing can be verified */
+	LOCATE_NO_BUILD_ID,           /* the dump records none, and holds too little of the
+					 files found to verify them by their bytes */
 	LOCATE_NOT_ELF,               /* not an ELF image (a data file): not looked for */
+};
+
+/* How the file used was verified to be the one the process mapped. */
+enum locate_verified {
+	LOCATE_UNVERIFIED,            /* no file, or --allow-mismatch's */
+	LOCATE_BY_BUILD_ID,           /* its build-id is the dump's */
+	LOCATE_BY_BYTES,              /* no build-id: the bytes the dump holds of it (bytes.h) */
 };
 
 struct locate_result {
@@ -74,6 +85,8 @@ struct locate_result {
 	const char *reason;           /* why none is used, or the mismatch; else NULL */
 	bool in_image;                /* read from --sysroot's image: PATH names it for
 					 the report, no file is there to open (DATA is it) */
+	enum locate_verified verified;
+	size_t verified_bytes;        /* LOCATE_BY_BYTES: how many were compared */
 };
 
 struct locate;
@@ -100,6 +113,10 @@ const char *locate_debuginfo_path(const struct locate *l);
  * "search-path", "build-id-tree", "debuginfod", "loader-path"; NULL for
  * LOCATE_NONE. */
 const char *locate_how_str(enum locate_how how);
+
+/* VERIFIED as the report names it: "build-id", "bytes"; NULL for
+ * LOCATE_UNVERIFIED. */
+const char *locate_verified_str(enum locate_verified verified);
 
 /* A source file a Python frame names (its co_filename: from the dump,
  * trusted for nothing), under P: only an absolute path (.py, .wsgi, ...), only

@@ -239,6 +239,11 @@ struct model_module {
 	const char *base_from;       /* how base was found: "link_map", "mappings",
 					"module list" (dump.h's base_from); NULL unknown */
 	bool base_verified;          /* the dump holds an ELF header at base */
+	const char *verified_by;     /* how file was verified (locate.h's
+					locate_verified_str: "build-id", "bytes"); NULL:
+					not (--allow-mismatch), or no file */
+	uint64_t verified_bytes;     /* "bytes": how many were compared */
+	const char *refused;         /* why no file was used though one was found, or NULL */
 };
 
 /* What systemd-coredump recorded about the crash (dump.h's

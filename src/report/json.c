@@ -610,6 +610,13 @@ static json_t *report_json(const struct model_report *r)
 			"file", str_or_null(m->file), "found_by", str_or_null(m->found_by),
 			"base", addr_or_null(m->base, m->base != 0), "base_from", str_or_null(m->base_from),
 			"base_verified", m->base_verified));
+		json_t *jm = json_array_get(modules, json_array_size(modules) - 1);
+		if (jm) {
+			json_object_set_new(jm, "verified_by", str_or_null(m->verified_by));
+			json_object_set_new(jm, "verified_bytes", m->verified_by && strcmp(m->verified_by, "bytes") == 0
+						? json_integer((json_int_t)m->verified_bytes) : json_null());
+			json_object_set_new(jm, "refused", str_or_null(m->refused));
+		}
 	}
 	json_t *annotations = json_array();
 	for (size_t i = 0; i < r->nannotations; i++) {

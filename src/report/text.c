@@ -155,7 +155,15 @@ static void write_modules(FILE *out, const struct model_report *r)
 		if (m->file) {
 			fputs(": ", out);
 			tx_put(out, m->file);
-			fprintf(out, " (%s)\n", found_by_words(m->found_by));
+			fprintf(out, " (%s", found_by_words(m->found_by));
+			if (m->verified_by && strcmp(m->verified_by, "bytes") == 0)
+				fprintf(out, "; no build-id: verified by its bytes, %llu compared with the dump's",
+					(unsigned long long)m->verified_bytes);
+			fputs(")\n", out);
+		} else if (m->refused) {
+			fputs(": not read: ", out);
+			tx_put(out, m->refused);
+			fputs("\n", out);
 		} else {
 			fputs(": not read\n", out);
 		}

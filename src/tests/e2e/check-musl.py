@@ -3,7 +3,9 @@ of real processes, read through the libc seam (src/platform/libc.c).
 
 The interpreters are musl3.11, musl3.12 and musl3.13, and 3.12 and 3.13
 fully static (musl3.12-static, musl3.13-static; pycoretest.interpreters;
-the sanitizer pass: musl3.12 and musl3.12-static):
+the sanitizer pass: musl3.12, musl3.12-static and musl3.13-nobuildid), and
+3.13 linked as musl-gcc links by default, without a GNU build-id
+(musl3.13-nobuildid):
 the CPythons that scripts/musl-python builds once per machine with Debian's
 musl-tools and caches; this test never builds them -- until one is there,
 its cases are skips by its name (scripts/run-tests starts the builds in the
@@ -27,7 +29,20 @@ stacks; then, each case a TAP line:
   information in its assembly) cannot name are counted, not invented;
 - the crash's fingerprint, plain and with --native, is the fingerprint of
   the same crash on glibc's CPython of that version (pyenv's), or a skip
-  by name.
+  by name;
+- without build-ids (musl3.13-nobuildid): every module whose file pycore
+  read and whose dump records no build-id says "verified_by": "bytes" (the
+  executable among them); the crash's thread with --native-all has gdb's
+  frames (gdb on the same core, the oracle) from #0 up to the eval loop's
+  frame that carries the first Python call, each by its pc, each inlined
+  call by its name; and a copy of the executable with one byte of the read-
+  only page the core holds changed, given as --executable, is refused, the
+  JSON module's "refused" and the --verbose text saying where it differs;
+  with _ctypes' directory hidden (a mount namespace), a copy of its module
+  in --search-path is used (found by name, verified by its bytes) and a
+  changed copy refused; and every local's type name is the process's
+  (those names are in the files' read-only data, read from the files so
+  verified).
 
 Environment: PYCORE, srcdir, KEEP_CORES=1 keeps the cores.  Output: TAP.
 """
@@ -36,6 +51,8 @@ import os
 import re
 import shutil
 import signal
+import struct
+import subprocess
 import sys
 import tempfile
 
@@ -43,13 +60,13 @@ from pycoretest import interpreters
 from pycoretest.compare import compare, text_frames
 from pycoretest.corefile import Core
 from pycoretest.cores import take_crash, take_snapshot, twin_fingerprints
-from pycoretest.env import SRCDIR
+from pycoretest.env import SRCDIR, scaled
 from pycoretest.locals import compare_locals, listed_once
-from pycoretest.run import run_pycore, scenario_cases
+from pycoretest.run import run_hidden, run_pycore, scenario_cases
 from pycoretest.schema import load_report, schema_summary
-from pycoretest.tap import TAP, Failure
+from pycoretest.tap import TAP, Failure, Skip
 
-NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static"]
+NAMES = ["musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static", "musl3.13-nobuildid"]
 
 # For the fully static build (musl3.12-static): musl's static dlopen always
 # fails, and ctypes' own import opens the program itself (PyDLL(None)), so
@@ -160,7 +177,8 @@ def check_compact(core, report, args, workdir):
 
 
 def check_fingerprint(name, core, report, workdir):
-    plain, native = twin_fingerprints("py" + name[len("musl"):].replace("-static", ""), workdir)
+    plain, native = twin_fingerprints("py" + name[len("musl"):].replace("-static", "").replace("-nobuildid", ""),
+                                      workdir)
     mine_native = analyze(core, ["--native"])["fingerprint"]
     if report["fingerprint"] != plain:
         raise Failure("fingerprint %s, glibc's gives %s" % (report["fingerprint"], plain))
@@ -179,6 +197,192 @@ def check_fingerprint(name, core, report, workdir):
     if mine_native != native:
         raise Failure("--native: fingerprint %s, glibc's gives %s" % (mine_native, native))
     return "%s, and %s with --native (%s), as on glibc" % (plain["hash"], native["hash"], " < ".join(native["frames"]))
+
+
+def check_by_bytes(report):
+    """Every file read for a module the dump records no build-id of was
+    verified by its bytes; the executable's among them."""
+    mods = report["process"]["modules"]
+    exe = report["process"]["executable"]
+    bad = [m["path"] for m in mods if m["file"] and not m["build_id"] and m.get("verified_by") != "bytes"]
+    if bad:
+        raise Failure("files read without a build-id, not verified by bytes: %s" % bad)
+    byid = [m["path"] for m in mods if m["file"] and m["build_id"] and m.get("verified_by") != "build-id"]
+    if byid:
+        raise Failure("files with a build-id not said verified by it: %s" % byid)
+    mine = [m for m in mods if m["path"] == exe]
+    if not mine or mine[0]["build_id"] or mine[0].get("verified_by") != "bytes":
+        raise Failure("the executable %s: %s, not a file without a build-id verified by its bytes" % (exe, mine))
+    done = [m for m in mods if m.get("verified_by") == "bytes"]
+    return "%d files by their bytes (%s: %d bytes compared)" % (len(done), os.path.basename(exe),
+                                                                 mine[0]["verified_bytes"])
+
+
+def check_type_names(truth, report):
+    """Every variable's type name is the one the process recorded: the
+    names of types defined in the interpreter live in its files' read-only
+    data, which a core leaves out (read only from a file so verified)."""
+    threads = dict((t["ident"], t) for i in report["interpreters"] for t in i["threads"])
+    n = 0
+    for tt in truth["threads"]:
+        frames = [f for f in threads[tt["ident"]]["frames"] if f["kind"] == "python"]
+        for tf, f in zip(tt["frames"], frames):
+            got = dict((v["name"], v) for v in f["locals"] or [])
+            for name, (tname, _, _, _) in tf["locals"].items():
+                if name not in got or got[name]["type"] != tname:
+                    raise Failure("%s: %s: type %r, the process says %r" % (
+                        tf["function"], name, got.get(name, {}).get("type"), tname))
+                n += 1
+    return "%d variables' types" % n
+
+
+GDB_CRASHED = """python
+for t in gdb.selected_inferior().threads():
+    if t.ptid[1] == %d:
+        t.switch()
+        f = gdb.newest_frame()
+        while f is not None:
+            if f.type() in (gdb.NORMAL_FRAME, gdb.INLINE_FRAME):
+                print("FRAME %%d 0x%%x %%s" %% (f.type() == gdb.INLINE_FRAME, f.pc(), f.name()))
+            f = f.older()
+"""
+
+
+def gdb_named_frames(target, core, tid):
+    """gdb's frames of thread TID, innermost first: (inlined, pc, name)."""
+    g = subprocess.run(["sh", "-c", 'ulimit -c 0; exec "$@"', "gdb", "gdb", "-nx", "-batch", "-ex",
+                        GDB_CRASHED % tid, target.host_exe(), core],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(180))
+    frames = []
+    for line in g.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("FRAME "):
+            _, inline, pc, name = line.split(" ", 3)
+            frames.append((inline == "1", int(pc, 16), name))
+    return frames
+
+
+def check_gdb_native(target, core):
+    """The crashed thread's native frames before its first Python frame,
+    with --native-all, are gdb's from #0 to the eval loop's frame that
+    carries that Python call (merged into it): real frames by pc, inlined
+    calls by name."""
+    if not shutil.which("gdb"):
+        raise Skip("gdb not installed")
+    report = analyze(core, ["--native-all"])
+    t = [t for i in report["interpreters"] for t in i["threads"] if t["crashed"]]
+    if not t:
+        raise Failure("no crashed thread")
+    mine = []
+    for f in t[0]["frames"]:
+        if f["kind"] != "native":
+            break
+        mine.append(("I", f["function"]) if f["inlined"] else ("N", int(f["address"], 16)))
+    gdb = gdb_named_frames(target, core, t[0]["tid"])
+    first_eval = [i for i, (_, _, name) in enumerate(gdb) if name.startswith("_PyEval_EvalFrameDefault")]
+    if not first_eval:
+        raise Failure("gdb shows no eval loop: %s" % gdb)
+    # the eval loop's inlined calls at that pc are the Python frame's too
+    cut = first_eval[0]
+    while cut > 0 and gdb[cut - 1][0] and gdb[cut - 1][1] == gdb[cut][1]:
+        cut -= 1
+    theirs = [("I", name) if inline else ("N", pc) for inline, pc, name in gdb[:cut]]
+    if mine != theirs:
+        raise Failure("native frames before Python\n  pycore %s\n  gdb    %s" % (
+            [(k, v if k == "I" else hex(v)) for k, v in mine], [(k, v if k == "I" else hex(v)) for k, v in theirs]))
+    names = [name for _, _, name in gdb[:cut]]
+    return "%d frames as gdb's: %s" % (len(theirs), " < ".join(names))
+
+
+def first_page_byte(path):
+    """A file offset in EXE's first page, inside its first (read-only)
+    PT_LOAD segment and past its program headers: the page the kernel
+    dumps."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    phoff, = struct.unpack_from("<Q", head, 32)
+    phentsize, phnum = struct.unpack_from("<HH", head, 54)
+    for i in range(phnum):
+        p_type, p_flags, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", head, phoff + i * phentsize)
+        if p_type == 1 and p_offset == 0:
+            if p_flags & 2:
+                raise Failure("%s: its first segment is writable" % path)
+            off = min(p_filesz, 4096) - 8
+            if off <= phoff + phnum * phentsize:
+                raise Failure("%s: its first page holds no more than its headers" % path)
+            return off
+    raise Failure("%s: no PT_LOAD at offset 0" % path)
+
+
+def check_changed_copy(target, core, workdir):
+    """The executable copied, one byte of the page the core holds of it
+    changed, and given as --executable: refused, with the reason, in the
+    JSON's module and in --verbose's module list."""
+    exe = target.host_exe()
+    copy = os.path.join(workdir, "changed-" + os.path.basename(exe))
+    shutil.copyfile(exe, copy)
+    off = flip_first_page(copy)
+    rc, out, err = run_pycore(["analyze", "--format", "json", "--executable", copy, core])
+    if rc not in (0, 1):
+        raise Failure("--executable a changed copy: exit %d: %s" % (rc, err.strip()))
+    report = load_report(out)
+    mine = [m for m in report["process"]["modules"] if m["path"] == report["process"]["executable"]]
+    want = "differs from the dump's copy of its ELF header page at file offset 0x%x" % off
+    if not mine or mine[0]["file"] or not mine[0].get("refused") or want not in mine[0]["refused"] or \
+            copy not in mine[0]["refused"]:
+        raise Failure("the changed copy: module %s, not refused saying %r" % (mine, want))
+    rc, out, err = run_pycore(["analyze", "--verbose", "--executable", copy, core])
+    line = [ln for ln in out.splitlines() if ln.strip().startswith(report["process"]["executable"] + ": not read: ")]
+    if rc not in (0, 1) or not line or want not in line[0]:
+        raise Failure("--verbose's module list: exit %d, no line saying %r:\n%s" % (rc, want, out[-3000:]))
+    return "exit %d: %s" % (rc, line[0].strip())
+
+
+def flip_first_page(path):
+    """One byte of PATH's dumped first page changed; its offset."""
+    off = first_page_byte(path)
+    with open(path, "r+b") as f:
+        f.seek(off)
+        b = f.read(1)
+        f.seek(off)
+        f.write(bytes([b[0] ^ 0x5a]))
+    return off
+
+
+def check_search_path(core, workdir):
+    """_ctypes' directory hidden (a mount namespace of its own), its
+    module found by name in --search-path: a true copy used, verified by
+    its bytes; a copy with one byte of its dumped first page changed
+    refused, the reason naming it."""
+    mods = analyze(core, ["--native"])["process"]["modules"]
+    ctypes = [m["path"] for m in mods if os.path.basename(m["path"]).startswith("_ctypes.")]
+    if not ctypes:
+        raise Failure("no _ctypes module among %s" % [m["path"] for m in mods])
+    lib = ctypes[0]
+    empty, good, bad = (os.path.join(workdir, d) for d in ("empty", "good", "bad"))
+    for d in (empty, good, bad):
+        os.makedirs(d, exist_ok=True)
+    shutil.copyfile(lib, os.path.join(good, os.path.basename(lib)))
+    shutil.copyfile(lib, os.path.join(bad, os.path.basename(lib)))
+    off = flip_first_page(os.path.join(bad, os.path.basename(lib)))
+    got = {}
+    for d in (good, bad):
+        rc, out, err = run_hidden([os.path.dirname(lib)], empty,
+                                  ["analyze", "--native", "--format", "json", "--search-path", d, core])
+        if rc not in (0, 1):
+            if "unshare" in err or "mount" in err:
+                raise Skip("no mount namespace here: %s" % err.strip())
+            raise Failure("--search-path %s: exit %d: %s" % (d, rc, err.strip()))
+        got[d] = [m for m in load_report(out)["process"]["modules"] if m["path"] == lib][0]
+    m = got[good]
+    if m["file"] != os.path.join(good, os.path.basename(lib)) or m["found_by"] != "search-path" or \
+            m["verified_by"] != "bytes":
+        raise Failure("the true copy: %s" % m)
+    m = got[bad]
+    want = "differs from the dump's copy of its ELF header page at file offset 0x%x" % off
+    if m["file"] or not m["refused"] or want not in m["refused"] or bad not in m["refused"]:
+        raise Failure("the changed copy: %s, not refused saying %r" % (m, want))
+    return "the copy used (%d bytes compared), the changed one refused: %s" % (got[good]["verified_bytes"],
+                                                                               m["refused"])
 
 
 def check(name, target, scenario, workdir, subs):
@@ -201,6 +405,16 @@ def check(name, target, scenario, workdir, subs):
     subs.append(("a compact dump (--save)", check_compact, (core, report, args, workdir)))
     if scenario == "crash":
         subs.append(("fingerprint as on glibc", check_fingerprint, (name, core, report, workdir)))
+    if name.endswith("-nobuildid"):
+        subs.append(("files without a build-id verified by their bytes", check_by_bytes, (report,)))
+    if name.endswith("-nobuildid") and scenario == "locals":
+        subs.append(("every local's type named as the process names it", check_type_names, (truth, report)))
+    if name.endswith("-nobuildid") and scenario == "crash":
+        subs.append(("--native-all: the crash's frames are gdb's up to Python", check_gdb_native,
+                     (target, core)))
+        subs.append(("a changed copy of the executable refused", check_changed_copy, (target, core, workdir)))
+        subs.append(("--search-path: _ctypes' copy used, a changed one refused", check_search_path,
+                     (core, workdir)))
     nframes = sum(len(t["frames"]) for t in truth["threads"])
     what = "%d threads, %d frames; %s; %d tids at struct pthread + %d" % (
         len(truth["threads"]), nframes, os.path.basename(libc), nthreads, tid_at)

@@ -13,6 +13,8 @@ Names (one per-interpreter test each, src/tests/e2e/interpreters/NAME.interp):
                    then, a skip by name)
   muslM.N-static   the same, a fully static executable (no dynamic linker,
                    every extension module built in: musl-python --static)
+  muslM.N-nobuildid  the same, linked as musl-gcc links by default: no GNU
+                   build-id in its files (musl-python --no-build-id)
   standaloneM.N    CPython M.N built as the standalone builds are: static
                    libpython, PGO and LTO, stripped (scripts/standalone-python
                    M.N, cached and skipped by name as musl's)
@@ -40,7 +42,7 @@ import tempfile
 from .env import E2E, SCENARIOS, SRCDIR, scaled
 
 INTERP_FILES = os.path.join(E2E, "interpreters")
-_NAME = re.compile(r"^(py|debian|sid|musl|standalone)(\d+)\.(\d+)(-dbg|-static)?$")
+_NAME = re.compile(r"^(py|debian|sid|musl|standalone)(\d+)\.(\d+)(-dbg|-static|-nobuildid)?$")
 
 
 class Target:
@@ -130,8 +132,9 @@ def sid_root():
 # code whatever the interpreter.
 SANITIZER_PASS_NAMES = ("py3.9", "debian3.11", "py3.12", "sid3.15")
 # ... and of the builds check-musl repeats its cases over, one dynamic
-# and the static one (the libc seam's two ways of telling musl)
-SANITIZER_PASS_BUILT = ("musl3.12", "musl3.12-static")
+# and the static one (the libc seam's two ways of telling musl), and the
+# one without build-ids (the only files verified by their bytes)
+SANITIZER_PASS_BUILT = ("musl3.12", "musl3.12-static", "musl3.13-nobuildid")
 
 
 def sanitizer_pass():
@@ -188,10 +191,12 @@ BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 40)}
 
 
 def built_prefix(kind, major, minor, flavour=""):
-    """The prefix BUILT[KIND]'s script gives MAJOR.MINOR (FLAVOUR: "" or
-    "-static"), built or not, and whether it is built (its marker written)."""
+    """The prefix BUILT[KIND]'s script gives MAJOR.MINOR (FLAVOUR: "",
+    "-static" or "-nobuildid"), built or not, and whether it is built (its
+    marker written)."""
     p = subprocess.run([os.path.join(SRCDIR, "scripts", BUILT[kind][0]), "--print", "%d.%d" % (major, minor)] +
-                       (["--static"] if flavour == "-static" else []),
+                       (["--static"] if flavour == "-static" else []) +
+                       (["--no-build-id"] if flavour == "-nobuildid" else []),
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     prefix = p.stdout.decode().strip()
     return prefix, bool(prefix) and os.path.isfile(os.path.join(prefix, ".pycore-ready"))
@@ -206,8 +211,8 @@ def where(name):
         return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N, muslM.N[-static], " \
             "standaloneM.N)" % name
     kind, major, minor, dbg = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) or ""
-    if dbg == "-static" and kind != "musl":
-        return None, "%s: only musl builds have a -static flavour" % name
+    if dbg in ("-static", "-nobuildid") and kind != "musl":
+        return None, "%s: only musl builds have a %s flavour" % (name, dbg)
     if kind == "py":
         if dbg:
             return None, "%s: pyenv has no -dbg builds" % name
@@ -223,7 +228,8 @@ def where(name):
         prefix, built = built_prefix(kind, major, minor, dbg)
         exe = os.path.join(prefix, "bin", "python%d.%d" % (major, minor))
         if not built or not os.access(exe, os.X_OK):
-            how = "scripts/%s%s %d.%d" % (script, " --static" if dbg else "", major, minor)
+            how = "scripts/%s%s %d.%d" % (script, {"-static": " --static", "-nobuildid": " --no-build-id"}.get(
+                dbg, ""), major, minor)
             try:
                 with open(prefix + ".failed") as f:
                     return None, "%s could not be built: %s (%s tries again)" % (name, f.read().strip(), how)
@@ -287,7 +293,7 @@ def discover():
         m = re.match(r"^python(\d+)\.(\d+)(-dbg)?$", os.path.basename(p))
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
-    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static",
+    for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static", "musl3.13-nobuildid",
                  "standalone3.12", "standalone3.13"):
         exe, _ = where(name)
         if exe:
