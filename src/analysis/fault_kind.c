@@ -495,6 +495,14 @@ static bool sigbus(struct ctx *c)
 	return true;
 }
 
+/* Memory of no file on a disk: anonymous, shared anonymous (the kernel
+ * names it "/dev/zero (deleted)": mm/shmem.c, shmem_zero_setup) or a
+ * memfd's ("/memfd:NAME (deleted)", as JITs map code twice). */
+static bool of_no_file(const struct dump_vma *v)
+{
+	return !v->file || strcmp(v->file, "/dev/zero (deleted)") == 0 || strncmp(v->file, "/memfd:", 7) == 0;
+}
+
 static bool sigill(struct ctx *c)
 {
 	const struct sig *g = &c->g;
@@ -502,7 +510,7 @@ static bool sigill(struct ctx *c)
 		return false;
 	uint64_t a = g->has_address ? g->address : g->pc;
 	const struct dump_vma *at = c->vmas_known ? dump_vma_near(c->d, a, NULL, NULL) : NULL;
-	if (!at || !at->executable || at->file)
+	if (!at || !at->executable || !of_no_file(at))
 		return false;
 	if (!named(c, "illegal-instruction-anonymous"))
 		return true;

@@ -15,7 +15,7 @@
 #include "config.h"
 #include "model/redact.h"
 #include "report/json_text.h"
-#include "report/json_fault_kind.h"
+#include "report/json_crash.h"
 #include "util/unicode.h"
 
 /* Strings from a dump (argv, paths) need not be UTF-8, and JSON text must
@@ -550,15 +550,6 @@ static json_t *signal_json(const struct model_signal *sg)
 			 "sender_uid", sg->has_sender ? json_integer(sg->sender_uid) : json_null());
 }
 
-/* abort: the message the C library kept of why the process aborted */
-static json_t *abort_json(const struct model_abort *ab)
-{
-	if (!ab)
-		return json_null();
-	return json_pack("{s:o, s:b, s:o, s:o}", "message", str_or_null(ab->message), "truncated", ab->truncated,
-			 "source", str_or_null(ab->source), "exception_type", str_or_null(ab->exception_type));
-}
-
 /* process.fault: the signal a handler caught, with where; and
  * process.reraised_by: the handler that sent the core's signal again */
 static void fault_json(json_t *process, const struct model_report *r)
@@ -703,7 +694,7 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(j, "fingerprint", fingerprint_json(r->fingerprint));
 		json_object_set_new(j, "fault_kind", report_fault_kind_json(r->fault_kind, str_or_null));
 		json_object_set_new(j, "redacted", redacted_json(r));
-		json_object_set_new(j, "abort", abort_json(r->abort));
+		json_object_set_new(j, "abort", report_abort_json(r->abort, str_or_null));
 	}
 	return j;
 }

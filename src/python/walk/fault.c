@@ -551,7 +551,12 @@ void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *i
 	if (!f || f->handler)
 		return;
 	const char *how = NULL;
-	if (faulthandler_ran(c, s, interp_module, f->signal.number, &how)) {
+	/* the signal it caught is the one it re-raised, the core's (and the
+	 * frame's, unless the frame's siginfo is stack garbage: then only the
+	 * core's says which entry it disabled) */
+	if (faulthandler_ran(c, s, interp_module, f->signal.number, &how) ||
+	    (f->siginfo && c->d->signal.number != f->signal.number &&
+	     faulthandler_ran(c, s, interp_module, c->d->signal.number, &how))) {
 		f->handler = "faulthandler";
 		f->handler_proof = how;
 		/* its handler took no siginfo (read_frame_as): what the frame's

@@ -1,7 +1,8 @@
-/* The fault named (model_fault_kind) as the report's "fault_kind":
- * the kind, its line, what proves it, and the evidence's fields, each
- * null where the kind has none. */
-#include "report/json_fault_kind.h"
+/* The crash's own facts as JSON: the fault named (model_fault_kind) as
+ * the report's "fault_kind" (the kind, its line, what proves it, and the
+ * evidence's fields, each null where the kind has none), and the abort's
+ * words (model_abort) as its "abort". */
+#include "report/json_crash.h"
 
 #include <stdio.h>
 
@@ -42,4 +43,14 @@ json_t *report_fault_kind_json(const struct model_fault_kind *k, json_t *(*str)(
 			 "sender_name", str(k->sender_name),
 			 "file_size", int_or_null(k->file_size, k->file_size >= 0),
 			 "message", str(k->message));
+}
+
+/* abort: what the C library, the C++ runtime or CPython kept of why the
+ * process aborted */
+json_t *report_abort_json(const struct model_abort *ab, json_t *(*str)(const char *))
+{
+	if (!ab)
+		return json_null();
+	return json_pack("{s:o, s:b, s:o, s:o}", "message", str(ab->message), "truncated", ab->truncated,
+			 "source", str(ab->source), "exception_type", str(ab->exception_type));
 }
