@@ -7,7 +7,12 @@ ways glibc keeps a message for: an assert() failing, a double free
 (libc's free twice on one malloc'd pointer: malloc's tcache check), the
 stack protector (a local buffer overrun), fortify (memcpy past a fixed
 buffer with a length the compiler cannot see); and, for contrast, a plain
-SIGSEGV (ctypes.string_at(0)), which must have no abort.  Each runs with
+SIGSEGV (ctypes.string_at(0)), which must have no abort; an assert in a
+thread of the library's own (no Python thread state; it writes its id to
+stderr first, the summary must name it); and an assert the process
+survives (its SIGABRT caught and jumped out of) followed by os.abort():
+glibc still holds the assert's message, which is not this crash's, so
+abort must be null and a warning say why.  Each runs with
 faulthandler off and on (-X faulthandler: its handler catches the
 SIGABRT and re-raises it), on pyenv's 3.12 and 3.13, Debian's
 python3.11, and the Debian unstable root's 3.14 (a newer glibc; skipped
@@ -51,7 +56,7 @@ import pycoretest as pt
 from pycoretest.env import scaled
 
 NAMES = ("py3.12", "py3.13", "debian3.11", "sid3.14")
-KINDS = ("assert", "double-free", "stack-smash", "fortify", "segv",
+KINDS = ("assert", "double-free", "stack-smash", "fortify", "assert-thread", "survived-then-os-abort", "segv",
          "c++-runtime", "c++-derived", "c++-invalid", "c++-custom", "c++-int")
 # the C++ kinds whose what() is a std::runtime_error's or logic_error's text
 # (scenarios/abort_throw.cpp): the others' must not be claimed
@@ -61,6 +66,7 @@ WHAT = re.compile(r"^  what\(\):  (.*)$")
 # the stderr line each kind's message is, in the form glibc prints it
 LINE = {
     "assert": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
+    "assert-thread": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
     "double-free": re.compile(r"^free\(\): double free detected in tcache 2$"),
     "stack-smash": re.compile(r"^\*\*\* stack smashing detected \*\*\*: terminated$"),
     "fortify": re.compile(r"^\*\*\* buffer overflow detected \*\*\*: terminated$"),
@@ -158,6 +164,13 @@ def check(target, work, kind, faulthandler):
     report = pt.load_report(out)
     if report["process"]["pid"] != truth["pid"]:
         raise pt.Failure("pid %s, the process was %s" % (report["process"]["pid"], truth["pid"]))
+    if kind == "assert-thread":
+        # the library's thread, which said its id before it asserted
+        ids = [int(m.group(1)) for m in map(re.compile(r"^native thread (\d+) asserts$").match, err.splitlines())
+               if m]
+        if len(ids) != 1:
+            raise pt.Failure("stderr names no one asserting thread: %r" % err[-300:])
+        truth["tid"] = ids[0]
     if report["summary"]["thread"] != truth["tid"]:
         raise pt.Failure("summary names thread %s, the process crashed in %s" % (report["summary"]["thread"],
                                                                               truth["tid"]))
@@ -171,6 +184,17 @@ def check(target, work, kind, faulthandler):
         if any(l.startswith("Abort: ") for l in text.splitlines()) or "abort: " in summary[0]:
             raise pt.Failure("a plain SIGSEGV, yet the text says an abort: %s" % summary[0])
         return "no abort"
+    if kind == "survived-then-os-abort":
+        # glibc kept the survived assert's message; this abort is os.abort()'s
+        said("assert", err)
+        if report["abort"] is not None or report["summary"]["abort"] is not None:
+            raise pt.Failure("os.abort() after a survived assert, yet abort %r" % report["abort"])
+        if any(l.startswith("Abort: ") for l in text.splitlines()) or "abort: " in summary[0]:
+            raise pt.Failure("os.abort() after a survived assert, yet the text says an abort: %s" % summary[0])
+        if not any("__abort_msg holds a message" in w for w in report["warnings"]):
+            raise pt.Failure("no warning that the survived assert's message is not this crash's: %s"
+                             % report["warnings"])
+        return "the survived assert's message not taken"
     if kind.startswith("c++-"):
         return check_cxx(kind, err, report, text, summary)
     message = said(kind, err)

@@ -2,7 +2,11 @@
 
 usage: aborts.py TRUTH KIND LIBDIR
 KIND: assert, double-free, stack-smash, fortify (abort()s whose message
-glibc keeps in __abort_msg), segv (a plain fault: no abort), or
+glibc keeps in __abort_msg), assert-thread (the assert in a thread of the
+library's own, which writes its id to stderr first),
+survived-then-os-abort (an assert survived, its SIGABRT caught and jumped
+out of, then os.abort(): not an abort glibc kept words for), segv (a
+plain fault: no abort), or
 c++-runtime, c++-derived, c++-invalid, c++-custom, c++-int (an uncaught
 C++ exception of libabort_throw.so's, when the test built it).  Writes
 {"pid", "tid", "kind"} to TRUTH before it crashes; the message glibc
@@ -42,6 +46,12 @@ elif kind == "stack-smash":
     plain.smash(b"A" * 64, 64)
 elif kind == "fortify":
     fortified.overflow(b"B" * 64, 64)
+elif kind == "assert-thread":
+    plain.assert_in_thread()
+elif kind == "survived-then-os-abort":
+    if plain.survive_assert() != 1:
+        sys.exit("the assert was not survived")
+    os.abort()
 elif kind == "segv":
     ctypes.string_at(0)
 elif cxx is not None:
