@@ -9,7 +9,10 @@ stack protector (a local buffer overrun), fortify (memcpy past a fixed
 buffer with a length the compiler cannot see); and, for contrast, a plain
 SIGSEGV (ctypes.string_at(0)), which must have no abort; an assert in a
 thread of the library's own (no Python thread state; it writes its id to
-stderr first, the summary must name it); and an assert the process
+stderr first, the summary must name it); an assert whose message is
+longer than the 4096 bytes pycore keeps (__assert_fail called with 3000
+two-byte characters: the message must be the line's first 4096 bytes,
+less a character they would split, and truncated); and an assert the process
 survives (its SIGABRT caught and jumped out of) followed by os.abort():
 glibc still holds the assert's message, which is not this crash's, so
 abort must be null and a warning say why.  Each runs with
@@ -56,7 +59,7 @@ import pycoretest as pt
 from pycoretest.env import scaled
 
 NAMES = ("py3.12", "py3.13", "debian3.11", "sid3.14")
-KINDS = ("assert", "double-free", "stack-smash", "fortify", "assert-thread", "survived-then-os-abort", "segv",
+KINDS = ("assert", "assert-long", "double-free", "stack-smash", "fortify", "assert-thread", "survived-then-os-abort", "segv",
          "c++-runtime", "c++-derived", "c++-invalid", "c++-custom", "c++-int")
 # the C++ kinds whose what() is a std::runtime_error's or logic_error's text
 # (scenarios/abort_throw.cpp): the others' must not be claimed
@@ -66,6 +69,8 @@ WHAT = re.compile(r"^  what\(\):  (.*)$")
 # the stderr line each kind's message is, in the form glibc prints it
 LINE = {
     "assert": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
+    "assert-long": re.compile(r"^.*: .*aborts\.c:\d+: assert_says: Assertion `queue_len > 0 && \u00e9{3000}' "
+                              r"failed\.$"),
     "assert-thread": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
     "double-free": re.compile(r"^free\(\): double free detected in tcache 2$"),
     "stack-smash": re.compile(r"^\*\*\* stack smashing detected \*\*\*: terminated$"),
@@ -198,18 +203,25 @@ def check(target, work, kind, faulthandler):
     if kind.startswith("c++-"):
         return check_cxx(kind, err, report, text, summary)
     message = said(kind, err)
+    # kept: 4096 bytes, less the start of a character they would split
+    kept = cut(message, 4096)
+    truncated = kept != message
+    if truncated:
+        message = kept[:-len("...")]
     ab = report["abort"]
     if ab is None:
         raise pt.Failure("abort null; the process said %r (warnings: %s)" % (message, report["warnings"]))
-    if ab["message"] != message or ab["source"] != "glibc" or ab["truncated"] or ab["exception_type"] is not None:
+    if (ab["message"] != message or ab["source"] != "glibc" or ab["truncated"] != truncated or
+            ab["exception_type"] is not None):
         raise pt.Failure("abort %r, the process said %r" % (ab, message))
     if report["summary"]["abort"] != message:
         raise pt.Failure("summary.abort %r, the process said %r" % (report["summary"]["abort"], message))
     if len(summary) != 1 or (', abort: "%s"' % cut(message, 200)) not in summary[0]:
         raise pt.Failure("the text's summary %r does not say the abort %r" % (summary, message))
-    if "Abort: %s (glibc's __abort_msg)" % message not in text.splitlines():
-        raise pt.Failure("no text line 'Abort: %s (glibc's __abort_msg)'" % message)
-    return message
+    line = "Abort: %s%s (glibc's __abort_msg)" % (message, "... (cut at 4096 bytes)" if truncated else "")
+    if line not in text.splitlines():
+        raise pt.Failure("no text line %r" % line)
+    return message if not truncated else "%d bytes of %d kept" % (len(message.encode()), len(said(kind, err).encode()))
 
 
 def check_static(work):
