@@ -548,7 +548,7 @@ static json_t *signal_json(const struct model_signal *sg)
 			 "sender_uid", sg->has_sender ? json_integer(sg->sender_uid) : json_null());
 }
 
-/* abort: the message the C library kept of why the process aborted */
+/* abort: what the C library or the C++ runtime kept of why the process aborted */
 static json_t *abort_json(const struct model_abort *ab)
 {
 	if (!ab)
