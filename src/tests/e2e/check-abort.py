@@ -7,7 +7,15 @@ ways glibc keeps a message for: an assert() failing, a double free
 (libc's free twice on one malloc'd pointer: malloc's tcache check), the
 stack protector (a local buffer overrun), fortify (memcpy past a fixed
 buffer with a length the compiler cannot see); and, for contrast, a plain
-SIGSEGV (ctypes.string_at(0)), which must have no abort.  Each runs with
+SIGSEGV (ctypes.string_at(0)), which must have no abort; an assert in a
+thread of the library's own (no Python thread state; it writes its id to
+stderr first, the summary must name it); an assert whose message is
+longer than the 4096 bytes pycore keeps (__assert_fail called with 3000
+two-byte characters: the message must be the line's first 4096 bytes,
+less a character they would split, and truncated); and an assert the process
+survives (its SIGABRT caught and jumped out of) followed by os.abort():
+glibc still holds the assert's message, which is not this crash's, so
+abort must be null and a warning say why.  Each runs with
 faulthandler off and on (-X faulthandler: its handler catches the
 SIGABRT and re-raises it), on pyenv's 3.12 and 3.13, Debian's
 python3.11, and the Debian unstable root's 3.14 (a newer glibc; skipped
@@ -51,7 +59,7 @@ import pycoretest as pt
 from pycoretest.env import scaled
 
 NAMES = ("py3.12", "py3.13", "debian3.11", "sid3.14")
-KINDS = ("assert", "double-free", "stack-smash", "fortify", "segv",
+KINDS = ("assert", "assert-long", "double-free", "stack-smash", "fortify", "assert-thread", "survived-then-os-abort", "segv",
          "c++-runtime", "c++-derived", "c++-invalid", "c++-custom", "c++-int")
 # the C++ kinds whose what() is a std::runtime_error's or logic_error's text
 # (scenarios/abort_throw.cpp): the others' must not be claimed
@@ -61,6 +69,9 @@ WHAT = re.compile(r"^  what\(\):  (.*)$")
 # the stderr line each kind's message is, in the form glibc prints it
 LINE = {
     "assert": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
+    "assert-long": re.compile(r"^.*: .*aborts\.c:\d+: assert_says: Assertion `queue_len > 0 && \u00e9{3000}' "
+                              r"failed\.$"),
+    "assert-thread": re.compile(r"^.*: .*aborts\.c:\d+: queue_pop: Assertion `n_items > 0' failed\.$"),
     "double-free": re.compile(r"^free\(\): double free detected in tcache 2$"),
     "stack-smash": re.compile(r"^\*\*\* stack smashing detected \*\*\*: terminated$"),
     "fortify": re.compile(r"^\*\*\* buffer overflow detected \*\*\*: terminated$"),
@@ -158,6 +169,13 @@ def check(target, work, kind, faulthandler):
     report = pt.load_report(out)
     if report["process"]["pid"] != truth["pid"]:
         raise pt.Failure("pid %s, the process was %s" % (report["process"]["pid"], truth["pid"]))
+    if kind == "assert-thread":
+        # the library's thread, which said its id before it asserted
+        ids = [int(m.group(1)) for m in map(re.compile(r"^native thread (\d+) asserts$").match, err.splitlines())
+               if m]
+        if len(ids) != 1:
+            raise pt.Failure("stderr names no one asserting thread: %r" % err[-300:])
+        truth["tid"] = ids[0]
     if report["summary"]["thread"] != truth["tid"]:
         raise pt.Failure("summary names thread %s, the process crashed in %s" % (report["summary"]["thread"],
                                                                               truth["tid"]))
@@ -171,21 +189,39 @@ def check(target, work, kind, faulthandler):
         if any(l.startswith("Abort: ") for l in text.splitlines()) or "abort: " in summary[0]:
             raise pt.Failure("a plain SIGSEGV, yet the text says an abort: %s" % summary[0])
         return "no abort"
+    if kind == "survived-then-os-abort":
+        # glibc kept the survived assert's message; this abort is os.abort()'s
+        said("assert", err)
+        if report["abort"] is not None or report["summary"]["abort"] is not None:
+            raise pt.Failure("os.abort() after a survived assert, yet abort %r" % report["abort"])
+        if any(l.startswith("Abort: ") for l in text.splitlines()) or "abort: " in summary[0]:
+            raise pt.Failure("os.abort() after a survived assert, yet the text says an abort: %s" % summary[0])
+        if not any("__abort_msg holds a message" in w for w in report["warnings"]):
+            raise pt.Failure("no warning that the survived assert's message is not this crash's: %s"
+                             % report["warnings"])
+        return "the survived assert's message not taken"
     if kind.startswith("c++-"):
         return check_cxx(kind, err, report, text, summary)
     message = said(kind, err)
+    # kept: 4096 bytes, less the start of a character they would split
+    kept = cut(message, 4096)
+    truncated = kept != message
+    if truncated:
+        message = kept[:-len("...")]
     ab = report["abort"]
     if ab is None:
         raise pt.Failure("abort null; the process said %r (warnings: %s)" % (message, report["warnings"]))
-    if ab["message"] != message or ab["source"] != "glibc" or ab["truncated"] or ab["exception_type"] is not None:
+    if (ab["message"] != message or ab["source"] != "glibc" or ab["truncated"] != truncated or
+            ab["exception_type"] is not None):
         raise pt.Failure("abort %r, the process said %r" % (ab, message))
     if report["summary"]["abort"] != message:
         raise pt.Failure("summary.abort %r, the process said %r" % (report["summary"]["abort"], message))
     if len(summary) != 1 or (', abort: "%s"' % cut(message, 200)) not in summary[0]:
         raise pt.Failure("the text's summary %r does not say the abort %r" % (summary, message))
-    if "Abort: %s (glibc's __abort_msg)" % message not in text.splitlines():
-        raise pt.Failure("no text line 'Abort: %s (glibc's __abort_msg)'" % message)
-    return message
+    line = "Abort: %s%s (glibc's __abort_msg)" % (message, "... (cut at 4096 bytes)" if truncated else "")
+    if line not in text.splitlines():
+        raise pt.Failure("no text line %r" % line)
+    return message if not truncated else "%d bytes of %d kept" % (len(message.encode()), len(said(kind, err).encode()))
 
 
 def check_static(work):
