@@ -33,6 +33,9 @@ struct pc_frames {
 	const char *module_path;
 	struct pc_entry *e;
 	size_t n;
+	/* its functions' parameters (args.h), read when first wanted */
+	bool args_done;
+	struct pc_args *args;
 };
 
 struct symbols {

@@ -75,6 +75,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
 	f->found_by = nf->found_by;
+	py_native_args(c, f, nf);
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,

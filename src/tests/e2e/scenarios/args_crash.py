@@ -1,0 +1,17 @@
+"""check-args.py's crashes, by name (argv[2]): "decref", Py_DecRef on the
+address 0x10; "fatal", Py_FatalError with a message of the test's
+(argv[3]); "clib", argslib_entry of the library at argv[3] storing at
+0x18.  argv[1] (the truth file of other scenarios) is not written: gdb
+on the core is the truth of native arguments."""
+import ctypes
+import sys
+
+what = sys.argv[2]
+if what == "decref":
+    ctypes.pythonapi.Py_DecRef(ctypes.c_void_p(16))
+elif what == "fatal":
+    ctypes.pythonapi.Py_FatalError(sys.argv[3].encode())
+elif what == "clib":
+    lib = ctypes.CDLL(sys.argv[3])
+    lib.argslib_entry(7, b"hello from argslib", ctypes.c_long(0x18))
+sys.exit("no crash")
