@@ -4,6 +4,7 @@
  * thread handles with its traceback and chain. */
 #include "report/text_int.h"
 #include "report/source.h"
+#include "report/args_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,69 +129,6 @@ void tx_python_frame(const struct tx *x, const char *indent, const struct model_
 	write_source(x, indent, f);
 }
 
-/* A string as gdb quotes a char pointer's: "text", C's escapes, other
- * control bytes in octal, then "..." when it goes on. */
-static void write_c_string(FILE *out, const char *s, bool truncated)
-{
-	static const char named[] = "\a\b\f\n\r\t\v\"\\", names[] = "abfnrtv\"\\";
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		const char *k = strchr(named, *p);
-		if (k)
-			fprintf(out, "\\%c", names[k - named]);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\%03o", *p);
-		else
-			fputc(*p, out);
-	}
-	fputs(truncated ? "\"..." : "\"", out);
-}
-
-/* A native frame's arguments as gdb's `bt` shows them: " (o=0x10, msg=0x...
- * "text", n=<optimized out>)"; nothing when no debug information
- * describes the function. */
-static void write_args(FILE *out, const struct model_frame *f)
-{
-	if (!f->has_args)
-		return;
-	fputs(" (", out);
-	for (size_t i = 0; i < f->args.n; i++) {
-		const struct model_arg *a = f->args.items[i];
-		fputs(i ? ", " : "", out);
-		tx_put(out, a->name ? a->name : "?");
-		fputc('=', out);
-		if (a->optimized_out) {
-			fputs("<optimized out>", out);
-			continue;
-		}
-		if (!a->value) {
-			fputs("<unavailable: ", out);
-			tx_put(out, a->unavailable);
-			fputc('>', out);
-			continue;
-		}
-		tx_put(out, a->value);
-		if (a->string) {
-			/* (escaped for C, then made safe for a terminal) */
-			char *buf = NULL;
-			size_t len = 0;
-			FILE *m = open_memstream(&buf, &len);
-			if (m) {
-				write_c_string(m, a->string, a->string_truncated);
-				fclose(m);
-				fputc(' ', out);
-				tx_put(out, buf);
-			}
-			free(buf);
-		}
-		if (a->repr) {
-			fputc(' ', out);
-			tx_put(out, a->repr);
-		}
-	}
-	fputc(')', out);
-}
-
 static void write_frame(const struct tx *x, const struct model_frame *f)
 {
 	FILE *out = x->out;
@@ -201,7 +139,10 @@ static void write_frame(const struct tx *x, const struct model_frame *f)
 	} else {
 		fprintf(out, "  (native) 0x%llx ", (unsigned long long)f->address);
 		tx_put(out, f->function ? f->function : "??");
-		write_args(out, f);
+		char *args = report_args_text(f);
+		if (args)
+			tx_put(out, args);
+		free(args);
 		fputs(" in ", out);
 		tx_put(out, f->file);
 		if (f->source_file) {

@@ -6,7 +6,8 @@ libc's from libc6-dbg), three crashes made by scenarios/args_crash.py:
 
 - decref: ctypes.pythonapi.Py_DecRef(0x10): Py_DecRef's o, and its inlined
   Py_XDECREF/Py_DECREF/_Py_IsImmortal's op, are 0x10 (the address the
-  process passed), in the JSON and in the text ("Py_DecRef (o=0x10)");
+  process passed), in the JSON, the text ("Py_DecRef (o=0x10)") and the
+  HTML page;
 - fatal: ctypes.pythonapi.Py_FatalError(MESSAGE): a frame of CPython's
   fatal error path has an argument whose string is MESSAGE;
 - clib: a library the test builds with gcc -O2 -g (scenarios/argslib.c)
@@ -311,6 +312,10 @@ def check(target, scenario, workdir, subs):
         rc, text, err = pt.run_pycore(["analyze", "--native-all"] + target.pycore_args() + [core])
         if " Py_DecRef (o=0x10) in " not in text:
             raise pt.Failure("the text has no \"Py_DecRef (o=0x10)\":\n%s" % text)
+        rc, page, err = pt.run_pycore(["analyze", "--native-all", "--format", "html"] + target.pycore_args() +
+                                      [core])
+        if 'Py_DecRef</span><span class="args"> (o=0x10)</span>' not in page:
+            raise pt.Failure("the HTML page has no Py_DecRef (o=0x10)")
     compared, notes = compare(mine, gdb_frames(target, core, workdir))
     if not compared:
         raise pt.Failure("no argument compared: %s" % notes)
