@@ -34,14 +34,22 @@ void json_args_text(struct json_text *t, const struct model_frame *f, void (*str
 			KEY(t, "null");
 		KEY(t, ",\"optimized_out\":");
 		put_bool(t, a->optimized_out);
-		KEY(t, ",\"unavailable\":");
-		str(t, a->unavailable);
-		KEY(t, ",\"string\":");
-		str(t, a->string);
-		KEY(t, ",\"string_truncated\":");
-		put_bool(t, a->string_truncated);
-		KEY(t, ",\"repr\":");
-		str(t, a->repr);
+		/* the rest only when said: a report of many threads has many
+		 * arguments, and few of them are strings or objects */
+		if (a->unavailable) {
+			KEY(t, ",\"unavailable\":");
+			str(t, a->unavailable);
+		}
+		if (a->string) {
+			KEY(t, ",\"string\":");
+			str(t, a->string);
+			KEY(t, ",\"string_truncated\":");
+			put_bool(t, a->string_truncated);
+		}
+		if (a->repr) {
+			KEY(t, ",\"repr\":");
+			str(t, a->repr);
+		}
 		KEY(t, "}");
 	}
 	KEY(t, "]");

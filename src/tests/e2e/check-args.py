@@ -174,11 +174,11 @@ def same_value(a, gdb_text):
         return False, "%s, gdb: <optimized out>" % a["value"]
     if gdb_text != a["value"] and not gdb_text.startswith(a["value"] + " "):
         return False, "%s, gdb: %s" % (a["value"], gdb_text)
-    if a["string"] is not None:
-        q = c_quoted(a["string"])
-        want = a["value"] + " " + q + ("..." if a["string_truncated"] else "") if q else None
+    if a.get("string") is not None:
+        q = c_quoted(a.get("string"))
+        want = a["value"] + " " + q + ("..." if a.get("string_truncated") else "") if q else None
         if want and gdb_text != want:
-            return False, "string %r, gdb: %s" % (a["string"], gdb_text)
+            return False, "string %r, gdb: %s" % (a.get("string"), gdb_text)
     return True, None
 
 
@@ -224,9 +224,9 @@ def compare(mine, gdb):
             elif not ok and text == "<optimized out>" and loc == "entry" and a["value"] is not None:
                 counts["entry"] += 1
             elif a["value"] is None and not a["optimized_out"]:
-                if text == "<synthetic pointer>" and "implicit_pointer" not in (a["unavailable"] or ""):
+                if text == "<synthetic pointer>" and "implicit_pointer" not in (a.get("unavailable") or ""):
                     raise pt.Failure("#%d %s: %s unavailable: %s, gdb: %s" % (idx, g["name"], a["name"],
-                                                                              a["unavailable"], text))
+                                                                              a.get("unavailable"), text))
                 counts["unavailable"] += 1
             elif not ok:
                 raise pt.Failure("#%d %s: %s = %s" % (idx, g["name"], a["name"], why))
@@ -251,8 +251,9 @@ def arg_of(mine, function, name):
 
 
 def expect(a, value, string=None):
-    if a["value"] != value or (string is not None and a["string"] != string):
-        raise pt.Failure("%s = %s %r, the process passed %s %r" % (a["name"], a["value"], a["string"], value, string))
+    if a["value"] != value or (string is not None and a.get("string") != string):
+        raise pt.Failure("%s = %s %r, the process passed %s %r" % (a["name"], a["value"], a.get("string"), value,
+                                                                   string))
 
 
 def truth(scenario, mine):
@@ -263,7 +264,7 @@ def truth(scenario, mine):
             if any(f["function"] == fn for f in mine):
                 expect(arg_of(mine, fn, "op"), "0x10")
     elif scenario == "fatal":
-        if not any(a["string"] == MESSAGE for f in mine for a in (f["args"] or [])):
+        if not any(a.get("string") == MESSAGE for f in mine for a in (f["args"] or [])):
             raise pt.Failure("no argument of the fatal error's frames is %r: %s" % (
                 MESSAGE, [(f["function"], f["args"]) for f in mine if f["args"]]))
     else:
@@ -273,8 +274,8 @@ def truth(scenario, mine):
         for name, value in want.items():
             a = arg_of(mine, "argslib_crash", name)
             if name == "msg":
-                if a["string"] != "hello from argslib":
-                    raise pt.Failure("msg's string %r" % a["string"])
+                if a.get("string") != "hello from argslib":
+                    raise pt.Failure("msg's string %r" % a.get("string"))
             elif name == "d" and a["value"] is None and not a["optimized_out"]:
                 pass  # (in xmm0: pycore reads the general registers only, and says so)
             else:
