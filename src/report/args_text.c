@@ -43,7 +43,9 @@ static void write_args(FILE *out, const struct model_frame *f)
 			continue;
 		}
 		fputs(a->value, out);
-		if (a->string) {
+		if (a->string && strncmp(a->string, "<redacted", 9) == 0) {
+			fprintf(out, " %s", a->string);
+		} else if (a->string) {
 			fputc(' ', out);
 			write_c_string(out, a->string, a->string_truncated);
 		}

@@ -13,7 +13,8 @@ libc's from libc6-dbg), three crashes made by scenarios/args_crash.py:
 - clib: a library the test builds with gcc -O2 -g (scenarios/argslib.c)
   stores through 0x18 in argslib_crash(n, u, msg, d, c, col, flag, where),
   called with values the process computed from 7: each is checked as the
-  process passed it;
+  process passed it, and with --redact the string, the process's
+  `password`, is nowhere in the report;
 
 and in each, every argument gdb shows (its Python API on the same core:
 frame.block()'s symbols with is_argument, frame.read_var) of every frame
@@ -317,6 +318,16 @@ def check(target, scenario, workdir, subs):
                                       [core])
         if 'Py_DecRef</span><span class="args"> (o=0x10)</span>' not in page:
             raise pt.Failure("the HTML page has no Py_DecRef (o=0x10)")
+    if scenario == "clib":
+        # the string passed was the process's `password` (a local: --locals): --redact hides it in the arguments too
+        rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--native-all", "--locals", "--redact"] +
+                                     target.pycore_args() + [core])
+        if rc != 0 or "hello from argslib" in out:
+            raise pt.Failure("--redact: exit %d, the secret %s" % (rc, "in the report" if rc == 0 else err))
+        a = arg_of([f for f in crashed_thread(pt.load_report(out))["frames"] if f["kind"] == "native"],
+                   "argslib_crash", "msg")
+        if a.get("string") != "<redacted string of 18 characters>":
+            raise pt.Failure("--redact: msg's string %r" % a.get("string"))
     compared, notes = compare(mine, gdb_frames(target, core, workdir))
     if not compared:
         raise pt.Failure("no argument compared: %s" % notes)

@@ -13,5 +13,6 @@ elif what == "fatal":
     ctypes.pythonapi.Py_FatalError(sys.argv[3].encode())
 elif what == "clib":
     lib = ctypes.CDLL(sys.argv[3])
-    lib.argslib_entry(7, b"hello from argslib", ctypes.c_long(0x18))
+    password = b"hello from argslib"   # (a secret by its name: --redact's)
+    lib.argslib_entry(7, password, ctypes.c_long(0x18))
 sys.exit("no crash")
