@@ -62,7 +62,6 @@ struct entry_args {
 
 struct pc_args {
 	Dwarf_Addr bias;             /* the DWARF's */
-	Dwarf_Die cu;
 	struct entry_args *ent;      /* parallel to the pc_frames' entries */
 	size_t n;
 	/* the physical function: its frame base, its address and name (an
@@ -240,7 +239,6 @@ struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint
 	if (!cu || !pf->n)
 		return pa;
 	pa->bias = bias;
-	pa->cu = *cu;
 	Dwarf_Addr addr = lookup - bias;
 	pa->ent = calloc(pf->n, sizeof(*pa->ent));
 	if (!pa->ent) {
@@ -352,39 +350,51 @@ static bool frame_cfa(struct symbols *s, struct arg_frame *f, uint64_t *cfa, str
 	return f->cfa_state == 1;
 }
 
+/* Below SCOPE, through the blocks and inlined calls that hold PC, the
+ * call site whose return address is RET. */
+static bool find_call_site(Dwarf_Die *scope, Dwarf_Addr pc, Dwarf_Addr ret, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 2 * MAX_INLINE_DEPTH || dwarf_child(scope, &c) != 0)
+		return false;
+	int k = 0;
+	do {
+		Dwarf_Attribute at;
+		Dwarf_Addr r;
+		switch (dwarf_tag(&c)) {
+		case DW_TAG_call_site:
+			if (dwarf_attr(&c, DW_AT_call_return_pc, &at) && dwarf_formaddr(&at, &r) == 0 && r == ret) {
+				*out = c;
+				return true;
+			}
+			break;
+		case DW_TAG_GNU_call_site:
+			if (dwarf_lowpc(&c, &r) == 0 && r == ret) {
+				*out = c;
+				return true;
+			}
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&c, pc) > 0 && find_call_site(&c, pc, ret, out, depth + 1))
+				return true;
+			break;
+		default:
+			break;
+		}
+	} while (++k < 100000 && dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
 /* The call site in CALLER's function that returns to CALLER's pc. */
 static bool call_site(struct arg_frame *caller, Dwarf_Die *out)
 {
 	struct pc_args *pa = caller->pa;
-	if (!pa)
+	if (!pa || !pa->has_sub)
 		return false;
-	if (pa->cs_state == 0) {
-		pa->cs_state = -1;
-		Dwarf_Addr want = caller->pc - pa->bias;
-		Dwarf_Die *scopes = NULL;
-		int ns = dwarf_getscopes(&pa->cu, caller->lookup - pa->bias, &scopes);
-		for (int i = 0; i < ns && pa->cs_state < 0; i++) {
-			Dwarf_Die c;
-			if (dwarf_child(&scopes[i], &c) != 0)
-				continue;
-			int k = 0;
-			do {
-				int tag = dwarf_tag(&c);
-				Dwarf_Attribute at;
-				Dwarf_Addr ret;
-				if ((tag == DW_TAG_call_site && dwarf_attr(&c, DW_AT_call_return_pc, &at) &&
-				     dwarf_formaddr(&at, &ret) == 0 && ret == want) ||
-				    (tag == DW_TAG_GNU_call_site && dwarf_lowpc(&c, &ret) == 0 && ret == want)) {
-					pa->cs = c;
-					pa->cs_state = 1;
-					break;
-				}
-			} while (++k < 100000 && dwarf_siblingof(&c, &c) == 0);
-			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
-				break;
-		}
-		free(scopes);
-	}
+	if (pa->cs_state == 0)
+		pa->cs_state = find_call_site(&pa->sub, caller->lookup - pa->bias, caller->pc - pa->bias, &pa->cs, 0)
+			       ? 1 : -1;
 	*out = pa->cs;
 	return pa->cs_state == 1;
 }
@@ -600,7 +610,8 @@ static bool eval(struct symbols *s, struct arg_frame *f, struct arg_frame *calle
 			PUSH(st[sp - 2]);
 			break;
 		case DW_OP_pick:
-			NEED(op->number + 1);
+			if (op->number >= sp)
+				return false;
 			PUSH(st[sp - 1 - op->number]);
 			break;
 		case DW_OP_swap:

@@ -24,9 +24,12 @@ pointer's string as gdb quotes it), "<optimized out>" where pycore says
 optimized out.  Where gdb shows a value pycore does not have, it is a
 failure, except in a frame gdb reached through a tail-call frame it
 inferred from DWARF call-site information: gdb resolves that frame's
-entry values through the tail call, which pycore does not (counted and
-said).  pycore runs with --native-all (--native hides the interpreter's
-own frames).
+entry values through the tail call, which pycore does not; and in an
+outer frame, a caller-saved register, which gdb takes as unchanged (a
+guess).  pycore may resolve an entry value gdb leaves <optimized out>
+(LTO's fatal_error.lto_priv.0: gdb looks the callee up by its linker
+name): each kind counted and said.  pycore runs with --native-all
+(--native hides the interpreter's own frames).
 
 Output: TAP, one line per case; a missing interpreter, gdb or gcc a skip
 by name."""
@@ -236,7 +239,8 @@ def compare(mine, gdb):
     said = {"tail": "resolved by gdb through a tail-call frame it infers, optimized out in pycore",
             "guess": "in a caller-saved register in an outer frame: gdb takes it as unchanged, pycore says "
                      "optimized out",
-            "entry": "entry values gdb does not resolve (it finds the callee by its linker name), pycore does",
+            "entry": "entry values gdb leaves <optimized out> (LTO's fatal_error.lto_priv.0 among them), pycore "
+                     "resolves through the caller's call site",
             "unavailable": "located but not printed by pycore (a struct, a float register, a synthetic pointer)"}
     notes += ["%d %s" % (n, said[k]) for k, n in counts.items() if n]
     return compared, notes
