@@ -296,10 +296,15 @@ static void frame_regs(const struct unwind *u, Dwfl_Frame *frame, const char *fo
 
 /* A caller's registers CUR as the psABI has them: only those a call
  * preserves, each the callee's (the frame kept) where libdwfl lost one
- * that the callee's call frame information does not change (args.h). */
+ * that the callee's call frame information does not change (args.h);
+ * but all that libdwfl recovered past a signal trampoline. */
 static void callers_regs(const struct unwind *u, struct arg_frame *cur)
 {
 	const struct platform *p = u->s->dump->platform;
+	/* (past a signal trampoline, the registers its call frame
+	 * information restores are the interrupted code's, every one) */
+	if (u->pend.has && u->pend.pf.n && dump_is_sigreturn(u->s->dump, u->pend.pf.e[u->pend.pf.n - 1].function))
+		return;
 	cur->known &= p->dwarf_preserved;
 	if (!u->pend.has)
 		return;

@@ -2,7 +2,9 @@
 
 For each interpreter present of pyenv's 3.10, 3.12 and 3.13 (shared
 libpython with DWARF) and Debian's 3.11 (its DWARF from python3.11-dbg,
-libc's from libc6-dbg), three crashes made by scenarios/args_crash.py:
+libc's from libc6-dbg), three crashes made by scenarios/args_crash.py,
+each without and with faulthandler (whose handler re-raises the signal:
+the crash's frames are then past a signal frame):
 
 - decref: ctypes.pythonapi.Py_DecRef(0x10): Py_DecRef's o, and its inlined
   Py_XDECREF/Py_DECREF/_Py_IsImmortal's op, are 0x10 (the address the
@@ -47,7 +49,7 @@ from pycoretest.cores import take_crash
 from pycoretest.env import SCENARIOS, scaled
 
 NAMES = ["py3.10", "py3.12", "py3.13", "debian3.11"]
-SCENARIO_NAMES = ["decref", "fatal", "clib"]
+SCENARIO_NAMES = ["decref", "fatal", "clib", "decref-faulthandler", "fatal-faulthandler", "clib-faulthandler"]
 MESSAGE = "pycore test message"
 
 GDB_SCRIPT = r'''
@@ -84,7 +86,7 @@ n = 0
 outer = False
 while f is not None and n < 300:
     n += 1
-    kind = {gdb.INLINE_FRAME: "I", gdb.TAILCALL_FRAME: "T"}.get(f.type(), "N")
+    kind = {gdb.INLINE_FRAME: "I", gdb.TAILCALL_FRAME: "T", gdb.SIGTRAMP_FRAME: "S"}.get(f.type(), "N")
     name = f.name()
     lookup = f.pc() - 1 if outer else f.pc()
     print("FRAME %s 0x%x %s" % (kind, f.pc(), name))
@@ -108,14 +110,16 @@ while f is not None and n < 300:
             print("ARG %s %s=%s" % (where(f, sym, lookup), sym.name, s.replace("\n", "\\n")))
     if name and name.startswith("_PyEval_EvalFrameDefault"):
         break
-    outer = outer or kind != "I"
+    # (the frame a signal interrupted is at its pc, not after a call)
+    outer = (outer or kind != "I") and kind != "S"
     f = f.older()
 '''
 
 
 def gdb_frames(target, core, workdir):
     """gdb's frames of the crashing thread, innermost first, up to the
-    first eval loop frame: dicts kind ("N", "I" inlined, "T" tail call),
+    first eval loop frame: dicts kind ("N", "I" inlined, "T" tail call, "S"
+    signal trampoline),
     pc, name, args (a list of (name, text), None without a block)."""
     script = os.path.join(workdir, "gdb-args.py")
     with open(script, "w") as f:
@@ -213,7 +217,9 @@ def compare(mine, gdb):
         names = [a["name"] for a in f["args"]]
         if names != [n for n, _, _ in g["args"]]:
             raise pt.Failure("#%d %s: arguments %s, gdb %s" % (idx, g["name"], names, [n for n, _, _ in g["args"]]))
-        outer = any(x["kind"] != "I" for x in gdb[:idx])
+        # registers are all known in the first frame and in one a signal interrupted
+        since = max([i for i in range(idx) if gdb[i]["kind"] == "S"], default=-1) + 1
+        outer = any(x["kind"] != "I" for x in gdb[since:idx])
         # the physical caller: past this frame's own inlined calls
         c = idx
         while c < len(gdb) and gdb[c]["kind"] == "I":
@@ -301,6 +307,8 @@ def build_lib(workdir):
 def check(target, scenario, workdir, subs):
     if not shutil.which("gdb"):
         raise pt.Skip("no gdb (Debian package gdb)")
+    handler = scenario.endswith("-faulthandler")
+    scenario = scenario.split("-")[0]
     argv = ["args_crash.py", scenario]
     signo = signal.SIGSEGV
     if scenario == "fatal":
@@ -308,6 +316,8 @@ def check(target, scenario, workdir, subs):
         signo = signal.SIGABRT
     elif scenario == "clib":
         argv.append(build_lib(workdir))
+    if handler:
+        argv.append("--faulthandler")
     core, _ = take_crash(target, workdir, argv, signo)
     rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args() + [core])
     if rc != 0:

@@ -1,11 +1,17 @@
 """check-args.py's crashes, by name (argv[2]): "decref", Py_DecRef on the
 address 0x10; "fatal", Py_FatalError with a message of the test's
 (argv[3]); "clib", argslib_entry of the library at argv[3] storing at
-0x18.  argv[1] (the truth file of other scenarios) is not written: gdb
-on the core is the truth of native arguments."""
+0x18; with --faulthandler last, faulthandler enabled first.  argv[1]
+(the truth file of other scenarios) is not written: gdb on the core is
+the truth of native arguments."""
 import ctypes
+import faulthandler
 import sys
 
+if sys.argv[-1] == "--faulthandler":
+    # (its handler runs on the crashing thread and re-raises the signal)
+    faulthandler.enable()
+    del sys.argv[-1]
 what = sys.argv[2]
 if what == "decref":
     ctypes.pythonapi.Py_DecRef(ctypes.c_void_p(16))
