@@ -17,6 +17,8 @@ the crash's frames are then past a signal frame):
   called with values the process computed from 7: each is checked as the
   process passed it, and with --redact the string, the process's
   `password`, is nowhere in the report;
+- object: argslib_object(PyObject *o, ...) of that library, called with a
+  dict: o's repr is the one the process wrote;
 
 and in each, every argument gdb shows (its Python API on the same core:
 frame.block()'s symbols with is_argument, frame.read_var) of every frame
@@ -35,6 +37,7 @@ name): each kind counted and said.  pycore runs with --native-all
 
 Output: TAP, one line per case; a missing interpreter, gdb or gcc a skip
 by name."""
+import json
 import os
 import re
 import resource
@@ -49,7 +52,8 @@ from pycoretest.cores import take_crash
 from pycoretest.env import SCENARIOS, scaled
 
 NAMES = ["py3.10", "py3.12", "py3.13", "debian3.11"]
-SCENARIO_NAMES = ["decref", "fatal", "clib", "decref-faulthandler", "fatal-faulthandler", "clib-faulthandler"]
+SCENARIO_NAMES = ["decref", "fatal", "clib", "object", "decref-faulthandler", "fatal-faulthandler",
+                  "clib-faulthandler"]
 MESSAGE = "pycore test message"
 
 GDB_SCRIPT = r'''
@@ -267,8 +271,15 @@ def expect(a, value, string=None):
                                                                    string))
 
 
-def truth(scenario, mine):
+def truth(scenario, mine, truth_path):
     """What the process passed, in pycore's frames."""
+    if scenario == "object":
+        with open(truth_path) as f:
+            want = json.load(f)["repr"]
+        a = arg_of(mine, "argslib_object", "o")
+        if a.get("repr") != want:
+            raise pt.Failure("o's repr %r, the process's %r" % (a.get("repr"), want))
+        return
     if scenario == "decref":
         expect(arg_of(mine, "Py_DecRef", "o"), "0x10")
         for fn in ("Py_XDECREF", "Py_DECREF"):
@@ -314,16 +325,16 @@ def check(target, scenario, workdir, subs):
     if scenario == "fatal":
         argv.append(MESSAGE)
         signo = signal.SIGABRT
-    elif scenario == "clib":
+    elif scenario in ("clib", "object"):
         argv.append(build_lib(workdir))
     if handler:
         argv.append("--faulthandler")
-    core, _ = take_crash(target, workdir, argv, signo)
+    core, truth_path = take_crash(target, workdir, argv, signo)
     rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--native-all"] + target.pycore_args() + [core])
     if rc != 0:
         raise pt.Failure("pycore: exit %d: %s" % (rc, err.strip()))
     mine = [f for f in crashed_thread(pt.load_report(out))["frames"] if f["kind"] == "native"]
-    truth(scenario, mine)
+    truth(scenario, mine, truth_path)
     if scenario == "decref":
         rc, text, err = pt.run_pycore(["analyze", "--native-all"] + target.pycore_args() + [core])
         if " Py_DecRef (o=0x10) in " not in text:

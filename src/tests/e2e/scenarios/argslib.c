@@ -5,6 +5,8 @@
  * stack and as entry values.  What gdb prints of each is the truth. */
 #include <stddef.h>
 
+struct _object;   /* CPython's PyObject, by its struct's name */
+
 enum argslib_color { ARGSLIB_RED, ARGSLIB_GREEN, ARGSLIB_BLUE };
 
 volatile int argslib_sink;
@@ -32,4 +34,12 @@ int argslib_entry(int n, const char *msg, long addr)
 	int r = argslib_middle(n, msg, (int *)addr);
 	argslib_sink = r;
 	return r + 1;
+}
+
+/* A PyObject pointer as an argument: its object's repr is the process's */
+__attribute__((noinline)) int argslib_object(struct _object *o, int *where)
+{
+	*where = 1;
+	argslib_sink = o != NULL;
+	return argslib_sink;
 }
