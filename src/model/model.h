@@ -99,7 +99,29 @@ struct model_frame {
 	struct ptrvec locals;        /* of struct model_local */
 	uint64_t frame_address;      /* python frames: the frame read (PyFrameObject or
 					_PyInterpreterFrame); not reported */
+	/* native frames: the function's arguments at this frame, with
+	 * has_args when its DWARF describes them (python/walk/native_args.c) */
+	bool has_args;
+	struct ptrvec args;          /* of struct model_arg */
 };
+
+/* One argument of a native frame's function, as gdb's `bt` shows it. */
+struct model_arg {
+	const char *name;            /* NULL: unnamed */
+	const char *type;            /* the C type as gdb names it ("PyObject *"); NULL unknown */
+	const char *value;           /* as gdb prints it: "-1", "0x10", "true"; a char pointer's
+					without its string; NULL when not known */
+	bool optimized_out;          /* no value at this pc (gdb's <optimized out>) */
+	const char *unavailable;     /* not optimized out, yet no value: why */
+	/* a char pointer's string, read from the dump (at most
+	 * MODEL_ARG_STRING_MAX bytes, string_truncated when it goes on), NULL
+	 * when not read */
+	const char *string;
+	bool string_truncated;
+	const char *repr;            /* a PyObject pointer: pycore's repr of it, NULL when not formed */
+};
+
+#define MODEL_ARG_STRING_MAX 200
 
 /* The exception a thread was handling (inside an except block). */
 struct model_exception {

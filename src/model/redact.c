@@ -18,8 +18,11 @@
  *           or more letters and digits; github_pat_), a Slack token
  *           (xoxb-, xoxa-, xoxp-, xoxr-, xoxs- and 10 or more of
  *           [A-Za-z0-9-]) or a JSON Web Token (eyJ....eyJ...).
- *   spread  then every other variable, attribute, exception message and
- *           task result whose text holds one of the secrets found (a
+ *   args    a native frame's argument's string (char *) or repr
+ *           (PyObject *): by its name or a format as a variable's, and
+ *           its whole text is a secret found.
+ *   spread  then every other variable, attribute, argument, exception
+ *           message and task result whose text holds one of the secrets found (a
  *           redacted string's content of 6 characters or more, a matched
  *           format) is redacted as well, reason "secret-value".
  *
@@ -327,6 +330,26 @@ static void visit_locals(struct redactor *w, const struct ptrvec *v, const char 
 	}
 }
 
+/* A native argument's text (a char pointer's string, a PyObject's
+ * repr), as a variable's: by its name or a format in pass 1, by a known
+ * secret in pass 2. */
+static void visit_arg_text(struct redactor *w, const struct model_arg *a, const char **text, const char *what)
+{
+	if (!*text || strncmp(*text, "<redacted", 9) == 0)
+		return;
+	const char *reason = w->pass == 1 ? (model_secret_name(a->name) ? "name" : model_secret_format(*text))
+			     : known_secret(w, *text);
+	if (!reason)
+		return;
+	if (w->pass == 1) {
+		remember_value(w, NULL, *text);
+		remember(w, *text, strlen(*text));
+	}
+	char *p = arena_printf(w->r->arena, "<redacted %s of %zu characters>", what, strlen(*text));
+	*text = p ? p : "<redacted>";
+	record(w, a->name, NULL, reason);
+}
+
 static void visit_frames(struct redactor *w, const struct ptrvec *frames, const char *in)
 {
 	w->in = in;
@@ -335,6 +358,11 @@ static void visit_frames(struct redactor *w, const struct ptrvec *frames, const 
 		w->frame = (int64_t)i;
 		if (f->has_locals)
 			visit_locals(w, &f->locals, NULL, NULL, false);
+		for (size_t k = 0; k < f->args.n; k++) {
+			struct model_arg *a = f->args.items[k];
+			visit_arg_text(w, a, &a->string, "string");
+			visit_arg_text(w, a, &a->repr, "repr");
+		}
 	}
 	w->frame = -1;
 }
@@ -357,6 +385,13 @@ static void visit_text(struct redactor *w, const char **text, const char *what)
 static void visit_all(struct redactor *w)
 {
 	struct model_report *r = w->r;
+	/* (threads without Python: their native frames' arguments) */
+	for (size_t i = 0; i < r->native_threads.n; i++) {
+		const struct model_thread *t = r->native_threads.items[i];
+		w->thread = t->tid;
+		visit_frames(w, &t->frames, "stack");
+	}
+	w->thread = -1;
 	for (size_t i = 0; i < r->interps.n; i++) {
 		struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {

@@ -236,6 +236,8 @@ const struct platform platform_aarch64 = {
 	.parse_thread_note = parse_thread_note,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_SP,
+	/* AAPCS64, 6.1.1: x19-x29 and sp are preserved across a call */
+	.dwarf_preserved = 0xffu << 19 | 7u << 27 | 1u << D_SP,
 	.dwarf_fp = 29,
 	.dwarf_ra = 30,
 	.call_window = 4,

@@ -133,6 +133,10 @@ struct platform {
 	 * number */
 	unsigned dwarf_nregs;
 	unsigned dwarf_sp;
+	/* the general registers (a bit per DWARF number) a call preserves,
+	 * the psABI's callee-saved ones and the stack pointer: in a caller's
+	 * frame only these can be known (native frames' arguments) */
+	uint32_t dwarf_preserved;
 
 	/* Unwinding where code has no call frame information (symbols/
 	 * nocfi.c): the frame pointer's DWARF number (its frame record holds

@@ -275,6 +275,10 @@ const struct platform platform_x86_64 = {
 	.parse_thread_note = NULL,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_RSP,
+	/* the System V x86-64 psABI, 3.2.1: rbx, rbp, rsp, r12-r15 belong to
+	 * the caller */
+	.dwarf_preserved = 1u << D_RBX | 1u << D_RBP | 1u << D_RSP | 1u << D_R12 | 1u << D_R13 | 1u << D_R14 |
+			   1u << D_R15,
 	.dwarf_fp = D_RBP,
 	.dwarf_ra = D_RIP,
 	.call_window = 8,

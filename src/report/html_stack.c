@@ -4,6 +4,7 @@
  * collapsible table, and the exception a thread handles with its chain.
  * Every string from the dump goes through html_text. */
 #include "report/html_int.h"
+#include "report/args_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,12 @@ static void write_frame(const struct hx *x, const struct model_frame *f, bool in
 		fprintf(out, "<li class=\"frame native\"><span class=\"mark\">native</span> "
 			"<span class=\"mono\">0x%llx</span> <span class=\"func\">", (unsigned long long)f->address);
 		html_text(out, f->function ? f->function : "??");
+		char *args = report_args_text(f);
+		if (args && *args) {
+			fputs("</span><span class=\"args\">", out);
+			html_text(out, args);
+		}
+		free(args);
 		fputs("</span> in <span class=\"file\">", out);
 		html_text(out, f->file);
 		fputs("</span>", out);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "model/redact.h"
+#include "report/json_args.h"
 #include "report/json_text.h"
 #include "report/json_crash.h"
 #include "util/unicode.h"
@@ -290,6 +291,8 @@ static void frame_text(struct json_text *t, const struct model_frame *f, bool wi
 		text_str(t, f->found_by);
 		KEY(t, ",\"greenlet\":");
 		text_addr(t, f->greenlet, f->greenlet != 0);
+		KEY(t, ",\"args\":");
+		json_args_text(t, f, text_str);
 	}
 	KEY(t, "}");
 }

@@ -4,6 +4,7 @@
  * thread handles with its traceback and chain. */
 #include "report/text_int.h"
 #include "report/source.h"
+#include "report/args_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,10 @@ static void write_frame(const struct tx *x, const struct model_frame *f)
 	} else {
 		fprintf(out, "  (native) 0x%llx ", (unsigned long long)f->address);
 		tx_put(out, f->function ? f->function : "??");
+		char *args = report_args_text(f);
+		if (args)
+			tx_put(out, args);
+		free(args);
 		fputs(" in ", out);
 		tx_put(out, f->file);
 		if (f->source_file) {

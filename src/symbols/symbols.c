@@ -1,5 +1,6 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols_int.h"
+#include "symbols/args.h"
 #include "symbols/names.h"
 #include "symbols/vdso.h"
 #include "symbols/symbols_int.h"
@@ -166,8 +167,10 @@ void symbols_close(struct symbols *s)
 		struct pc_frames *pf = addrtab_slot(&s->pcs, i);
 		for (size_t k = 0; pf && k < pf->n; k++)
 			free(pf->e[k].function);
-		if (pf)
+		if (pf) {
 			free(pf->e);
+			args_free(pf->args);
+		}
 	}
 	addrtab_free(&s->pcs);
 	if (s->dwfl)

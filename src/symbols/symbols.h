@@ -52,6 +52,41 @@ long symbols_section_data(struct symbols *s, struct dump_module *m, const char *
 long symbols_section_at(struct symbols *s, struct dump_module *m, const char *name, const void **data,
 			uint64_t *addr);
 
+/* What a native frame's argument is, for printing it as gdb does. */
+enum native_arg_kind {
+	NARG_SIGNED,                 /* a signed integer: decimal */
+	NARG_UNSIGNED,               /* an unsigned integer: decimal */
+	NARG_BOOL,
+	NARG_CHAR,                   /* a one-byte character type */
+	NARG_ENUM,
+	NARG_FLOAT,                  /* the bits of a float or a double */
+	NARG_POINTER,                /* 0x... */
+	NARG_STRING,                 /* a pointer to characters: the pointer and its string */
+	NARG_OTHER,                  /* a struct, an array, a long double: not printed */
+};
+
+/* Where a native argument's value stands (symbols/args.c). */
+enum native_arg_state {
+	NARG_KNOWN,                  /* value holds it */
+	NARG_OPTIMIZED_OUT,          /* no location at this pc, or one this frame cannot recover
+					(a register the call frame information does not restore) */
+	NARG_UNAVAILABLE,            /* located, but not read: reason says why */
+};
+
+/* One formal parameter of a native frame's function, evaluated at that
+ * frame from its DWARF location and the registers the unwinder recovered
+ * there.  Strings are the session's: valid while S is. */
+struct native_arg {
+	const char *name;            /* NULL: unnamed */
+	const char *type;            /* the C type as gdb names it ("PyObject *"); NULL unknown */
+	enum native_arg_kind kind;
+	unsigned size;               /* bytes of its type */
+	enum native_arg_state state;
+	const char *reason;          /* NARG_UNAVAILABLE: why */
+	uint64_t value;              /* NARG_KNOWN: its bits, zero-extended from size */
+	const char *enumerator;      /* NARG_ENUM: the name of value, NULL when none has it */
+};
+
 /* One native frame, innermost first. */
 struct native_frame {
 	uint64_t pc;
@@ -65,6 +100,12 @@ struct native_frame {
 	/* found past a frame without call frame information: "frame pointer"
 	 * or "scan" (nocfi.h); NULL by CFI */
 	const char *found_by;
+	/* the function's formal parameters at this frame, with has_args, when
+	 * the module's DWARF describes it (not for a quiet module's frames,
+	 * nor for symbols_native_names); valid during the call only */
+	bool has_args;
+	const struct native_arg *args;
+	size_t nargs;
 };
 
 /* Called per frame; non-zero stops the walk. */

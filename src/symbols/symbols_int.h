@@ -34,6 +34,9 @@ struct pc_frames {
 	struct pc_entry *e;
 	size_t n;
 	bool quiet;                  /* described by its symbol alone (a quiet module's) */
+	/* its functions' parameters (args.h), read when first wanted */
+	bool args_done;
+	struct pc_args *args;
 };
 
 struct symbols {

@@ -1,5 +1,6 @@
 /* Native stacks: libdwfl's unwinder over a session of symbols.c. */
 #include "symbols/symbols_int.h"
+#include "symbols/args.h"
 #include "symbols/names.h"
 #include "symbols/nocfi.h"
 #include "symbols/warm.h"
@@ -115,6 +116,16 @@ struct unwind {
 	bool names_only;                   /* symbols alone, nothing cached */
 	bool first;                        /* the next frame is the first of this unwind */
 	const char *found_by;              /* how the first frame of the next unwind was found */
+	/* arguments wanted: each frame is given to FN once its caller is
+	 * known (an entry value is the caller's call site's), kept until then */
+	bool want_args;
+	struct {
+		bool has;
+		struct native_frame nf;
+		struct pc_frames pf;       /* a copy of the cache's entry: its arrays stay */
+		struct arg_frame af;
+	} pend;
+	struct native_arg argbuf[MAX_NATIVE_ARGS];
 };
 
 /* Append an entry to PF (strings copied; FILE is libdw's). */
@@ -265,12 +276,6 @@ static Dwfl_Module *module_at(struct unwind *u, Dwarf_Addr addr)
 	return mod;
 }
 
-/* NF given to the caller: whether it stops the walk. */
-static int give(struct unwind *u, const struct native_frame *nf)
-{
-	return u->fn(nf, u->arg);
-}
-
 /* Whether the frame at LOOKUP in MOD is described by its symbol alone:
  * one of the quiet module's, from the first of them whose symbol the
  * quiet rule's from() accepts on; never where the thread is (ACTIVATION:
@@ -294,6 +299,71 @@ static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bo
 	return u->quiet_on;
 }
 
+/* The frame kept for its caller given to FN, each of its entries with
+ * its arguments evaluated; CALLER, the frame that called it (NULL: not
+ * known).  Non-zero when FN stops the walk. */
+static int flush(struct unwind *u, struct arg_frame *caller)
+{
+	if (!u->pend.has)
+		return 0;
+	u->pend.has = false;
+	struct native_frame nf = u->pend.nf;
+	const struct pc_frames *pf = &u->pend.pf;
+	int stop = 0;
+	for (size_t i = 0; i < pf->n && !stop; i++) {
+		nf.function = pf->e[i].function;
+		nf.file = pf->e[i].file;
+		nf.line = pf->e[i].line;
+		nf.inlined = pf->e[i].inlined;
+		int n = args_eval(u->s, &u->pend.af, caller, i, u->argbuf);
+		nf.has_args = n >= 0;
+		nf.args = n > 0 ? u->argbuf : NULL;
+		nf.nargs = n > 0 ? (size_t)n : 0;
+		stop = u->fn(&nf, u->arg);
+	}
+	return stop;
+}
+
+/* The registers libdwfl recovered at FRAME (those its call frame
+ * information restores; all in a first frame), into AF; past a frame
+ * without call frame information only the stack pointer is believed. */
+static void frame_regs(const struct unwind *u, Dwfl_Frame *frame, const char *found_by, struct arg_frame *af)
+{
+	const struct platform *p = u->s->dump->platform;
+	af->nregs = p->dwarf_nregs;
+	for (unsigned i = 0; i < p->dwarf_nregs && i < PLATFORM_DWARF_REGS && i < 32; i++) {
+		Dwarf_Word v;
+		if ((!found_by || i == p->dwarf_sp) && dwfl_frame_reg(frame, i, &v) == 0) {
+			af->regs[i] = v;
+			af->known |= 1u << i;
+		}
+	}
+}
+
+/* A caller's registers CUR as the psABI has them: only those a call
+ * preserves, each the callee's (the frame kept) where libdwfl lost one
+ * that the callee's call frame information does not change (args.h);
+ * but all that libdwfl recovered past a signal trampoline. */
+static void callers_regs(const struct unwind *u, struct arg_frame *cur)
+{
+	const struct platform *p = u->s->dump->platform;
+	/* (past a signal trampoline, the registers its call frame
+	 * information restores are the interrupted code's, every one) */
+	if (u->pend.has && u->pend.pf.n && dump_is_sigreturn(u->s->dump, u->pend.pf.e[u->pend.pf.n - 1].function))
+		return;
+	cur->known &= p->dwarf_preserved;
+	if (!u->pend.has)
+		return;
+	const struct arg_frame *callee = &u->pend.af;
+	uint32_t carry = p->dwarf_preserved & ~cur->known & callee->known & args_unchanged(callee->pa);
+	for (unsigned i = 0; i < 32; i++) {
+		if (carry & (1u << i)) {
+			cur->regs[i] = callee->regs[i];
+			cur->known |= 1u << i;
+		}
+	}
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -309,6 +379,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	/* the first frame past one without CFI: its pc is a return address */
+	bool first = u->first;
 	const char *found_by = u->first ? u->found_by : NULL;
 	u->first = false;
 	u->found_by = NULL;
@@ -321,7 +392,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		nf.sp = sp;
 	Dwfl_Module *mod = module_at(u, lookup);
 	if (!mod) {
-		if (give(u, &nf))
+		if (flush(u, NULL) || u->fn(&nf, u->arg))
 			return DWARF_CB_ABORT;
 		return past_nocfi(u, frame, pc, activation, nf.sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
 	}
@@ -331,7 +402,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		nf.module = ref ? ref->mod : NULL;
 		nf.function = names_unversioned(addrname(u->s, ref, mod, lookup), u->name, sizeof(u->name));
-		if (give(u, &nf))
+		if (u->fn(&nf, u->arg))
 			return DWARF_CB_ABORT;
 		/* (libdwfl goes through a signal trampoline by its CFI) */
 		if (dump_is_sigreturn(u->s->dump, nf.function))
@@ -353,6 +424,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		free(pf->e);
 		pf->e = NULL;
 		pf->n = 0;
+		args_free(pf->args);
+		pf->args = NULL;
+		pf->args_done = false;
 		found = false;
 	}
 	if (!found) {
@@ -374,12 +448,32 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	nf.module = pf->module;
 	nf.module_path = pf->module_path;
 	int stop = 0;
-	for (size_t i = 0; i < pf->n && !stop; i++) {
-		nf.function = pf->e[i].function;
-		nf.file = pf->e[i].file;
-		nf.line = pf->e[i].line;
-		nf.inlined = pf->e[i].inlined;
-		stop = give(u, &nf);
+	if (u->want_args && pf != &fresh) {
+		/* (a frame described by its symbol alone: no DWARF read for it) */
+		if (!pf->args_done) {
+			pf->args = args_describe(mod, pf, pf->lookup, !pf->quiet);
+			pf->args_done = true;
+		}
+		struct arg_frame cur = { .mod = mod, .pc = pc, .lookup = pf->lookup, .pa = pf->args };
+		frame_regs(u, frame, found_by, &cur);
+		if (!first)
+			callers_regs(u, &cur);
+		stop = flush(u, &cur);
+		if (!stop) {
+			u->pend.has = true;
+			u->pend.nf = nf;
+			u->pend.pf = *pf;
+			u->pend.af = cur;
+		}
+	} else {
+		stop = u->want_args ? flush(u, NULL) : 0;
+		for (size_t i = 0; i < pf->n && !stop; i++) {
+			nf.function = pf->e[i].function;
+			nf.file = pf->e[i].file;
+			nf.line = pf->e[i].line;
+			nf.inlined = pf->e[i].inlined;
+			stop = u->fn(&nf, u->arg);
+		}
 	}
 	const char *function = pf->n ? pf->e[pf->n - 1].function : NULL;
 	if (!stop && nf.sp && dump_is_sigreturn(u->s->dump, function) &&
@@ -413,6 +507,7 @@ static int run(struct symbols *s, pid_t tid, struct unwind_thread *ut, struct un
 	}
 	if (ut)
 		ut->from = was;
+	flush(u, NULL);
 	return rc;
 }
 
@@ -462,7 +557,7 @@ int symbols_native_stack(struct symbols *s, int64_t tid, const struct symbols_qu
 		*error = dwfl_errmsg(-1);
 		return -1;
 	}
-	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet };
+	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .want_args = true };
 	int rc = run_thread(s, tid, &u);
 	if (u.error)
 		*error = u.error;
@@ -493,7 +588,7 @@ static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs
 	s->at_thread = &at;
 	s->at_active = true;
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs,
-			    .found_by = found_by };
+			    .found_by = found_by, .want_args = true };
 	int rc = run(s, AT_TID, &at, &u);
 	s->at_active = false;
 	if (u.error)

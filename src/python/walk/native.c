@@ -76,6 +76,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->inlined = nf->inlined;
 	f->interpreter = nf->module && nf->module == u->interp_module;
 	f->found_by = nf->found_by;
+	py_native_args(c, f, nf);
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,

@@ -55,6 +55,11 @@ const char *py_exception_message(struct py_ctx *c, uint64_t exc, const char **er
 const char *py_frame_locals(struct py_ctx *c, struct model_frame *f, uint64_t frame,
 			    uint64_t code, const struct repr_limits *lim);
 
+/* ---- native_args.c ---- */
+
+/* NF's arguments (as the unwinder evaluated them) into native frame F. */
+void py_native_args(struct py_ctx *c, struct model_frame *f, const struct native_frame *nf);
+
 /* ---- native.c ---- */
 
 /* _PyEval_EvalFrameDefault, or a part GCC split off it. */
