@@ -219,6 +219,7 @@ void tx_header(const struct tx *x)
 		fprintf(out, "%s (%s)\n", ab->truncated ? "... (cut at 4096 bytes)" : "",
 			ab->source && strcmp(ab->source, "glibc") == 0 ? "glibc's __abort_msg"
 			: ab->source && strcmp(ab->source, "c++") == 0 ? "the exception object libstdc++ holds"
+			: ab->source && strcmp(ab->source, "cpython") == 0 ? "CPython's fatal error, from its frames' arguments"
 			: ab->source ? ab->source : "?");
 	}
 	if (r->fingerprint) {

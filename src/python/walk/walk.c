@@ -149,6 +149,7 @@ static void native_stacks(struct py_ctx *c, struct symbols *s, struct dump_modul
 	addrtab_free(&done);
 	r->has_native_threads = true;
 	py_native_threads(c, s, interp_module);
+	py_find_fatal_error(c);
 }
 
 /* A dump of a process named like Python whose runtime cannot be found

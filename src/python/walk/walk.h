@@ -105,6 +105,13 @@ int64_t py_crash_tid(const struct py_ctx *c);
  * (glibc's __abort_msg), into c->r->abort; Python need not be found. */
 void py_find_abort(struct py_ctx *c, struct symbols *s);
 
+/* ---- fatal_error.c ---- */
+
+/* CPython's fatal error ("Fatal Python error: ..."), from the crashed
+ * thread's native frames' arguments (after --native's stacks), into
+ * c->r->abort when nothing else said why it aborted. */
+void py_find_fatal_error(struct py_ctx *c);
+
 /* ---- abort_cxx.c ---- */
 
 /* The uncaught C++ exception std::terminate ran for, found on the stack
