@@ -99,16 +99,7 @@ static const char *origin_of_code(bool has_code, int code)
 {
 	if (!has_code)
 		return "unrecorded";
-	if (code > 0 && code != 0x80)
-		return "fault";
-	switch (code) {
-	case 0: return "kill";
-	case -6: return "tkill";
-	case -1: return "sigqueue";
-	case -2: return "timer";
-	case 0x80: return "kernel";
-	default: return "other";
-	}
+	return dump_signal_origin(code);
 }
 
 static bool effective(struct ctx *c)

@@ -82,6 +82,10 @@ struct dump_signal {
  * 64-bit Linux siginfo_t (si_addr; or si_pid at 16 and si_uid at 20),
  * given S's number and code (has_code set). */
 void dump_signal_decode(struct dump_signal *s, uint64_t word);
+/* Where a signal of siginfo's si_code CODE came from: "fault" (the
+ * kernel's code for a fault, > 0), "kill" (SI_USER), "tkill", "sigqueue",
+ * "timer", "kernel" (SI_KERNEL), "other". */
+const char *dump_signal_origin(int code);
 
 /* What systemd-coredump recorded about the crash in the extended
  * attributes of the file it stored (user.coredump.*).  Untrusted: strings

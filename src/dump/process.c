@@ -26,3 +26,20 @@ void dump_signal_decode(struct dump_signal *s, uint64_t word)
 		s->address = word;
 	}
 }
+
+/* si_code's values: include/uapi/asm-generic/siginfo.h (SI_USER 0,
+ * SI_KERNEL 0x80, SI_QUEUE -1, SI_TIMER -2, SI_TKILL -6; a fault's codes
+ * are positive) */
+const char *dump_signal_origin(int code)
+{
+	if (code > 0 && code != 0x80)
+		return "fault";
+	switch (code) {
+	case 0: return "kill";
+	case -6: return "tkill";
+	case -1: return "sigqueue";
+	case -2: return "timer";
+	case 0x80: return "kernel";
+	default: return "other";
+	}
+}

@@ -58,6 +58,20 @@ static const struct model_frame *machinery_caller(const struct model_thread *t, 
 	return NULL;
 }
 
+/* Native frame F as "IN_FUNCTION (library)", or "AT_0xADDRESS (library)"
+ * when it has no symbol. */
+static void put_native(FILE *m, const struct model_frame *f, const char *in, const char *at)
+{
+	const char *lib = f->file ? strrchr(f->file, '/') : NULL;
+	lib = lib ? lib + 1 : f->file;
+	if (f->function)
+		fprintf(m, "%s%s", in, f->function);
+	else
+		fprintf(m, "%s0x%llx", at, (unsigned long long)f->address);
+	if (lib)
+		fprintf(m, " (%s)", lib);
+}
+
 /* At most MAX bytes of S, cut on a character boundary, "..." when cut. */
 static void put_cut(FILE *m, const char *s, size_t max)
 {
@@ -204,25 +218,9 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		fprintf(m, ": no Python frame");
 	}
 	if (nf) {
-		const char *lib = nf->file ? strrchr(nf->file, '/') : NULL;
-		lib = lib ? lib + 1 : nf->file;
-		if (nf->function)
-			fprintf(m, ", in %s", nf->function);
-		else
-			fprintf(m, ", at 0x%llx", (unsigned long long)nf->address);
-		if (lib)
-			fprintf(m, " (%s)", lib);
-		const struct model_frame *cf = s->native_caller;
-		if (cf) {
-			lib = cf->file ? strrchr(cf->file, '/') : NULL;
-			lib = lib ? lib + 1 : cf->file;
-			if (cf->function)
-				fprintf(m, ", called from %s", cf->function);
-			else
-				fprintf(m, ", called from 0x%llx", (unsigned long long)cf->address);
-			if (lib)
-				fprintf(m, " (%s)", lib);
-		}
+		put_native(m, nf, ", in ", ", at ");
+		if (s->native_caller)
+			put_native(m, s->native_caller, ", called from ", ", called from ");
 	}
 	if (r->abort && (r->abort->message || r->abort->exception_type)) {
 		/* the abort's own words (the text report's tx_put escapes them) */

@@ -313,14 +313,7 @@ static const char *origin_of(const struct candidate *k)
 		return "fault";
 	if (!k->siginfo)
 		return "unrecorded";
-	switch (k->sig.code) {
-	case 0: return "kill";
-	case -6: return "tkill";
-	case -1: return "sigqueue";
-	case -2: return "timer";
-	case 0x80: return "kernel";
-	default: return "other";
-	}
+	return dump_signal_origin(k->sig.code);
 }
 
 /* How far below a thread's stack pointer a signal frame its handler

@@ -57,6 +57,7 @@ import sys
 import tempfile
 
 from pycoretest import interpreters
+from pycoretest import native as gdb_native
 from pycoretest.compare import compare, text_frames
 from pycoretest.corefile import Core
 from pycoretest.cores import take_crash, take_snapshot, twin_fingerprints
@@ -236,22 +237,10 @@ def check_type_names(truth, report):
     return "%d variables' types" % n
 
 
-GDB_CRASHED = """python
-for t in gdb.selected_inferior().threads():
-    if t.ptid[1] == %d:
-        t.switch()
-        f = gdb.newest_frame()
-        while f is not None:
-            if f.type() in (gdb.NORMAL_FRAME, gdb.INLINE_FRAME):
-                print("FRAME %%d 0x%%x %%s" %% (f.type() == gdb.INLINE_FRAME, f.pc(), f.name()))
-            f = f.older()
-"""
-
-
 def gdb_named_frames(target, core, tid):
     """gdb's frames of thread TID, innermost first: (inlined, pc, name)."""
     g = subprocess.run(["sh", "-c", 'ulimit -c 0; exec "$@"', "gdb", "gdb", "-nx", "-batch", "-ex",
-                        GDB_CRASHED % tid, target.host_exe(), core],
+                        gdb_native.GDB_THREAD % tid, target.host_exe(), core],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(180))
     frames = []
     for line in g.stdout.decode("utf-8", "replace").splitlines():
