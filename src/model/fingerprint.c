@@ -339,8 +339,11 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 		}
 	}
 	/* the first native frame from the crash outwards that is not the
-	 * abort and signal machinery, before any Python frame */
-	for (size_t i = top; t && t->crashed && i < nframes; i++) {
+	 * abort and signal machinery, before any Python frame; none for a
+	 * stack overflow, whose innermost frame is wherever the stack ran out
+	 * (it differs between two builds of one version) */
+	bool overflow = r->fault_kind && r->fault_kind->kind && strcmp(r->fault_kind->kind, "stack-overflow") == 0;
+	for (size_t i = top; t && t->crashed && !overflow && i < nframes; i++) {
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind != FRAME_NATIVE)
 			break;

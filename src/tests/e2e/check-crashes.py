@@ -109,6 +109,17 @@ BUILDS = ("debian3.11", "py3.10", "py3.11", "py3.12", "py3.13", "sid3.14", "musl
           "musl3.13-nobuildid")
 QUICK_BUILDS = ("debian3.11", "py3.12")
 # builds of one version whose fingerprints must agree: the second against the first
+# Builds the crash set names but does not yet hold pycore to (each a skip
+# by name, with why; PYCORE_BUILDS names one to run it): on musl, a
+# faulthandler re-raise is not traced through musl's handler frames and
+# raise() (no fault address or kind then), its aborts keep no message and
+# its libc has no symbol table here, so assert, double free and stack
+# smash give one fingerprint, and gdb itself does not unwind musl's libc
+# (its frames are "??" from raise() on): no oracle for the frames.
+NOT_YET = {b: "musl: not yet held to the crash set (issue 49 is open for musl: a faulthandler re-raise is not "
+              "traced through musl's handler, its aborts keep no message and its libc no symbols, so they "
+              "share a fingerprint, and gdb does not unwind musl's libc); PYCORE_BUILDS=%s runs it" % b
+           for b in ("musl3.12", "musl3.13", "musl3.13-nobuildid")}
 TWINS = {"py3.11": "debian3.11", "musl3.12": "py3.12", "musl3.13": "py3.13", "musl3.13-nobuildid": "musl3.13"}
 MODES = (("plain", []), ("faulthandler", ["-X", "faulthandler"]))
 CHECKS = ("frames", "site", "fingerprint", "facts", "abort", "fault-kind", "args")
@@ -806,6 +817,8 @@ def main():
     plan, bases = [], []
     for build in builds:
         target, why = interpreters.find(build)
+        if build in NOT_YET and "PYCORE_BUILDS" not in os.environ:
+            why = NOT_YET[build]
         if why:
             plan.append((build, None, why))
             continue
