@@ -40,6 +40,13 @@ static const char *arg_string(const struct model_frame *f, const char *name, boo
 	return NULL;
 }
 
+/* The fatal-error path's functions, innermost first, and which argument
+ * of each is the prefix CPython prints before the message ("func" of
+ * _Py_FatalErrorFunc; Py_FatalError passes none: NULL) */
+static const struct { const char *function, *prefix; } path[] = {
+	{ "fatal_error", "prefix" }, { "_Py_FatalErrorFunc", "func" }, { "Py_FatalError", NULL },
+};
+
 void py_find_fatal_error(struct py_ctx *c)
 {
 	struct model_report *r = c->r;
@@ -56,35 +63,23 @@ void py_find_fatal_error(struct py_ctx *c)
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind != FRAME_NATIVE)
 			break;
+		size_t k = 0;
+		while (k < sizeof(path) / sizeof(path[0]) && !named(f->function, path[k].function))
+			k++;
+		if (k == sizeof(path) / sizeof(path[0])) {
+			if (fatal)
+				break;   /* past the fatal-error path: its caller */
+			continue;
+		}
+		fatal = true;
 		bool said;
-		if (named(f->function, "fatal_error")) {
-			fatal = true;
-			const char *m = arg_string(f, "msg", &said);
-			msg = msg ? msg : m;
-			const char *p = arg_string(f, "prefix", &said);
-			if (said && !prefix_known) {
-				prefix = p;
-				prefix_known = true;
-			}
-		} else if (named(f->function, "_Py_FatalErrorFunc")) {
-			fatal = true;
-			const char *m = arg_string(f, "msg", &said);
-			msg = msg ? msg : m;
-			const char *p = arg_string(f, "func", &said);
-			if (said && !prefix_known) {
-				prefix = p;
-				prefix_known = true;
-			}
-		} else if (named(f->function, "Py_FatalError")) {
-			fatal = true;
-			const char *m = arg_string(f, "msg", &said);
-			msg = msg ? msg : m;
-			if (!prefix_known) {
-				prefix = NULL;   /* (Py_FatalError passes none) */
-				prefix_known = true;
-			}
-		} else if (fatal) {
-			break;   /* past the fatal-error path: its caller */
+		const char *m = arg_string(f, "msg", &said);
+		msg = msg ? msg : m;
+		bool has_prefix = false;
+		const char *p = path[k].prefix ? arg_string(f, path[k].prefix, &has_prefix) : NULL;
+		if (!prefix_known && (!path[k].prefix || has_prefix)) {
+			prefix = p;
+			prefix_known = true;
 		}
 	}
 	if (!msg || !prefix_known)

@@ -49,6 +49,7 @@ import sys
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest.cores import take_crash
+from pycoretest.native import c_quoted
 from pycoretest.env import SCENARIOS, scaled
 
 NAMES = ["py3.10", "py3.12", "py3.13", "debian3.11"]
@@ -166,14 +167,6 @@ def matches(f, g):
     if g["kind"] == "I":
         return f["inlined"] and f["function"] == g["name"]
     return not f["inlined"] and int(f["address"], 16) == g["pc"]
-
-
-def c_quoted(s):
-    """S as gdb quotes a simple string; None when gdb's quoting might
-    differ (escapes, repeats)."""
-    if any(not (0x20 <= ord(ch) < 0x7f) or ch in "\"\\" for ch in s) or re.search(r"(.)\1{9}", s):
-        return None
-    return '"%s"' % s
 
 
 def same_value(a, gdb_text):

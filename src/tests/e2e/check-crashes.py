@@ -536,14 +536,6 @@ def check_fault_kind(case):
     return name
 
 
-def c_quoted(text):
-    """TEXT as gdb quotes a plain string; None where gdb's quoting might
-    differ (escapes, repeats)."""
-    if any(not (0x20 <= ord(ch) < 0x7f) or ch in "\"\\" for ch in text) or re.search(r"(.)\1{9}", text):
-        return None
-    return '"%s"' % text
-
-
 def same_arg(a, theirs):
     """pycore's argument A (the JSON's native-arg) against gdb's printed
     THEIRS: "same", "differs: why", or "unverifiable: why" (one side says
@@ -567,7 +559,7 @@ def same_arg(a, theirs):
     if theirs != value and not theirs.startswith(value + " "):
         return "differs: %s, gdb %s" % (value, theirs)
     if string is not None:
-        q = c_quoted(string)
+        q = gdb_native.c_quoted(string)
         # gdb: the pointer, the symbol it points into if any, the string
         printed = re.sub(r"^(\S+) <[^>]*>", r"\1", theirs)
         if q and printed != value + " " + q + ("..." if truncated else ""):

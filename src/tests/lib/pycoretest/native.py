@@ -1,6 +1,7 @@
 """Native stacks against gdb's: pycore's native frames of a thread, frame
 for frame gdb's on the same core (return addresses and inlined calls); and
 gdb's view of every thread of many cores in one run (gdb_cores)."""
+import re
 import subprocess
 
 from .tap import Failure
@@ -164,3 +165,11 @@ def gdb_cores(target, cores, cap=400, args_upto=60, extra=()):
             out[r["core"]] = r
     why = "gdb gave nothing (exit %d): %s" % (g.returncode, g.stderr.decode("utf-8", "replace")[-400:])
     return dict((c, out.get(c) or {"error": why}) for c in cores)
+
+
+def c_quoted(text):
+    """TEXT as gdb quotes a plain string; None where gdb's quoting might
+    differ (escapes, repeats)."""
+    if any(not (0x20 <= ord(ch) < 0x7f) or ch in "\"\\" for ch in text) or re.search(r"(.)\1{9}", text):
+        return None
+    return '"%s"' % text
