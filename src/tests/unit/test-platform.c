@@ -104,6 +104,19 @@ static void test_x86_64_sigframe(void)
 	CHECK(platform_parse_sigframe(p, sp, n, &out) && out.trap_fault && !out.has_fault_address &&
 	      out.trap_signals[0] == 11, "#GP: SIGSEGV, no address");
 	CHECK(!platform_parse_sigframe(p, sp, platform_sigframe_size(p) - 1, &out), "short frame refused");
+	/* #DE: trap 0 is proven only by a division at the pc (F7 /6 div,
+	 * F7 /7 idiv, after a REX prefix; not F7 /0 test) */
+	{
+		const uint8_t *mc = sp + p->sigframe.mcontext;
+		static const uint8_t div_rcx[] = { 0x48, 0xf7, 0xf1, 0x90 }, idiv_m[] = { 0xf7, 0x7d, 0xf8, 0x90 },
+				     test_eax[] = { 0xf7, 0xc0, 0x01, 0x00, 0x00, 0x00 };
+		sc->trapno = 0;
+		CHECK(p->sigframe.divide_error(mc, div_rcx, sizeof(div_rcx)), "div %%rcx at trap 0: #DE");
+		CHECK(p->sigframe.divide_error(mc, idiv_m, sizeof(idiv_m)), "idiv -8(%%rbp) at trap 0: #DE");
+		CHECK(!p->sigframe.divide_error(mc, test_eax, sizeof(test_eax)), "test $1, %%eax: no division");
+		sc->trapno = 14;
+		CHECK(!p->sigframe.divide_error(mc, div_rcx, sizeof(div_rcx)), "a page fault's trap: no #DE");
+	}
 
 	/* x86-64's kernel has no trampoline of its own: the C library's */
 	CHECK(!platform_is_sigreturn(p, "__restore_rt") && !platform_is_sigreturn(p, NULL), "no kernel trampoline");
