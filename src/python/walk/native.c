@@ -30,7 +30,6 @@ struct nframe {
 	struct model_frame *f;
 	uint64_t sp;                 /* 0: unknown */
 	bool eval;                   /* a call of the eval loop */
-	bool internal;               /* in the interpreter's own module */
 };
 
 struct unwind_into {
@@ -81,7 +80,6 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 		.f = f,
 		.sp = nf->sp,
 		.eval = !nf->inlined && py_is_eval_loop(nf->function),
-		.internal = nf->module && nf->module == u->interp_module,
 	};
 	return 0;
 }
@@ -124,7 +122,7 @@ static size_t first_eval(const struct unwind_into *u, size_t from)
  * past TOP (first_eval), which --native-all adds. */
 static bool shown(const struct py_ctx *c, const struct unwind_into *u, size_t k, size_t top)
 {
-	return !u->v[k].internal || k < top || c->opt->native >= 2 || c->keep_internal;
+	return !u->v[k].f->interpreter || k < top || c->opt->native >= 2 || c->keep_internal;
 }
 
 /* The collector's own functions in CPython 3.6-3.15 (Modules/gcmodule.c,
@@ -296,7 +294,7 @@ static void weave(struct py_ctx *c, struct model_thread *t, const struct unwind_
 				ptrvec_push(c->a, &out, t->frames.items[i]);
 			g++;
 		}
-		if (!t->gc_native && u->v[k].internal && !u->v[k].f->inlined && is_gc_function(u->v[k].f->function))
+		if (!t->gc_native && u->v[k].f->interpreter && !u->v[k].f->inlined && is_gc_function(u->v[k].f->function))
 			t->gc_native = out.n + 1;
 		if (!here && shown(c, u, k, top))
 			ptrvec_push(c->a, &out, u->v[k].f);
