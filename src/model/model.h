@@ -84,6 +84,8 @@ struct model_frame {
 	bool inlined;                /* native frames: a call inlined into the next frame */
 	bool interpreter;            /* native frames: in the interpreter's own module (libpython,
 					or the executable it is linked into) */
+	bool sigreturn;              /* native frames: a signal trampoline no symbol names,
+					known by its code (native_frame.sigreturn) */
 	/* native frames: how the unwinder found it past a frame whose code has
 	 * no call frame information: "frame pointer" or "scan" (a return
 	 * address validated on the stack, symbols/nocfi.c); NULL by CFI */

@@ -74,14 +74,36 @@ static bool code_at(Dwfl *dwfl, struct dump *d, uint64_t addr, uint8_t *buf, siz
 	return false;
 }
 
-/* The start of the function at LOOKUP by its symbol; 0 unknown. */
+/* The address of MOD's function named NAME's first LEN bytes; 0 none. */
+static uint64_t named_function(Dwfl_Module *mod, const char *name, size_t len)
+{
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && strncmp(s, name, len) == 0 &&
+		    s[len] == '\0')
+			return addr;
+	}
+	return 0;
+}
+
+/* The start of the function at LOOKUP by its symbol, the address its
+ * callers call; 0 unknown.  A part GCC split off a function (NAME.cold,
+ * NAME.cold.N: -freorder-blocks-and-partition) is entered by a jump from
+ * the function, whose callers called NAME: that is the start. */
 static uint64_t function_start(Dwfl *dwfl, uint64_t lookup)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
 	GElf_Off off;
 	GElf_Sym sym;
-	if (!mod || !dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL))
+	const char *name = mod ? dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL) : NULL;
+	if (!name)
 		return 0;
+	const char *cold = strstr(name, ".cold");
+	if (cold && (cold[5] == '\0' || cold[5] == '.'))
+		return named_function(mod, name, (size_t)(cold - name));
 	return lookup - off;
 }
 
@@ -92,6 +114,7 @@ struct step {
 	const struct platform_regs *regs;
 	uint64_t lookup;             /* the frame's pc, or its return address less one */
 	uint64_t start;              /* its function's start; 0 unknown */
+	uint64_t lo;                 /* the lowest word its callers' saved frame pointer may be in */
 };
 
 /* Does the PLT stub at TARGET jump to START (its GOT slot holds it)? */
@@ -104,21 +127,18 @@ static bool stub_reaches(const struct step *st, uint64_t target, uint64_t start)
 	       dump_read_u64(st->d, slot, &to) == PC_OK && st->p->code_address(st->regs, to) == start;
 }
 
-/* Is RA the first instruction of a signal trampoline, by its code: what
- * the kernel made a handler it entered return to (no call precedes it)? */
-static bool trampoline_start(const struct step *st, uint64_t ra)
+bool nocfi_trampoline(Dwfl *dwfl, struct dump *d, uint64_t ra)
 {
 	uint8_t code[16];
-	size_t n = st->p->sigframe.code_len;
-	return n && n <= sizeof(code) && code_at(st->dwfl, st->d, ra, code, n) &&
-	       platform_is_sigreturn_code(st->p, code, n);
+	size_t n = d->platform->sigframe.code_len;
+	return n && n <= sizeof(code) && code_at(dwfl, d, ra, code, n) && platform_is_sigreturn_code(d->platform, code, n);
 }
 
 /* Is RA a return address into a caller of the frame: code of a module,
  * after a call instruction; a call naming its target names the frame's
  * function, or a PLT stub whose GOT slot holds it (without a symbol for
  * the frame: a target in its module, at most MAX_FRAME_BYTES before it).
- * Or a signal trampoline's start (trampoline_start), looked at first: the
+ * Or a signal trampoline's start (nocfi_trampoline), looked at first: the
  * bytes before it, another function's end, might decode as a call. */
 static bool returns_here(const struct step *st, uint64_t ra)
 {
@@ -126,7 +146,7 @@ static bool returns_here(const struct step *st, uint64_t ra)
 	size_t n = st->p->call_window;
 	if (ra < 4096 || n > sizeof(code) || !dwfl_addrmodule(st->dwfl, ra - 1))
 		return false;
-	if (trampoline_start(st, ra))
+	if (nocfi_trampoline(st->dwfl, st->d, ra))
 		return true;
 	if (!code_at(st->dwfl, st->d, ra - n, code, n))
 		return false;
@@ -197,7 +217,8 @@ static bool next_returns(const struct step *st, uint64_t ra, uint64_t sp, uint64
  * the caller's on its stack): *FP, else the first word below SP, down
  * to LO (the callee's stack pointer), that makes the rule hold, which
  * becomes *FP.  Where the rules are of another kind, or there are none,
- * nothing contradicts RA. */
+ * nothing contradicts RA.  (Below LO: ST's own callees, such as musl's
+ * raise, may be the ones that saved the frame pointer.) */
 static bool caller_consistent(const struct step *st, uint64_t ra, uint64_t sp, uint64_t lo, uint64_t *fp)
 {
 	Dwarf_Frame *frame = frame_at(st->dwfl, ra - 1);
@@ -209,6 +230,8 @@ static bool caller_consistent(const struct step *st, uint64_t ra, uint64_t sp, u
 			ok = next_returns(st, ra, sp, sp + (uint64_t)off, ra_off);
 		} else if (reg == st->p->dwarf_fp) {
 			ok = next_returns(st, ra, sp, *fp + (uint64_t)off, ra_off);
+			if (st->lo < lo)
+				lo = st->lo;
 			for (uint64_t a = sp - 8; !ok && a >= lo && a < sp; a -= 8) {
 				uint64_t w;
 				if (dump_read_u64(st->d, a, &w) == PC_OK && next_returns(st, ra, sp, w + (uint64_t)off, ra_off)) {
@@ -255,12 +278,14 @@ static bool scan(const struct step *st, struct platform_regs *caller)
 }
 
 const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
-		       struct platform_regs *caller)
+		       uint64_t first_sp, struct platform_regs *caller)
 {
 	const struct platform *p = d->platform;
 	if (!p->call_before)
 		return NULL;
-	struct step st = { dwfl, d, p, regs, activation ? pc : pc - 1, 0 };
+	struct step st = { dwfl, d, p, regs, activation ? pc : pc - 1, 0, regs->sp };
+	if (first_sp <= regs->sp && regs->sp - first_sp <= MAX_SCAN_WORDS * 8)
+		st.lo = first_sp;
 	st.start = function_start(dwfl, st.lookup);
 	uint64_t sp = regs->sp, fp = regs->fp, ra, prev;
 	/* the frame record */
@@ -277,6 +302,6 @@ const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation,
 
 bool nocfi_scan(Dwfl *dwfl, struct dump *d, const struct platform_regs *regs, struct platform_regs *caller)
 {
-	struct step st = { dwfl, d, d->platform, regs, 0, 0 };
+	struct step st = { dwfl, d, d->platform, regs, 0, 0, regs->sp };
 	return d->platform->call_before && scan(&st, caller);
 }

@@ -16,16 +16,24 @@
  * information in its module (.eh_frame or .debug_frame). */
 bool nocfi_has_cfi(Dwfl *dwfl, uint64_t lookup);
 
+/* Whether PC, a return address, is the first instruction of the
+ * platform's signal trampoline by its code (the dump's copy, else the
+ * module's file): where a handler returns, musl's __restore_rt having
+ * neither a symbol nor call frame information. */
+bool nocfi_trampoline(Dwfl *dwfl, struct dump *d, uint64_t pc);
+
 /* The caller of the frame at PC whose registers are REGS (sp, the frame
  * pointer; ACTIVATION: PC is executing, else it is a return address),
  * into CALLER (pc, sp, frame pointer; the other registers REGS's): by
  * the frame record the frame pointer points at, else by a scan of the
  * frame's stack.  A return address is accepted only when the
  * instruction before it is a call, and a call that names its target
- * calls PC's function (directly or through a PLT stub).  Returns "frame
- * pointer", "scan", or NULL when neither finds one. */
+ * calls PC's function (directly or through a PLT stub).  FIRST_SP, the
+ * stack pointer of the unwind's first frame, bounds where the frames of
+ * PC's callees lie (a caller's frame pointer may be saved there).
+ * Returns "frame pointer", "scan", or NULL when neither finds one. */
 const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation, const struct platform_regs *regs,
-		       struct platform_regs *caller);
+		       uint64_t first_sp, struct platform_regs *caller);
 
 /* The first caller found by a scan from REGS's stack pointer up, of
  * code unknown (a stack switched out: no pc): a return address accepted

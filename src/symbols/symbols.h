@@ -97,6 +97,8 @@ struct native_frame {
 	const char *file;            /* source file, when debug info has it */
 	int line;
 	bool inlined;                /* a call inlined into the next frame (same pc) */
+	/* a signal trampoline no symbol names, known by its code at PC */
+	bool sigreturn;
 	/* found past a frame without call frame information: "frame pointer"
 	 * or "scan" (nocfi.h); NULL by CFI */
 	const char *found_by;

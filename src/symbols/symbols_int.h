@@ -34,6 +34,9 @@ struct pc_frames {
 	struct pc_entry *e;
 	size_t n;
 	bool quiet;                  /* described by its symbol alone (a quiet module's) */
+	/* a return address's (lookup + 1): whether it starts the platform's
+	 * signal trampoline by its code, once looked at (nocfi_trampoline) */
+	bool tramp_checked, tramp;
 	/* its functions' parameters (args.h), read when first wanted */
 	bool args_done;
 	struct pc_args *args;
@@ -76,6 +79,11 @@ struct unwind_thread {
 	/* the registers its first frame starts from: the dump's, or those a
 	 * signal frame on its stack saved (unwinding on from there) */
 	const struct platform_regs *from;
+	/* FROM's pc is a return address a frame pointer or a scan found:
+	 * libdwfl is given the call's address (pc - 1), which the call frame
+	 * information describes (after a call to a noreturn function the
+	 * return address is the next function's first byte) */
+	bool from_return;
 };
 
 struct symbol_memo {

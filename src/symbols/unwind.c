@@ -91,7 +91,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 		regs[i] = unsigned_word(u->s, r, r->dwarf[i]);
 	if (!dwfl_thread_state_registers(thread, 0, n, regs))
 		return false;
-	dwfl_thread_state_register_pc(thread, unsigned_word(u->s, r, r->pc));
+	dwfl_thread_state_register_pc(thread, unsigned_word(u->s, r, r->pc) - (u->from_return ? 1 : 0));
 	return true;
 }
 
@@ -228,7 +228,7 @@ static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool act
 	regs.fp = regs.dwarf[p->dwarf_fp];
 	regs.pac_mask = u->regs ? u->regs->pac_mask : 0;
 	regs.tp = u->regs ? u->regs->tp : 0;
-	const char *how = nocfi_step(u->dwfl, u->s->dump, pc, activation, &regs, &u->at_signal);
+	const char *how = nocfi_step(u->dwfl, u->s->dump, pc, activation, &regs, u->regs ? u->regs->sp : sp, &u->at_signal);
 	if (!how)
 		return 0;
 	u->restart = true;
@@ -364,6 +364,23 @@ static void callers_regs(const struct unwind *u, struct arg_frame *cur)
 	}
 }
 
+/* Whether the frame at return address PC (its call site's description
+ * PF, cached there) starts a signal trampoline that neither a symbol nor
+ * call frame information describes, by its code: musl's __restore_rt
+ * (stripped, built without CFI; its symbol, if any, is setjmp's, which
+ * has no size).  The unwind goes on from the registers its signal frame
+ * saved. */
+static bool trampoline_by_code(struct unwind *u, Dwarf_Addr pc, bool activation, struct pc_frames *pf)
+{
+	if (activation)
+		return false;
+	if (!pf->tramp_checked) {
+		pf->tramp = nocfi_trampoline(u->dwfl, u->s->dump, pc);
+		pf->tramp_checked = true;
+	}
+	return pf->tramp;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -384,6 +401,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	u->first = false;
 	u->found_by = NULL;
 	activation = activation && !found_by;
+	if (first && found_by)
+		pc++; /* libdwfl was given the call's address (from_return) */
 	/* a return address points after the call: look up the call itself */
 	Dwarf_Addr lookup = activation ? pc : pc - 1;
 	struct native_frame nf = { .pc = pc, .found_by = found_by };
@@ -402,8 +421,16 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		struct module_ref *ref = ud ? *ud : NULL;
 		nf.module = ref ? ref->mod : NULL;
 		nf.function = names_unversioned(addrname(u->s, ref, mod, lookup), u->name, sizeof(u->name));
+		struct pc_frames look = { .lookup = lookup };
+		bool tramp = !dump_is_sigreturn(u->s->dump, nf.function) && trampoline_by_code(u, pc, activation, &look);
+		if (tramp) {
+			nf.function = NULL;
+			nf.sigreturn = true;
+		}
 		if (u->fn(&nf, u->arg))
 			return DWARF_CB_ABORT;
+		if (tramp)
+			return nf.sp && from_signal_frame(u, nf.sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
 		/* (libdwfl goes through a signal trampoline by its CFI) */
 		if (dump_is_sigreturn(u->s->dump, nf.function))
 			return DWARF_CB_OK;
@@ -445,10 +472,18 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	/* a signal trampoline is returned to at its first instruction */
 	if (!activation && pf->n && !pf->e[pf->n - 1].function && u->s->dump->platform->sigframe.entered_at_symbol)
 		pf = trampoline_at(u, mod, pc, pf);
+	bool tramp = !(pf->n && dump_is_sigreturn(u->s->dump, pf->e[pf->n - 1].function)) &&
+		     trampoline_by_code(u, pc, activation, pf);
 	nf.module = pf->module;
 	nf.module_path = pf->module_path;
 	int stop = 0;
-	if (u->want_args && pf != &fresh) {
+	if (tramp) {
+		/* no name: the symbol before it is another function's */
+		nf.sigreturn = true;
+		stop = (u->want_args ? flush(u, NULL) : 0) || u->fn(&nf, u->arg);
+		if (!stop)
+			stop = nf.sp && from_signal_frame(u, nf.sp);
+	} else if (u->want_args && pf != &fresh) {
 		/* (a frame described by its symbol alone: no DWARF read for it) */
 		if (!pf->args_done) {
 			pf->args = args_describe(mod, pf, pf->lookup, !pf->quiet);
@@ -479,7 +514,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	if (!stop && nf.sp && dump_is_sigreturn(u->s->dump, function) &&
 	    u->s->dump->platform->sigframe.unwind_from_mcontext)
 		stop = from_signal_frame(u, nf.sp);
-	if (!stop && !dump_is_sigreturn(u->s->dump, function))
+	if (!stop && !tramp && !dump_is_sigreturn(u->s->dump, function))
 		stop = past_nocfi(u, frame, pc, activation, nf.sp);
 	if (pf == &fresh) {
 		for (size_t i = 0; i < fresh.n; i++)
@@ -503,10 +538,13 @@ static int run(struct symbols *s, pid_t tid, struct unwind_thread *ut, struct un
 		u->restart = false;
 		u->first = true;
 		ut->from = &from;
+		ut->from_return = u->found_by != NULL;
 		rc = dwfl_getthread_frames(s->dwfl, tid, frame_cb, u);
 	}
-	if (ut)
+	if (ut) {
 		ut->from = was;
+		ut->from_return = false;
+	}
 	flush(u, NULL);
 	return rc;
 }
@@ -584,7 +622,7 @@ static int stack_from(struct symbols *s, int64_t tid, const struct platform_regs
 	for (size_t i = 0; i < s->dump->nthreads; i++)
 		if (s->dump->threads[i].tid == tid)
 			s->at.regs.pac_mask = s->dump->threads[i].regs.pac_mask;
-	struct unwind_thread at = { &s->at, s->dump->platform, s, &s->at.regs };
+	struct unwind_thread at = { &s->at, s->dump->platform, s, &s->at.regs, found_by != NULL };
 	s->at_thread = &at;
 	s->at_active = true;
 	struct unwind u = { .s = s, .dwfl = s->dwfl, .fn = fn, .arg = arg, .quiet = quiet, .regs = &s->at.regs,

@@ -104,11 +104,11 @@ static const char *program_of(const char *path)
 	return NULL;
 }
 
-bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc)
+bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc, bool by_code)
 {
 	const struct platform *p = c->d->platform;
 	uint8_t code[16];
-	if (dump_is_sigreturn(c->d, function))
+	if (by_code || dump_is_sigreturn(c->d, function))
 		return true;
 	/* (a named function is not one: the C library's own name says so) */
 	return !function && p->sigframe.code_len && p->sigframe.code_len <= sizeof(code) &&
@@ -138,7 +138,7 @@ static int look_frame(const struct native_frame *nf, void *arg)
 	struct py_ctx *c = l->c;
 	if (++l->n > MAX_HANDLER_FRAMES)
 		return 1;
-	if (py_sigreturn_at(c, nf->function, nf->pc)) {
+	if (py_sigreturn_at(c, nf->function, nf->pc, nf->sigreturn)) {
 		l->tramp_sp = nf->sp;
 		/* a signal the process sent itself, caught there: a handler's
 		 * re-raise caught by a handler; what it caught is further out */

@@ -74,6 +74,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
 	f->interpreter = nf->module && nf->module == u->interp_module;
+	f->sigreturn = nf->sigreturn;
 	f->found_by = nf->found_by;
 	py_native_args(c, f, nf);
 	u->v[u->n++] = (struct nframe){
@@ -237,7 +238,7 @@ static size_t fault_trampoline(struct py_ctx *c, struct symbols *s, struct model
 	if (!f || f->tid != t->tid)
 		return SIZE_MAX;
 	size_t k = 0;
-	while (k < u->n && !(u->v[k].sp == f->sp_frame && py_sigreturn_at(c, u->v[k].f->function, u->v[k].f->address)))
+	while (k < u->n && !(u->v[k].sp == f->sp_frame && py_sigreturn_at(c, u->v[k].f->function, u->v[k].f->address, u->v[k].f->sigreturn)))
 		k++;
 	if (k == u->n)
 		return SIZE_MAX;

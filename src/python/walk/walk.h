@@ -94,7 +94,7 @@ void py_find_fault(struct py_ctx *c, struct symbols *s);
 void py_fault_handler(struct py_ctx *c, struct symbols *s, struct dump_module *interp_module);
 /* Whether the frame of FUNCTION (NULL: no symbol) at PC is the
  * platform's signal trampoline: by its name, or by its code. */
-bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc);
+bool py_sigreturn_at(struct py_ctx *c, const char *function, uint64_t pc, bool by_code);
 /* The thread the report calls crashed: the fault's, else the one that
  * received the core's signal; -1 none. */
 int64_t py_crash_tid(const struct py_ctx *c);
