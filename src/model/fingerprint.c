@@ -347,7 +347,7 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind != FRAME_NATIVE)
 			break;
-		if (model_is_machinery(f->function))
+		if (model_is_machinery(f->function) || model_inside_machinery(t, i))
 			continue;
 		if (f->function) {
 			const char *m = f->interpreter ? "python" : native_module(a, f->file);

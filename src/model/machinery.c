@@ -51,3 +51,20 @@ bool model_is_machinery(const char *fn)
 			return true;
 	return false;
 }
+
+bool model_inside_machinery(const struct model_thread *t, size_t i)
+{
+	const struct model_frame *f = i < t->frames.n ? t->frames.items[i] : NULL;
+	if (!f || f->kind != FRAME_NATIVE || f->function)
+		return false;
+	if (f->sigreturn)
+		return true;
+	for (size_t j = i + 1; f->file && j < t->frames.n; j++) {
+		const struct model_frame *g = t->frames.items[j];
+		if (g->kind != FRAME_NATIVE || !g->file || strcmp(g->file, f->file) != 0)
+			return false;
+		if (g->function)
+			return model_is_machinery(g->function);
+	}
+	return false;
+}

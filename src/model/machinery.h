@@ -11,7 +11,17 @@
 #define PYCORE_MODEL_MACHINERY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "model/model.h"
 
 bool model_is_machinery(const char *function);
+
+/* Whether T's frame I, native and unnamed, is part of the machinery all
+ * the same: a signal trampoline known by its code, or a function no
+ * symbol names whose next named frame out, in the same file, is
+ * machinery (musl's raise calls its hidden __restore_sigs, where the
+ * signal arrives). */
+bool model_inside_machinery(const struct model_thread *t, size_t i);
 
 #endif

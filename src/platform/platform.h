@@ -155,6 +155,11 @@ struct platform {
 	/* When the N bytes at ADDR are a PLT stub, the address of the GOT
 	 * slot it jumps through; 0 otherwise. */
 	uint64_t (*plt_slot)(const uint8_t *code, size_t n, uint64_t addr);
+	/* Whether the N bytes at a function's start set up its frame
+	 * pointer (its frame record is then its own, not its caller's);
+	 * NULL where that is not told by the code (every frame record is
+	 * tried). */
+	bool (*sets_frame_pointer)(const uint8_t *code, size_t n);
 	/* A code address (a return address read from memory, a saved pc)
 	 * without its pointer-authentication bits, given the thread's
 	 * registers; the identity where there are none. */

@@ -253,6 +253,16 @@ static uint64_t plt_slot(const uint8_t *c, size_t n, uint64_t addr)
 	return addr + i + 6 + (uint64_t)(int64_t)disp;
 }
 
+/* [endbr64] push %rbp (55); mov %rsp,%rbp (48 89 e5): GCC's and clang's
+ * frame setup, first in a function that keeps a frame pointer. */
+static bool sets_frame_pointer(const uint8_t *c, size_t n)
+{
+	size_t i = 0;
+	if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		i = 4;
+	return i + 4 <= n && c[i] == 0x55 && c[i + 1] == 0x48 && c[i + 2] == 0x89 && c[i + 3] == 0xe5;
+}
+
 /* the kernel has no trampoline of its own on x86-64: the C library's
  * (libc.c) is the sa_restorer its sigaction gives.  __restore_rt is "mov $15, %rax; syscall" (rt_sigreturn is system call
  * 15: syscall_64.tbl), glibc's (sysdeps/unix/sysv/linux/x86_64/
@@ -284,6 +294,7 @@ const struct platform platform_x86_64 = {
 	.call_window = 8,
 	.call_before = call_before,
 	.plt_slot = plt_slot,
+	.sets_frame_pointer = sets_frame_pointer,
 	.code_address = code_address,
 	.sys_futex = SYS_FUTEX,
 	.multiarch = "x86_64-linux-gnu",

@@ -43,16 +43,18 @@ static const struct model_frame *innermost(const struct model_thread *t, enum fr
  * machinery, before any Python frame; NULL when NF is not machinery. */
 static const struct model_frame *machinery_caller(const struct model_thread *t, const struct model_frame *nf)
 {
-	if (!t || !nf || !model_is_machinery(nf->function))
+	if (!t || !nf)
 		return NULL;
 	size_t i = 0;
 	while (i < t->frames.n && t->frames.items[i] != nf)
 		i++;
+	if (i == t->frames.n || !(model_is_machinery(nf->function) || model_inside_machinery(t, i)))
+		return NULL;
 	for (; i < t->frames.n; i++) {
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind != FRAME_NATIVE)
 			return NULL;
-		if (!model_is_machinery(f->function))
+		if (!model_is_machinery(f->function) && !model_inside_machinery(t, i))
 			return f;
 	}
 	return NULL;

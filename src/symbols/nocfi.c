@@ -92,14 +92,17 @@ static uint64_t named_function(Dwfl_Module *mod, const char *name, size_t len)
 /* The start of the function at LOOKUP by its symbol, the address its
  * callers call; 0 unknown.  A part GCC split off a function (NAME.cold,
  * NAME.cold.N: -freorder-blocks-and-partition) is entered by a jump from
- * the function, whose callers called NAME: that is the start. */
+ * the function, whose callers called NAME: that is the start.  A symbol
+ * without a size (assembly without .size: musl's memset) is found for
+ * any address after it up to the next: it may be another's, a hidden
+ * function's (musl's __syscall_cp_asm), so the start is unknown. */
 static uint64_t function_start(Dwfl *dwfl, uint64_t lookup)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = mod ? dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL) : NULL;
-	if (!name)
+	if (!name || sym.st_size == 0)
 		return 0;
 	const char *cold = strstr(name, ".cold");
 	if (cold && (cold[5] == '\0' || cold[5] == '.'))
@@ -288,8 +291,13 @@ const char *nocfi_step(Dwfl *dwfl, struct dump *d, uint64_t pc, bool activation,
 		st.lo = first_sp;
 	st.start = function_start(dwfl, st.lookup);
 	uint64_t sp = regs->sp, fp = regs->fp, ra, prev;
-	/* the frame record */
-	if (fp % 8 == 0 && fp >= sp && fp - sp < MAX_FRAME_BYTES && dump_read_u64(d, fp, &prev) == PC_OK &&
+	/* the frame record: the function's own where it sets one up (a
+	 * function that does not, such as musl's __stack_chk_fail, has its
+	 * caller's in the frame pointer: its caller would be skipped) */
+	uint8_t code[8];
+	bool own = !st.start || !p->sets_frame_pointer || !code_at(dwfl, d, st.start, code, sizeof(code)) ||
+		   p->sets_frame_pointer(code, sizeof(code));
+	if (own && fp % 8 == 0 && fp >= sp && fp - sp < MAX_FRAME_BYTES && dump_read_u64(d, fp, &prev) == PC_OK &&
 	    dump_read_u64(d, fp + 8, &ra) == PC_OK) {
 		ra = p->code_address(regs, ra);
 		if (returns_here(&st, ra) && caller_consistent(&st, ra, fp + 16, fp + 16, &prev)) {

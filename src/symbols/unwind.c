@@ -116,6 +116,10 @@ struct unwind {
 	bool names_only;                   /* symbols alone, nothing cached */
 	bool first;                        /* the next frame is the first of this unwind */
 	const char *found_by;              /* how the first frame of the next unwind was found */
+	/* the stack pointer where the thread's state, or the state a signal
+	 * frame saved, starts this stack: the frames below a frame found by
+	 * a scan lie between it and that frame (nocfi_step's FIRST_SP) */
+	uint64_t first_sp;
 	/* arguments wanted: each frame is given to FN once its caller is
 	 * known (an entry value is the caller's call site's), kept until then */
 	bool want_args;
@@ -228,7 +232,7 @@ static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool act
 	regs.fp = regs.dwarf[p->dwarf_fp];
 	regs.pac_mask = u->regs ? u->regs->pac_mask : 0;
 	regs.tp = u->regs ? u->regs->tp : 0;
-	const char *how = nocfi_step(u->dwfl, u->s->dump, pc, activation, &regs, u->regs ? u->regs->sp : sp, &u->at_signal);
+	const char *how = nocfi_step(u->dwfl, u->s->dump, pc, activation, &regs, u->first_sp ? u->first_sp : sp, &u->at_signal);
 	if (!how)
 		return 0;
 	u->restart = true;
@@ -409,6 +413,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	Dwarf_Word sp;
 	if (dwfl_frame_reg(frame, u->s->dump->platform->dwarf_sp, &sp) == 0)
 		nf.sp = sp;
+	if (first && !found_by)
+		u->first_sp = nf.sp;
 	Dwfl_Module *mod = module_at(u, lookup);
 	if (!mod) {
 		if (flush(u, NULL) || u->fn(&nf, u->arg))

@@ -281,6 +281,29 @@ __asm__(".pushsection .rodata\n.globl pt_restore_rt\npt_restore_rt:\n\tmov $15, 
 extern const uint8_t pt_restore_rt[];
 #endif
 
+/* The frame setup GCC writes first in a function that keeps a frame
+ * pointer, with and without an IBT landing pad, as this machine's
+ * assembler writes it; and beginnings that keep none (musl's
+ * __stack_chk_fail: sub $8, %rsp). */
+#if defined(__x86_64__)
+__asm__(".pushsection .rodata\n.globl pt_prologues\npt_prologues:\n"
+	"\tpush %rbp\n\tmov %rsp, %rbp\n\tnop\n\tnop\n\tnop\n\tnop\n"
+	"\tendbr64\n\tpush %rbp\n\tmov %rsp, %rbp\n"
+	"\tsub $8, %rsp\n\tnop\n\tnop\n\tnop\n\tnop\n"
+	"\tpush %rbx\n\tmov %rsp, %rbx\n\tnop\n\tnop\n\tnop\n\tnop\n.popsection\n");
+extern const uint8_t pt_prologues[];
+
+static void test_frame_setup(void)
+{
+	const struct platform *p = &platform_x86_64;
+	CHECK(p->sets_frame_pointer(pt_prologues, 8), "push %rbp; mov %rsp,%rbp");
+	CHECK(p->sets_frame_pointer(pt_prologues + 8, 8), "endbr64 first");
+	CHECK(!p->sets_frame_pointer(pt_prologues + 8, 7), "a shorter read");
+	CHECK(!p->sets_frame_pointer(pt_prologues + 16, 8), "sub $8,%rsp: no frame pointer");
+	CHECK(!p->sets_frame_pointer(pt_prologues + 24, 8), "another register");
+}
+#endif
+
 static void test_trampoline_code(void)
 {
 #if defined(__x86_64__)
@@ -334,6 +357,9 @@ static void test_libc(void)
 int main(void)
 {
 	test_trampoline_code();
+#if defined(__x86_64__)
+	test_frame_setup();
+#endif
 	test_x86_64_sigframe();
 	test_lookups();
 	test_aarch64();
