@@ -43,20 +43,30 @@ One TAP result per build x scenario x faulthandler off/on x check:
                no stack frame of their own, and the eval loop's frame that
                runs the first Python frame ends the range on both sides),
                and no frame pycore names anywhere in that thread has
-               another name in gdb at the same address
+               another name in gdb at the same address; where gdb's
+               unwind never reaches the eval loop (musl's libc has no call
+               frame information: past raise() gdb reads stack words as
+               frames) the range is a skip saying so, the innermost frame
+               and the frames named at one address still checked
   site         the text report's Summary line names the crash site: the
                innermost frame, or for a signal caught by a handler that
                re-raised it (faulthandler) the first frame under the
-               handler's signal frame; its address where gdb has no name
+               handler's signal frame; its address where gdb has no name;
+               where gdb does not unwind through the handler (musl), the
+               site gdb names for the same scenario without faulthandler
   fingerprint  (JSON .fingerprint.hash, --native and plain) no other
-               scenario on this build has it; with faulthandler it is the
+               scenario on this build has it (plain: unless the two plain
+               reports differ in nothing, neither with the abort's words,
+               and their --native fingerprints do: doc/fingerprints.md's
+               native frame needs --native); with faulthandler it is the
                one without; on a second build of one version (pyenv's 3.11
                and Debian's, shared and linked-in libpython) the first
                build's
   facts        the signal is the one the process died of, in the thread
                that crashed; a fault address only where there was a fault,
                and then the one the process chose (for SIGFPE the faulting
-               instruction's, gdb's pc; else the core's siginfo's), stated
+               instruction's, gdb's pc where gdb reaches it; else the
+               core's siginfo's), stated
                wherever the dump proves it (a siginfo the kernel wrote, or
                a handler's saved state: cr2, the faulting pc); a signal
                code only as the core's siginfo says it (gdb's $_siginfo
@@ -109,17 +119,6 @@ BUILDS = ("debian3.11", "py3.10", "py3.11", "py3.12", "py3.13", "sid3.14", "musl
           "musl3.13-nobuildid")
 QUICK_BUILDS = ("debian3.11", "py3.12")
 # builds of one version whose fingerprints must agree: the second against the first
-# Builds the crash set names but does not yet hold pycore to (each a skip
-# by name, with why; PYCORE_BUILDS names one to run it): on musl, a
-# faulthandler re-raise is not traced through musl's handler frames and
-# raise() (no fault address or kind then), its aborts keep no message and
-# its libc has no symbol table here, so assert, double free and stack
-# smash give one fingerprint, and gdb itself does not unwind musl's libc
-# (its frames are "??" from raise() on): no oracle for the frames.
-NOT_YET = {b: "musl: not yet held to the crash set (issue 49 is open for musl: a faulthandler re-raise is not "
-              "traced through musl's handler, its aborts keep no message and its libc no symbols, so they "
-              "share a fingerprint, and gdb does not unwind musl's libc); PYCORE_BUILDS=%s runs it" % b
-           for b in ("musl3.12", "musl3.13", "musl3.13-nobuildid")}
 TWINS = {"py3.11": "debian3.11", "musl3.12": "py3.12", "musl3.13": "py3.13", "musl3.13-nobuildid": "musl3.13"}
 MODES = (("plain", []), ("faulthandler", ["-X", "faulthandler"]))
 CHECKS = ("frames", "site", "fingerprint", "facts", "abort", "fault-kind", "args")
@@ -310,6 +309,19 @@ def gdb_thread(gdb, tid):
     return None
 
 
+def gdb_lost(gframes):
+    """Whether gdb's unwind does not reach the eval loop (a C library
+    without call frame information, musl's: past its first frames gdb
+    reads stack words as frames)."""
+    _, _, real = gdb_range(gframes)
+    for f in real:
+        if f["kind"] == "error":
+            break
+        if EVAL.match(norm(f["name"])):
+            return False
+    return True
+
+
 def check_frames(case):
     target, truth, report, gdb = case["target"], case["truth"], case["report"], case["gdb"]
     thread = crashed_thread(report, truth["tid"])
@@ -322,13 +334,15 @@ def check_frames(case):
     mine = pycore_range(thread)
     roots = debug_roots(target)
     problems = []
+    lost = gdb_lost(gframes)
     if not mine:
         problems.append("pycore's innermost frame is not native (%s), gdb's #0 is %s"
                         % (thread["frames"][0]["kind"] if thread["frames"] else "none", norm(real[0]["name"])))
     elif not same_name(mine[0]["function"], real[0]["name"], module_of(real[0], target), roots):
         problems.append("innermost frame %s, gdb's #0 %s" % (norm(mine[0]["function"]), norm(real[0]["name"])))
-    if len(mine) != len(theirs) or not all(same_name(m["function"], g["name"], module_of(g, target), roots)
-                                           for m, g in zip(mine, theirs)):
+    if not lost and (len(mine) != len(theirs) or
+                     not all(same_name(m["function"], g["name"], module_of(g, target), roots)
+                             for m, g in zip(mine, theirs))):
         problems.append("frames to the first Python frame:\n  pycore %s\n  gdb    %s"
                         % (names(mine, "function"), names(theirs, "name")))
     # every frame pycore names, anywhere in the thread, is gdb's name at
@@ -349,6 +363,11 @@ def check_frames(case):
     note = "; gdb's tail-call frames left out: %s" % ", ".join(norm(t["name"]) for t in tails) if tails else ""
     if problems:
         raise pt.Failure("\n".join(problems) + ("\n" + note[2:] if note else ""))
+    if lost:
+        # what gdb has agrees (#0, each address both name): the rest has no oracle
+        raise pt.Skip("gdb's unwind does not reach the eval loop (the C library has no call frame "
+                      "information): no truth for pycore's %d frames to the first Python frame; the innermost "
+                      "and every frame gdb names at an address pycore has agree" % len(mine))
     return "%d frames to the first Python frame = gdb's (#0 %s)%s" % (len(theirs), norm(real[0]["name"]), note)
 
 
@@ -378,13 +397,26 @@ def site_frame(gframes):
     return real[0]
 
 
-def check_site(case):
+def check_site(case, plain_case):
     target, truth, text, gdb = case["target"], case["truth"], case["text"], case["gdb"]
     lines = [l for l in text.splitlines() if l.startswith("Summary:")]
     if not lines:
         raise pt.Failure("no Summary: line in the text report")
     summary = lines[0]
-    site = site_frame(gdb_thread(gdb, truth["tid"]) or [])
+    gframes = gdb_thread(gdb, truth["tid"]) or []
+    site = site_frame(gframes)
+    said = ""
+    if case["mode"] != "plain" and gdb_lost(gframes) and not any(f["kind"] == "sigtramp" for f in gframes):
+        # gdb stops inside the handler's raise(): the same scenario
+        # without the handler died where it faulted, gdb's #0 there
+        if not plain_case:
+            raise pt.Skip("gdb's unwind ends inside the handler (no call frame information in the C library) "
+                          "and the same scenario without the handler made no case to compare")
+        site = site_frame(gdb_thread(plain_case["gdb"], plain_case["truth"]["tid"]) or [])
+        said = " (gdb's, on the same crash without faulthandler: gdb does not unwind through the handler here)"
+        if norm(site["name"]) == "??":
+            raise pt.Skip("gdb's unwind ends inside the handler, and without the handler gdb names no crash "
+                          "site either (an address of another process)")
     name = norm(site["name"])
     if name == "??":
         if ("0x%x" % site["pc"]) not in summary:
@@ -393,8 +425,8 @@ def check_site(case):
         return "0x%x (no name in gdb either)" % site["pc"]
     words = set(re.findall(r"[A-Za-z_][\w:.~<>]*", summary))
     if not any(same_name(w, site["name"], module_of(site, target), debug_roots(target)) for w in words):
-        raise pt.Failure("the summary does not name the crash site %s (gdb): %s" % (name, summary))
-    return name
+        raise pt.Failure("the summary does not name the crash site %s (gdb%s): %s" % (name, said, summary))
+    return name + said
 
 
 # ---------------------------------------------------------------------------
@@ -417,7 +449,10 @@ def expected_address(case):
     if "address" in truth:
         return truth["address"], "chosen by the process"
     if case["signo"] in (signal.SIGFPE, signal.SIGILL):
-        return site_frame(gdb_thread(gdb, truth["tid"]) or [])["pc"], "the faulting instruction, gdb's pc"
+        gframes = gdb_thread(gdb, truth["tid"]) or []
+        if case["mode"] != "plain" and gdb_lost(gframes) and not any(f["kind"] == "sigtramp" for f in gframes):
+            return None, "unknown: gdb does not unwind through the handler here"
+        return site_frame(gframes)["pc"], "the faulting instruction, gdb's pc"
     si = gdb.get("siginfo") or {}
     # (a fault's codes: 1 up to SI_KERNEL, 0x80, whose address is no fault's)
     if case["mode"] == "plain" and 0 < (si.get("code") or 0) < 0x80 and si.get("signo") == case["signo"]:
@@ -616,6 +651,45 @@ def check_args(case):
         "; gdb's frames with arguments not among pycore's (see frames): %s" % ", ".join(missing) if missing else "")
 
 
+def unnamed_native(case):
+    """Whether CASE's crashed thread has a native frame without a name
+    before its first Python frame (its fingerprint then may have none)."""
+    thread = crashed_thread(case["report"], case["truth"]["tid"]) or {"frames": []}
+    return any(not f["function"] for f in pycore_range(thread))
+
+
+def builds_differ(case, twin, key):
+    """Where CASE's and its TWIN's KEY fingerprints differ only in what
+    their builds make of one crash: the native frame when it is the C
+    library's own function and the libraries differ (musl, glibc), the
+    abort's words musl does not keep, or a native frame one side names
+    where the other's has no symbol (Debian's stripped libffi, the one
+    built into musl's _ctypes): what differs; else None."""
+    a, b = case["fingerprints"][key], twin["fingerprints"][key]
+    libcs = case["build"].startswith("musl") != twin["build"].startswith("musl")
+    what = []
+    # one scenario: the Python frames are the same, a native frame last
+    fa, fb = a["frames"], b["frames"]
+    k = 0
+    while k < min(len(fa), len(fb)) and fa[k] == fb[k]:
+        k += 1
+    na, nb = fa[k:], fb[k:]
+    if a["kind"] != b["kind"] or len(na) > 1 or len(nb) > 1:
+        return None
+    if na != nb:
+        if libcs and all(f.startswith("libc:") for f in na + nb):
+            what.append("the C library's own function: %s" % ", ".join(na + nb))
+        elif key == "native" and (not na and unnamed_native(case) or not nb and unnamed_native(twin)):
+            what.append("%s where the other build's frame has no symbol" % ", ".join(na + nb))
+        else:
+            return None
+    if a.get("message") != b.get("message"):
+        if not (libcs and bool(a.get("message")) != bool(b.get("message"))):
+            return None
+        what.append("the abort's words, which musl does not keep")
+    return "; ".join(what) or None
+
+
 def check_fingerprint(case, build_cases, twin_cases):
     problems, said = [], []
     for key in ("native", "plain"):
@@ -623,10 +697,18 @@ def check_fingerprint(case, build_cases, twin_cases):
         if mine is None:
             problems.append("no %s fingerprint" % key)
             continue
-        same = sorted(c["scenario"] for c in build_cases
-                      if c is not case and c.get("prints") and c["mode"] == case["mode"]
-                      and c["prints"].get(key) == mine)
-        if same:
+        others = [c for c in build_cases
+                  if c is not case and c.get("prints") and c["mode"] == case["mode"] and c["prints"].get(key) == mine]
+        same = sorted(c["scenario"] for c in others)
+        # without --native, a crash in C has no native frame in its
+        # fingerprint (doc/fingerprints.md): crashes whose plain reports
+        # differ in nothing else, none with the abort's words, share one,
+        # and their native fingerprints tell them apart
+        if same and key == "plain" and not case.get("plain_words") and \
+                not any(c.get("plain_words") for c in others) and \
+                all(c["prints"].get("native") != case["prints"].get("native") for c in others):
+            said.append("plain = %s's (a difference in C only; --native tells them apart)" % ", ".join(same))
+        elif same:
             problems.append("%s fingerprint %s shared with %s" % (key, mine, ", ".join(same)))
         if case["mode"] != "plain":
             plain = [c for c in build_cases if c["scenario"] == case["scenario"] and c["mode"] == "plain"
@@ -637,7 +719,10 @@ def check_fingerprint(case, build_cases, twin_cases):
         if twin_cases is not None:
             twin = [c for c in twin_cases if c["scenario"] == case["scenario"] and c["mode"] == case["mode"]
                     and c.get("prints") and c["signo"] == case["signo"]]
-            if twin and twin[0]["prints"].get(key) != mine:
+            if twin and twin[0]["prints"].get(key) != mine and builds_differ(case, twin[0], key):
+                said.append("%s = %s's but for what the builds differ in (%s)" % (key, twin[0]["build"],
+                                                                      builds_differ(case, twin[0], key)))
+            elif twin and twin[0]["prints"].get(key) != mine:
                 problems.append("%s fingerprint %s, %s's %s" % (key, mine, twin[0]["build"],
                                                                 twin[0]["prints"].get(key)))
             elif twin:
@@ -735,8 +820,10 @@ def make_case(target, build, base, scenario, signo, cls, mode, pyargs, pattern, 
     case["time"]["pycore"] = time.monotonic() - t1
     case["report"] = pt.load_report(runs["json"])
     case["text"] = runs["text"]
-    case["prints"] = {"native": case["report"]["fingerprint"]["hash"],
-                      "plain": pt.load_report(runs["plain"])["fingerprint"]["hash"]}
+    plain = pt.load_report(runs["plain"])
+    case["prints"] = {"native": case["report"]["fingerprint"]["hash"], "plain": plain["fingerprint"]["hash"]}
+    case["fingerprints"] = {"native": case["report"]["fingerprint"], "plain": plain["fingerprint"]}
+    case["plain_words"] = (field(plain, "abort")[1] or {}).get("message")
     return case
 
 
@@ -809,8 +896,6 @@ def main():
     plan, bases = [], []
     for build in builds:
         target, why = interpreters.find(build)
-        if build in NOT_YET and "PYCORE_BUILDS" not in os.environ:
-            why = NOT_YET[build]
         if why:
             plan.append((build, None, why))
             continue
@@ -857,7 +942,7 @@ def main():
                         continue
                     plain = cases.get((name, "plain"))
                     plain = plain if plain and "error" not in plain else None
-                    for check, fn, args in (("frames", check_frames, ()), ("site", check_site, ()),
+                    for check, fn, args in (("frames", check_frames, ()), ("site", check_site, (plain,)),
                                             ("fingerprint", check_fingerprint, (results[build], twin)),
                                             ("facts", check_facts, (plain,)), ("abort", check_abort, ()),
                                             ("fault-kind", check_fault_kind, ()), ("args", check_args, ())):
