@@ -9,15 +9,17 @@ fault inside libpython (Py_DecRef(16)), Py_FatalError, an assert, a double
 free, a stack protector failure, an uncaught C++ exception, SIGFPE, SIGILL
 in anonymous executable memory, SIGBUS on a truncated mapped file, Python
 -> qsort -> a Python callback -> a fault in C, a C stack overflow, a fault
-in a thread while another holds the GIL, and kill -SEGV from another
-process (the sender, a process started here).  All but the two that
+in a thread while another holds the GIL, numpy's copy of an array with
+a bad stride (where the interpreter has numpy: Debian's), and kill -SEGV
+from another process (the sender, a process started here).  All but the two that
 crash in a thread of their own make their last call from one line of one
 Python function, so that the Python frames alone cannot tell them apart.
 
 Builds: BUILDS below (Debian's python3.11 with its debug file, pyenv's
 3.10 to 3.13, the Debian unstable root's 3.14, musl's 3.12 and 3.13 and
 3.13 linked without a build-id, which are skips by name until
-scripts/musl-python has built them).
+scripts/musl-python has built them).  A scenario an interpreter cannot
+have (no numpy) is a skip by name.
 PYCORE_QUICK=1 runs QUICK_BUILDS only, the sanitizer pass those of
 pycoretest.interpreters' SANITIZER_PASS_NAMES and _BUILT; PYCORE_BUILDS=a,b
 and PYCORE_SCENARIOS=x,y pick others.
@@ -137,6 +139,7 @@ SCENARIOS = (
     ("callback", signal.SIGSEGV, (), "null"),
     ("stack_overflow", signal.SIGSEGV, (), "overflow"),
     ("thread_nogil", signal.SIGSEGV, ("crashlib",), "null"),
+    ("numpy_stride", signal.SIGSEGV, (), "wild"),
     ("kill_segv", signal.SIGSEGV, (), "sent"),
 )
 # The fault kinds (fault_kind.kind) each class may be named: its own, and
@@ -151,6 +154,9 @@ KINDS = {
     "divide": {"divide-by-zero"},
     "illegal": {"illegal-instruction-anonymous"},
     "sent": {"signal-sent"},
+    # an address far from every mapping: no kind the dump proves, or
+    # near one by chance
+    "wild": {None, "unmapped-near"},
 }
 SENT_WITH_HANDLER = {"signal-sent", "unrecorded"}
 # musl's malloc and stack protector end a process with a trap of their

@@ -24,6 +24,9 @@ have this crash (the test makes it a skip naming why).
                  stack, until the C stack's guard page
   thread_nogil   a thread faults in C without the interpreter's lock while
                  the main thread holds it, running Python
+  numpy_stride   numpy's strided copy of an array whose stride (made
+                 with as_strided) leads 1 TiB past its data: the fault in
+                 numpy's C loop (an interpreter without numpy cannot)
   kill_segv      waits for the test's sender (another process) to kill it
                  with SIGSEGV
 
@@ -193,6 +196,20 @@ def thread_nogil():
         n += 1
 
 
+def numpy_stride():
+    try:
+        import numpy
+    except ImportError as e:
+        cannot("no numpy for this interpreter (%s)" % e)
+    data = numpy.arange(2, dtype=numpy.int64)
+    stride = 1 << 40
+    # two elements: whichever way numpy's loop goes (backwards where the
+    # copy's buffer lies inside the view's span), it faults on the second
+    bad = numpy.lib.stride_tricks.as_strided(data, shape=(2,), strides=(stride,))
+    kept.append(data)
+    return bad.copy, [], {"address": data.ctypes.data + stride}
+
+
 def kill_segv():
     # READY (printed by crash) tells the test to send the signal
     return time.sleep, [60], {}
@@ -201,7 +218,7 @@ def kill_segv():
 SCENARIOS = {"py_decref": py_decref, "fatal_error": fatal_error, "assert": assert_, "double_free": double_free,
              "stack_smash": stack_smash, "cxx_throw": cxx_throw, "sigfpe": sigfpe, "sigill": sigill,
              "sigbus": sigbus, "callback": callback, "stack_overflow": stack_overflow,
-             "thread_nogil": thread_nogil, "kill_segv": kill_segv}
+             "thread_nogil": thread_nogil, "numpy_stride": numpy_stride, "kill_segv": kill_segv}
 
 crash(*SCENARIOS[scenario]())
 cannot("%s did not crash" % scenario)
