@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/samples.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "symbols/warm.h"
 
 /* --color: auto is a terminal on standard output and no NO_COLOR (set
  * and not empty) in the environment. */
@@ -28,13 +30,20 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 {
 	struct analysis *a;
 	struct pc_error *e;
-	char label[48];
+	char label[48], *folded = NULL;
 	if (opt->pid) {
 		/* a process id: "pid 1234" in messages */
 		long long pid = strtoll(path, NULL, 10);
 		snprintf(label, sizeof(label), "pid %lld", pid);
 		path = label;
-		e = analysis_run_process(pid, !opt->no_stop, &opt->analysis, &a);
+		if (opt->samples) {
+			struct samples_options so = { opt->samples, opt->interval_given ? opt->interval : 0.2,
+						      !opt->no_stop };
+			symbols_warm_enable();   /* what one read learns of the files, the next keeps */
+			e = analysis_sample_process(pid, &opt->analysis, &so, &a, opt->collapsed ? &folded : NULL);
+		} else {
+			e = analysis_run_process(pid, !opt->no_stop, &opt->analysis, &a);
+		}
 	} else {
 		e = analysis_run(path, &opt->analysis, &a);
 	}
@@ -60,6 +69,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 		putchar('\n');
 	*written = true;
 	if (opt->json ? report_json_write(stdout, r, opt->pretty)
+	    : opt->collapsed && folded ? (fputs(folded, stdout) == EOF)
 	    : opt->collapsed ? report_collapsed_write(stdout, r)
 	    : opt->html ? report_html_write(stdout, r, &html)
 	    : report_text_write_options(stdout, r, &text))
@@ -82,6 +92,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 		rc = EXIT_INCOMPLETE;
 	}
 	analysis_free(a);
+	free(folded);
 	return rc;
 }
 
@@ -116,6 +127,22 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	}
 	if (!spool_env_ok(opt))
 		return EXIT_USAGE;
+	if ((opt->samples || opt->interval_given) && !opt->pid) {
+		options_usage_error("%s", "--samples reads a running process several times: it needs --pid");
+		return EXIT_USAGE;
+	}
+	if (opt->interval_given && !opt->samples) {
+		options_usage_error("%s", "--interval is the time between samples: it needs --samples");
+		return EXIT_USAGE;
+	}
+	if (opt->samples && opt->html) {
+		options_usage_error("%s", "--samples writes text, json or collapsed: the html page has no samples yet");
+		return EXIT_USAGE;
+	}
+	if (opt->samples && opt->save) {
+		options_usage_error("%s", "--save writes the compact dump of one read: not with --samples");
+		return EXIT_USAGE;
+	}
 	if (opt->save && argc - first != 1) {
 		options_usage_error("%s", opt->pid ? "--save writes the compact dump of one process: give one" : "--save writes the compact dump of one dump: give one");
 		return EXIT_USAGE;
@@ -154,8 +181,9 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "--save is an option of analyze, not of batch");
 		return EXIT_USAGE;
 	}
-	if (opt->pid || opt->no_stop) {
-		options_usage_error("%s is an option of analyze, not of batch", opt->pid ? "--pid" : "--no-stop");
+	if (opt->pid || opt->no_stop || opt->samples || opt->interval_given) {
+		options_usage_error("%s is an option of analyze, not of batch",
+				    opt->pid ? "--pid" : opt->no_stop ? "--no-stop" : opt->samples ? "--samples" : "--interval");
 		return EXIT_USAGE;
 	}
 	if (opt->pretty || (opt->format_given && !opt->json)) {

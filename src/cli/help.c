@@ -63,7 +63,7 @@ static const char overview[] =
 
 static const char analyze_help[] =
 	"Usage: pycore analyze [OPTIONS] DUMP...\n"
-	"       pycore analyze --pid [--no-stop] [OPTIONS] PID...\n"
+	"       pycore analyze --pid [--no-stop] [--samples N] [OPTIONS] PID...\n"
 	"Reports every Python thread's stack of each dump (an ELF core, plain or\n"
 	"compressed, or a minidump; - is standard input), or of each running process\n"
 	"with --pid.  Details: pycore help analyze (man pycore-analyze).\n"
@@ -97,6 +97,9 @@ static const char analyze_help[] =
 	"A running process (ptrace access needed: the same user, or root):\n"
 	"  -p, --pid            the operands are process ids, not dumps\n"
 	"      --no-stop        read them running, never stopped: stacks may be torn\n"
+	"      --samples N      read each N times: what every thread did across the\n"
+	"                       reads (deadlocked, waiting, blocked, busy in Python...)\n"
+	"      --interval S     seconds between two reads' starts (default 0.2)\n"
 	"\n"
 	"Where the interpreter's files come from (used only when the build-id\n"
 	"matches the dump's): the path the dump records, then\n"

@@ -103,6 +103,8 @@ static const struct option longopts[] = {
 	{ "save", required_argument, NULL, 'E' },
 	{ "pid", no_argument, NULL, 'p' },
 	{ "no-stop", no_argument, NULL, 'B' },
+	{ "samples", required_argument, NULL, 0x102 },
+	{ "interval", required_argument, NULL, 0x103 },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -231,6 +233,28 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 		case 'x':
 			opt->redact = c == 'X';
 			break;
+		case 0x102: {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || *optarg == '-' || errno || n < 1 || n > 10000) {
+				options_usage_error("--samples needs a number of reads from 1 to 10000, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			opt->samples = (size_t)n;
+			break;
+		}
+		case 0x103: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0) || v > 3600) {
+				options_usage_error("--interval needs a number of seconds from 0 to 3600, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			opt->interval = v;
+			opt->interval_given = true;
+			break;
+		}
 		case 'T': {
 			char *end;
 			double v = strtod(optarg, &end);

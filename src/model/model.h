@@ -79,6 +79,10 @@ struct model_frame {
 	 * has_position; each -1 when the table does not say */
 	bool has_position;
 	int end_line, column, end_column;
+	/* python frames: the instruction as read (f_lasti, or the instruction
+	 * pointer's offset in its code), a key that moves as the frame runs
+	 * even on one line (analysis/samples.c); -1 unknown; not reported */
+	int64_t instruction;
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
@@ -441,6 +445,35 @@ struct model_report {
 	struct model_fingerprint *fingerprint;   /* fingerprint.h; NULL: none */
 	bool redact;                 /* redact.c's pass ran */
 	struct ptrvec redactions;    /* of struct model_redaction (redact.h) */
+	struct model_samples *samples;  /* analyze --samples: the last sample's report
+					   carries them all (analysis/samples.h); NULL */
+};
+
+/* One thread of a process read several times (analysis/samples.h): what
+ * it did over the samples, with the evidence. */
+struct model_hang_thread {
+	int64_t tid;
+	const char *name;
+	/* "deadlocked", "waiting", "idle", "blocked", "busy-c-gil",
+	 * "busy-python", "stuck", "not-enough-samples" */
+	const char *state;
+	const char *evidence;        /* one line: why that state */
+	size_t present;              /* the samples it is in */
+	size_t stacks;               /* its different Python stacks among them */
+	size_t gil;                  /* the samples in which it held the GIL */
+	const char *where;           /* its innermost Python frame, last seen: "function (file:line)" */
+};
+
+struct model_samples {
+	size_t asked, taken;
+	double interval_ms;          /* asked between two reads' starts */
+	double duration_ms;          /* from the first read's start to the last's */
+	double stopped_median_ms, stopped_max_ms;   /* each read's stop; < 0 not stopped */
+	const char *ended;           /* why fewer were taken than asked; NULL */
+	struct ptrvec threads;       /* of struct model_hang_thread, by tid */
+	struct ptrvec findings;      /* of const char *: the process's, one line each */
+	const char *kind;            /* the hang's kind (the fingerprint's): "deadlock",
+					"gil-held", "blocked", "busy", "waiting", "idle", "mixed" */
 };
 
 struct model_report *model_report_new(void);

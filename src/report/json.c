@@ -17,6 +17,7 @@
 #include "report/json_args.h"
 #include "report/json_text.h"
 #include "report/json_crash.h"
+#include "report/samples.h"
 #include "util/unicode.h"
 
 /* Strings from a dump (argv, paths) need not be UTF-8, and JSON text must
@@ -698,6 +699,7 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(j, "fault_kind", report_fault_kind_json(r->fault_kind, str_or_null));
 		json_object_set_new(j, "redacted", redacted_json(r));
 		json_object_set_new(j, "abort", report_abort_json(r->abort, str_or_null));
+		json_object_set_new(j, "samples", report_samples_json(r->samples, str_or_null));
 	}
 	return j;
 }

@@ -4,6 +4,7 @@
  * the modules' files (--verbose) and the warnings, in that order (this
  * file writes the last four).  Every
  * string that comes from the dump goes through report_put_escaped. */
+#include "report/samples.h"
 #include "report/text_int.h"
 #include "report/source.h"
 #include "model/redact.h"
@@ -177,6 +178,10 @@ int report_text_write_options(FILE *out, const struct model_report *r, const str
 {
 	struct tx x = { out, r, o, o->source ? source_cache_new(o->files) : NULL };
 	tx_header(&x);
+	if (r->samples) {
+		fputs("\n", out);
+		report_samples_text(out, r->samples);
+	}
 	tx_threads(&x);
 	if (o->tasks)
 		tx_tasks(&x);

@@ -45,6 +45,7 @@ static struct model_frame *add_frame(struct py_ctx *c, struct model_thread *t, u
 	f->qualname = pc->qualname;
 	f->file = pc->filename;
 	py_code_locate(c, pc, pos, f);
+	f->instruction = pos;
 	f->frame_address = frame;
 	return f;
 }

@@ -261,6 +261,13 @@ usage analyze --max-repr 0 core
 usage analyze --timeout soon core
 usage analyze --layout guess core
 usage analyze --locals=shallow core
+usage analyze --samples 3 core
+usage analyze --pid --samples 0 1
+usage analyze --pid --samples many 1
+usage analyze --pid --interval 1 1
+usage analyze --pid --samples 2 --interval -1 1
+usage analyze --pid --samples 2 --format html 1
+usage batch --samples 2 core
 usage coredump
 usage coredump not-an-instance
 usage coredump 1-2-3 4-5-6

@@ -1,0 +1,221 @@
+/* What each thread did across the reads of a process (samples.h's
+ * samples_classify), and the process's findings.  A class is made only
+ * when every read the thread is in supports it; a thread seen in fewer
+ * than two reads is "not-enough-samples".
+ *
+ *   deadlocked   in a wait cycle (report_summary's) in every read
+ *   waiting      the same stack in every read, waiting on an object pycore
+ *                reads (a lock, a queue, a condition, a thread joined)
+ *   idle         waiting so, in a pool's worker (concurrent.futures,
+ *                multiprocessing.pool): a worker with no work
+ *   busy-c-gil   the same Python stack in every read and the GIL held in
+ *                every one: one C call that keeps the GIL
+ *   blocked      the same stack in every read, the GIL held in none, no
+ *                wait pycore knows: a C call that released it (I/O, sleep,
+ *                a C library's wait)
+ *   stuck        the same stack in every read, the GIL held in some
+ *   busy-python  its Python stack differs between reads: it runs Python */
+#include "analysis/samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One thread's reads. */
+struct acc {
+	int64_t tid;
+	const char *name;
+	size_t present, gil, waits, deadlocked, stacks;
+	const char *first_stack, *where, *wait;
+	int64_t owner;
+	const char *owner_name;
+	bool same_wait;
+};
+
+static int by_tid(const void *x, const void *y)
+{
+	const struct model_hang_thread *a = *(const struct model_hang_thread *const *)x;
+	const struct model_hang_thread *b = *(const struct model_hang_thread *const *)y;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static bool in_pool_worker(const char *stack)
+{
+	return stack && (strstr(stack, "/concurrent/futures/thread.py") || strstr(stack, "/multiprocessing/pool.py"));
+}
+
+static const char *owner_text(struct arena *a, const struct acc *c)
+{
+	if (c->owner < 0)
+		return "";
+	if (c->owner_name)
+		return arena_printf(a, ", held by thread %lld \"%s\"", (long long)c->owner, c->owner_name);
+	return arena_printf(a, ", held by thread %lld", (long long)c->owner);
+}
+
+static void classify_one(struct arena *a, const struct acc *c, size_t taken, struct model_hang_thread *h)
+{
+	/* (the reads' records are the caller's, freed after: copies) */
+	h->tid = c->tid;
+	h->name = arena_strdup(a, c->name);
+	h->present = c->present;
+	h->stacks = c->stacks;
+	h->gil = c->gil;
+	h->where = arena_strdup(a, c->where);
+	const char *at = c->where ? c->where : "no Python frame";
+	if (c->present < 2) {
+		h->state = "not-enough-samples";
+		h->evidence = arena_printf(a, "seen in %zu of %zu samples: a class needs two", c->present, taken);
+	} else if (c->deadlocked == c->present) {
+		h->state = "deadlocked";
+		h->evidence = arena_printf(a, "in a wait cycle in all %zu samples: waits on %s%s", c->present,
+					   c->wait ? c->wait : "?", owner_text(a, c));
+	} else if (c->stacks == 1 && c->waits == c->present && c->same_wait) {
+		bool idle = in_pool_worker(c->first_stack);
+		h->state = idle ? "idle" : "waiting";
+		h->evidence = arena_printf(a, "%son %s%s, the same stack in all %zu samples, at %s",
+					   idle ? "a pool's worker waiting for work " : "waits ", c->wait, owner_text(a, c),
+					   c->present, at);
+	} else if (c->stacks == 1 && c->gil == c->present) {
+		h->state = "busy-c-gil";
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples, its Python stack unchanged: one C "
+					   "call from %s that keeps it", c->present, at);
+	} else if (c->stacks == 1 && c->gil == 0) {
+		h->state = "blocked";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples, the GIL released, in no wait pycore "
+					   "reads: a C call from %s (I/O, sleep, a C library's wait)", c->present, at);
+	} else if (c->stacks == 1) {
+		h->state = "stuck";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples, the GIL held in %zu: at %s",
+					   c->present, c->gil, at);
+	} else {
+		h->state = "busy-python";
+		h->evidence = arena_printf(a, "%zu different Python stacks in %zu samples, the GIL held in %zu: "
+					   "last at %s", c->stacks, c->present, c->gil, at);
+	}
+}
+
+/* The accumulated threads of READS: one per tid, in the order first seen. */
+static struct acc *accumulate(const struct sample *reads, size_t n, size_t *count)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < n; i++)
+		cap += reads[i].n;
+	struct acc *acc = calloc(cap ? cap : 1, sizeof(*acc));
+	size_t m = 0;
+	if (!acc)
+		return NULL;
+	/* stacks of one thread: compared against every earlier read's of it */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < reads[i].n; k++) {
+			const struct sample_thread *t = &reads[i].threads[k];
+			size_t j = 0;
+			while (j < m && acc[j].tid != t->tid)
+				j++;
+			struct acc *c = &acc[j];
+			if (j == m) {
+				m++;
+				c->tid = t->tid;
+				c->owner = -1;
+				c->first_stack = t->stack;
+				c->same_wait = true;
+			}
+			bool new_stack = true;
+			for (size_t p = 0; p < i && new_stack; p++)
+				for (size_t q = 0; q < reads[p].n; q++)
+					if (reads[p].threads[q].tid == t->tid && reads[p].threads[q].stack && t->stack &&
+					    strcmp(reads[p].threads[q].stack, t->stack) == 0) {
+						new_stack = false;
+						break;
+					}
+			c->stacks += new_stack;
+			c->present++;
+			c->gil += t->holds_gil;
+			c->deadlocked += t->deadlocked;
+			if (t->wait) {
+				if (c->wait && strcmp(c->wait, t->wait) != 0)
+					c->same_wait = false;
+				c->waits++;
+				c->wait = t->wait;
+				c->owner = t->wait_owner;
+				c->owner_name = t->wait_owner_name;
+			}
+			if (t->name)
+				c->name = t->name;
+			if (t->where)
+				c->where = t->where;
+		}
+	*count = m;
+	return acc;
+}
+
+static const char *kind_of(const struct model_samples *s)
+{
+	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "blocked", "stuck",
+					     "waiting", "idle" };
+	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "blocked", "stuck", "waiting", "idle" };
+	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
+		for (size_t i = 0; i < s->threads.n; i++)
+			if (strcmp(((const struct model_hang_thread *)s->threads.items[i])->state, order[o]) == 0)
+				return kinds[o];
+	return "not-enough-samples";
+}
+
+void samples_classify(struct model_report *r, struct model_samples *s, const struct sample *reads, size_t n)
+{
+	struct arena *a = r->arena;
+	size_t m = 0, stopped = 0;
+	double *st = calloc(n ? n : 1, sizeof(*st));
+	for (size_t i = 0; st && i < n; i++)
+		if (reads[i].stopped_ms >= 0)
+			st[stopped++] = reads[i].stopped_ms;
+	s->stopped_median_ms = s->stopped_max_ms = -1;
+	if (stopped) {
+		for (size_t i = 1; i < stopped; i++)   /* insertion sort: a few reads */
+			for (size_t j = i; j > 0 && st[j - 1] > st[j]; j--) {
+				double t = st[j];
+				st[j] = st[j - 1];
+				st[j - 1] = t;
+			}
+		s->stopped_median_ms = stopped % 2 ? st[stopped / 2] : (st[stopped / 2 - 1] + st[stopped / 2]) / 2;
+		s->stopped_max_ms = st[stopped - 1];
+	}
+	free(st);
+	struct acc *acc = accumulate(reads, n, &m);
+	if (!acc) {
+		model_warn(r, "out of memory: the samples' threads are not classified");
+		return;
+	}
+	for (size_t i = 0; i < m; i++) {
+		struct model_hang_thread *h = arena_alloc(a, sizeof(*h));
+		if (!h || ptrvec_push(a, &s->threads, h) != 0)
+			break;
+		classify_one(a, &acc[i], n, h);
+	}
+	if (s->threads.n > 1)
+		qsort(s->threads.items, s->threads.n, sizeof(void *), by_tid);
+	/* the process's findings */
+	size_t dl = 0, moved = 0, classed = 0;
+	for (size_t i = 0; i < s->threads.n; i++) {
+		const struct model_hang_thread *h = s->threads.items[i];
+		dl += strcmp(h->state, "deadlocked") == 0;
+		moved += strcmp(h->state, "busy-python") == 0;
+		classed += strcmp(h->state, "not-enough-samples") != 0;
+	}
+	if (dl)
+		ptrvec_push(a, &s->findings, arena_printf(a, "a deadlock in every sample: %zu thread%s in a wait cycle in "
+							    "all %zu", dl, dl == 1 ? "" : "s", n));
+	for (size_t i = 0; i < s->threads.n; i++) {
+		const struct model_hang_thread *h = s->threads.items[i];
+		if (h->present >= 2 && h->gil == n && n >= 2)
+			ptrvec_push(a, &s->findings,
+				    arena_printf(a, "the GIL held by thread %lld%s%s%s in all %zu samples%s", (long long)h->tid,
+						 h->name ? " \"" : "", h->name ? h->name : "", h->name ? "\"" : "", n,
+						 strcmp(h->state, "busy-c-gil") == 0 ? ", in one C call" : ""));
+	}
+	if (classed && !moved && n >= 2)
+		ptrvec_push(a, &s->findings, arena_printf(a, "no thread's Python stack moved in %zu samples", n));
+	if (n < 2)
+		ptrvec_push(a, &s->findings, arena_printf(a, "not enough samples: %zu taken, a class needs two", n));
+	s->kind = kind_of(s);
+	free(acc);
+}

@@ -1,0 +1,258 @@
+/* A live process read several times apart (samples.h): the reads, each
+ * thread's record of each, and their folded stacks summed. */
+#include "analysis/samples.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "report/report.h"
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec t = { (time_t)(ms / 1e3), (long)((ms - (double)(time_t)(ms / 1e3) * 1e3) * 1e6) };
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+}
+
+/* Thread T's Python frames as one key, innermost first; its innermost
+ * Python frame as "function (file:line)" into *WHERE. */
+static char *stack_of(struct arena *a, const struct model_thread *t, const char **where)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	*where = NULL;
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind != FRAME_PYTHON)
+			continue;
+		/* (the instruction: a loop on one line moves, a C call does not) */
+		fprintf(m, "%s@%s:%d+%lld\n", f->function ? f->function : "?", f->file ? f->file : "?", f->line,
+			(long long)f->instruction);
+		if (!*where)
+			*where = arena_printf(a, "%s (%s:%d)", f->function ? f->function : "?", f->file ? f->file : "?",
+					      f->line);
+	}
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	char *s = arena_strdup(a, buf);
+	free(buf);
+	return s;
+}
+
+/* What T waits on, in words: its type and repr. */
+static const char *wait_of(struct arena *a, const struct model_wait *w)
+{
+	if (!w)
+		return NULL;
+	return w->repr ? arena_strdup(a, w->repr) : arena_printf(a, "%s at 0x%llx", w->type ? w->type : "an object",
+								 (unsigned long long)w->address);
+}
+
+/* Report R's Python threads as one read's records, in arena A. */
+static int record(struct arena *a, const struct model_report *r, struct sample *out)
+{
+	struct report_summary sum;
+	report_summary(r, &sum);
+	size_t n = 0;
+	for (size_t i = 0; i < r->interps.n; i++)
+		n += ((const struct model_interp *)r->interps.items[i])->threads.n;
+	out->threads = n ? arena_alloc(a, n * sizeof(*out->threads)) : NULL;
+	out->n = 0;
+	out->stopped_ms = r->stopped_ms;
+	if (n && !out->threads) {
+		report_summary_free(&sum);
+		return -1;
+	}
+	for (size_t i = 0; i < r->interps.n; i++) {
+		const struct model_interp *mi = r->interps.items[i];
+		for (size_t k = 0; k < mi->threads.n; k++) {
+			const struct model_thread *t = mi->threads.items[k];
+			struct sample_thread *st = &out->threads[out->n++];
+			st->tid = t->tid;
+			st->name = arena_strdup(a, t->name);
+			st->stack = stack_of(a, t, &st->where);
+			st->holds_gil = t->holds_gil;
+			st->wait = wait_of(a, t->waiting_on);
+			st->wait_owner = t->waiting_on ? t->waiting_on->owner : -1;
+			st->wait_owner_name = t->waiting_on ? arena_strdup(a, t->waiting_on->owner_name) : NULL;
+			for (size_t d = 0; d < sum.ndeadlock; d++)
+				if (sum.deadlock[d] == t)
+					st->deadlocked = true;
+		}
+	}
+	report_summary_free(&sum);
+	return 0;
+}
+
+/* Folded stacks: each distinct line ("frame;...;frame") and its count,
+ * summed over the reads. */
+struct folded {
+	char **stack;
+	unsigned long long *count;
+	size_t n, cap;
+};
+
+static int fold_add(struct folded *f, const char *line, size_t len)
+{
+	const char *sp = len ? memrchr(line, ' ', len) : NULL;
+	char *end;
+	if (!sp)
+		return 0;
+	unsigned long long c = strtoull(sp + 1, &end, 10);
+	size_t klen = (size_t)(sp - line);
+	for (size_t i = 0; i < f->n; i++)
+		if (strlen(f->stack[i]) == klen && memcmp(f->stack[i], line, klen) == 0) {
+			f->count[i] += c;
+			return 0;
+		}
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		char **s = realloc(f->stack, cap * sizeof(*s));
+		if (!s)
+			return -1;
+		f->stack = s;
+		unsigned long long *k = realloc(f->count, cap * sizeof(*k));
+		if (!k)
+			return -1;
+		f->count = k;
+		f->cap = cap;
+	}
+	if (!(f->stack[f->n] = strndup(line, klen)))
+		return -1;
+	f->count[f->n++] = c;
+	return 0;
+}
+
+static int fold_report(struct folded *f, const struct model_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return -1;
+	int rc = report_collapsed_write(m, r);
+	if (fclose(m) != 0 || rc != 0) {
+		free(buf);
+		return -1;
+	}
+	for (char *p = buf; p < buf + len && rc == 0;) {
+		char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(buf + len - p);
+		rc = fold_add(f, p, l);
+		p += l + 1;
+	}
+	free(buf);
+	return rc;
+}
+
+static char *fold_text(struct folded *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	for (size_t i = 0; m && i < f->n; i++)
+		fprintf(m, "%s %llu\n", f->stack[i], f->count[i]);
+	if (!m || fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void fold_free(struct folded *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->stack[i]);
+	free(f->stack);
+	free(f->count);
+}
+
+struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_options *opt,
+					 const struct samples_options *so, struct analysis **out, char **folded)
+{
+	struct arena *keep = arena_new();
+	struct sample *reads = calloc(so->count ? so->count : 1, sizeof(*reads));
+	struct folded fold = { 0 };
+	struct analysis *last = NULL;
+	struct pc_error *e = NULL;
+	char *ended = NULL;
+	double start = now_ms(), last_start = start;
+	size_t taken = 0;
+	*out = NULL;
+	if (folded)
+		*folded = NULL;
+	if (!keep || !reads) {
+		arena_free(keep);
+		free(reads);
+		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	}
+	for (size_t i = 0; i < so->count; i++) {
+		if (i)
+			sleep_ms(start + (double)i * so->interval_s * 1e3 - now_ms());
+		double t0 = now_ms();
+		struct analysis *a;
+		struct pc_error *err = analysis_run_process(pid, so->stop, opt, &a);
+		if (err) {
+			if (!taken) {
+				e = err;
+				break;
+			}
+			ended = strdup(err->code == PC_EGONE ? "the process exited" : err->message);
+			pc_error_free(err);
+			break;
+		}
+		const struct model_report *r = analysis_report(a);
+		if (record(keep, r, &reads[taken]) != 0 || (folded && fold_report(&fold, r) != 0)) {
+			analysis_free(a);
+			e = pc_error_new(PC_ENOMEM, NULL, "out of memory");
+			break;
+		}
+		taken++;
+		last_start = t0;
+		analysis_free(last);
+		last = a;
+	}
+	if (!e && last) {
+		struct model_report *r = (struct model_report *)analysis_report(last);
+		struct model_samples *s = arena_alloc(r->arena, sizeof(*s));
+		if (s) {
+			s->asked = so->count;
+			s->taken = taken;
+			s->interval_ms = so->interval_s * 1e3;
+			s->duration_ms = last_start - start;
+			if (ended) {
+				s->ended = arena_printf(r->arena, "%s after %zu of %zu samples", ended, taken, so->count);
+				model_warn(r, "sampling ended: %s", s->ended);
+			}
+			samples_classify(r, s, reads, taken);
+			r->samples = s;
+		}
+		if (folded)
+			*folded = fold_text(&fold);
+		*out = last;
+		last = NULL;
+	}
+	analysis_free(last);
+	fold_free(&fold);
+	free(ended);
+	free(reads);
+	arena_free(keep);
+	return e;
+}

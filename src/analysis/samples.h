@@ -1,0 +1,55 @@
+/* A live process read several times apart (analyze --pid --samples):
+ * each read is analysis_run_process's, one stop as short as one read's,
+ * and what each thread did across the reads is classified with its
+ * evidence (model_samples, model_hang_thread).
+ *
+ * Contract: analysis_sample_process reads process PID SO->count times,
+ * SO->interval_s from one read's start to the next's, and returns the last
+ * read's analysis in *OUT, its report carrying every read's classes
+ * (report->samples).  The first read's error is returned as
+ * analysis_run_process's; a later one ends the sampling, the reads taken
+ * kept and why it ended said (samples->ended).  With FOLDED, *FOLDED is
+ * the reads' folded stacks summed (report_collapsed_write's lines, each
+ * count the reads' total), malloc'd. */
+#ifndef PYCORE_ANALYSIS_SAMPLES_H
+#define PYCORE_ANALYSIS_SAMPLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analysis/analysis.h"
+
+struct samples_options {
+	size_t count;                /* reads, at least 1 */
+	double interval_s;           /* from one read's start to the next's */
+	bool stop;                   /* stop the threads for each read (not --no-stop) */
+};
+
+struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_options *opt,
+					 const struct samples_options *so, struct analysis **out, char **folded);
+
+/* The classes of SAMPLES's threads and the process's findings, from
+ * their per-read records (samples.c's); for the unit test.  */
+struct sample_thread {
+	int64_t tid;
+	const char *name;
+	const char *stack;           /* its Python frames, a key: equal strings, equal stacks */
+	const char *where;           /* innermost Python frame, "function (file:line)"; NULL none */
+	bool holds_gil;
+	const char *wait;            /* what it waits on (type, repr); NULL none known */
+	int64_t wait_owner;          /* -1 none known */
+	const char *wait_owner_name;
+	bool deadlocked;             /* in a wait cycle in this read */
+};
+
+struct sample {
+	struct sample_thread *threads;
+	size_t n;
+	double stopped_ms;           /* < 0 not stopped */
+};
+
+/* Into S (in R's arena): the threads' classes and the findings of READS
+ * (N of them). */
+void samples_classify(struct model_report *r, struct model_samples *s, const struct sample *reads, size_t n);
+
+#endif

@@ -1,0 +1,86 @@
+/* A process read several times, as JSON and as text (samples.h). */
+#include "report/samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+/* The threads named on a line of threads alike */
+#define SHOWN 4
+
+static json_t *ms(double v)
+{
+	return v >= 0 ? json_real(v) : json_null();
+}
+
+json_t *report_samples_json(const struct model_samples *s, json_t *(*str)(const char *))
+{
+	if (!s)
+		return json_null();
+	json_t *threads = json_array(), *findings = json_array();
+	for (size_t i = 0; threads && i < s->threads.n; i++) {
+		const struct model_hang_thread *h = s->threads.items[i];
+		json_array_append_new(threads,
+				      json_pack("{s:I, s:o, s:s, s:o, s:I, s:I, s:I, s:o}", "tid", (json_int_t)h->tid,
+						"name", str(h->name), "state", h->state, "evidence", str(h->evidence),
+						"present", (json_int_t)h->present, "stacks", (json_int_t)h->stacks,
+						"gil", (json_int_t)h->gil, "where", str(h->where)));
+	}
+	for (size_t i = 0; findings && i < s->findings.n; i++)
+		json_array_append_new(findings, str(s->findings.items[i]));
+	return json_pack("{s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:s, s:o, s:o}", "asked", (json_int_t)s->asked,
+			 "taken", (json_int_t)s->taken, "interval_ms", s->interval_ms, "duration_ms", s->duration_ms,
+			 "stopped_median_ms", ms(s->stopped_median_ms), "stopped_max_ms", ms(s->stopped_max_ms),
+			 "ended", str(s->ended), "kind", s->kind ? s->kind : "not-enough-samples",
+			 "threads", threads ? threads : json_null(), "findings", findings ? findings : json_null());
+}
+
+void report_samples_text(FILE *out, const struct model_samples *s)
+{
+	if (!s)
+		return;
+	fprintf(out, "Samples: %zu of %zu over %.1f s", s->taken, s->asked, s->duration_ms / 1e3);
+	if (s->stopped_median_ms >= 0)
+		fprintf(out, " (each read stopped it for %.1f ms at the median, %.1f ms at most)", s->stopped_median_ms,
+			s->stopped_max_ms);
+	else
+		fputs(" (read running, never stopped)", out);
+	fputs("\n", out);
+	if (s->ended)
+		fprintf(out, "Sampling ended: %s\n", s->ended);
+	for (size_t i = 0; i < s->findings.n; i++) {
+		fputs("Finding: ", out);
+		report_put_escaped(out, s->findings.items[i]);
+		fputs("\n", out);
+	}
+	/* threads of one state and one evidence on one line (a pool's
+	 * workers): the first few by tid and name, then how many more */
+	bool *done = calloc(s->threads.n ? s->threads.n : 1, sizeof(*done));
+	for (size_t i = 0; done && i < s->threads.n; i++) {
+		if (done[i])
+			continue;
+		const struct model_hang_thread *h = s->threads.items[i];
+		size_t same = 0;
+		for (size_t k = i; k < s->threads.n; k++) {
+			const struct model_hang_thread *o = s->threads.items[k];
+			if (!done[k] && strcmp(o->state, h->state) == 0 && strcmp(o->evidence, h->evidence) == 0) {
+				done[k] = true;
+				if (same++ < SHOWN) {
+					fprintf(out, "%s%lld", same == 1 ? (k == i ? "  thread " : "") : ", ", (long long)o->tid);
+					if (o->name) {
+						fputs(" \"", out);
+						report_put_escaped(out, o->name);
+						fputs("\"", out);
+					}
+				}
+			}
+		}
+		if (same > SHOWN)
+			fprintf(out, " and %zu more threads", same - SHOWN);
+		fprintf(out, ": %s: ", h->state);
+		report_put_escaped(out, h->evidence);
+		fputs("\n", out);
+	}
+	free(done);
+}

@@ -1,0 +1,144 @@
+"""A process that hangs, one way or several, for check-hang.py: each thread
+records its own OS id and what it does (its role) in argv[1] (JSON) once
+all are in place, then the process runs until killed.
+
+argv: truth path, scenario.
+
+  waits   two threads deadlocked on two locks taken in opposite orders
+          (deadlock), a queue consumer waiting for work (waiting) whose
+          producer sleeps (blocked), a thread reading a socket that never
+          sends (blocked)
+  busy    a thread looping in Python on one line (busy-python)
+  turns   a thread calling three functions in turn (busy-python)
+  gil     a thread in a regular expression that backtracks without end:
+          one C call that keeps the GIL (busy-c-gil), a thread that wants
+          the GIL to run Python (blocked: waiting for the GIL); the regex
+          once the truth is written (READY)
+
+The main thread sleeps (blocked)."""
+import json
+import os
+import queue
+import re
+import socket
+import sys
+import threading
+import time
+
+truth_path, scenario = sys.argv[1], sys.argv[2]
+roles = {}
+
+
+def mine(role):
+    roles[threading.get_native_id()] = role
+
+
+def deadlock():
+    # (RLocks: their owner is in them, the cycle readable)
+    a, b = threading.RLock(), threading.RLock()
+    both = threading.Barrier(2)
+
+    def one(first, second):
+        mine("deadlocked")
+        with first:
+            both.wait()
+            with second:
+                pass
+
+    return [threading.Thread(target=one, args=(a, b), name="dl-a"),
+            threading.Thread(target=one, args=(b, a), name="dl-b")]
+
+
+def consumer_producer():
+    q = queue.Queue()
+
+    def consume():
+        mine("waiting")
+        q.get()
+
+    def produce():
+        mine("blocked")
+        time.sleep(3600)
+        q.put(1)
+
+    return [threading.Thread(target=consume, name="consumer"), threading.Thread(target=produce, name="producer")]
+
+
+def silent_socket():
+    left, right = socket.socketpair()
+    kept.append((left, right))
+
+    def read():
+        mine("blocked")
+        left.recv(1)
+
+    return [threading.Thread(target=read, name="reader")]
+
+
+def spin():
+    def loop():
+        mine("busy-python")
+        n = 0
+        while True: n += 1  # noqa: E701
+
+    return [threading.Thread(target=loop, name="one-line")]
+
+
+def turns():
+    def f1(n):
+        return sum(range(n))
+
+    def f2(n):
+        return [i * i for i in range(n)]
+
+    def f3(n):
+        return {i: i for i in range(n)}
+
+    def rounds():
+        mine("busy-python")
+        while True:
+            f1(2000)
+            f2(2000)
+            f3(2000)
+
+    return [threading.Thread(target=rounds, name="rounds")]
+
+
+def gil():
+    # both start once the truth is written: the regex keeps the GIL
+    # from its first step, and no other thread runs Python after it
+    def backtrack():
+        mine("busy-c-gil")
+        go.wait()
+        re.match(r"(a+)+$", "a" * 64 + "b")
+
+    def wants():
+        # Python all along: once the regex has the GIL it waits for it
+        mine("blocked")
+        n = 0
+        while True:
+            n += 1
+
+    return [threading.Thread(target=backtrack, name="regex"), threading.Thread(target=wants, name="wants-gil")]
+
+
+kept = []
+go = threading.Event()
+SCENARIOS = {"waits": (deadlock, consumer_producer, silent_socket), "busy": (spin,), "turns": (turns,),
+             "gil": (gil,)}
+threads = [t for make in SCENARIOS[scenario] for t in make()]
+for t in threads:
+    t.daemon = True
+    t.start()
+mine("blocked")
+deadline = time.monotonic() + 30
+while len(roles) < len(threads) + 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.3)   # each thread past its role's first step (a lock taken, a call entered)
+with open(truth_path + ".tmp", "w") as f:
+    json.dump({"pid": os.getpid(), "scenario": scenario, "roles": {str(k): v for k, v in roles.items()},
+               "names": {str(t.native_id): t.name for t in threads}}, f)
+os.rename(truth_path + ".tmp", truth_path)
+print("READY", flush=True)
+go.set()
+time.sleep(3600)
