@@ -5,7 +5,8 @@
  *
  *   deadlocked   in a wait cycle (report_summary's) in every read
  *   waiting      the same stack in every read, waiting on an object pycore
- *                reads (a lock, a queue, a condition, a thread joined)
+ *                reads (a lock, a queue, a condition, a thread joined), or
+ *                for the GIL (--native: in take_gil)
  *   idle         waiting so, in a pool's worker (concurrent.futures,
  *                multiprocessing.pool): a worker with no work
  *   busy-c-gil   the same Python stack in every read and the GIL held in
@@ -24,7 +25,7 @@
 struct acc {
 	int64_t tid;
 	const char *name;
-	size_t present, gil, waits, deadlocked, stacks;
+	size_t present, gil, waits, deadlocked, stacks, gil_waits;
 	const char *first_stack, *where, *wait;
 	int64_t owner;
 	const char *owner_name;
@@ -62,35 +63,38 @@ static void classify_one(struct arena *a, const struct acc *c, size_t taken, str
 	h->gil = c->gil;
 	h->where = arena_strdup(a, c->where);
 	const char *at = c->where ? c->where : "no Python frame";
+	/* a thread started or ended between the reads: its class is of the
+	 * reads it is in, and says so */
+	const char *of = c->present < taken ? arena_printf(a, " (seen in %zu of %zu)", c->present, taken) : "";
 	if (c->present < 2) {
 		h->state = "not-enough-samples";
 		h->evidence = arena_printf(a, "seen in %zu of %zu samples: a class needs two", c->present, taken);
 	} else if (c->deadlocked == c->present) {
 		h->state = "deadlocked";
-		h->evidence = arena_printf(a, "in a wait cycle in all %zu samples: waits on %s%s", c->present,
+		h->evidence = arena_printf(a, "in a wait cycle in all %zu samples%s: waits on %s%s", c->present, of,
 					   c->wait ? c->wait : "?", owner_text(a, c));
 	} else if (c->stacks == 1 && c->waits == c->present && c->same_wait) {
 		bool idle = in_pool_worker(c->first_stack);
 		h->state = idle ? "idle" : "waiting";
-		h->evidence = arena_printf(a, "%son %s%s, the same stack in all %zu samples, at %s",
+		h->evidence = arena_printf(a, "%son %s%s, the same stack in all %zu samples%s, at %s",
 					   idle ? "a pool's worker waiting for work " : "waits ", c->wait, owner_text(a, c),
-					   c->present, at);
+					   c->present, of, at);
 	} else if (c->stacks == 1 && c->gil == c->present) {
 		h->state = "busy-c-gil";
-		h->evidence = arena_printf(a, "held the GIL in all %zu samples, its Python stack unchanged: one C "
-					   "call from %s that keeps it", c->present, at);
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack unchanged: one C "
+					   "call from %s that keeps it", c->present, of, at);
 	} else if (c->stacks == 1 && c->gil == 0) {
 		h->state = "blocked";
-		h->evidence = arena_printf(a, "the same stack in all %zu samples, the GIL released, in no wait pycore "
-					   "reads: a C call from %s (I/O, sleep, a C library's wait)", c->present, at);
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, the GIL released, in no wait "
+					   "pycore reads: a C call from %s (I/O, sleep, a C library's wait)", c->present, of, at);
 	} else if (c->stacks == 1) {
 		h->state = "stuck";
-		h->evidence = arena_printf(a, "the same stack in all %zu samples, the GIL held in %zu: at %s",
-					   c->present, c->gil, at);
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, the GIL held in %zu: at %s",
+					   c->present, of, c->gil, at);
 	} else {
 		h->state = "busy-python";
-		h->evidence = arena_printf(a, "%zu different Python stacks in %zu samples, the GIL held in %zu: "
-					   "last at %s", c->stacks, c->present, c->gil, at);
+		h->evidence = arena_printf(a, "%zu different Python stacks in %zu samples%s, the GIL held in %zu: "
+					   "last at %s", c->stacks, c->present, of, c->gil, at);
 	}
 }
 
@@ -131,6 +135,7 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 			c->present++;
 			c->gil += t->holds_gil;
 			c->deadlocked += t->deadlocked;
+			c->gil_waits += t->waits_gil;
 			if (t->wait) {
 				if (c->wait && strcmp(c->wait, t->wait) != 0)
 					c->same_wait = false;
@@ -204,13 +209,19 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 	if (dl)
 		ptrvec_push(a, &s->findings, arena_printf(a, "a deadlock in every sample: %zu thread%s in a wait cycle in "
 							    "all %zu", dl, dl == 1 ? "" : "s", n));
+	size_t gil_waiters = 0;
+	for (size_t i = 0; i < m; i++)
+		gil_waiters += acc[i].present >= 2 && acc[i].gil_waits == acc[i].present;
 	for (size_t i = 0; i < s->threads.n; i++) {
 		const struct model_hang_thread *h = s->threads.items[i];
 		if (h->present >= 2 && h->gil == n && n >= 2)
 			ptrvec_push(a, &s->findings,
-				    arena_printf(a, "the GIL held by thread %lld%s%s%s in all %zu samples%s", (long long)h->tid,
+				    arena_printf(a, "the GIL held by thread %lld%s%s%s in all %zu samples%s%s", (long long)h->tid,
 						 h->name ? " \"" : "", h->name ? h->name : "", h->name ? "\"" : "", n,
-						 strcmp(h->state, "busy-c-gil") == 0 ? ", in one C call" : ""));
+						 strcmp(h->state, "busy-c-gil") == 0 ? ", in one C call" : "",
+						 gil_waiters ? arena_printf(a, ", while %zu thread%s waited for it in all",
+									    gil_waiters, gil_waiters == 1 ? "" : "s")
+							     : ""));
 	}
 	if (classed && !moved && n >= 2)
 		ptrvec_push(a, &s->findings, arena_printf(a, "no thread's Python stack moved in %zu samples", n));

@@ -65,6 +65,22 @@ static const char *wait_of(struct arena *a, const struct model_wait *w)
 								 (unsigned long long)w->address);
 }
 
+/* Whether T's native frames (--native) are in the GIL's take_gil
+ * (Python/ceval_gil.c, 3.2 to 3.14; a clone's suffix allowed): the thread
+ * waits for the GIL. */
+static bool takes_gil(const struct model_thread *t)
+{
+	for (size_t i = 0; i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind != FRAME_NATIVE)
+			break;
+		if (f->function && strncmp(f->function, "take_gil", 8) == 0 &&
+		    (f->function[8] == '\0' || f->function[8] == '.'))
+			return true;
+	}
+	return false;
+}
+
 /* Report R's Python threads as one read's records, in arena A. */
 static int record(struct arena *a, const struct model_report *r, struct sample *out)
 {
@@ -82,6 +98,10 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 	}
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
+		const struct model_thread *holder = NULL;
+		for (size_t k = 0; k < mi->threads.n; k++)
+			if (((const struct model_thread *)mi->threads.items[k])->holds_gil)
+				holder = mi->threads.items[k];
 		for (size_t k = 0; k < mi->threads.n; k++) {
 			const struct model_thread *t = mi->threads.items[k];
 			struct sample_thread *st = &out->threads[out->n++];
@@ -92,6 +112,12 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 			st->wait = wait_of(a, t->waiting_on);
 			st->wait_owner = t->waiting_on ? t->waiting_on->owner : -1;
 			st->wait_owner_name = t->waiting_on ? arena_strdup(a, t->waiting_on->owner_name) : NULL;
+			if (!t->waiting_on && !t->holds_gil && takes_gil(t)) {
+				st->wait = "the GIL";
+				st->waits_gil = true;
+				st->wait_owner = holder ? holder->tid : -1;
+				st->wait_owner_name = holder ? arena_strdup(a, holder->name) : NULL;
+			}
 			for (size_t d = 0; d < sum.ndeadlock; d++)
 				if (sum.deadlock[d] == t)
 					st->deadlocked = true;
@@ -184,6 +210,36 @@ static void fold_free(struct folded *f)
 	free(f->count);
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether reads A and B are of one program: one executable and argv, its
+ * runtime at one address, and every module both have at one address (an
+ * exec maps the new program anew: its shared libraries elsewhere, even
+ * where the executable is not position-independent). */
+static bool same_program(const struct model_report *a, const struct model_report *b)
+{
+	if (!same_text(a->executable, b->executable) || a->runtime_address != b->runtime_address)
+		return false;
+	size_t i = 0;
+	for (; a->argv && b->argv && a->argv[i] && b->argv[i]; i++)
+		if (strcmp(a->argv[i], b->argv[i]) != 0)
+			return false;
+	if ((a->argv && a->argv[i]) || (b->argv && b->argv[i]))
+		return false;
+	for (size_t k = 0; k < a->modules.n; k++) {
+		const struct model_module *ma = a->modules.items[k];
+		for (size_t j = 0; ma->path && j < b->modules.n; j++) {
+			const struct model_module *mb = b->modules.items[j];
+			if (mb->path && strcmp(ma->path, mb->path) == 0 && ma->start != mb->start)
+				return false;
+		}
+	}
+	return true;
+}
+
 struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_options *opt,
 					 const struct samples_options *so, struct analysis **out, char **folded)
 {
@@ -219,6 +275,12 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 			break;
 		}
 		const struct model_report *r = analysis_report(a);
+		if (last && !same_program(analysis_report(last), r)) {
+			/* exec(): another program in the same process */
+			ended = strdup("the process ran another program (exec)");
+			analysis_free(a);
+			break;
+		}
 		if (record(keep, r, &reads[taken]) != 0 || (folded && fold_report(&fold, r) != 0)) {
 			analysis_free(a);
 			e = pc_error_new(PC_ENOMEM, NULL, "out of memory");

@@ -40,6 +40,7 @@ struct sample_thread {
 	int64_t wait_owner;          /* -1 none known */
 	const char *wait_owner_name;
 	bool deadlocked;             /* in a wait cycle in this read */
+	bool waits_gil;              /* in take_gil (--native): wait is "the GIL" */
 };
 
 struct sample {

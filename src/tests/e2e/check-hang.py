@@ -13,16 +13,19 @@ process prints READY:
   turns  three functions called in turn (busy-python)
   gil    a regular expression that backtracks without end, one C call that
          keeps the GIL (busy-c-gil), and a thread that wants the GIL to run
-         Python (blocked)
+         Python (blocked; with --native, in take_gil: waiting, on the GIL
+         held by the regex's thread)
 
 `pycore analyze --format json --pid --samples 6 --interval 0.15` must give
 every thread the state its role names (samples.threads[].state), the
 process the kind its worst thread makes (deadlock, busy, gil-held), and
 the findings: a deadlock in every sample (waits), the GIL held by the
-regex's thread in all samples (gil).  The text report of waits has its
+regex's thread in all samples (gil), while one thread waits for it
+(gil --native).  The text report of waits has its
 Samples section; --format collapsed gives folded stacks whose counts add
-up to the threads read over the samples.  A process that exits during the
-samples gives the samples taken and says so (samples.ended, a warning).
+up to the threads read over the samples.  A process that exits, or runs
+another program (exec), during the samples gives the samples taken and
+says so (samples.ended, a warning).
 Two gcores of a scenario compared as samples (--compare) are not built
 yet: a skip by name.
 
@@ -36,11 +39,14 @@ import time
 
 import pycoretest as pt
 from pycoretest import interpreters
+from pycoretest import native as gdb_native
 from pycoretest.env import scaled
 from pycoretest.schema import load_report
 
 BUILDS = ("py3.8", "debian3.11", "py3.12", "py3.13", "sid3.14")
-SCENARIOS = {"waits": "deadlock", "busy": "busy", "turns": "busy", "gil": "gil-held"}
+SCENARIOS = {"waits": "deadlock", "busy": "busy", "turns": "busy", "gil": "gil-held", "gil --native": "gil-held"}
+# with --native, a thread in take_gil waits for the GIL, its holder named
+NATIVE_ROLES = {"wants-gil": "waiting"}
 SAMPLES = ["--samples", "6", "--interval", "0.15"]
 
 
@@ -70,13 +76,18 @@ def sampled(pid, args):
     return load_report(out)
 
 
-def check_scenario(target, work, scenario):
+def check_scenario(target, work, label):
+    scenario, args = label.split()[0], label.split()[1:]
     proc, truth = start(target, work, scenario)
     try:
         time.sleep(0.5 if scenario == "gil" else 0.1)   # the regex started after READY
-        report = sampled(truth["pid"], [])
+        # (--native: the root's debug files, where a root has them)
+        report = sampled(truth["pid"], args + (gdb_native.debug_args(target) if args else []))
     finally:
         stop(proc)
+    if args:
+        for tid, name in truth["names"].items():
+            truth["roles"][tid] = NATIVE_ROLES.get(name, truth["roles"][tid])
     s = report["samples"]
     if s is None:
         raise pt.Failure("no samples in the report")
@@ -96,8 +107,8 @@ def check_scenario(target, work, scenario):
                                                                               t["evidence"]))
         elif t["present"] != 6:
             problems.append("thread %s (%s) in %d of 6 samples" % (tid, name, t["present"]))
-    if s["kind"] != SCENARIOS[scenario]:
-        problems.append("kind %s, the scenario's is %s" % (s["kind"], SCENARIOS[scenario]))
+    if s["kind"] != SCENARIOS[label]:
+        problems.append("kind %s, the scenario's is %s" % (s["kind"], SCENARIOS[label]))
     findings = " | ".join(s["findings"])
     if scenario == "waits" and "a deadlock in every sample" not in findings:
         problems.append("no deadlock finding: %s" % findings)
@@ -105,6 +116,11 @@ def check_scenario(target, work, scenario):
         regex = [tid for tid, role in truth["roles"].items() if role == "busy-c-gil"][0]
         if "the GIL held by thread %s" % regex not in findings:
             problems.append("no finding of the GIL held by thread %s: %s" % (regex, findings))
+        if args and "while 1 thread waited for it" not in findings:
+            problems.append("no finding of the thread that waits for the GIL: %s" % findings)
+        wants = [t for t in s["threads"] if t["name"] == "wants-gil"]
+        if args and wants and "held by thread %s" % regex not in wants[0]["evidence"]:
+            problems.append("wants-gil's wait does not name the GIL's holder: %s" % wants[0]["evidence"])
     if problems:
         raise pt.Failure("\n".join(problems))
     return "%d threads as the process says; kind %s; %s" % (len(truth["roles"]), s["kind"], findings or "no finding")
@@ -154,11 +170,33 @@ def check_exit(target, work):
     return "%d of 20 taken: %s" % (s["taken"], s["ended"])
 
 
+def check_exec(target, work):
+    """A process that runs another program during the samples (exec): the
+    samples of the first, and why they ended."""
+    code = ("import os, sys, time; print('READY', flush=True); time.sleep(0.5); "
+            "os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(2)'])")
+    proc = target.popen(["-c", code], work, stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pid", "--samples", "20", "--interval",
+                                      "0.1", str(proc.pid)])
+    finally:
+        proc.wait(timeout=scaled(30))
+    if rc not in (0, 1) or not out.strip():
+        raise pt.Failure("exit %d: %s" % (rc, err.strip()[-300:]))
+    s = load_report(out)["samples"]
+    # (a read that lands inside the exec itself ends the samples with its
+    # error instead: those taken are still the first program's)
+    if not (1 <= s["taken"] < 20) or not s["ended"]:
+        raise pt.Failure("taken %s of 20, ended %r" % (s["taken"], s["ended"]))
+    return "%d of 20 taken: %s" % (s["taken"], s["ended"])
+
+
 def main():
     tap = pt.TAP()
     for name in BUILDS:
         target, why = interpreters.find(name)
-        for scenario in list(SCENARIOS) + ["text", "exit"]:
+        for scenario in list(SCENARIOS) + ["text", "exit", "exec"]:
             label = "%s %s" % (name, scenario)
             if why:
                 tap.skip(label, why)
@@ -168,6 +206,8 @@ def main():
                 pt.run_in(tap, label, work, check_text_and_folded, target, work)
             elif scenario == "exit":
                 pt.run_in(tap, label, work, check_exit, target, work)
+            elif scenario == "exec":
+                pt.run_in(tap, label, work, check_exec, target, work)
             else:
                 pt.run_in(tap, label, work, check_scenario, target, work, scenario)
     for scenario in SCENARIOS:
