@@ -10,12 +10,17 @@
  *   idle         waiting so, in a pool's worker (concurrent.futures,
  *                multiprocessing.pool): a worker with no work
  *   busy-c-gil   the same Python stack in every read and the GIL held in
- *                every one: one C call that keeps the GIL
+ *                every one: one C call that keeps the GIL; with native
+ *                frames, the same C call in every read; without, five reads
+ *                at least of a CPython that records each instruction (3.10
+ *                and later), else "stuck": a loop on one line may show one
+ *                instruction in every read
  *   blocked      the same stack in every read, the GIL held in none, no
  *                wait pycore knows: a C call that released it (I/O, sleep,
  *                a C library's wait)
  *   stuck        the same stack in every read, the GIL held in some
- *   busy-python  its Python stack differs between reads: it runs Python */
+ *   busy-python  its Python stack differs between reads, or native frames
+ *                show it running bytecode: it runs Python */
 #include "analysis/samples.h"
 
 #include <stdlib.h>
@@ -26,6 +31,10 @@ struct acc {
 	int64_t tid;
 	const char *name;
 	size_t present, gil, waits, deadlocked, stacks, gil_waits;
+	bool instruction_unknown;    /* in a read of a CPython that does not record each one */
+	size_t native, in_bytecode;  /* reads with native frames; of those, running bytecode */
+	const char *c_entry, *c_inner;   /* the C call of the reads with native frames */
+	bool same_c;                 /* ... the same in all of them */
 	const char *first_stack, *where, *wait;
 	int64_t owner;
 	const char *owner_name;
@@ -79,10 +88,30 @@ static void classify_one(struct arena *a, const struct acc *c, size_t taken, str
 		h->evidence = arena_printf(a, "%son %s%s, the same stack in all %zu samples%s, at %s",
 					   idle ? "a pool's worker waiting for work " : "waits ", c->wait, owner_text(a, c),
 					   c->present, of, at);
+	} else if (c->stacks == 1 && c->gil == c->present && c->native == c->present && c->same_c) {
+		h->state = "busy-c-gil";
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, in one C call in every one: in %s, "
+					   "under %s, from %s", c->present, of, c->c_inner, c->c_entry, at);
+	} else if (c->stacks == 1 && c->gil == c->present && c->native == c->present) {
+		h->state = "busy-python";
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s at one line, %s: %s", c->present, of,
+					   at, c->in_bytecode ? arena_printf(a, "running its bytecode in %zu of them",
+									      c->in_bytecode)
+							      : "in other C calls from one read to the next");
+	} else if (c->stacks == 1 && c->gil == c->present && (c->instruction_unknown || c->present < 5)) {
+		/* without native frames, a loop on one line may show one
+		 * instruction in every read: few reads, or 3.9 and older that
+		 * record no instruction of such a loop, cannot tell */
+		h->state = "stuck";
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack unchanged at %s: one "
+					   "C call that keeps it, or a loop on one line (%s; --native tells)", c->present,
+					   of, at, c->instruction_unknown ? "CPython 3.9 and older do not record each instruction"
+									  : "too few samples to tell");
 	} else if (c->stacks == 1 && c->gil == c->present) {
 		h->state = "busy-c-gil";
-		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack unchanged: one C "
-					   "call from %s that keeps it", c->present, of, at);
+		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack and instruction "
+					   "unchanged: one C call from %s that keeps it (without --native, a loop that "
+					   "never leaves one instruction would look the same)", c->present, of, at);
 	} else if (c->stacks == 1 && c->gil == 0) {
 		h->state = "blocked";
 		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, the GIL released, in no wait "
@@ -136,6 +165,20 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 			c->gil += t->holds_gil;
 			c->deadlocked += t->deadlocked;
 			c->gil_waits += t->waits_gil;
+			c->instruction_unknown |= !t->instruction_known;
+			if (t->native_known) {
+				if (!t->c_entry)
+					c->in_bytecode++;
+				else if (!c->native || (c->c_entry && strcmp(c->c_entry, t->c_entry) == 0))
+					c->c_inner = t->c_inner;
+				if (c->native && (!t->c_entry || !c->c_entry || strcmp(c->c_entry, t->c_entry) != 0))
+					c->same_c = false;
+				if (!c->native) {
+					c->same_c = t->c_entry != NULL;
+					c->c_entry = t->c_entry;
+				}
+				c->native++;
+			}
 			if (t->wait) {
 				if (c->wait && strcmp(c->wait, t->wait) != 0)
 					c->same_wait = false;
@@ -155,9 +198,11 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 
 static const char *kind_of(const struct model_samples *s)
 {
-	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "blocked", "stuck",
+	/* (a thread that holds the GIL and does not move, stuck, before those
+	 * blocked without it) */
+	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "stuck", "blocked",
 					     "waiting", "idle" };
-	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "blocked", "stuck", "waiting", "idle" };
+	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "stuck", "blocked", "waiting", "idle" };
 	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
 		for (size_t i = 0; i < s->threads.n; i++)
 			if (strcmp(((const struct model_hang_thread *)s->threads.items[i])->state, order[o]) == 0)

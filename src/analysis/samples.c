@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "model/fingerprint.h"
 #include "report/report.h"
 
 static double now_ms(void)
@@ -81,6 +83,40 @@ static bool takes_gil(const struct model_thread *t)
 	return false;
 }
 
+static bool eval_loop(const char *fn)
+{
+	return fn && strstr(fn, "EvalFrame") != NULL;
+}
+
+/* T's C call under its innermost Python frame, from its native frames
+ * (--native): into ST's c_entry and c_inner, NULL both when it runs
+ * bytecode (no native frame but the eval loop's before its first Python
+ * frame); native_known when it has native frames at all. */
+static void c_call_of(struct arena *a, const struct model_thread *t, struct sample_thread *st)
+{
+	const struct model_frame *inner = NULL, *entry = NULL;
+	for (size_t i = 0; i < t->frames.n; i++) {
+		const struct model_frame *f = t->frames.items[i];
+		if (f->kind == FRAME_NATIVE)
+			st->native_known = true;
+		if (f->kind != FRAME_NATIVE)
+			break;
+		if (f->inlined || eval_loop(f->function))
+			continue;
+		if (!inner)
+			inner = f;
+		entry = f;
+	}
+	for (size_t i = 0; !st->native_known && i < t->frames.n; i++)
+		st->native_known = ((const struct model_frame *)t->frames.items[i])->kind == FRAME_NATIVE;
+	if (entry) {
+		st->c_entry = entry->function ? arena_strdup(a, entry->function)
+					      : arena_printf(a, "0x%llx", (unsigned long long)entry->address);
+		st->c_inner = inner->function ? arena_strdup(a, inner->function)
+					      : arena_printf(a, "0x%llx", (unsigned long long)inner->address);
+	}
+}
+
 /* Report R's Python threads as one read's records, in arena A. */
 static int record(struct arena *a, const struct model_report *r, struct sample *out)
 {
@@ -109,6 +145,8 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 			st->name = arena_strdup(a, t->name);
 			st->stack = stack_of(a, t, &st->where);
 			st->holds_gil = t->holds_gil;
+			st->instruction_known = r->hexversion >= 0x030a0000;
+			c_call_of(a, t, st);
 			st->wait = wait_of(a, t->waiting_on);
 			st->wait_owner = t->waiting_on ? t->waiting_on->owner : -1;
 			st->wait_owner_name = t->waiting_on ? arena_strdup(a, t->waiting_on->owner_name) : NULL;
@@ -297,6 +335,8 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 		if (s) {
 			s->asked = so->count;
 			s->taken = taken;
+			s->source = "process";
+			s->ordered_by = "the reads' times";
 			s->interval_ms = so->interval_s * 1e3;
 			s->duration_ms = last_start - start;
 			if (ended) {
@@ -305,6 +345,7 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 			}
 			samples_classify(r, s, reads, taken);
 			r->samples = s;
+			r->fingerprint = model_fingerprint(r);   /* the hang's, now */
 		}
 		if (folded)
 			*folded = fold_text(&fold);
@@ -314,6 +355,104 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 	analysis_free(last);
 	fold_free(&fold);
 	free(ended);
+	free(reads);
+	arena_free(keep);
+	return e;
+}
+
+/* When dump A was taken, in microseconds since the epoch: the time
+ * systemd-coredump recorded, else its file's modification time (*BY says
+ * which); -1 unknown. */
+static int64_t dump_time(const struct model_report *r, const char *path, const char **by)
+{
+	struct stat st;
+	if (r->coredump && r->coredump->timestamp >= 0) {
+		*by = "the time systemd-coredump recorded";
+		return r->coredump->timestamp;
+	}
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0) {
+		*by = "the files' modification times";
+		return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+	}
+	*by = "the order given";
+	return -1;
+}
+
+struct pc_error *analysis_compare_dumps(char *const *paths, size_t n, const struct analysis_options *opt,
+					struct analysis **out, char **folded)
+{
+	struct arena *keep = arena_new();
+	struct sample *reads = calloc(n ? n : 1, sizeof(*reads));
+	struct analysis **all = calloc(n ? n : 1, sizeof(*all));
+	int64_t *when = calloc(n ? n : 1, sizeof(*when));
+	size_t *order = calloc(n ? n : 1, sizeof(*order));
+	struct folded fold = { 0 };
+	struct pc_error *e = NULL;
+	const char *by = NULL;
+	int64_t pid = -1;
+	*out = NULL;
+	if (folded)
+		*folded = NULL;
+	if (!keep || !reads || !all || !when || !order)
+		e = pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	for (size_t i = 0; !e && i < n; i++) {
+		if ((e = analysis_run(paths[i], opt, &all[i])) != NULL)
+			break;
+		const struct model_report *r = analysis_report(all[i]);
+		const char *this_by = NULL;
+		if (i && r->pid != pid) {
+			e = pc_error_new(PC_EFORMAT, paths[i], "--compare reads dumps of one process: this is of pid %lld, "
+				      "%s of pid %lld", (long long)r->pid, paths[0], (long long)pid);
+			break;
+		}
+		pid = r->pid;
+		order[i] = i;
+		when[i] = dump_time(r, paths[i], &this_by);
+		/* one clock for all: else the order given */
+		by = !by || strcmp(by, this_by) == 0 ? this_by : "the order given";
+		if (record(keep, r, &reads[i]) != 0 || (folded && fold_report(&fold, r) != 0))
+			e = pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	}
+	struct sample *sorted = e ? NULL : calloc(n ? n : 1, sizeof(*sorted));
+	if (!e && !sorted)
+		e = pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	if (!e) {
+		/* the reads in time (insertion: a few dumps), ties in the order given */
+		bool given = strcmp(by, "the order given") == 0;
+		for (size_t i = 1; !given && i < n; i++)
+			for (size_t j = i; j > 0 && when[order[j - 1]] > when[order[j]]; j--) {
+				size_t t = order[j];
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = reads[order[i]];
+		/* the report is the latest dump's */
+		struct analysis *latest = all[order[n - 1]];
+		all[order[n - 1]] = NULL;
+		struct model_report *r = (struct model_report *)analysis_report(latest);
+		struct model_samples *s = arena_alloc(r->arena, sizeof(*s));
+		if (s) {
+			s->asked = s->taken = n;
+			s->source = "dumps";
+			s->ordered_by = by;
+			s->interval_ms = -1;
+			s->duration_ms = given ? -1 : (double)(when[order[n - 1]] - when[order[0]]) / 1e3;
+			samples_classify(r, s, sorted, n);
+			r->samples = s;
+			r->fingerprint = model_fingerprint(r);   /* the hang's, now */
+		}
+		if (folded)
+			*folded = fold_text(&fold);
+		*out = latest;
+	}
+	for (size_t i = 0; all && i < n; i++)
+		analysis_free(all[i]);
+	free(sorted);
+	fold_free(&fold);
+	free(all);
+	free(order);
+	free(when);
 	free(reads);
 	arena_free(keep);
 	return e;

@@ -28,6 +28,16 @@ struct samples_options {
 struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_options *opt,
 					 const struct samples_options *so, struct analysis **out, char **folded);
 
+/* Dumps of one process taken apart (analyze --compare: gcore run twice,
+ * systemd-coredump's stored dumps), read as samples: each analysis_run's,
+ * ordered by the time systemd-coredump recorded, else the files'
+ * modification times, else as given (samples->ordered_by says which);
+ * *OUT the latest dump's analysis, its report carrying the classes.
+ * Dumps of different processes are refused (PC_EFORMAT, one line naming
+ * both pids); the first dump that cannot be read, its error. */
+struct pc_error *analysis_compare_dumps(char *const *paths, size_t n, const struct analysis_options *opt,
+					struct analysis **out, char **folded);
+
 /* The classes of SAMPLES's threads and the process's findings, from
  * their per-read records (samples.c's); for the unit test.  */
 struct sample_thread {
@@ -41,6 +51,14 @@ struct sample_thread {
 	const char *wait_owner_name;
 	bool deadlocked;             /* in a wait cycle in this read */
 	bool waits_gil;              /* in take_gil (--native): wait is "the GIL" */
+	/* the frame records each instruction it runs (3.10+): a loop on one
+	 * line moves its stack; 3.9 and older update f_lasti only at some */
+	bool instruction_known;
+	/* with native frames (--native): *NATIVE_KNOWN; the C function its
+	 * innermost Python frame called (the outermost native frame below
+	 * it), and the innermost, both NULL when it runs bytecode */
+	bool native_known;
+	const char *c_entry, *c_inner;
 };
 
 struct sample {

@@ -26,6 +26,18 @@ static bool use_color(enum color_when when)
 
 /* *WRITTEN: a report was written (by an earlier call); set once this
  * call writes one. */
+static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
+				const struct options *opt, bool *written);
+
+/* --compare: the dumps of one process as samples, one report */
+static enum exit_code analyze_compare(char *const *paths, size_t n, const struct options *opt, bool *written)
+{
+	struct analysis *a;
+	char *folded = NULL;
+	struct pc_error *e = analysis_compare_dumps(paths, n, &opt->analysis, &a, opt->collapsed ? &folded : NULL);
+	return write_one(e && e->file ? e->file : "--compare", e, a, folded, opt, written);
+}
+
 static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written)
 {
 	struct analysis *a;
@@ -47,6 +59,13 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	} else {
 		e = analysis_run(path, &opt->analysis, &a);
 	}
+	return write_one(path, e, a, folded, opt, written);
+}
+
+/* The report of A (or E's line) for PATH; frees A, E and FOLDED. */
+static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
+				const struct options *opt, bool *written)
+{
 	if (e) {
 		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
 		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
@@ -55,6 +74,7 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 				    : e->code == PC_EDENIED || e->code == PC_EGONE ? EXIT_PROCESS
 				    : EXIT_BAD_INPUT;
 		pc_error_free(e);
+		free(folded);
 		return rc;
 	}
 	const struct model_report *r = analysis_report(a);
@@ -127,6 +147,19 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	}
 	if (!spool_env_ok(opt))
 		return EXIT_USAGE;
+	if (opt->compare && (opt->pid || opt->samples || opt->interval_given)) {
+		options_usage_error("%s", "--compare reads dumps as samples: not with --pid, --samples or --interval");
+		return EXIT_USAGE;
+	}
+	if (opt->compare && argc - first < 2) {
+		options_usage_error("%s", "--compare needs two dumps of one process at least");
+		return EXIT_USAGE;
+	}
+	if (opt->compare && (opt->html || opt->save)) {
+		options_usage_error("%s", opt->html ? "--compare writes text, json or collapsed: the html page has no samples yet"
+						    : "--save writes the compact dump of one read: not with --compare");
+		return EXIT_USAGE;
+	}
 	if ((opt->samples || opt->interval_given) && !opt->pid) {
 		options_usage_error("%s", "--samples reads a running process several times: it needs --pid");
 		return EXIT_USAGE;
@@ -160,6 +193,10 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	opt->analysis.files.debug_cache = cache;
 	enum exit_code worst = EXIT_COMPLETE;
 	bool written = false;
+	if (opt->compare) {
+		worst = analyze_compare(argv + first, (size_t)(argc - first), opt, &written);
+		first = argc;
+	}
 	for (int i = first; i < argc; i++) {
 		errno = 0;
 		enum exit_code one = analyze_one(argv[i], opt, &written);
@@ -181,9 +218,10 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "--save is an option of analyze, not of batch");
 		return EXIT_USAGE;
 	}
-	if (opt->pid || opt->no_stop || opt->samples || opt->interval_given) {
+	if (opt->pid || opt->no_stop || opt->samples || opt->interval_given || opt->compare) {
 		options_usage_error("%s is an option of analyze, not of batch",
-				    opt->pid ? "--pid" : opt->no_stop ? "--no-stop" : opt->samples ? "--samples" : "--interval");
+				    opt->pid ? "--pid" : opt->no_stop ? "--no-stop" : opt->samples ? "--samples"
+				    : opt->compare ? "--compare" : "--interval");
 		return EXIT_USAGE;
 	}
 	if (opt->pretty || (opt->format_given && !opt->json)) {

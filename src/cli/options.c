@@ -105,6 +105,7 @@ static const struct option longopts[] = {
 	{ "no-stop", no_argument, NULL, 'B' },
 	{ "samples", required_argument, NULL, 0x102 },
 	{ "interval", required_argument, NULL, 0x103 },
+	{ "compare", no_argument, NULL, 0x104 },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -255,6 +256,9 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->interval_given = true;
 			break;
 		}
+		case 0x104:
+			opt->compare = true;
+			break;
 		case 'T': {
 			char *end;
 			double v = strtod(optarg, &end);

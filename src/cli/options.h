@@ -45,6 +45,7 @@ struct options {
 	size_t samples;              /* --samples N: N reads of each process; 0 one read */
 	double interval;             /* --interval SECONDS between two samples' starts */
 	bool interval_given;
+	bool compare;                /* --compare: the dumps, of one process, read as samples */
 	int redact;                  /* --redact 1, --no-redact 0, neither -1 */
 	const char *spool_env_bad;   /* $PYCORE_MAX_SPOOL when it is no size (and no --max-spool) */
 	const char *save;            /* --save FILE: a compact dump of the one dump */

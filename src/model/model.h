@@ -465,9 +465,13 @@ struct model_hang_thread {
 };
 
 struct model_samples {
+	const char *source;          /* "process" (reads of a live one), "dumps" (--compare) */
+	const char *ordered_by;      /* how the samples are in time: "the reads' times", "the time
+					systemd-coredump recorded", "the files' modification times",
+					"the order given" */
 	size_t asked, taken;
-	double interval_ms;          /* asked between two reads' starts */
-	double duration_ms;          /* from the first read's start to the last's */
+	double interval_ms;          /* asked between two reads' starts; < 0: dumps */
+	double duration_ms;          /* from the first read's start to the last's; < 0 unknown */
 	double stopped_median_ms, stopped_max_ms;   /* each read's stop; < 0 not stopped */
 	const char *ended;           /* why fewer were taken than asked; NULL */
 	struct ptrvec threads;       /* of struct model_hang_thread, by tid */

@@ -29,8 +29,10 @@ json_t *report_samples_json(const struct model_samples *s, json_t *(*str)(const 
 	}
 	for (size_t i = 0; findings && i < s->findings.n; i++)
 		json_array_append_new(findings, str(s->findings.items[i]));
-	return json_pack("{s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:s, s:o, s:o}", "asked", (json_int_t)s->asked,
-			 "taken", (json_int_t)s->taken, "interval_ms", s->interval_ms, "duration_ms", s->duration_ms,
+	return json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}", "source",
+			 s->source ? s->source : "process", "ordered_by", s->ordered_by ? s->ordered_by : "the reads' times",
+			 "asked", (json_int_t)s->asked, "taken", (json_int_t)s->taken, "interval_ms", ms(s->interval_ms),
+			 "duration_ms", ms(s->duration_ms),
 			 "stopped_median_ms", ms(s->stopped_median_ms), "stopped_max_ms", ms(s->stopped_max_ms),
 			 "ended", str(s->ended), "kind", s->kind ? s->kind : "not-enough-samples",
 			 "threads", threads ? threads : json_null(), "findings", findings ? findings : json_null());
@@ -40,13 +42,23 @@ void report_samples_text(FILE *out, const struct model_samples *s)
 {
 	if (!s)
 		return;
-	fprintf(out, "Samples: %zu of %zu over %.1f s", s->taken, s->asked, s->duration_ms / 1e3);
-	if (s->stopped_median_ms >= 0)
+	bool dumps = s->source && strcmp(s->source, "dumps") == 0;
+	if (dumps && s->duration_ms >= 0)
+		fprintf(out, "Samples: %zu dumps of one process over %.1f s, ordered by %s\n", s->taken,
+			s->duration_ms / 1e3, s->ordered_by);
+	else if (dumps)
+		fprintf(out, "Samples: %zu dumps of one process, in %s (they record no time)\n", s->taken, s->ordered_by);
+	else
+		fprintf(out, "Samples: %zu of %zu over %.1f s", s->taken, s->asked, s->duration_ms / 1e3);
+	if (dumps)
+		; /* (a dump is no read: nothing was stopped) */
+	else if (s->stopped_median_ms >= 0)
 		fprintf(out, " (each read stopped it for %.1f ms at the median, %.1f ms at most)", s->stopped_median_ms,
 			s->stopped_max_ms);
 	else
 		fputs(" (read running, never stopped)", out);
-	fputs("\n", out);
+	if (!dumps)
+		fputs("\n", out);
 	if (s->ended)
 		fprintf(out, "Sampling ended: %s\n", s->ended);
 	for (size_t i = 0; i < s->findings.n; i++) {

@@ -268,6 +268,9 @@ usage analyze --pid --interval 1 1
 usage analyze --pid --samples 2 --interval -1 1
 usage analyze --pid --samples 2 --format html 1
 usage batch --samples 2 core
+usage analyze --compare core
+usage analyze --compare --pid 1 2
+usage analyze --compare --samples 2 a b
 usage coredump
 usage coredump not-an-instance
 usage coredump 1-2-3 4-5-6

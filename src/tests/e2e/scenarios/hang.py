@@ -8,7 +8,8 @@ argv: truth path, scenario.
           (deadlock), a queue consumer waiting for work (waiting) whose
           producer sleeps (blocked), a thread reading a socket that never
           sends (blocked)
-  busy    a thread looping in Python on one line (busy-python)
+  busy    a thread looping in Python on one line, bytecode only
+          (busy-python)
   turns   a thread calling three functions in turn (busy-python)
   gil     a thread in a regular expression that backtracks without end:
           one C call that keeps the GIL (busy-c-gil), a thread that wants
@@ -77,9 +78,11 @@ def silent_socket():
 
 def spin():
     def loop():
+        # bytecode only (no C function called): a loop of small ints would
+        # spend most of its time in int addition, under one Python line
         mine("busy-python")
-        n = 0
-        while True: n += 1  # noqa: E701
+        a, b = 0, 1
+        while True: a, b = b, a  # noqa: E701
 
     return [threading.Thread(target=loop, name="one-line")]
 
