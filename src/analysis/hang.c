@@ -9,15 +9,18 @@
  *                for the GIL (--native: in take_gil)
  *   idle         waiting so, in a pool's worker (concurrent.futures,
  *                multiprocessing.pool): a worker with no work
- *   busy-c-gil   the same Python stack in every read and the GIL held in
- *                every one: one C call that keeps the GIL; with native
- *                frames, the same C call in every read; without, five reads
- *                at least of a CPython that records each instruction (3.10
- *                and later), else "stuck": a loop on one line may show one
- *                instruction in every read
+ *   busy-c-gil   the same Python stack in every read, the GIL held in
+ *                every one, and its native frames (--native) in the same C
+ *                call under it in every one: one C call that keeps the GIL
+ *                (without native frames that is "stuck": a loop that every
+ *                read catches at one instruction looks the same)
  *   blocked      the same stack in every read, the GIL held in none, no
  *                wait pycore knows: a C call that released it (I/O, sleep,
  *                a C library's wait)
+ *   spinning     the same stack in every read, the GIL held in not all,
+ *                yet CPU time used between them (a live process: 10% of a CPU
+ *                or more): a retry loop, a livelock, work in C without
+ *                the GIL
  *   stuck        the same stack in every read, the GIL held in some
  *   busy-python  its Python stack differs between reads, or native frames
  *                show it running bytecode: it runs Python */
@@ -34,6 +37,10 @@ struct acc {
 	bool instruction_unknown;    /* in a read of a CPython that does not record each one */
 	size_t native, in_bytecode;  /* reads with native frames; of those, running bytecode */
 	const char *c_entry, *c_inner;   /* the C call of the reads with native frames */
+	size_t tasks;                /* reads in which one task, the same, ran at one place */
+	int64_t cpu_first, cpu_last; /* its CPU time at its first and last reads that have one */
+	double at_first, at_last;    /* those reads' times */
+	const char *task, *task_where;
 	bool same_c;                 /* ... the same in all of them */
 	const char *first_stack, *where, *wait;
 	int64_t owner;
@@ -60,6 +67,20 @@ static const char *owner_text(struct arena *a, const struct acc *c)
 	if (c->owner_name)
 		return arena_printf(a, ", held by thread %lld \"%s\"", (long long)c->owner, c->owner_name);
 	return arena_printf(a, ", held by thread %lld", (long long)c->owner);
+}
+
+/* A thread "blocked" at one place that used this share of a CPU between
+ * its reads is not: it runs (a livelock, a stream read in C) */
+#define SPINNING_SHARE 0.10
+
+/* The share of one CPU C used between its first and last reads; 0
+ * unknown (a dump: gcore records no thread's CPU time). */
+static double busy_share(const struct acc *c)
+{
+	double wall = c->at_last - c->at_first;
+	if (c->cpu_first < 0 || wall < 1 || c->cpu_last < c->cpu_first)
+		return 0;
+	return (double)(c->cpu_last - c->cpu_first) / 1e6 / wall;
 }
 
 static void classify_one(struct arena *a, const struct acc *c, size_t taken, struct model_hang_thread *h)
@@ -98,20 +119,21 @@ static void classify_one(struct arena *a, const struct acc *c, size_t taken, str
 					   at, c->in_bytecode ? arena_printf(a, "running its bytecode in %zu of them",
 									      c->in_bytecode)
 							      : "in other C calls from one read to the next");
-	} else if (c->stacks == 1 && c->gil == c->present && (c->instruction_unknown || c->present < 5)) {
-		/* without native frames, a loop on one line may show one
-		 * instruction in every read: few reads, or 3.9 and older that
-		 * record no instruction of such a loop, cannot tell */
+	} else if (c->stacks == 1 && c->gil == c->present) {
+		/* without native frames, a loop that every read catches at one
+		 * instruction (or, 3.9 and older, that records none) looks the
+		 * same as one C call: neither is claimed */
 		h->state = "stuck";
 		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack unchanged at %s: one "
-					   "C call that keeps it, or a loop on one line (%s; --native tells)", c->present,
-					   of, at, c->instruction_unknown ? "CPython 3.9 and older do not record each instruction"
-									  : "too few samples to tell");
-	} else if (c->stacks == 1 && c->gil == c->present) {
-		h->state = "busy-c-gil";
-		h->evidence = arena_printf(a, "held the GIL in all %zu samples%s, its Python stack and instruction "
-					   "unchanged: one C call from %s that keeps it (without --native, a loop that "
-					   "never leaves one instruction would look the same)", c->present, of, at);
+					   "C call that keeps it, or a loop there (%s; --native tells)", c->present, of, at,
+					   c->instruction_unknown ? "CPython 3.9 and older do not record each instruction"
+								  : "the same instruction in every sample");
+	} else if (c->stacks == 1 && c->gil < c->present && busy_share(c) >= SPINNING_SHARE) {
+		h->state = "spinning";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, the GIL held in %zu, yet it used "
+					   "%.0f%% of a CPU between them: it runs and comes back to %s (a retry loop, a "
+					   "livelock), or works in C without the GIL", c->present, of, c->gil,
+					   100 * busy_share(c), at);
 	} else if (c->stacks == 1 && c->gil == 0) {
 		h->state = "blocked";
 		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, the GIL released, in no wait "
@@ -149,6 +171,7 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 				m++;
 				c->tid = t->tid;
 				c->owner = -1;
+				c->cpu_first = c->cpu_last = -1;
 				c->first_stack = t->stack;
 				c->same_wait = true;
 			}
@@ -166,6 +189,16 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 			c->deadlocked += t->deadlocked;
 			c->gil_waits += t->waits_gil;
 			c->instruction_unknown |= !t->instruction_known;
+			/* the first read's running task, and the reads that run it
+			 * at the same place */
+			if (t->task && t->task_where && !c->task) {
+				c->task = t->task;
+				c->task_where = t->task_where;
+				c->tasks = 1;
+			} else if (t->task && t->task_where && strcmp(c->task, t->task) == 0 &&
+				   strcmp(c->task_where, t->task_where) == 0) {
+				c->tasks++;
+			}
 			if (t->native_known) {
 				if (!t->c_entry)
 					c->in_bytecode++;
@@ -187,6 +220,14 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 				c->owner = t->wait_owner;
 				c->owner_name = t->wait_owner_name;
 			}
+			if (t->cpu_ns >= 0 && reads[i].at_ms >= 0) {
+				if (c->cpu_first < 0) {
+					c->cpu_first = t->cpu_ns;
+					c->at_first = reads[i].at_ms;
+				}
+				c->cpu_last = t->cpu_ns;
+				c->at_last = reads[i].at_ms;
+			}
 			if (t->name)
 				c->name = t->name;
 			if (t->where)
@@ -200,9 +241,10 @@ static const char *kind_of(const struct model_samples *s)
 {
 	/* (a thread that holds the GIL and does not move, stuck, before those
 	 * blocked without it) */
-	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "stuck", "blocked",
+	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "spinning", "stuck",
+					     "blocked", "waiting", "idle" };
+	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "spinning", "stuck", "blocked",
 					     "waiting", "idle" };
-	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "stuck", "blocked", "waiting", "idle" };
 	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
 		for (size_t i = 0; i < s->threads.n; i++)
 			if (strcmp(((const struct model_hang_thread *)s->threads.items[i])->state, order[o]) == 0)
@@ -267,6 +309,22 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 						 gil_waiters ? arena_printf(a, ", while %zu thread%s waited for it in all",
 									    gil_waiters, gil_waiters == 1 ? "" : "s")
 							     : ""));
+	}
+	/* an event loop's thread that does not move, one task running at one
+	 * place in every read: a synchronous call in a coroutine */
+	for (size_t i = 0; i < m; i++) {
+		const struct acc *c = &acc[i];
+		const struct model_hang_thread *h = NULL;
+		for (size_t k = 0; k < s->threads.n; k++)
+			if (((const struct model_hang_thread *)s->threads.items[k])->tid == c->tid)
+				h = s->threads.items[k];
+		if (h && c->present >= 2 && c->tasks == c->present && c->task_where &&
+		    (strcmp(h->state, "blocked") == 0 || strcmp(h->state, "busy-c-gil") == 0 ||
+		     strcmp(h->state, "stuck") == 0))
+			ptrvec_push(a, &s->findings,
+				    arena_printf(a, "the event loop of thread %lld is blocked in all %zu samples: task %s "
+						 "makes a synchronous call at %s (%s)", (long long)c->tid, c->present, c->task,
+						 c->task_where, h->state));
 	}
 	if (classed && !moved && n >= 2)
 		ptrvec_push(a, &s->findings, arena_printf(a, "no thread's Python stack moved in %zu samples", n));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "model/fingerprint.h"
 #include "report/report.h"
@@ -117,6 +118,60 @@ static void c_call_of(struct arena *a, const struct model_thread *t, struct samp
 	}
 }
 
+/* The task MI's event loop on thread T runs now, into ST. */
+static void running_task(struct arena *a, const struct model_interp *mi, const struct model_thread *t,
+			 struct sample_thread *st)
+{
+	for (size_t i = 0; i < mi->loops.n; i++) {
+		const struct model_loop *l = mi->loops.items[i];
+		if (l->thread != t->tid)
+			continue;
+		for (size_t k = 0; k < l->tasks.n; k++) {
+			const struct model_task *task = l->tasks.items[k];
+			if (!task->running)
+				continue;
+			st->task = arena_printf(a, "%s%s%s at 0x%llx", task->name ? "\"" : "", task->name ? task->name : "a task",
+						task->name ? "\"" : "", (unsigned long long)task->address);
+			const struct model_frame *f = task->stack.n ? task->stack.items[0] : NULL;
+			if (f)
+				st->task_where = arena_printf(a, "%s (%s:%d)", f->function ? f->function : "?",
+							      f->file ? f->file : "?", f->line);
+			return;
+		}
+	}
+}
+
+/* The CPU time thread TID of process PID has used, in nanoseconds: its
+ * schedstat's first field (time on a CPU, ns), else its stat's utime and
+ * stime (fields 14 and 15, clock ticks); -1 unknown. */
+static int64_t thread_cpu_ns(int64_t pid, int64_t tid)
+{
+	char path[96], buf[1024];
+	unsigned long long ns;
+	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/schedstat", (long long)pid, (long long)tid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		int n = fscanf(f, "%llu", &ns);
+		fclose(f);
+		if (n == 1)
+			return (int64_t)ns;
+	}
+	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/stat", (long long)pid, (long long)tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* after the command's closing parenthesis: state, then field 4 on */
+	const char *p = strrchr(buf, ')');
+	unsigned long long ut, st;
+	long tick = sysconf(_SC_CLK_TCK);
+	if (!p || tick <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (int64_t)((ut + st) * (1000000000ull / (unsigned long long)tick));
+}
+
 /* Report R's Python threads as one read's records, in arena A. */
 static int record(struct arena *a, const struct model_report *r, struct sample *out)
 {
@@ -128,6 +183,7 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 	out->threads = n ? arena_alloc(a, n * sizeof(*out->threads)) : NULL;
 	out->n = 0;
 	out->stopped_ms = r->stopped_ms;
+	out->at_ms = -1;
 	if (n && !out->threads) {
 		report_summary_free(&sum);
 		return -1;
@@ -147,6 +203,8 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 			st->holds_gil = t->holds_gil;
 			st->instruction_known = r->hexversion >= 0x030a0000;
 			c_call_of(a, t, st);
+			running_task(a, mi, t, st);
+			st->cpu_ns = -1;
 			st->wait = wait_of(a, t->waiting_on);
 			st->wait_owner = t->waiting_on ? t->waiting_on->owner : -1;
 			st->wait_owner_name = t->waiting_on ? arena_strdup(a, t->waiting_on->owner_name) : NULL;
@@ -324,6 +382,11 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 			e = pc_error_new(PC_ENOMEM, NULL, "out of memory");
 			break;
 		}
+		/* each thread's CPU time, after the read: a thread that comes
+		 * back to one place uses it, one that is blocked does not */
+		reads[taken].at_ms = now_ms();
+		for (size_t k = 0; k < reads[taken].n; k++)
+			reads[taken].threads[k].cpu_ns = thread_cpu_ns(pid, reads[taken].threads[k].tid);
 		taken++;
 		last_start = t0;
 		analysis_free(last);

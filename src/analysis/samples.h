@@ -59,12 +59,17 @@ struct sample_thread {
 	 * it), and the innermost, both NULL when it runs bytecode */
 	bool native_known;
 	const char *c_entry, *c_inner;
+	/* the asyncio task its event loop runs now (name and address), and
+	 * that task's innermost frame; NULL: none running */
+	const char *task, *task_where;
+	int64_t cpu_ns;              /* the CPU time it had used, read after the read; -1 unknown */
 };
 
 struct sample {
 	struct sample_thread *threads;
 	size_t n;
 	double stopped_ms;           /* < 0 not stopped */
+	double at_ms;                /* when it was read (a monotonic clock); < 0 unknown (a dump) */
 };
 
 /* Into S (in R's arena): the threads' classes and the findings of READS

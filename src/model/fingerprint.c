@@ -61,7 +61,8 @@
 /* A hang's kind (model_samples.kind) and the thread state that makes it. */
 static const char *const hang_states[][2] = {
 	{ "deadlock", "deadlocked" }, { "gil-held", "busy-c-gil" }, { "busy", "busy-python" },
-	{ "stuck", "stuck" }, { "blocked", "blocked" }, { "waiting", "waiting" }, { "idle", "idle" },
+	{ "spinning", "spinning" }, { "stuck", "stuck" }, { "blocked", "blocked" }, { "waiting", "waiting" },
+	{ "idle", "idle" },
 };
 
 /* R's samples' thread (the first by tid) whose state makes their kind;

@@ -454,8 +454,8 @@ struct model_report {
 struct model_hang_thread {
 	int64_t tid;
 	const char *name;
-	/* "deadlocked", "waiting", "idle", "blocked", "busy-c-gil",
-	 * "busy-python", "stuck", "not-enough-samples" */
+	/* "deadlocked", "waiting", "idle", "blocked", "spinning",
+	 * "busy-c-gil", "busy-python", "stuck", "not-enough-samples" */
 	const char *state;
 	const char *evidence;        /* one line: why that state */
 	size_t present;              /* the samples it is in */
@@ -477,7 +477,8 @@ struct model_samples {
 	struct ptrvec threads;       /* of struct model_hang_thread, by tid */
 	struct ptrvec findings;      /* of const char *: the process's, one line each */
 	const char *kind;            /* the hang's kind (the fingerprint's): "deadlock",
-					"gil-held", "blocked", "busy", "waiting", "idle", "mixed" */
+					"gil-held", "busy", "spinning", "stuck", "blocked",
+					"waiting", "idle", "not-enough-samples" */
 };
 
 struct model_report *model_report_new(void);

@@ -16,6 +16,15 @@ argv: truth path, scenario.
           the GIL to run Python (blocked: waiting for the GIL); the regex
           once the truth is written (READY)
 
+  livelock  two threads each holding one lock, trying the other's
+          without waiting, again and again (busy-python, or spinning)
+  stream  a socket that streams: its reader (spinning, or busy-python),
+          its writer (that, or blocked while the reader lags)
+
+A role "a|b" is either: what the samples catch of it is chance.
+  aio     an event loop whose running task calls time.sleep (blocked; the
+          finding names the task and the line)
+
 The main thread sleeps (blocked)."""
 import json
 import os
@@ -107,6 +116,65 @@ def turns():
     return [threading.Thread(target=rounds, name="rounds")]
 
 
+def livelock():
+    # two threads that each take one lock, try the other without waiting,
+    # let theirs go and start again: neither ever gets both.  They run
+    # (their lines move), or, caught waiting for the GIL at one place in
+    # every sample, they use a CPU all the same (spinning)
+    a, b = threading.Lock(), threading.Lock()
+
+    def polite(first, second):
+        mine("busy-python|spinning")
+        while True:
+            with first:
+                if second.acquire(blocking=False):
+                    second.release()   # (never: the other holds it)
+
+    return [threading.Thread(target=polite, args=(a, b), name="polite-a"),
+            threading.Thread(target=polite, args=(b, a), name="polite-b")]
+
+
+def stream():
+    # a socket that streams: its reader receives and counts all the time
+    left, right = socket.socketpair()
+    kept.append((left, right))
+
+    def write():
+        mine("spinning|blocked|busy-python")   # (sending, or its send blocked while the reader lags)
+        block = b"x" * 65536
+        while True:
+            right.sendall(block)
+
+    def read():
+        mine("spinning|busy-python")   # in recv at one line in every sample, or moving
+        total = 0
+        while True:
+            data = left.recv(65536)
+            total += sum(data[::4096])
+
+    return [threading.Thread(target=write, name="writer"), threading.Thread(target=read, name="stream-reader")]
+
+
+def aio():
+    import asyncio
+
+    async def blocker():
+        time.sleep(3600)   # a synchronous call in a coroutine
+
+    async def idle():
+        await asyncio.sleep(3600)
+
+    async def main():
+        asyncio.create_task(idle(), name="idle")
+        await asyncio.create_task(blocker(), name="blocker")
+
+    def run():
+        mine("blocked")
+        asyncio.run(main())
+
+    return [threading.Thread(target=run, name="loop")]
+
+
 def gil():
     # both start once the truth is written: the regex keeps the GIL
     # from its first step, and no other thread runs Python after it
@@ -128,7 +196,7 @@ def gil():
 kept = []
 go = threading.Event()
 SCENARIOS = {"waits": (deadlock, consumer_producer, silent_socket), "busy": (spin,), "turns": (turns,),
-             "gil": (gil,)}
+             "gil": (gil,), "livelock": (livelock,), "stream": (stream,), "aio": (aio,)}
 threads = [t for make in SCENARIOS[scenario] for t in make()]
 for t in threads:
     t.daemon = True
