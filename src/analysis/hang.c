@@ -42,7 +42,7 @@ struct acc {
 	double at_first, at_last;    /* those reads' times */
 	const char *task, *task_where;
 	bool same_c;                 /* ... the same in all of them */
-	const char *first_stack, *where, *wait;
+	const char *first_stack, *where, *wait, *wait_key;
 	int64_t owner;
 	const char *owner_name;
 	bool same_wait;
@@ -213,10 +213,12 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 				c->native++;
 			}
 			if (t->wait) {
-				if (c->wait && strcmp(c->wait, t->wait) != 0)
+				/* (one object: its repr may change, an RLock's owner) */
+				if (c->wait_key && t->wait_key && strcmp(c->wait_key, t->wait_key) != 0)
 					c->same_wait = false;
 				c->waits++;
 				c->wait = t->wait;
+				c->wait_key = t->wait_key;
 				c->owner = t->wait_owner;
 				c->owner_name = t->wait_owner_name;
 			}
@@ -235,6 +237,50 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 		}
 	*count = m;
 	return acc;
+}
+
+/* A convoy: CONVOY_WAITERS threads or more waiting on one lock (the same
+ * object) in every read, while its owner changes between
+ * reads: the lock is handed round, each holder's turn long. */
+#define CONVOY_WAITERS 2
+
+static void convoys(struct arena *a, struct model_samples *s, const struct sample *reads, size_t n)
+{
+	if (n < 2)
+		return;
+	/* the candidates: the first read's waits (each once) */
+	for (size_t k = 0; k < reads[0].n; k++) {
+		const char *w = reads[0].threads[k].wait_key;
+		bool first = w != NULL && !reads[0].threads[k].waits_gil;
+		for (size_t j = 0; first && j < k; j++)
+			first = !reads[0].threads[j].wait_key || strcmp(reads[0].threads[j].wait_key, w) != 0;
+		if (!first)
+			continue;
+		size_t least = SIZE_MAX;
+		int64_t owner0 = -2;
+		bool moved = false, every = true;
+		for (size_t i = 0; i < n && every; i++) {
+			size_t waiters = 0;
+			int64_t owner = -2;
+			for (size_t j = 0; j < reads[i].n; j++)
+				if (reads[i].threads[j].wait_key && strcmp(reads[i].threads[j].wait_key, w) == 0) {
+					waiters++;
+					owner = reads[i].threads[j].wait_owner;
+				}
+			every = waiters >= CONVOY_WAITERS;
+			least = waiters < least ? waiters : least;
+			if (i == 0)
+				owner0 = owner;
+			else if (owner != owner0)
+				moved = true;
+		}
+		const char *at = strrchr(w, '@');
+		if (every && moved && at)
+			ptrvec_push(a, &s->findings,
+				    arena_printf(a, "a lock convoy: %zu threads or more wait on the %.*s at %s in every "
+						 "sample, while its owner changes from one sample to the next", least,
+						 (int)(at - w), w, at + 1));
+	}
 }
 
 static const char *kind_of(const struct model_samples *s)
@@ -326,6 +372,7 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 						 "makes a synchronous call at %s (%s)", (long long)c->tid, c->present, c->task,
 						 c->task_where, h->state));
 	}
+	convoys(a, s, reads, n);
 	if (classed && !moved && n >= 2)
 		ptrvec_push(a, &s->findings, arena_printf(a, "no thread's Python stack moved in %zu samples", n));
 	if (n < 2)

@@ -206,10 +206,13 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 			running_task(a, mi, t, st);
 			st->cpu_ns = -1;
 			st->wait = wait_of(a, t->waiting_on);
+			if (t->waiting_on)
+				st->wait_key = arena_printf(a, "%s@0x%llx", t->waiting_on->type ? t->waiting_on->type : "?",
+							    (unsigned long long)t->waiting_on->address);
 			st->wait_owner = t->waiting_on ? t->waiting_on->owner : -1;
 			st->wait_owner_name = t->waiting_on ? arena_strdup(a, t->waiting_on->owner_name) : NULL;
 			if (!t->waiting_on && !t->holds_gil && takes_gil(t)) {
-				st->wait = "the GIL";
+				st->wait = st->wait_key = "the GIL";
 				st->waits_gil = true;
 				st->wait_owner = holder ? holder->tid : -1;
 				st->wait_owner_name = holder ? arena_strdup(a, holder->name) : NULL;

@@ -47,6 +47,7 @@ struct sample_thread {
 	const char *where;           /* innermost Python frame, "function (file:line)"; NULL none */
 	bool holds_gil;
 	const char *wait;            /* what it waits on (type, repr); NULL none known */
+	const char *wait_key;        /* the object waited on, its type and address: a key */
 	int64_t wait_owner;          /* -1 none known */
 	const char *wait_owner_name;
 	bool deadlocked;             /* in a wait cycle in this read */

@@ -16,6 +16,8 @@ process prints READY:
   stream a socket's reader and writer, all the time (spinning or moving)
   aio    an event loop whose running task calls time.sleep (blocked; the
          finding names the loop's thread, the task and the line)
+  convoy four threads taking one RLock in turn, 50 ms each (the finding:
+         a lock convoy; each thread's state is chance)
   gil    a regular expression that backtracks without end, one C call that
          keeps the GIL (busy-c-gil), and a thread that wants the GIL to run
          Python (blocked; with --native, in take_gil: waiting, on the GIL
@@ -57,7 +59,8 @@ from pycoretest.schema import load_report
 
 BUILDS = ("py3.8", "debian3.11", "py3.12", "py3.13", "sid3.14")
 SCENARIOS = {"waits": "deadlock", "busy": "busy", "turns": "busy", "gil": "gil-held", "gil --native": "gil-held",
-             "livelock": "busy|spinning", "stream": "spinning|busy", "aio": "blocked"}
+             "livelock": "busy|spinning", "stream": "spinning|busy", "aio": "blocked",
+             "convoy": "busy|waiting|blocked|stuck|spinning"}
 # with --native, a thread in take_gil waits for the GIL, its holder named
 NATIVE_ROLES = {"wants-gil": "waiting"}
 # without native frames, a thread whose Python stack and instruction stay,
@@ -134,6 +137,9 @@ def check_scenario(target, work, label):
     findings = " | ".join(s["findings"])
     if scenario == "waits" and "a deadlock in every sample" not in findings:
         problems.append("no deadlock finding: %s" % findings)
+    if scenario == "convoy" and not re.search(r"a lock convoy: [234] threads or more wait on the _thread\.RLock at "
+                                              r"0x[0-9a-f]+ in every sample, while its owner changes", findings):
+        problems.append("no lock convoy found: %s" % findings)
     if scenario == "aio":
         loop = [tid for tid, name in truth["names"].items() if name == "loop"][0]
         if not re.search(r"the event loop of thread %s is blocked in all 6 samples: task \"blocker\" at 0x[0-9a-f]+ "

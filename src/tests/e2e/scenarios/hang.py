@@ -24,6 +24,8 @@ argv: truth path, scenario.
 A role "a|b" is either: what the samples catch of it is chance.
   aio     an event loop whose running task calls time.sleep (blocked; the
           finding names the task and the line)
+  convoy  four threads taking one RLock in turn, each holding it 50 ms (the
+          finding: a lock convoy)
 
 The main thread sleeps (blocked)."""
 import json
@@ -175,6 +177,20 @@ def aio():
     return [threading.Thread(target=run, name="loop")]
 
 
+def convoy():
+    # four threads taking one RLock in turn, each holding it a while: the
+    # others wait on it, its owner changes
+    lock = threading.RLock()
+
+    def turn():
+        mine("waiting|busy-python|blocked|stuck|spinning")   # (where each read catches it is chance)
+        while True:
+            with lock:
+                time.sleep(0.05)
+
+    return [threading.Thread(target=turn, name="turn-%d" % k) for k in range(4)]
+
+
 def gil():
     # both start once the truth is written: the regex keeps the GIL
     # from its first step, and no other thread runs Python after it
@@ -196,7 +212,7 @@ def gil():
 kept = []
 go = threading.Event()
 SCENARIOS = {"waits": (deadlock, consumer_producer, silent_socket), "busy": (spin,), "turns": (turns,),
-             "gil": (gil,), "livelock": (livelock,), "stream": (stream,), "aio": (aio,)}
+             "gil": (gil,), "livelock": (livelock,), "stream": (stream,), "aio": (aio,), "convoy": (convoy,)}
 threads = [t for make in SCENARIOS[scenario] for t in make()]
 for t in threads:
     t.daemon = True
