@@ -38,6 +38,8 @@ struct acc {
 	size_t native, in_bytecode;  /* reads with native frames; of those, running bytecode */
 	const char *c_entry, *c_inner;   /* the C call of the reads with native frames */
 	size_t tasks;                /* reads in which one task, the same, ran at one place */
+	char *timeline;              /* model_hang_thread's, malloc'd */
+	const char *prev_stack;      /* its stack in its previous read */
 	int64_t cpu_first, cpu_last; /* its CPU time at its first and last reads that have one */
 	double at_first, at_last;    /* those reads' times */
 	const char *task, *task_where;
@@ -92,6 +94,7 @@ static void classify_one(struct arena *a, const struct acc *c, size_t taken, str
 	h->stacks = c->stacks;
 	h->gil = c->gil;
 	h->where = arena_strdup(a, c->where);
+	h->timeline = arena_strdup(a, c->timeline);
 	const char *at = c->where ? c->where : "no Python frame";
 	/* a thread started or ended between the reads: its class is of the
 	 * reads it is in, and says so */
@@ -169,6 +172,14 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 			struct acc *c = &acc[j];
 			if (j == m) {
 				m++;
+				if (!(c->timeline = malloc(n + 1))) {
+					for (size_t f = 0; f + 1 < m; f++)
+						free(acc[f].timeline);
+					free(acc);
+					return NULL;
+				}
+				memset(c->timeline, '-', n);
+				c->timeline[n] = '\0';
 				c->tid = t->tid;
 				c->owner = -1;
 				c->cpu_first = c->cpu_last = -1;
@@ -185,6 +196,10 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 					}
 			c->stacks += new_stack;
 			c->present++;
+			char mark = t->deadlocked ? 'D' : t->holds_gil ? 'G' : t->wait ? 'W' : 'R';
+			bool moved = c->prev_stack && t->stack && strcmp(c->prev_stack, t->stack) != 0;
+			c->timeline[i] = moved ? (char)(mark - 'A' + 'a') : mark;
+			c->prev_stack = t->stack;
 			c->gil += t->holds_gil;
 			c->deadlocked += t->deadlocked;
 			c->gil_waits += t->waits_gil;
@@ -378,5 +393,7 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 	if (n < 2)
 		ptrvec_push(a, &s->findings, arena_printf(a, "not enough samples: %zu taken, a class needs two", n));
 	s->kind = kind_of(s);
+	for (size_t i = 0; i < m; i++)
+		free(acc[i].timeline);
 	free(acc);
 }

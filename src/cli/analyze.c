@@ -155,9 +155,8 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "--compare needs two dumps of one process at least");
 		return EXIT_USAGE;
 	}
-	if (opt->compare && (opt->html || opt->save)) {
-		options_usage_error("%s", opt->html ? "--compare writes text, json or collapsed: the html page has no samples yet"
-						    : "--save writes the compact dump of one read: not with --compare");
+	if (opt->compare && opt->save) {
+		options_usage_error("%s", "--save writes the compact dump of one read: not with --compare");
 		return EXIT_USAGE;
 	}
 	if ((opt->samples || opt->interval_given) && !opt->pid) {
@@ -166,10 +165,6 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	}
 	if (opt->interval_given && !opt->samples) {
 		options_usage_error("%s", "--interval is the time between samples: it needs --samples");
-		return EXIT_USAGE;
-	}
-	if (opt->samples && opt->html) {
-		options_usage_error("%s", "--samples writes text, json or collapsed: the html page has no samples yet");
 		return EXIT_USAGE;
 	}
 	if (opt->samples && opt->save) {

@@ -462,6 +462,11 @@ struct model_hang_thread {
 	size_t stacks;               /* its different Python stacks among them */
 	size_t gil;                  /* the samples in which it held the GIL */
 	const char *where;           /* its innermost Python frame, last seen: "function (file:line)" */
+	/* a character a sample: G held the GIL, W waited on an object pycore
+	 * reads (or the GIL), D in a wait cycle, R released the GIL in no wait
+	 * pycore reads, - not seen; lower case where its Python stack differs
+	 * from its previous sample's */
+	const char *timeline;
 };
 
 struct model_samples {

@@ -6,6 +6,7 @@
  * Native frames show or hide with one checkbox (CSS, no script);
  * collapsing is <details>. */
 #include "report/html_int.h"
+#include "report/samples.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -586,6 +587,7 @@ int report_html_write(FILE *out, const struct model_report *r, const struct repo
 	write_warnings(&x);
 	write_summary(&x, &s);
 	write_facts(&x);
+	report_samples_html(out, r->samples);
 	html_waits(&x, &s);
 	fputs("<h2>Threads</h2>\n", out);
 	write_threads(&x);

@@ -122,6 +122,11 @@ static const char style[] =
 	".exc{margin:6px 0 2px;padding:4px 8px;background:#fff4f4;border-left:3px solid #e99}\n"
 	".wait{margin:4px 0;color:#7a4b00}\n"
 	"summary{cursor:pointer;color:var(--acc)}\n"
+	/* analyze --samples: a cell a sample (report/samples.c) */
+	"td.timeline{white-space:nowrap;word-break:normal}\n"
+	".tl{display:inline-block;width:1.5em;text-align:center;border-radius:3px;margin-right:1px}\n"
+	".tl-G{background:#fde2e2}.tl-W{background:#fff4d6}.tl-D{background:#c62828;color:#fff}\n"
+	".tl-R{background:#eef3fd}.tl-N{color:#aaa}.tl.moved{font-weight:700;text-decoration:underline}\n"
 	"#show-native{margin:12px 4px 0 24px}label[for=show-native]{color:var(--mut)}\n"
 	"#show-native:not(:checked)~main .native{display:none}\n"
 	"#tools{display:inline-block;margin:8px 0 0 16px}#tools button{margin-right:8px}\n"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/html_int.h"
 #include "report/report.h"
 
 /* The threads named on a line of threads alike */
@@ -26,6 +27,8 @@ json_t *report_samples_json(const struct model_samples *s, json_t *(*str)(const 
 						"name", str(h->name), "state", h->state, "evidence", str(h->evidence),
 						"present", (json_int_t)h->present, "stacks", (json_int_t)h->stacks,
 						"gil", (json_int_t)h->gil, "where", str(h->where)));
+		json_object_set_new(json_array_get(threads, json_array_size(threads) - 1), "timeline",
+				    json_string(h->timeline ? h->timeline : ""));
 	}
 	for (size_t i = 0; findings && i < s->findings.n; i++)
 		json_array_append_new(findings, str(s->findings.items[i]));
@@ -95,4 +98,67 @@ void report_samples_text(FILE *out, const struct model_samples *s)
 		fputs("\n", out);
 	}
 	free(done);
+}
+
+/* what a timeline's letter says of its sample */
+static const char *mark_title(char m)
+{
+	switch (m & ~0x20) {
+	case 'G': return "held the GIL";
+	case 'W': return "waited on an object pycore reads, or the GIL";
+	case 'D': return "in a wait cycle";
+	case 'R': return "released the GIL, in no wait pycore reads";
+	default: return "not seen";
+	}
+}
+
+void report_samples_html(FILE *out, const struct model_samples *s)
+{
+	if (!s)
+		return;
+	fputs("<section class=\"card\" id=\"samples\"><h2>Samples</h2>\n<p>", out);
+	bool dumps = s->source && strcmp(s->source, "dumps") == 0;
+	fprintf(out, "%zu %s of %zu", s->taken, dumps ? "dumps" : "samples", s->asked);
+	if (s->duration_ms >= 0)
+		fprintf(out, " over %.1f s", s->duration_ms / 1e3);
+	fputs(", ordered by ", out);
+	html_text(out, s->ordered_by);
+	if (s->stopped_median_ms >= 0)
+		fprintf(out, "; each read stopped it for %.1f ms at the median", s->stopped_median_ms);
+	fputs("</p>\n", out);
+	if (s->ended) {
+		fputs("<p class=\"err\">Sampling ended: ", out);
+		html_text(out, s->ended);
+		fputs("</p>\n", out);
+	}
+	if (s->findings.n) {
+		fputs("<ul class=\"findings\">", out);
+		for (size_t i = 0; i < s->findings.n; i++) {
+			fputs("<li>", out);
+			html_text(out, s->findings.items[i]);
+			fputs("</li>", out);
+		}
+		fputs("</ul>\n", out);
+	}
+	fputs("<table class=\"samples\"><tr><th>thread</th><th>state</th><th>timeline</th><th>evidence</th></tr>\n",
+	      out);
+	for (size_t i = 0; i < s->threads.n; i++) {
+		const struct model_hang_thread *h = s->threads.items[i];
+		fprintf(out, "<tr class=\"hang\"><td class=\"tid\">%lld", (long long)h->tid);
+		if (h->name) {
+			fputs(" <span class=\"name\">", out);
+			html_text(out, h->name);
+			fputs("</span>", out);
+		}
+		fprintf(out, "</td><td class=\"state %s\">%s</td><td class=\"timeline\">", h->state, h->state);
+		for (const char *m = h->timeline ? h->timeline : ""; *m; m++)
+			fprintf(out, "<span class=\"tl tl-%c%s\" title=\"sample %zu: %s%s\">%c</span>",
+				*m == '-' ? 'N' : *m & ~0x20, (*m >= 'a' && *m <= 'z') ? " moved" : "",
+				(size_t)(m - h->timeline) + 1, mark_title(*m),
+				(*m >= 'a' && *m <= 'z') ? ", its stack moved" : "", *m);
+		fputs("</td><td class=\"evidence\">", out);
+		html_text(out, h->evidence);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</table></section>\n", out);
 }

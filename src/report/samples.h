@@ -13,5 +13,8 @@
 
 json_t *report_samples_json(const struct model_samples *s, json_t *(*str)(const char *));
 void report_samples_text(FILE *out, const struct model_samples *s);
+/* The page's Samples section: the findings, and a row a thread (its
+ * state, its timeline as a cell a sample, its evidence). */
+void report_samples_html(FILE *out, const struct model_samples *s);
 
 #endif

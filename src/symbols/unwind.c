@@ -572,7 +572,7 @@ static int attach(struct symbols *s)
 		return -1;
 	}
 	for (size_t i = 0; i < d->nthreads; i++)
-		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform, s, NULL };
+		s->threads[i] = (struct unwind_thread){ &d->threads[i], d->platform, s, NULL, false };
 	s->attached = dwfl_attach_state(s->dwfl, NULL, (pid_t)(d->pid > 0 ? d->pid : 1), &cb, s) ? 1 : -1;
 	return s->attached > 0 ? 0 : -1;
 }

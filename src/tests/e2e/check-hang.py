@@ -52,6 +52,7 @@ import sys
 import time
 
 import pycoretest as pt
+from pycoretest import htmlpage
 from pycoretest import interpreters
 from pycoretest import native as gdb_native
 from pycoretest.env import scaled
@@ -189,8 +190,12 @@ def check_compare(target, work, scenario):
         stop(proc)
     rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--compare"] + native + target.pycore_args() +
                                  cores)
+    rc2, page, err2 = pt.run_pycore(["analyze", "--format", "html", "--compare"] + native + target.pycore_args() +
+                                    cores)
     for core in cores:
         os.unlink(core)
+    if rc2 != 0:
+        raise pt.Failure("--compare --format html: exit %d: %s" % (rc2, err2.strip()[-300:]))
     if rc != 0:
         raise pt.Failure("--compare: exit %d: %s" % (rc, err.strip()[-300:]))
     report = load_report(out)
@@ -213,9 +218,47 @@ def check_compare(target, work, scenario):
                 tid, truth["names"].get(tid, "MainThread"), dumps.get(int(tid)), reads.get(int(tid)), role))
     if s["kind"] != live["kind"] and minor > 9:
         problems.append("kind %s from the dumps, %s live" % (s["kind"], live["kind"]))
+    problems += page_problems(page, s, work, scenario)
     if problems:
         raise pt.Failure("\n".join(problems))
-    return "3 gcores = the live samples = the process: %s" % ", ".join(sorted(set(dumps.values())))
+    return "3 gcores = the live samples = the process, the page's timeline = the JSON's: %s" % ", ".join(
+        sorted(set(dumps.values())))
+
+
+def page_rows(page):
+    """The page's Samples table: {tid: (state, timeline)}."""
+    rows = {}
+    for tr in page.root.find("tr", "hang"):
+        cells = {c.cls()[0]: c for c in tr.find("td") if c.cls()}
+        tid = int(cells["tid"].text().split()[0])
+        rows[tid] = (cells["state"].text(), cells["timeline"].text())
+    return rows
+
+
+def page_problems(text, samples, work, scenario):
+    """The HTML page of the same samples: its markup the renderer's, and
+    its Samples table the JSON's threads, as written and in Chromium."""
+    want = {t["tid"]: (t["state"], t["timeline"]) for t in samples["threads"]}
+    path = os.path.join(work, "samples-%s.html" % scenario)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    page = htmlpage.Page(text)
+    htmlpage.check_markup(page, "the samples' page")
+    problems = []
+    if page_rows(page) != want:
+        problems.append("the page's samples %s, the JSON's %s" % (page_rows(page), want))
+    if problems:
+        return problems
+    browser = htmlpage.Browser(work)   # (no Chromium: the case is a skip saying so)
+    try:
+        dom, trouble, _ = browser.load(path)
+    finally:
+        browser.close()
+    if trouble:
+        problems.append("the samples' page in Chromium: %s" % trouble[:5])
+    elif page_rows(htmlpage.Page(dom)) != want:
+        problems.append("the samples' page in Chromium: %s, the JSON's %s" % (page_rows(htmlpage.Page(dom)), want))
+    return problems
 
 
 def check_compare_refused(target, work):

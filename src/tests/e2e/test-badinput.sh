@@ -266,7 +266,7 @@ usage analyze --pid --samples 0 1
 usage analyze --pid --samples many 1
 usage analyze --pid --interval 1 1
 usage analyze --pid --samples 2 --interval -1 1
-usage analyze --pid --samples 2 --format html 1
+usage analyze --pid --samples 2 --save x.core 1
 usage batch --samples 2 core
 usage analyze --compare core
 usage analyze --compare --pid 1 2

@@ -39,7 +39,7 @@ ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "hre
          "checked", "for", "open", "data-tids", "data-tid", "data-from", "data-to", "data-address",
          "data-tasks", "data-hash", "data-count", "data-ident", "xmlns", "width", "height", "viewbox", "role", "x",
          "y", "x1", "y1", "x2", "y2", "rx", "refx", "refy", "markerwidth", "markerheight", "orient", "d",
-         "text-anchor", "marker-end"}
+         "text-anchor", "marker-end", "title"}
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9 #._:;,()'=/+\-%]*$")
 HREF = re.compile(r"^(#[A-Za-z0-9-]+|[A-Za-z0-9._-]+\.html)$")
 VOID = {"meta", "input", "br", "img", "link", "hr"}
