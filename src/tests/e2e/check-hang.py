@@ -32,7 +32,8 @@ regex's thread in all samples (gil), while one thread waits for it
 Samples section; --format collapsed gives folded stacks whose counts add
 up to the threads read over the samples.  A process that exits, or runs
 another program (exec), during the samples gives the samples taken and
-says so (samples.ended, a warning).
+says so (samples.ended, a warning); a thread started half-way is classed
+on the samples it is in, and says so.
 Three gcores of waits, busy and gil, 0.2 s apart, read with --compare
 --native give every thread the state the process says, and the same as the live
 samples of that process (sid's root: a skip, gcore from outside it
@@ -310,19 +311,24 @@ def check_text_and_folded(target, work):
     return "text sections; %d folded lines adding up to %d" % (len(folded.splitlines()), total)
 
 
-def check_exit(target, work):
-    """A process that exits during the samples: those taken, and why."""
-    proc = target.popen(["-c", "import time; print('READY', flush=True); time.sleep(0.6)"], work,
-                        stdout=subprocess.PIPE)
+def sampled_until(target, work, code, samples=20):
+    """The samples of a process running CODE (it prints READY first), 0.1
+    s apart: the samples object of its JSON report."""
+    proc = target.popen(["-c", code], work, stdout=subprocess.PIPE)
     try:
         proc.stdout.readline()
-        rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pid", "--samples", "20", "--interval",
-                                      "0.1", str(proc.pid)])
+        rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pid", "--samples", str(samples),
+                                      "--interval", "0.1", str(proc.pid)])
     finally:
         proc.wait(timeout=scaled(30))
     if rc not in (0, 1) or not out.strip():
         raise pt.Failure("exit %d: %s" % (rc, err.strip()[-300:]))
-    s = load_report(out)["samples"]
+    return load_report(out)["samples"]
+
+
+def check_exit(target, work):
+    """A process that exits during the samples: those taken, and why."""
+    s = sampled_until(target, work, "import time; print('READY', flush=True); time.sleep(0.6)")
     if not (1 <= s["taken"] < 20) or not s["ended"] or "exited" not in s["ended"]:
         raise pt.Failure("taken %s of 20, ended %r" % (s["taken"], s["ended"]))
     return "%d of 20 taken: %s" % (s["taken"], s["ended"])
@@ -331,18 +337,8 @@ def check_exit(target, work):
 def check_exec(target, work):
     """A process that runs another program during the samples (exec): the
     samples of the first, and why they ended."""
-    code = ("import os, sys, time; print('READY', flush=True); time.sleep(0.5); "
-            "os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(2)'])")
-    proc = target.popen(["-c", code], work, stdout=subprocess.PIPE)
-    try:
-        proc.stdout.readline()
-        rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pid", "--samples", "20", "--interval",
-                                      "0.1", str(proc.pid)])
-    finally:
-        proc.wait(timeout=scaled(30))
-    if rc not in (0, 1) or not out.strip():
-        raise pt.Failure("exit %d: %s" % (rc, err.strip()[-300:]))
-    s = load_report(out)["samples"]
+    s = sampled_until(target, work, "import os, sys, time; print('READY', flush=True); time.sleep(0.5); "
+                      "os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(2)'])")
     # (a read that lands inside the exec itself ends the samples with its
     # error instead: those taken are still the first program's)
     if not (1 <= s["taken"] < 20) or not s["ended"]:
@@ -350,11 +346,28 @@ def check_exec(target, work):
     return "%d of 20 taken: %s" % (s["taken"], s["ended"])
 
 
+def check_late(target, work):
+    """A thread started half-way through the samples: classed on the
+    samples it is in, and saying so."""
+    s = sampled_until(target, work, "import threading, time; print('READY', flush=True); time.sleep(0.45); "
+                      "t = threading.Thread(target=time.sleep, args=(1.5,), name='late'); t.start(); t.join()",
+                      samples=10)
+    late = [t for t in s["threads"] if t["name"] == "late"]
+    if s["taken"] != 10 or len(late) != 1:
+        raise pt.Failure("taken %s, threads named late: %d" % (s["taken"], len(late)))
+    t = late[0]
+    if not (2 <= t["present"] < 10) or ("(seen in %d of 10)" % t["present"]) not in t["evidence"] or \
+            t["timeline"].count("-") != 10 - t["present"] or not t["timeline"].startswith("-"):
+        raise pt.Failure("the late thread: in %s of 10, timeline %r: %s" % (t["present"], t["timeline"],
+                                                                          t["evidence"]))
+    return "in %d of 10, %s: %s" % (t["present"], t["timeline"], t["evidence"])
+
+
 def main():
     tap = pt.TAP()
     for name in BUILDS:
         target, why = interpreters.find(name)
-        for scenario in list(SCENARIOS) + ["compare " + c for c in COMPARED] + ["text", "exit", "exec"]:
+        for scenario in list(SCENARIOS) + ["compare " + c for c in COMPARED] + ["text", "exit", "exec", "late"]:
             label = "%s %s" % (name, scenario)
             if why:
                 tap.skip(label, why)
@@ -366,6 +379,8 @@ def main():
                 pt.run_in(tap, label, work, check_exit, target, work)
             elif scenario == "exec":
                 pt.run_in(tap, label, work, check_exec, target, work)
+            elif scenario == "late":
+                pt.run_in(tap, label, work, check_late, target, work)
             elif scenario.startswith("compare "):
                 pt.run_in(tap, label, work, check_compare, target, work, scenario.split()[1])
             else:
