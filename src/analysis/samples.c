@@ -322,11 +322,12 @@ static bool same_program(const struct model_report *a, const struct model_report
 {
 	if (!same_text(a->executable, b->executable) || a->runtime_address != b->runtime_address)
 		return false;
+	/* (argv compared where both reads have it) */
 	size_t i = 0;
 	for (; a->argv && b->argv && a->argv[i] && b->argv[i]; i++)
 		if (strcmp(a->argv[i], b->argv[i]) != 0)
 			return false;
-	if ((a->argv && a->argv[i]) || (b->argv && b->argv[i]))
+	if (a->argv && b->argv && (a->argv[i] || b->argv[i]))
 		return false;
 	for (size_t k = 0; k < a->modules.n; k++) {
 		const struct model_module *ma = a->modules.items[k];
