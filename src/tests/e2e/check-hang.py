@@ -44,6 +44,9 @@ thread whose stack and instruction stay with the GIL held is "stuck", its
 evidence saying that --native tells: the process's busy-c-gil and
 busy-python then accept it.
 
+The sanitizer pass runs the builds among pycoretest.interpreters'
+SANITIZER_PASS_NAMES only.
+
 Output is TAP (pycoretest.tap)."""
 import json
 import os
@@ -365,7 +368,10 @@ def check_late(target, work):
 
 def main():
     tap = pt.TAP()
-    for name in BUILDS:
+    # the sanitizer pass: the builds of its frame walkers among ours
+    builds = [b for b in BUILDS if b in interpreters.SANITIZER_PASS_NAMES] if interpreters.sanitizer_pass() \
+        else BUILDS
+    for name in builds:
         target, why = interpreters.find(name)
         for scenario in list(SCENARIOS) + ["compare " + c for c in COMPARED] + ["text", "exit", "exec", "late"]:
             label = "%s %s" % (name, scenario)
