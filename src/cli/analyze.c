@@ -24,8 +24,6 @@ static bool use_color(enum color_when when)
 	return isatty(STDOUT_FILENO) && !(no && *no);
 }
 
-/* *WRITTEN: a report was written (by an earlier call); set once this
- * call writes one. */
 static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
 				const struct options *opt, bool *written);
 
@@ -62,7 +60,9 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	return write_one(path, e, a, folded, opt, written);
 }
 
-/* The report of A (or E's line) for PATH; frees A, E and FOLDED. */
+/* The report of A (or E's line) for PATH; frees A, E and FOLDED.
+ * *WRITTEN: a report was written (by an earlier call); set once this
+ * call writes one. */
 static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
 				const struct options *opt, bool *written)
 {
