@@ -298,23 +298,32 @@ static void convoys(struct arena *a, struct model_samples *s, const struct sampl
 	}
 }
 
-static const char *kind_of(const struct model_samples *s)
+/* S's kind, the first of its threads' states in this order, and the
+ * first thread (by tid) of that state into *TID. */
+static const char *kind_of(const struct model_samples *s, int64_t *tid)
 {
 	/* (a thread that holds the GIL and does not move, stuck, before those
 	 * blocked without it) */
-	static const char *const order[] = { "deadlocked", "busy-c-gil", "busy-python", "spinning", "stuck",
-					     "blocked", "waiting", "idle" };
-	static const char *const kinds[] = { "deadlock", "gil-held", "busy", "spinning", "stuck", "blocked",
-					     "waiting", "idle" };
+	static const char *const order[][2] = {
+		{ "deadlocked", "deadlock" }, { "busy-c-gil", "gil-held" }, { "busy-python", "busy" },
+		{ "spinning", "spinning" }, { "stuck", "stuck" }, { "blocked", "blocked" },
+		{ "waiting", "waiting" }, { "idle", "idle" },
+	};
 	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
-		for (size_t i = 0; i < s->threads.n; i++)
-			if (strcmp(((const struct model_hang_thread *)s->threads.items[i])->state, order[o]) == 0)
-				return kinds[o];
+		for (size_t i = 0; i < s->threads.n; i++) {
+			const struct model_hang_thread *h = s->threads.items[i];
+			if (strcmp(h->state, order[o][0]) == 0) {
+				*tid = h->tid;
+				return order[o][1];
+			}
+		}
+	*tid = -1;
 	return "not-enough-samples";
 }
 
 void samples_classify(struct model_report *r, struct model_samples *s, const struct sample *reads, size_t n)
 {
+	s->kind_tid = -1;
 	struct arena *a = r->arena;
 	size_t m = 0, stopped = 0;
 	double *st = calloc(n ? n : 1, sizeof(*st));
@@ -392,7 +401,7 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 		ptrvec_push(a, &s->findings, arena_printf(a, "no thread's Python stack moved in %zu samples", n));
 	if (n < 2)
 		ptrvec_push(a, &s->findings, arena_printf(a, "not enough samples: %zu taken, a class needs two", n));
-	s->kind = kind_of(s);
+	s->kind = kind_of(s, &s->kind_tid);
 	for (size_t i = 0; i < m; i++)
 		free(acc[i].timeline);
 	free(acc);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/fingerprint.h"
+#include "python/python.h"
 #include "report/report.h"
 
 static double now_ms(void)
@@ -84,32 +85,25 @@ static bool takes_gil(const struct model_thread *t)
 	return false;
 }
 
-static bool eval_loop(const char *fn)
-{
-	return fn && strstr(fn, "EvalFrame") != NULL;
-}
-
 /* T's C call under its innermost Python frame, from its native frames
  * (--native): into ST's c_entry and c_inner, NULL both when it runs
  * bytecode (no native frame but the eval loop's before its first Python
  * frame); native_known when it has native frames at all. */
 static void c_call_of(struct arena *a, const struct model_thread *t, struct sample_thread *st)
 {
+	for (size_t i = 0; i < t->frames.n && !st->native_known; i++)
+		st->native_known = ((const struct model_frame *)t->frames.items[i])->kind == FRAME_NATIVE;
 	const struct model_frame *inner = NULL, *entry = NULL;
 	for (size_t i = 0; i < t->frames.n; i++) {
 		const struct model_frame *f = t->frames.items[i];
-		if (f->kind == FRAME_NATIVE)
-			st->native_known = true;
 		if (f->kind != FRAME_NATIVE)
 			break;
-		if (f->inlined || eval_loop(f->function))
+		if (f->inlined || py_is_eval_loop(f->function))
 			continue;
 		if (!inner)
 			inner = f;
 		entry = f;
 	}
-	for (size_t i = 0; !st->native_known && i < t->frames.n; i++)
-		st->native_known = ((const struct model_frame *)t->frames.items[i])->kind == FRAME_NATIVE;
 	if (entry) {
 		st->c_entry = entry->function ? arena_strdup(a, entry->function)
 					      : arena_printf(a, "0x%llx", (unsigned long long)entry->address);

@@ -58,41 +58,24 @@
 #include "util/hash.h"
 
 /* The thread the fingerprint describes. */
-/* A hang's kind (model_samples.kind) and the thread state that makes it. */
-static const char *const hang_states[][2] = {
-	{ "deadlock", "deadlocked" }, { "gil-held", "busy-c-gil" }, { "busy", "busy-python" },
-	{ "spinning", "spinning" }, { "stuck", "stuck" }, { "blocked", "blocked" }, { "waiting", "waiting" },
-	{ "idle", "idle" },
-};
-
-/* R's samples' thread (the first by tid) whose state makes their kind;
- * NULL: no samples, or none. */
+/* R's samples' thread whose state makes their kind (model_samples.
+ * kind_tid); NULL: no samples, or none. */
 static const struct model_thread *hang_thread(const struct model_report *r)
 {
-	const struct model_samples *s = r->samples;
-	const char *state = NULL;
-	for (size_t i = 0; s && s->kind && i < sizeof(hang_states) / sizeof(hang_states[0]); i++)
-		if (strcmp(s->kind, hang_states[i][0]) == 0)
-			state = hang_states[i][1];
-	for (size_t i = 0; state && i < s->threads.n; i++) {
-		const struct model_hang_thread *h = s->threads.items[i];
-		if (strcmp(h->state, state) != 0)
-			continue;
-		for (size_t j = 0; j < r->interps.n; j++) {
-			const struct model_interp *mi = r->interps.items[j];
-			for (size_t k = 0; k < mi->threads.n; k++)
-				if (((const struct model_thread *)mi->threads.items[k])->tid == h->tid)
-					return mi->threads.items[k];
-		}
+	for (size_t j = 0; r->samples && r->samples->kind_tid >= 0 && j < r->interps.n; j++) {
+		const struct model_interp *mi = r->interps.items[j];
+		for (size_t k = 0; k < mi->threads.n; k++)
+			if (((const struct model_thread *)mi->threads.items[k])->tid == r->samples->kind_tid)
+				return mi->threads.items[k];
 	}
 	return NULL;
 }
 
 static const struct model_thread *subject_thread(const struct model_report *r)
 {
-	const struct model_thread *gil = NULL, *first = NULL;
-	if (!r->has_signal && hang_thread(r))
-		return hang_thread(r);
+	const struct model_thread *gil = NULL, *first = NULL, *hang = r->has_signal ? NULL : hang_thread(r);
+	if (hang)
+		return hang;
 	for (size_t i = 0; i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {

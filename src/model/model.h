@@ -484,6 +484,8 @@ struct model_samples {
 	const char *kind;            /* the hang's kind (the fingerprint's): "deadlock",
 					"gil-held", "busy", "spinning", "stuck", "blocked",
 					"waiting", "idle", "not-enough-samples" */
+	int64_t kind_tid;            /* the first thread (by tid) whose state makes the
+					kind; -1 none */
 };
 
 struct model_report *model_report_new(void);

@@ -29,4 +29,8 @@ struct py_options {
 struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct symbols *s,
 			    const struct py_options *opt, struct model_report *r);
 
+/* Whether FUNCTION, a native frame's name, is the eval loop:
+ * _PyEval_EvalFrameDefault, or a part GCC split off it. */
+bool py_is_eval_loop(const char *function);
+
 #endif

@@ -23,12 +23,11 @@ json_t *report_samples_json(const struct model_samples *s, json_t *(*str)(const 
 	for (size_t i = 0; threads && i < s->threads.n; i++) {
 		const struct model_hang_thread *h = s->threads.items[i];
 		json_array_append_new(threads,
-				      json_pack("{s:I, s:o, s:s, s:o, s:I, s:I, s:I, s:o}", "tid", (json_int_t)h->tid,
+				      json_pack("{s:I, s:o, s:s, s:o, s:I, s:I, s:I, s:o, s:s}", "tid", (json_int_t)h->tid,
 						"name", str(h->name), "state", h->state, "evidence", str(h->evidence),
 						"present", (json_int_t)h->present, "stacks", (json_int_t)h->stacks,
-						"gil", (json_int_t)h->gil, "where", str(h->where)));
-		json_object_set_new(json_array_get(threads, json_array_size(threads) - 1), "timeline",
-				    json_string(h->timeline ? h->timeline : ""));
+						"gil", (json_int_t)h->gil, "where", str(h->where), "timeline",
+						h->timeline ? h->timeline : ""));
 	}
 	for (size_t i = 0; findings && i < s->findings.n; i++)
 		json_array_append_new(findings, str(s->findings.items[i]));

@@ -62,8 +62,6 @@ void py_native_args(struct py_ctx *c, struct model_frame *f, const struct native
 
 /* ---- native.c ---- */
 
-/* _PyEval_EvalFrameDefault, or a part GCC split off it. */
-bool py_is_eval_loop(const char *function);
 
 /* Whether INTERP_MODULE is a static executable the C library is linked
  * into: its frames cannot be told from the C library's, and --native
