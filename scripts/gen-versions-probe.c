@@ -36,6 +36,8 @@ USE(PyTupleObject, tuple);
 USE(PyListObject, list);
 USE(PyDictObject, dict);
 USE(struct _dictkeysobject, dictkeys);
+USE(PyGC_Head, gchead);
+USE(struct gc_generation, gcgeneration);
 USE(PyDictKeyEntry, dictkeyentry);
 USE(PyDictUnicodeEntry, dictunicodeentry);
 USE(PySetObject, set);

@@ -184,6 +184,18 @@ struct py_layout {
 	/* garbage collection in progress */
 	int64_t runtime_gc_collecting;       /* _PyRuntimeState.gc.collecting (3.7, 3.8) */
 	int64_t interp_gc_collecting;        /* PyInterpreterState.gc.collecting (3.9+) */
+
+	/* the heap census: the GC's lists, and what __sizeof__ reads */
+	int64_t runtime_gc_generations;      /* _PyRuntimeState.gc.generations (3.7, 3.8) */
+	int64_t interp_gc_generations;       /* PyInterpreterState.gc.generations (3.9+; .young
+						of free-threaded builds) */
+	int64_t runtime_gc_permanent;        /* _PyRuntimeState.gc.permanent_generation (3.7, 3.8) */
+	int64_t interp_gc_permanent;         /* PyInterpreterState.gc.permanent_generation (3.9+) */
+	int64_t sizeof_gc_generation;        /* struct gc_generation: a list head, threshold, count */
+	int64_t sizeof_gc_head;              /* PyGC_Head, before every GC object */
+	int64_t list_allocated;              /* PyListObject.allocated */
+	int64_t bytearray_alloc;             /* PyByteArrayObject.ob_alloc */
+	int64_t dictkeys_refcnt;             /* PyDictKeysObject.dk_refcnt */
 };
 
 #endif
