@@ -1,5 +1,5 @@
 /* pycore: the command line.  Options before the command, then dispatch
- * to analyze and batch (cli/analyze.h, options in cli/options.h), group
+ * to analyze, batch and heap (cli/analyze.h, options in cli/options.h), group
  * (cli/group.h), coredump (cli/coredump.h) or help (cli/help.h). */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,10 +28,10 @@ int main(int argc, char **argv)
 		return coredump_main(argc - optind, argv + optind);
 	if (strcmp(argv[optind], "help") == 0)
 		return help_main(argc - optind, argv + optind);
-	bool batch = strcmp(argv[optind], "batch") == 0;
-	if (!batch && strcmp(argv[optind], "analyze") != 0) {
-		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'group', 'coredump' and 'help'",
-				    argv[optind]);
+	bool batch = strcmp(argv[optind], "batch") == 0, heap = strcmp(argv[optind], "heap") == 0;
+	if (!batch && !heap && strcmp(argv[optind], "analyze") != 0) {
+		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'heap', 'group', "
+				    "'coredump' and 'help'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	/* Options may also follow the command, mixed with the dumps: parse
@@ -40,12 +40,13 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	opt.command = batch ? "batch" : "analyze";
+	opt.command = batch ? "batch" : heap ? "heap" : "analyze";
 	rc = options_parse(argc, argv, ":f:hVj:0vp", &opt);
 	if (rc < 0)
 		rc = options_open_image(&opt);
 	if (rc < 0)
-		rc = batch ? batch_command(&opt, argc, argv, optind) : analyze_command(&opt, argc, argv, optind);
+		rc = batch ? batch_command(&opt, argc, argv, optind)
+		     : heap ? heap_command(&opt, argc, argv, optind) : analyze_command(&opt, argc, argv, optind);
 	options_free(&opt);
 	return rc;
 }

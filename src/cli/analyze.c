@@ -67,15 +67,8 @@ static enum exit_code write_one(const char *path, struct pc_error *e, struct ana
 				const struct options *opt, bool *written)
 {
 	if (e) {
-		fprintf(stderr, "pycore: %s: %s\n", path, e->message);
-		enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
-				    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
-				    : e->code == PC_ETIMEOUT || e->code == PC_ELIMIT ? EXIT_BUDGET
-				    : e->code == PC_EDENIED || e->code == PC_EGONE ? EXIT_PROCESS
-				    : EXIT_BAD_INPUT;
-		pc_error_free(e);
 		free(folded);
-		return rc;
+		return analyze_failed(path, e);
 	}
 	const struct model_report *r = analysis_report(a);
 	enum exit_code rc = EXIT_COMPLETE;
@@ -116,6 +109,33 @@ static enum exit_code write_one(const char *path, struct pc_error *e, struct ana
 	return rc;
 }
 
+enum exit_code analyze_failed(const char *what, struct pc_error *e)
+{
+	fprintf(stderr, "pycore: %s: %s\n", what, e->message);
+	enum exit_code rc = e->code == PC_ENOMEM ? EXIT_INCOMPLETE
+			    : e->code == PC_ENOTPYTHON || e->code == PC_EUNSUPPORTED ? EXIT_NOT_PYTHON
+			    : e->code == PC_ETIMEOUT || e->code == PC_ELIMIT ? EXIT_BUDGET
+			    : e->code == PC_EDENIED || e->code == PC_EGONE ? EXIT_PROCESS
+			    : EXIT_BAD_INPUT;
+	pc_error_free(e);
+	return rc;
+}
+
+/* --pid's operands ARGV[FIRST..ARGC) are process ids; else false after
+ * the usage error. */
+static bool pids_ok(int argc, char **argv, int first)
+{
+	for (int i = first; i < argc; i++) {
+		char *end;
+		long long pid = strtoll(argv[i], &end, 10);
+		if (!*argv[i] || *end || argv[i][0] == '-' || argv[i][0] == '+' || pid <= 0 || pid > 0x7fffffff) {
+			options_usage_error("--pid: '%s' is not a process id", argv[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* $PYCORE_MAX_SPOOL that is no size: a usage error (0), else 1. */
 static int spool_env_ok(const struct options *opt)
 {
@@ -126,26 +146,35 @@ static int spool_env_ok(const struct options *opt)
 	return 0;
 }
 
-int analyze_command(struct options *opt, int argc, char **argv, int first)
+bool analyze_operands_ok(const struct options *opt, int argc, char **argv, int first)
 {
-	opt->analysis.redact = opt->redact < 0 ? false : opt->redact;
-	if (opt->batch_only) {
-		options_usage_error("%s is an option of batch, not of analyze", opt->batch_only);
-		return EXIT_USAGE;
-	}
 	if (opt->pretty && !opt->json) {
 		options_usage_error("%s", "--pretty indents JSON: it needs --format json");
-		return EXIT_USAGE;
+		return false;
 	}
 	if (first >= argc) {
-		options_usage_error("%s", opt->pid ? "analyze --pid: no process id given" : "analyze: no dump given");
-		return EXIT_USAGE;
+		if (opt->pid)
+			options_usage_error("%s --pid: no process id given", opt->command);
+		else
+			options_usage_error("%s: no dump given", opt->command);
+		return false;
 	}
 	if (opt->no_stop && !opt->pid) {
 		options_usage_error("%s", "--no-stop reads a running process: it needs --pid");
+		return false;
+	}
+	return spool_env_ok(opt) && (!opt->pid || pids_ok(argc, argv, first));
+}
+
+int analyze_command(struct options *opt, int argc, char **argv, int first)
+{
+	opt->analysis.redact = opt->redact < 0 ? false : opt->redact;
+	if (opt->batch_only || opt->heap_only) {
+		options_usage_error("%s is an option of %s, not of analyze", opt->batch_only ? opt->batch_only
+				    : opt->heap_only, opt->batch_only ? "batch" : "heap");
 		return EXIT_USAGE;
 	}
-	if (!spool_env_ok(opt))
+	if (!analyze_operands_ok(opt, argc, argv, first))
 		return EXIT_USAGE;
 	if (opt->compare && (opt->pid || opt->samples || opt->interval_given)) {
 		options_usage_error("%s", "--compare reads dumps as samples: not with --pid, --samples or --interval");
@@ -175,14 +204,6 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", opt->pid ? "--save writes the compact dump of one process: give one" : "--save writes the compact dump of one dump: give one");
 		return EXIT_USAGE;
 	}
-	for (int i = first; opt->pid && i < argc; i++) {
-		char *end;
-		long long pid = strtoll(argv[i], &end, 10);
-		if (!*argv[i] || *end || argv[i][0] == '-' || argv[i][0] == '+' || pid <= 0 || pid > 0x7fffffff) {
-			options_usage_error("--pid: '%s' is not a process id", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
 	/* the debug cache's directory, made when the dumps are analyzed */
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;
@@ -209,8 +230,9 @@ int batch_command(struct options *opt, int argc, char **argv, int first)
 {
 	/* reports that leave the machine: batch redacts unless told not to */
 	opt->analysis.redact = opt->redact < 0 ? true : opt->redact;
-	if (opt->save) {
-		options_usage_error("%s", "--save is an option of analyze, not of batch");
+	if (opt->save || opt->heap_only) {
+		options_usage_error("%s is an option of %s, not of batch", opt->save ? "--save" : opt->heap_only,
+				    opt->save ? "analyze" : "heap");
 		return EXIT_USAGE;
 	}
 	if (opt->pid || opt->no_stop || opt->samples || opt->interval_given || opt->compare) {

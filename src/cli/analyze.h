@@ -13,5 +13,14 @@
 
 int analyze_command(struct options *opt, int argc, char **argv, int first);
 int batch_command(struct options *opt, int argc, char **argv, int first);
+/* pycore heap (cli/heap.c): the census of each dump or process. */
+int heap_command(struct options *opt, int argc, char **argv, int first);
+/* The exit code of an analysis that failed with E, said on standard
+ * error as "pycore: WHAT: MESSAGE"; E is freed. */
+enum exit_code analyze_failed(const char *what, struct pc_error *e);
+/* The checks analyze and heap share: --pretty needs JSON, an operand is
+ * given, --no-stop needs --pid, $PYCORE_MAX_SPOOL is a size, --pid's
+ * operands are process ids; else false after the usage error. */
+bool analyze_operands_ok(const struct options *opt, int argc, char **argv, int first);
 
 #endif

@@ -34,6 +34,8 @@ static const char overview[] =
 	"            JSON, folded stacks or an HTML page\n"
 	"  batch     many dumps, each analyzed in a worker process of its own: JSON\n"
 	"            Lines, a report or an error record per dump\n"
+	"  heap      the census of each dump's (or process's) Python heap: objects\n"
+	"            and bytes by type\n"
 	"  group     batch's reports grouped by crash fingerprint; the HTML dashboard\n"
 	"  coredump  the systemd-coredump hook (run by pycore-coredump@.service)\n"
 	"  help      show a command's manual page: pycore help analyze (also: help\n"
@@ -46,7 +48,7 @@ static const char overview[] =
 	"\n"
 	"pycore COMMAND --help lists a command's options; pycore help COMMAND (man\n"
 	"pycore-COMMAND) describes them.  Manual pages: pycore(1), pycore-analyze(1),\n"
-	"pycore-batch(1), pycore-group(1), pycore-coredump(8),\n"
+	"pycore-batch(1), pycore-heap(1), pycore-group(1), pycore-coredump(8),\n"
 	"pycore-coredump.conf(5) (the hook's settings), pycore-report(5) (the JSON).\n"
 	"\n"
 	"Exit status of analyze: 0 complete, 1 incomplete, 2 usage error, 3 not a\n"
@@ -176,6 +178,36 @@ static const char batch_help[] =
 	"cannot be read), 9 the --sysroot image cannot be read.  A summary goes to\n"
 	"standard error.\n";
 
+static const char heap_help[] =
+	"Usage: pycore heap [OPTIONS] DUMP...\n"
+	"       pycore heap --pid [--no-stop] [OPTIONS] PID...\n"
+	"The census of each dump's Python heap (or each running process's, with\n"
+	"--pid): every object on the GC's lists, counted by type, with the size\n"
+	"sys.getsizeof gives it.  Nothing runs in the process.  Details: pycore help\n"
+	"heap (man pycore-heap).\n"
+	"\n"
+	"  -f, --format FORMAT  text (default), json (the report of pycore-report(5),\n"
+	"                       its heap filled)\n"
+	"      --pretty         indent the JSON (needs --format json)\n"
+	"      --top N          text: the N types of most bytes (default 30)\n"
+	"      --timeout S      one dump's time budget in seconds (default 60; 0: none)\n"
+	"      --max-spool SIZE the most one dump may write under $TMPDIR (K, M, G, T;\n"
+	"                       default 16G, else $PYCORE_MAX_SPOOL; 0: no cap)\n"
+	"  -p, --pid            the operands are process ids, not dumps\n"
+	"      --no-stop        read them running, never stopped: counts may be torn\n"
+	"\n"
+	"Where the interpreter's files come from, as in analyze (pycore-analyze(1)):\n"
+	"      --executable PATH, --sysroot ROOT, --search-path DIR[:DIR...],\n"
+	"      --debug-dir DIR, --allow-mismatch, --no-debug-cache, --layout WHICH\n"
+	"\n"
+	"  -h, --help           show this help and exit\n"
+	"  -V, --version        show the version and exit\n"
+	"\n"
+	"Exit status, the highest over all operands: 0 complete, 1 incomplete (what\n"
+	"was not read is said), 2 usage error, 3 not a CPython pycore reads, 4 not a\n"
+	"dump, 5 output failed, 6 a budget ran out, 7 --pid: no such process or not\n"
+	"permitted, 9 the --sysroot image cannot be read.\n";
+
 static const char group_help[] =
 	"Usage: pycore group [OPTIONS] [FILE.jsonl...]\n"
 	"Groups the reports of pycore batch (JSON Lines; - or no FILE: standard\n"
@@ -219,6 +251,7 @@ static const struct {
 } pages[] = {
 	{ "analyze", "pycore-analyze", "1" },
 	{ "batch", "pycore-batch", "1" },
+	{ "heap", "pycore-heap", "1" },
 	{ "group", "pycore-group", "1" },
 	{ "coredump", "pycore-coredump", "8" },
 	{ "help", "pycore", "1" },
@@ -231,6 +264,7 @@ int help_write(const char *command)
 	const char *text = !command ? overview
 			   : strcmp(command, "analyze") == 0 ? analyze_help
 			   : strcmp(command, "batch") == 0 ? batch_help
+			   : strcmp(command, "heap") == 0 ? heap_help
 			   : strcmp(command, "group") == 0 ? group_help
 			   : strcmp(command, "coredump") == 0 ? coredump_help : overview;
 	fputs(text, stdout);
@@ -281,7 +315,7 @@ int help_main(int argc, char **argv)
 		}
 	}
 	if (!page) {
-		fprintf(stderr, "pycore: help: no command '%s': the commands are analyze, batch, group, coredump "
+		fprintf(stderr, "pycore: help: no command '%s': the commands are analyze, batch, heap, group, coredump "
 			"and help, the other pages report and coredump.conf (try 'pycore --help')\n", command);
 		return EXIT_USAGE;
 	}

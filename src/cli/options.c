@@ -106,6 +106,7 @@ static const struct option longopts[] = {
 	{ "samples", required_argument, NULL, 0x102 },
 	{ "interval", required_argument, NULL, 0x103 },
 	{ "compare", no_argument, NULL, 0x104 },
+	{ "top", required_argument, NULL, 0x105 },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -136,7 +137,7 @@ bool options_size(const char *arg, uint64_t *v)
 void options_init(struct options *opt)
 {
 	*opt = (struct options){ .analysis.py = { .max_repr = 256, .max_items = 1000, .max_depth = 32,
-						  .timeout = 60 }, .redact = -1,
+						  .timeout = 60 }, .redact = -1, .top = 30,
 				 .batch = { .warm_builds = BATCH_WARM_BUILDS, .warm_memory = BATCH_WARM_MEMORY } };
 	opt->analysis.budget.max_spool = DUMP_MAX_SPOOL_DEFAULT;
 	const char *env = getenv("PYCORE_MAX_SPOOL");
@@ -149,12 +150,41 @@ void options_init(struct options *opt)
 	}
 }
 
+/* The options heap takes (by their getopt values): what finds and opens
+ * the dump, its budgets, the format, and --top. */
+static bool heap_takes(int c)
+{
+	return c < 0x80 ? c > 0 && strchr("fPSsdeMCYTZpBhV:?", c) != NULL : c == 0x105;
+}
+
+/* The long name of getopt's value C, for "--x is not an option of y". */
+static const char *long_name(int c, char *buf, size_t n)
+{
+	for (size_t i = 0; i < sizeof(longopts) / sizeof(longopts[0]) - 1; i++)
+		if (longopts[i].val == c) {
+			snprintf(buf, n, "--%s", longopts[i].name);
+			return buf;
+		}
+	snprintf(buf, n, "-%c", c);
+	return buf;
+}
+
 int options_parse(int argc, char **argv, const char *optstring, struct options *opt)
 {
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		if (!heap_takes(c))
+			opt->not_heap = long_name(c, opt->not_heap_buf, sizeof(opt->not_heap_buf));
 		switch (c) {
+		case 0x105: {
+			unsigned long v;
+			if (!whole_number("--top", optarg, 1ul << 24, &v))
+				return EXIT_USAGE;
+			opt->top = v;
+			opt->heap_only = "--top";
+			break;
+		}
 		case 'f':
 			opt->format_given = true;
 			opt->json = strcmp(optarg, "json") == 0;

@@ -447,6 +447,32 @@ struct model_report {
 	struct ptrvec redactions;    /* of struct model_redaction (redact.h) */
 	struct model_samples *samples;  /* analyze --samples: the last sample's report
 					   carries them all (analysis/samples.h); NULL */
+	struct model_heap *heap;     /* pycore heap: the census (python/heap/); NULL */
+};
+
+/* The objects of one type in a heap census. */
+struct model_heap_type {
+	const char *module, *qualname;   /* as object.__repr__ names the type; NULL unread */
+	uint64_t address;                /* the type object */
+	uint64_t count, bytes;           /* bytes: sys.getsizeof's sum */
+	uint64_t permanent, permanent_bytes;  /* of count and bytes, in the permanent
+						 generation (gc.get_objects() leaves it out) */
+	/* the bytes are sys.getsizeof's exactly; false: the type's __sizeof__
+	 * (owner names its class) is one pycore does not know, and bytes are
+	 * the type's basic size and GC header only */
+	bool exact;
+	const char *sizeof_owner;
+};
+
+/* pycore heap: every object on the GC's lists, counted by type. */
+struct model_heap {
+	uint64_t objects, bytes;     /* over every list read */
+	uint64_t generation[3];      /* objects in each generation's list */
+	uint64_t permanent;          /* in the permanent generation (gc.freeze()) */
+	bool exact;                  /* every type's bytes exact, every list read whole */
+	struct ptrvec types;         /* of struct model_heap_type, most bytes first */
+	struct ptrvec unread;        /* of const char *: what could not be read, one line each */
+	double read_ms;              /* the census's time */
 };
 
 /* One thread of a process read several times (analysis/samples.h): what

@@ -20,6 +20,7 @@ struct py_options {
 	enum { LAYOUT_AUTO, LAYOUT_TABLE, LAYOUT_DWARF } layout;
 	double timeout;          /* seconds for one dump's walk; 0: none */
 	int native;              /* 0 Python frames only; 1 with native frames; 2 all native */
+	bool heap;               /* and the heap's census (pycore heap: the report's heap) */
 };
 
 /* Fill R's python and interpreters parts.  NULL, or the error: code

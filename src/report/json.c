@@ -5,8 +5,6 @@
 #include "report/report.h"
 
 #include <jansson.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include "report/json_args.h"
 #include "report/json_text.h"
 #include "report/json_crash.h"
+#include "report/heap.h"
 #include "report/samples.h"
 #include "util/unicode.h"
 
@@ -700,6 +699,7 @@ static json_t *report_json(const struct model_report *r)
 		json_object_set_new(j, "redacted", redacted_json(r));
 		json_object_set_new(j, "abort", report_abort_json(r->abort, str_or_null));
 		json_object_set_new(j, "samples", report_samples_json(r->samples, str_or_null));
+		json_object_set_new(j, "heap", report_heap_json(r->heap, str_or_null));
 	}
 	return j;
 }

@@ -14,7 +14,7 @@
 
 static const char *const sym_names[PY_NSYMS] = {
 	"_PyRuntime", "interp_head", "Py_Version", "PyCode_Type", "_PyThreadState_Current",
-	"PyType_Type",
+	"PyType_Type", "_PyGC_generation0",
 };
 
 /* What a module's name says of it: every "is this Python?" test of the

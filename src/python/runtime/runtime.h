@@ -9,6 +9,7 @@
 enum {
 	PY_SYM_RUNTIME, PY_SYM_INTERP_HEAD, PY_SYM_VERSION, PY_SYM_CODE_TYPE, PY_SYM_TSTATE_CURRENT,
 	PY_SYM_TYPE_TYPE,
+	PY_SYM_GC_GENERATION0,       /* 3.6: the GC's lists are gcmodule.c's static state */
 	PY_NSYMS
 };
 

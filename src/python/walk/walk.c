@@ -5,6 +5,7 @@
  * into this file. */
 #include "python/python.h"
 #include "python/python_int.h"
+#include "python/heap/heap.h"
 #include "python/runtime/runtime.h"
 #include "util/addrtab.h"
 #include "python/walk/walk.h"
@@ -252,6 +253,8 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	py_find_asyncio_offsets(&c, s, rt.mod);
 	py_walk_interpreters(&c, runtime, head, rt.sym[PY_SYM_TSTATE_CURRENT]);
 	py_check_python_ran(&c, s, refused);
+	if (opt->heap)
+		py_heap_census(&c, runtime, head, rt.sym[PY_SYM_GC_GENERATION0]);
 	if (opt->native) {
 		native_stacks(&c, s, rt.mod);
 		py_gc_after_native(&c);

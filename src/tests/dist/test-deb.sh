@@ -91,7 +91,7 @@ fi
 dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|' >"$tmp/contents"
 missing=
 for f in /usr/bin/pycore /usr/share/man/man1/pycore.1.gz /usr/share/man/man1/pycore-analyze.1.gz \
-	/usr/share/man/man1/pycore-batch.1.gz /usr/share/man/man1/pycore-group.1.gz \
+	/usr/share/man/man1/pycore-batch.1.gz /usr/share/man/man1/pycore-group.1.gz /usr/share/man/man1/pycore-heap.1.gz \
 	/usr/share/man/man5/pycore-report.5.gz /usr/share/man/man5/pycore-coredump.conf.5.gz \
 	/usr/share/man/man8/pycore-coredump.8.gz \
 	/usr/share/pycore/pycore-report.schema.json /etc/pycore/coredump.conf \

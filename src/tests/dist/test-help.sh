@@ -124,7 +124,7 @@ short_table() {  # OPTSTRING
 }
 cmd_optstring() {  # COMMAND
 	case $1 in
-	analyze | batch)
+	analyze | batch | heap)
 		grep -o 'options_parse(argc, argv, "[^"]*"' "$srcdir/src/pycore.c" | tail -n 1 | sed 's/.*, "//; s/"$//' ;;
 	group) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/group.c" | sed 's/.*, "//; s/"$//' ;;
 	coredump) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/coredump.c" | sed 's/.*, "//; s/"$//' ;;
@@ -132,7 +132,7 @@ cmd_optstring() {  # COMMAND
 }
 cmd_source() {
 	case $1 in
-	analyze | batch) echo "$srcdir/src/cli/options.c" ;;
+	analyze | batch | heap) echo "$srcdir/src/cli/options.c" ;;
 	group) echo "$srcdir/src/cli/group.c" ;;
 	coredump) echo "$srcdir/src/cli/coredump.c" ;;
 	esac
@@ -140,7 +140,7 @@ cmd_source() {
 # a value the option takes, for trying it
 value_for() {
 	case $1 in
-	--jobs | -j | --timeout | --max-repr | --max-items | --max-depth) echo 1 ;;
+	--jobs | -j | --timeout | --max-repr | --max-items | --max-depth | --top) echo 1 ;;
 	--max-memory) echo 100 ;;
 	--max-spool) echo 1G ;;
 	--shard) echo 0/1 ;;
@@ -202,7 +202,7 @@ no_libsystemd=
 grep -q "built without libsystemd" "$tmp/err" && no_libsystemd=1
 
 # --help: one screen each, its options those of the page and the table
-for cmd in top analyze batch group coredump help; do
+for cmd in top analyze batch heap group coredump help; do
 	label="pycore $cmd --help"
 	[ "$cmd" = top ] && label="pycore --help"
 	if [ "$cmd" = coredump ] && [ -n "$no_libsystemd" ]; then
@@ -324,7 +324,7 @@ if ! command -v man >/dev/null; then
 	tap_skip "pycore help COMMAND shows the command's manual page" "man not installed (Debian package man-db)"
 else
 	bad=
-	for cmd in "" analyze batch group coredump help report coredump.conf; do
+	for cmd in "" analyze batch heap group coredump help report coredump.conf; do
 		MANPATH=$tmp/man MANPAGER=cat PAGER=cat MANWIDTH=80 "$PYCORE" help $cmd >"$tmp/out" 2>"$tmp/err"
 		rc=$?
 		title=$(basename "$(page_of "${cmd:-top}")" | sed 's/\.[158]$//' | tr a-z A-Z)
@@ -334,7 +334,7 @@ else
 		fi
 	done
 	if [ -z "$bad" ]; then
-		tap_ok "pycore help [analyze|batch|group|coredump|help|report|coredump.conf] shows the manual page (MANPATH at a copy of man/)"
+		tap_ok "pycore help [analyze|batch|heap|group|coredump|help|report|coredump.conf] shows the manual page (MANPATH at a copy of man/)"
 	else
 		tap_fail "pycore help COMMAND shows the command's manual page" "$bad"
 	fi

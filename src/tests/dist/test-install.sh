@@ -42,7 +42,7 @@ dropin=$unitdir/systemd-coredump@.service.d/pycore.conf
 sysusers=$sysusersdir/pycore.conf
 {
 	echo "$bindir/pycore"
-	for page in pycore pycore-analyze pycore-batch pycore-group; do
+	for page in pycore pycore-analyze pycore-batch pycore-group pycore-heap; do
 		echo "$man1dir/$page.1"
 	done
 	echo "$man5dir/pycore-report.5"

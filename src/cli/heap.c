@@ -1,0 +1,77 @@
+/* pycore heap (analyze.h): each dump or process read as analyze reads it,
+ * with the heap's census (python/heap/), written as text or as the JSON
+ * report, whose "heap" holds it. */
+#include "cli/analyze.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/heap.h"
+#include "report/report.h"
+
+/* The census of one dump or process (PATH, a pid with --pid). */
+static enum exit_code heap_one(const char *path, const struct options *opt, bool *written)
+{
+	struct analysis *a;
+	struct pc_error *e;
+	char label[48];
+	if (opt->pid) {
+		long long pid = strtoll(path, NULL, 10);
+		snprintf(label, sizeof(label), "pid %lld", pid);
+		path = label;
+		e = analysis_run_process(pid, !opt->no_stop, &opt->analysis, &a);
+	} else {
+		e = analysis_run(path, &opt->analysis, &a);
+	}
+	if (e)
+		return analyze_failed(path, e);
+	const struct model_report *r = analysis_report(a);
+	if (!opt->json && *written)
+		putchar('\n');
+	*written = true;
+	enum exit_code rc = EXIT_COMPLETE;
+	errno = 0;
+	if ((opt->json ? report_json_write(stdout, r, opt->pretty) : report_heap_text(stdout, r, opt->top)) != 0 ||
+	    fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "pycore: %s: cannot write the census to standard output%s%s\n", path,
+			errno ? ": " : "", errno ? strerror(errno) : "");
+		rc = EXIT_WRITE;
+	} else if (!r->heap || model_report_incomplete(r)) {
+		fprintf(stderr, "pycore: %s: the census is incomplete (see what it could not read)\n", path);
+		rc = EXIT_INCOMPLETE;
+	}
+	analysis_free(a);
+	return rc;
+}
+
+int heap_command(struct options *opt, int argc, char **argv, int first)
+{
+	if (opt->not_heap) {
+		options_usage_error("%s is not an option of heap", opt->not_heap);
+		return EXIT_USAGE;
+	}
+	if (opt->collapsed || opt->html) {
+		options_usage_error("%s", "heap writes text or JSON: --format text or json");
+		return EXIT_USAGE;
+	}
+	if (!analyze_operands_ok(opt, argc, argv, first))
+		return EXIT_USAGE;
+	opt->analysis.py.heap = true;
+	opt->analysis.redact = false;
+	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
+	opt->analysis.files.debug_cache = cache;
+	enum exit_code worst = EXIT_COMPLETE;
+	bool written = false;
+	for (int i = first; i < argc; i++) {
+		enum exit_code one = heap_one(argv[i], opt, &written);
+		if (one > worst)
+			worst = one;
+		if (one == EXIT_WRITE)
+			break;
+	}
+	opt->analysis.files.debug_cache = NULL;
+	free(cache);
+	return worst;
+}

@@ -1,0 +1,243 @@
+/* sys.getsizeof of an object in a dump, as the interpreter computes it:
+ * the __sizeof__ of the class along the MRO that defines it, plus what
+ * _PySys_GetSizeOf adds (the GC header; 3.11+ the pre-header of managed
+ * dicts and weak references).  The rules are CPython's, read from its
+ * Objects/ (listobject.c list___sizeof__, dictobject.c _PyDict_SizeOf and
+ * _PyDict_KeysSize, setobject.c set_sizeof, bytearrayobject.c
+ * bytearray_sizeof, typeobject.c object___sizeof__ and type___sizeof__,
+ * moduleobject.c module___sizeof__) of 3.6 to 3.15; a __sizeof__ of any
+ * other class is not guessed: the type is marked inexact. */
+#include "python/heap/heap.h"
+#include "python/objects/objects.h"
+
+#include <string.h>
+
+/* Include/object.h */
+#define TPF_MANAGED_WEAKREF (1ul << 3)    /* 3.12+ */
+#define TPF_MANAGED_DICT    (1ul << 4)    /* 3.11+ */
+#define TPF_HEAPTYPE        (1ul << 9)
+
+/* Does the static type TYPE's tp_methods define __sizeof__?  tp_methods
+ * is three words before tp_base in every version's PyTypeObject
+ * (tp_methods, tp_members, tp_getset, tp_base); a PyMethodDef is four
+ * words, ml_name first, the array ends with a NULL name. */
+static bool methods_define_sizeof(struct py_ctx *c, uint64_t type)
+{
+	uint64_t m, name;
+	char buf[11];
+	if (py_rd_ptr(c, type + (uint64_t)c->L->type_base - 24, &m) != PC_OK || !m)
+		return false;
+	for (int i = 0; i < 512; i++, m += 32) {
+		if (py_rd_ptr(c, m, &name) != PC_OK || !name)
+			return false;
+		if (dump_read(c->d, name, buf, sizeof(buf)) == PC_OK && memcmp(buf, "__sizeof__", 11) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Does TYPE define __sizeof__ itself: a heap type in its dict (a class
+ * statement's def, or an extension's method), a static type in its
+ * tp_methods (3.12+ keeps a static built-in type's dict outside it)? */
+static bool defines_sizeof(struct py_ctx *c, uint64_t type)
+{
+	uint64_t flags = 0, dict, v;
+	dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags));
+	if ((flags & TPF_HEAPTYPE) && py_rd_ptr(c, type + c->L->type_dict, &dict) == PC_OK && dict &&
+	    py_dict_get_str(c, dict, "__sizeof__", &v) == 0)
+		return true;
+	return methods_define_sizeof(c, type);
+}
+
+static const struct {
+	const char *name;
+	enum heap_sizeof rule;
+} known[] = {
+	{ "object", HS_OBJECT }, { "list", HS_LIST }, { "dict", HS_DICT }, { "set", HS_SET },
+	{ "frozenset", HS_SET }, { "bytearray", HS_BYTEARRAY }, { "type", HS_TYPE },
+	{ "module", HS_MODULE },
+};
+
+void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
+{
+	const struct py_layout *L = c->L;
+	uint64_t mro, k;
+	int64_t n;
+	t->rule = HS_UNKNOWN;
+	t->owner = NULL;
+	/* tp_mro: ten words after tp_dict (objects/classes.c) */
+	if (py_rd_ptr(c, t->addr + L->type_dict + 80, &mro) != PC_OK || py_type_of(c, mro, NULL) != PYT_TUPLE ||
+	    py_rd_i64(c, mro + L->var_size, &n) != PC_OK || n < 1 || n > 256)
+		return;
+	for (int64_t i = 0; i < n; i++) {
+		if (py_rd_ptr(c, mro + L->tuple_item + 8 * (uint64_t)i, &k) != PC_OK)
+			return;
+		if (!defines_sizeof(c, k))
+			continue;
+		uint64_t flags = 0;
+		dump_read(c->d, k + L->type_flags, &flags, sizeof(flags));
+		t->owner = py_type_name(c, k);
+		if (flags & TPF_HEAPTYPE)
+			return;      /* a class's own __sizeof__: not guessed */
+		const char *name = py_type_tp_name(c, k);
+		for (size_t j = 0; name && j < sizeof(known) / sizeof(known[0]); j++)
+			if (strcmp(name, known[j].name) == 0)
+				t->rule = known[j].rule;
+		return;
+	}
+}
+
+/* _PyDict_KeysSize: the keys object's header, its index table and its
+ * usable entries (USABLE_FRACTION: two thirds of the slots). */
+static int keys_size(struct py_ctx *c, uint64_t keys, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	if (L->minor >= 11) {
+		uint8_t b[3];
+		if (dump_read(c->d, keys + L->dictkeys_log2_size, b, 3) != PC_OK || b[0] > 40 || b[1] > 43)
+			return -1;
+		uint64_t slots = 1ull << b[0];
+		uint64_t es = b[2] == 0 ? (uint64_t)L->sizeof_dictkeyentry : (uint64_t)L->sizeof_dictunicodeentry;
+		*size = (uint64_t)L->dictkeys_indices + (1ull << b[1]) + (slots << 1) / 3 * es;
+		return 0;
+	}
+	int64_t slots;
+	if (py_rd_i64(c, keys + L->dictkeys_size, &slots) != PC_OK || slots < 8 || slots > (1ll << 40))
+		return -1;
+	uint64_t ix = slots <= 0xff ? 1 : slots <= 0xffff ? 2 : slots <= 0xffffffffll ? 4 : 8;
+	*size = (uint64_t)L->dictkeys_indices + ix * (uint64_t)slots +
+		((uint64_t)slots << 1) / 3 * (uint64_t)L->sizeof_dictkeyentry;
+	return 0;
+}
+
+static int dict_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	uint64_t keys, values, ksize;
+	int64_t refcnt;
+	if (py_rd_ptr(c, obj + L->dict_keys, &keys) != PC_OK || !keys ||
+	    py_rd_ptr(c, obj + L->dict_values, &values) != PC_OK ||
+	    py_rd_i64(c, keys + L->dictkeys_refcnt, &refcnt) != PC_OK)
+		return -1;
+	*size = (uint64_t)t->basicsize;
+	if (values) {
+		/* a split table's values: 3.11+ as many as the shared keys can
+		 * hold (dk_nentries + dk_usable; dk_usable is the word before
+		 * dk_nentries in every version), before two thirds of its slots */
+		if (L->minor >= 11) {
+			int64_t usable, nentries;
+			if (py_rd_i64(c, keys + L->dictkeys_nentries - 8, &usable) != PC_OK ||
+			    py_rd_i64(c, keys + L->dictkeys_nentries, &nentries) != PC_OK ||
+			    usable < 0 || nentries < 0 || usable + nentries > (1ll << 40))
+				return -1;
+			*size += 8 * (uint64_t)(usable + nentries);
+		} else {
+			int64_t slots;
+			if (py_rd_i64(c, keys + L->dictkeys_size, &slots) != PC_OK || slots < 0 || slots > (1ll << 40))
+				return -1;
+			*size += 8 * (((uint64_t)slots << 1) / 3);
+		}
+	}
+	/* shared keys are counted in their class */
+	if (refcnt == 1) {
+		if (keys_size(c, keys, &ksize) != 0)
+			return -1;
+		*size += ksize;
+	}
+	return 0;
+}
+
+/* object.__sizeof__: tp_basicsize, and tp_itemsize per item (ob_size;
+ * more items than memory holds is no size) */
+static int object_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+{
+	*size = (uint64_t)t->basicsize;
+	if (t->itemsize > 0) {
+		int64_t n;
+		if (py_rd_i64(c, obj + c->L->var_size, &n) != PC_OK || n < -(1ll << 40) || n > (1ll << 40))
+			return -1;
+		*size += (uint64_t)(n < 0 ? -n : n) * (uint64_t)t->itemsize;
+	}
+	return 0;
+}
+
+static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	int64_t n;
+	uint64_t p;
+	switch (t->rule) {
+	case HS_LIST:
+		if (py_rd_i64(c, obj + L->list_allocated, &n) != PC_OK || n < 0 || n > (1ll << 40))
+			return -1;
+		*size = (uint64_t)t->basicsize + 8 * (uint64_t)n;
+		return 0;
+	case HS_DICT:
+		return dict_sizeof(c, obj, t, size);
+	case HS_SET: {
+		/* a table other than the 8-slot one inside the object */
+		if (py_rd_i64(c, obj + L->set_mask, &n) != PC_OK || n < 0 || n > (1ll << 40))
+			return -1;
+		*size = (uint64_t)t->basicsize + (n + 1 > 8 ? (uint64_t)(n + 1) * (uint64_t)L->sizeof_setentry : 0);
+		return 0;
+	}
+	case HS_BYTEARRAY:
+		if (py_rd_i64(c, obj + L->bytearray_alloc, &n) != PC_OK || n < 0 || n > (1ll << 48))
+			return -1;
+		*size = (uint64_t)t->basicsize + (uint64_t)n;
+		return 0;
+	case HS_TYPE: {
+		/* a heap type: sizeof(PyHeapTypeObject) (type's tp_basicsize)
+		 * and its cached shared keys; a static type sizeof(PyTypeObject) */
+		int64_t heapsize;
+		uint64_t flags = 0, keys, ksize;
+		if (!c->type_addr[PYT_TYPE] ||
+		    py_rd_i64(c, c->type_addr[PYT_TYPE] + L->type_basicsize, &heapsize) != PC_OK ||
+		    dump_read(c->d, obj + L->type_flags, &flags, sizeof(flags)) != PC_OK ||
+		    !(flags & TPF_HEAPTYPE))
+			return -1;
+		*size = (uint64_t)heapsize;
+		if (py_rd_ptr(c, obj + L->heaptype_cached_keys, &keys) != PC_OK)
+			return -1;
+		if (keys) {
+			if (keys_size(c, keys, &ksize) != 0)
+				return -1;
+			*size += ksize;
+		}
+		return 0;
+	}
+	case HS_MODULE: {
+		/* and md_def->m_size: md_def follows md_dict; m_size is at 56
+		 * in PyModuleDef (after PyModuleDef_Base's 40 bytes, m_name,
+		 * m_doc) */
+		*size = (uint64_t)t->basicsize;
+		if (py_rd_ptr(c, obj + L->module_dict + 8, &p) != PC_OK)
+			return -1;
+		if (p) {
+			if (py_rd_i64(c, p + 56, &n) != PC_OK || n < -1 || n > (1ll << 40))
+				return -1;
+			*size += (uint64_t)n;
+		}
+		return 0;
+	}
+	case HS_OBJECT:
+		return object_sizeof(c, obj, t, size);
+	default:
+		/* a __sizeof__ not computed: the basic size, nothing read that
+		 * its own layout may use otherwise (a generator's ob_size) */
+		*size = (uint64_t)t->basicsize;
+		return 0;
+	}
+}
+
+int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	if (own_sizeof(c, obj, t, size) != 0)
+		return -1;
+	*size += (uint64_t)L->sizeof_gc_head;
+	uint64_t pre = L->minor >= 12 ? TPF_MANAGED_DICT | TPF_MANAGED_WEAKREF : L->minor == 11 ? TPF_MANAGED_DICT : 0;
+	if (t->flags & pre)
+		*size += 16;
+	return 0;
+}

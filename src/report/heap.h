@@ -1,0 +1,18 @@
+/* The heap census (model_heap, python/heap/): the report's "heap" in
+ * JSON, and pycore heap's text report.
+ * Contract: report_heap_json gives a new object, or json_null() for NULL;
+ * STR makes a dump's string JSON (json.c's str_or_null).  report_heap_text
+ * returns 0, or -1 when writing failed. */
+#ifndef PYCORE_REPORT_HEAP_H
+#define PYCORE_REPORT_HEAP_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "model/model.h"
+
+json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *));
+/* The census of R (types past TOP left out, said so; 0: all). */
+int report_heap_text(FILE *out, const struct model_report *r, size_t top);
+
+#endif

@@ -1,0 +1,138 @@
+"""A heap of known shapes, for check-heap.py: the process builds it, stops
+the GC, takes its own census and writes it to argv[1] (JSON), prints
+READY, and sleeps until killed.
+
+The heap: a module-level cache of dicts of lists, instances with
+__slots__ and with a __dict__, subclasses of dict, list, set, str and int,
+a leaking list of closures, reference cycles no one holds (left for a GC
+that is off), big bytes and bytearrays, a deque, a frozenset, a module of
+its own.
+
+The census is what the interpreter itself says: gc.get_objects() (every
+object on the GC's lists but the permanent generation's), each counted by
+type (its __module__ and __qualname__) with sys.getsizeof; for each type
+the class along its MRO whose __dict__ defines __sizeof__; and
+gc.get_freeze_count(), the permanent generation's size (3.7+).  Taking the
+census leaves the heap as it found it: what it allocates is made after
+gc.get_objects() and freed before it returns, without cycles (json.dumps'
+C encoder, os.write), and everything made once on a first call (print's
+keyword tuple before 3.12) is made by a first census before the one
+written."""
+import collections
+import gc
+import os
+import sys
+import time
+import types
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+
+class Node:
+    def __init__(self, i):
+        self.i = i
+        self.kids = [i]
+
+
+class MyDict(dict):
+    pass
+
+
+class MyList(list):
+    pass
+
+
+class MySet(set):
+    pass
+
+
+class MyStr(str):
+    pass
+
+
+class MyInt(int):
+    pass
+
+
+class Sized:
+    """A class of its own __sizeof__: pycore cannot know what it says."""
+
+    def __sizeof__(self):
+        return 1000
+
+
+CACHE = {i: {"k": i, "v": [i, str(i)]} for i in range(20000)}
+SLOTTED = [Slotted() for _ in range(5000)]
+NODES = [Node(i) for i in range(3000)]
+SUBS = [MyDict(a=i) for i in range(100)] + [MyList(range(i % 7)) for i in range(100)] + \
+    [MySet(range(i % 20)) for i in range(100)]
+STRS = [MyStr("s" * (i % 50)) for i in range(200)]
+INTS = [MyInt(i * 10**(i % 30)) for i in range(200)]
+SIZED = [Sized() for _ in range(10)]
+LEAK = []
+for i in range(1000):
+    def f(x=i, y=[i]):
+        return x, y
+    LEAK.append(f)
+for i in range(500):
+    a, b = [], {}
+    a.append(b)
+    b["a"] = a
+del a, b
+BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in range(5)]
+SETS = [set(range(i % 50)) for i in range(500)]
+FROZEN = frozenset(range(100))
+QUEUE = collections.deque(range(1000))
+MODULE = types.ModuleType("heapmod")
+MODULE.x = [1, 2, 3]
+
+
+def owner(t):
+    """The class along T's MRO that defines __sizeof__, named as pycore
+    names a type."""
+    for m in t.__mro__:
+        if "__sizeof__" in m.__dict__:
+            return m.__qualname__ if m.__module__ == "builtins" else "%s.%s" % (m.__module__, m.__qualname__)
+
+
+def census(path):
+    # (nothing made before gc.get_objects() that is gone after: 3.14's
+    # empty dicts are tracked; no comprehension or closure, whose cells
+    # 3.11 and older make when the function starts)
+    me = sys._getframe()
+    objs = gc.get_objects()
+    counts = {}
+    owners = {}
+    for o in objs:
+        if o is me:
+            continue    # (3.6 tracks a running function's frame: this one is gone after)
+        t = type(o)
+        k = (t.__module__, t.__qualname__)
+        c = counts.get(k)
+        if c is None:
+            counts[k] = c = [0, 0]
+            owners[k] = owner(t)
+        c[0] += 1
+        c[1] += sys.getsizeof(o)
+    del objs, o, me
+    frozen = gc.get_freeze_count() if hasattr(gc, "get_freeze_count") else 0
+    types_ = []
+    for (m, q), (n, b) in counts.items():
+        types_.append([m, q, n, b, owners[(m, q)]])
+    text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_})
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, text.encode())
+    os.close(fd)
+
+
+import json  # noqa: E402  (after the heap: its objects are the interpreter's own)
+
+gc.collect()
+gc.disable()
+print("", end="", flush=True)
+census(sys.argv[1])
+census(sys.argv[1])
+print("READY", flush=True)
+time.sleep(3600)
