@@ -8,16 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/heap.h"
 #include "report/heap.h"
 #include "report/report.h"
 
-/* The census of one dump or process (PATH, a pid with --pid). */
-static enum exit_code heap_one(const char *path, const struct options *opt, bool *written)
+/* The census of one dump or process (PATH, a pid with --pid), or with
+ * --diff that of the dump NEW against the dump PATH's. */
+static enum exit_code heap_one(const char *path, const char *new, const struct options *opt, bool *written)
 {
 	struct analysis *a;
 	struct pc_error *e;
 	char label[48];
-	if (opt->pid) {
+	if (new) {
+		if ((e = analysis_heap_diff(path, new, &opt->analysis, &a)) != NULL)
+			return analyze_failed(e->file ? e->file : "--diff", e);
+		path = new;
+	} else if (opt->pid) {
 		long long pid = strtoll(path, NULL, 10);
 		snprintf(label, sizeof(label), "pid %lld", pid);
 		path = label;
@@ -33,7 +39,8 @@ static enum exit_code heap_one(const char *path, const struct options *opt, bool
 	*written = true;
 	enum exit_code rc = EXIT_COMPLETE;
 	errno = 0;
-	if ((opt->json ? report_json_write(stdout, r, opt->pretty) : report_heap_text(stdout, r, opt->top)) != 0 ||
+	if ((opt->json ? report_json_write(stdout, r, opt->pretty)
+	     : new ? report_heap_diff_text(stdout, r, opt->top) : report_heap_text(stdout, r, opt->top)) != 0 ||
 	    fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "pycore: %s: cannot write the census to standard output%s%s\n", path,
 			errno ? ": " : "", errno ? strerror(errno) : "");
@@ -58,14 +65,19 @@ int heap_command(struct options *opt, int argc, char **argv, int first)
 	}
 	if (!analyze_operands_ok(opt, argc, argv, first))
 		return EXIT_USAGE;
+	if (opt->heap_diff && (opt->pid || argc - first != 2)) {
+		options_usage_error("%s", opt->pid ? "--diff compares two dumps: not with --pid"
+				    : "--diff compares two dumps of one process: give the older, then the newer");
+		return EXIT_USAGE;
+	}
 	opt->analysis.py.heap = true;
 	opt->analysis.redact = false;
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;
 	enum exit_code worst = EXIT_COMPLETE;
 	bool written = false;
-	for (int i = first; i < argc; i++) {
-		enum exit_code one = heap_one(argv[i], opt, &written);
+	for (int i = first; i < argc; i += opt->heap_diff ? 2 : 1) {
+		enum exit_code one = heap_one(argv[i], opt->heap_diff ? argv[i + 1] : NULL, opt, &written);
 		if (one > worst)
 			worst = one;
 		if (one == EXIT_WRITE)

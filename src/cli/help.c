@@ -181,6 +181,7 @@ static const char batch_help[] =
 static const char heap_help[] =
 	"Usage: pycore heap [OPTIONS] DUMP...\n"
 	"       pycore heap --pid [--no-stop] [OPTIONS] PID...\n"
+	"       pycore heap --diff [OPTIONS] OLD NEW\n"
 	"The census of each dump's Python heap (or each running process's, with\n"
 	"--pid): every object on the GC's lists, counted by type, with the size\n"
 	"sys.getsizeof gives it.  Nothing runs in the process.  Details: pycore help\n"
@@ -190,6 +191,8 @@ static const char heap_help[] =
 	"                       its heap filled)\n"
 	"      --pretty         indent the JSON (needs --format json)\n"
 	"      --top N          text: the N types of most bytes (default 30)\n"
+	"      --diff           OLD NEW, two dumps of one process: what grew, by type,\n"
+	"                       and the largest objects that grew in place\n"
 	"      --timeout S      one dump's time budget in seconds (default 60; 0: none)\n"
 	"      --max-spool SIZE the most one dump may write under $TMPDIR (K, M, G, T;\n"
 	"                       default 16G, else $PYCORE_MAX_SPOOL; 0: no cap)\n"

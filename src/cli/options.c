@@ -107,6 +107,7 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, 0x103 },
 	{ "compare", no_argument, NULL, 0x104 },
 	{ "top", required_argument, NULL, 0x105 },
+	{ "diff", no_argument, NULL, 0x106 },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -151,10 +152,10 @@ void options_init(struct options *opt)
 }
 
 /* The options heap takes (by their getopt values): what finds and opens
- * the dump, its budgets, the format, and --top. */
+ * the dump, its budgets, the format, --top and --diff. */
 static bool heap_takes(int c)
 {
-	return c < 0x80 ? c > 0 && strchr("fPSsdeMCYTZpBhV:?", c) != NULL : c == 0x105;
+	return c < 0x80 ? c > 0 && strchr("fPSsdeMCYTZpBhV:?", c) != NULL : c == 0x105 || c == 0x106;
 }
 
 /* The long name of getopt's value C, for "--x is not an option of y". */
@@ -185,6 +186,10 @@ int options_parse(int argc, char **argv, const char *optstring, struct options *
 			opt->heap_only = "--top";
 			break;
 		}
+		case 0x106:
+			opt->heap_diff = true;
+			opt->heap_only = "--diff";
+			break;
 		case 'f':
 			opt->format_given = true;
 			opt->json = strcmp(optarg, "json") == 0;

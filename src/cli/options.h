@@ -39,7 +39,8 @@ struct options {
 	bool tasks;                  /* text: a section of asyncio tasks */
 	bool format_given;
 	const char *batch_only;      /* the last batch option given, for analyze's error */
-	const char *heap_only;       /* the last option of heap only given (--top) */
+	const char *heap_only;       /* the last option of heap only given (--top, --diff) */
+	bool heap_diff;              /* heap --diff OLD NEW */
 	const char *not_heap;        /* the last option given heap does not take */
 	char not_heap_buf[32];
 	size_t top;                  /* heap --top N: types in the text census; 0 all */

@@ -464,6 +464,31 @@ struct model_heap_type {
 	const char *sizeof_owner;
 };
 
+/* One object of a heap census: among the largest, or one that grew. */
+struct model_heap_object {
+	uint64_t address;
+	const char *module, *qualname;   /* its type's; NULL unread */
+	uint64_t bytes;                  /* sys.getsizeof's (the type's basic size when inexact) */
+	uint64_t bytes_old;              /* heap --diff's grown: its size in the old dump */
+};
+
+/* One type's change between two censuses (heap --diff). */
+struct model_heap_delta {
+	const char *module, *qualname;
+	uint64_t count_old, count_new, bytes_old, bytes_new;
+};
+
+/* heap --diff OLD NEW: what changed from the census of OLD to NEW's. */
+struct model_heap_diff {
+	const char *old_input;           /* the old dump's path */
+	uint64_t objects_old, bytes_old;
+	struct ptrvec types;             /* of struct model_heap_delta: those that changed, most
+					    bytes added first */
+	struct ptrvec grown;             /* of struct model_heap_object: objects among the
+					    largest of both at one address and of one type,
+					    bigger in NEW, most growth first */
+};
+
 /* pycore heap: every object on the GC's lists, counted by type. */
 struct model_heap {
 	uint64_t objects, bytes;     /* over every list read */
@@ -473,7 +498,11 @@ struct model_heap {
 	struct ptrvec types;         /* of struct model_heap_type, most bytes first */
 	struct ptrvec unread;        /* of const char *: what could not be read, one line each */
 	double read_ms;              /* the census's time */
+	struct ptrvec largest;       /* of struct model_heap_object: the biggest objects,
+					biggest first (MODEL_HEAP_LARGEST) */
+	struct model_heap_diff *diff;   /* heap --diff: against the old dump; NULL */
 };
+#define MODEL_HEAP_LARGEST 50
 
 /* One thread of a process read several times (analysis/samples.h): what
  * it did over the samples, with the evidence. */

@@ -4,6 +4,45 @@
 #include <inttypes.h>
 #include <string.h>
 
+static json_t *address(uint64_t a)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	return json_string(buf);
+}
+
+static json_t *objects_json(const struct ptrvec *v, bool grown, json_t *(*str)(const char *))
+{
+	json_t *out = json_array();
+	for (size_t i = 0; out && i < v->n; i++) {
+		const struct model_heap_object *o = v->items[i];
+		json_t *j = json_pack("{s:o, s:o, s:o, s:I}", "address", address(o->address), "module", str(o->module),
+				      "qualname", str(o->qualname), "bytes", (json_int_t)o->bytes);
+		if (j && grown)
+			json_object_set_new(j, "bytes_old", json_integer((json_int_t)o->bytes_old));
+		json_array_append_new(out, j);
+	}
+	return out ? out : json_null();
+}
+
+static json_t *diff_json(const struct model_heap_diff *d, json_t *(*str)(const char *))
+{
+	if (!d)
+		return json_null();
+	json_t *types = json_array();
+	for (size_t i = 0; types && i < d->types.n; i++) {
+		const struct model_heap_delta *t = d->types.items[i];
+		json_array_append_new(types, json_pack("{s:o, s:o, s:I, s:I, s:I, s:I}", "module", str(t->module),
+						       "qualname", str(t->qualname), "count_old",
+						       (json_int_t)t->count_old, "count_new", (json_int_t)t->count_new,
+						       "bytes_old", (json_int_t)t->bytes_old, "bytes_new",
+						       (json_int_t)t->bytes_new));
+	}
+	return json_pack("{s:o, s:I, s:I, s:o, s:o}", "old_input", str(d->old_input), "objects_old",
+			 (json_int_t)d->objects_old, "bytes_old", (json_int_t)d->bytes_old, "types",
+			 types ? types : json_null(), "grown", objects_json(&d->grown, true, str));
+}
+
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
 {
 	if (!h)
@@ -11,10 +50,9 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 	json_t *types = json_array(), *unread = json_array();
 	for (size_t i = 0; types && i < h->types.n; i++) {
 		const struct model_heap_type *t = h->types.items[i];
-		char addr[24];
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, t->address);
-		json_array_append_new(types, json_pack("{s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:b, s:o}", "module",
-						       str(t->module), "qualname", str(t->qualname), "address", addr,
+		json_array_append_new(types, json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:b, s:o}", "module",
+						       str(t->module), "qualname", str(t->qualname), "address",
+						       address(t->address),
 						       "count", (json_int_t)t->count, "bytes", (json_int_t)t->bytes,
 						       "permanent", (json_int_t)t->permanent, "permanent_bytes",
 						       (json_int_t)t->permanent_bytes, "exact", t->exact, "sizeof_owner",
@@ -22,11 +60,12 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 	}
 	for (size_t i = 0; unread && i < h->unread.n; i++)
 		json_array_append_new(unread, str(h->unread.items[i]));
-	return json_pack("{s:I, s:I, s:[I, I, I], s:I, s:b, s:o, s:o, s:f}", "objects", (json_int_t)h->objects,
-			 "bytes", (json_int_t)h->bytes, "generations", (json_int_t)h->generation[0],
-			 (json_int_t)h->generation[1], (json_int_t)h->generation[2], "permanent",
-			 (json_int_t)h->permanent, "exact", h->exact, "types", types ? types : json_null(), "unread",
-			 unread ? unread : json_null(), "read_ms", h->read_ms);
+	return json_pack("{s:I, s:I, s:[I, I, I], s:I, s:b, s:o, s:o, s:f, s:o, s:o}", "objects",
+			 (json_int_t)h->objects, "bytes", (json_int_t)h->bytes, "generations",
+			 (json_int_t)h->generation[0], (json_int_t)h->generation[1], (json_int_t)h->generation[2],
+			 "permanent", (json_int_t)h->permanent, "exact", h->exact, "types", types ? types : json_null(),
+			 "unread", unread ? unread : json_null(), "read_ms", h->read_ms, "largest",
+			 objects_json(&h->largest, false, str), "diff", diff_json(h->diff, str));
 }
 
 /* 123456789 as "117.7 MiB" */
@@ -43,16 +82,38 @@ static const char *human(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
+/* "module.qualname", bare for builtins */
+static void type_name(FILE *out, const char *module, const char *qualname)
+{
+	if (module && strcmp(module, "builtins") != 0)
+		fprintf(out, "%s.", module);
+	fputs(qualname ? qualname : "?", out);
+}
+
+/* "Heap of pid N (CPython V)" */
+static void heading(FILE *out, const struct model_report *r, const char *what)
+{
+	if (r->pid >= 0)
+		fprintf(out, "%s of pid %" PRId64, what, r->pid);
+	else
+		fprintf(out, "%s of %s", what, r->input_path ? r->input_path : "the dump");
+	fprintf(out, " (CPython %s%s)\n", r->version ? r->version : "of an unknown version",
+		r->free_threaded ? ", free-threaded" : "");
+}
+
+static void warnings(FILE *out, const struct model_report *r)
+{
+	for (size_t i = 0; r->heap && i < r->heap->unread.n; i++)
+		fprintf(out, "Not read: %s\n", (const char *)r->heap->unread.items[i]);
+	for (size_t i = 0; i < r->warnings.n; i++)
+		fprintf(out, "Warning: %s\n", (const char *)r->warnings.items[i]);
+}
+
 int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 {
 	const struct model_heap *h = r->heap;
 	char b1[32];
-	if (r->pid >= 0)
-		fprintf(out, "Heap of pid %" PRId64, r->pid);
-	else
-		fprintf(out, "Heap of %s", r->input_path ? r->input_path : "the dump");
-	fprintf(out, " (CPython %s%s)\n", r->version ? r->version : "of an unknown version",
-		r->free_threaded ? ", free-threaded" : "");
+	heading(out, r, "Heap");
 	if (!h) {
 		fprintf(out, "No census: %s\n", r->has_python ? "the interpreter's state could not be read"
 			: "no Python runtime was found");
@@ -71,9 +132,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 		for (size_t i = 0; i < shown; i++) {
 			const struct model_heap_type *t = h->types.items[i];
 			fprintf(out, "%12" PRIu64 " %13" PRIu64 "%s  ", t->count, t->bytes, t->exact ? " " : "+");
-			if (t->module && strcmp(t->module, "builtins") != 0)
-				fprintf(out, "%s.", t->module);
-			fprintf(out, "%s", t->qualname ? t->qualname : "?");
+			type_name(out, t->module, t->qualname);
 			if (!t->exact)
 				fprintf(out, " (__sizeof__ of %s)", t->sizeof_owner ? t->sizeof_owner : "a class pycore cannot name");
 			fputc('\n', out);
@@ -84,10 +143,53 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 			fprintf(out, "+: %zu type%s a __sizeof__ of %s own, which pycore does not compute: %s basic "
 				"size counted instead\n", inexact, inexact == 1 ? " has" : "s have",
 				inexact == 1 ? "its" : "their", inexact == 1 ? "its" : "their");
-		for (size_t i = 0; i < h->unread.n; i++)
-			fprintf(out, "Not read: %s\n", (const char *)h->unread.items[i]);
+		if (h->largest.n)
+			fprintf(out, "\nLargest objects:\n");
+		for (size_t i = 0; i < h->largest.n && i < 5; i++) {
+			const struct model_heap_object *o = h->largest.items[i];
+			fprintf(out, "  %10s  0x%" PRIx64 " ", human(o->bytes, b1, sizeof(b1)), o->address);
+			type_name(out, o->module, o->qualname);
+			fputc('\n', out);
+		}
 	}
-	for (size_t i = 0; i < r->warnings.n; i++)
-		fprintf(out, "Warning: %s\n", (const char *)r->warnings.items[i]);
+	warnings(out, r);
+	return ferror(out) ? -1 : 0;
+}
+
+int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
+{
+	const struct model_heap *h = r->heap;
+	const struct model_heap_diff *d = h ? h->diff : NULL;
+	char b1[32], b2[32], b3[32];
+	heading(out, r, "Heap growth");
+	if (!d)
+		return ferror(out) ? -1 : 0;
+	int64_t grew = (int64_t)(h->bytes - d->bytes_old);
+	fprintf(out, "From %s to %s: %" PRIu64 " to %" PRIu64 " objects (%+" PRId64 "), %s to %s (%s%s)\n",
+		d->old_input, r->input_path ? r->input_path : "the new dump", d->objects_old, h->objects,
+		(int64_t)(h->objects - d->objects_old), human(d->bytes_old, b1, sizeof(b1)),
+		human(h->bytes, b2, sizeof(b2)), grew < 0 ? "-" : "+",
+		human(grew < 0 ? (uint64_t)-grew : (uint64_t)grew, b3, sizeof(b3)));
+	if (d->types.n)
+		fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes", "type (what changed, most bytes added first)");
+	size_t shown = top && top < d->types.n ? top : d->types.n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_heap_delta *t = d->types.items[i];
+		fprintf(out, "%+12" PRId64 " %+14" PRId64 "  ", (int64_t)(t->count_new - t->count_old),
+			(int64_t)(t->bytes_new - t->bytes_old));
+		type_name(out, t->module, t->qualname);
+		fprintf(out, " (%" PRIu64 " to %" PRIu64 ")\n", t->count_old, t->count_new);
+	}
+	if (shown < d->types.n)
+		fprintf(out, "%12s %14s  and %zu types more (--top N shows N)\n", "", "", d->types.n - shown);
+	if (d->grown.n)
+		fprintf(out, "\nGrew in place (among the largest objects of both, at one address):\n");
+	for (size_t i = 0; i < d->grown.n && i < 10; i++) {
+		const struct model_heap_object *o = d->grown.items[i];
+		fprintf(out, "  0x%" PRIx64 " ", o->address);
+		type_name(out, o->module, o->qualname);
+		fprintf(out, ": %s to %s\n", human(o->bytes_old, b1, sizeof(b1)), human(o->bytes, b2, sizeof(b2)));
+	}
+	warnings(out, r);
 	return ferror(out) ? -1 : 0;
 }

@@ -14,5 +14,7 @@
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *));
 /* The census of R (types past TOP left out, said so; 0: all). */
 int report_heap_text(FILE *out, const struct model_report *r, size_t top);
+/* heap --diff: what changed from the old census to R's (R->heap->diff). */
+int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top);
 
 #endif

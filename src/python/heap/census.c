@@ -22,12 +22,51 @@
 /* objects read at most, over every list (a budget, not CPython's) */
 #define HEAP_MAX_OBJECTS (1ull << 32)
 
+/* one of the largest objects: a min-heap by bytes while the lists are read */
+struct big {
+	uint64_t address, type, bytes;
+};
+
 struct census {
 	struct py_ctx *c;
 	struct model_heap *h;
 	struct addrtab types;        /* struct heap_type, by address */
 	uint64_t inexact_objects;    /* objects whose size could not be read */
+	struct big big[MODEL_HEAP_LARGEST];
+	size_t nbig;
 };
+
+/* OBJ, of TYPE and BYTES, among the largest so far (ties: the first kept) */
+static void keep_big(struct census *k, uint64_t obj, uint64_t type, uint64_t bytes)
+{
+	struct big *h = k->big, b = { obj, type, bytes };
+	size_t i;
+	if (k->nbig < MODEL_HEAP_LARGEST) {
+		for (i = k->nbig++; i && h[(i - 1) / 2].bytes > b.bytes; i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
+		h[i] = b;
+		return;
+	}
+	if (bytes <= h[0].bytes)
+		return;
+	/* the smallest goes: sift B down from the root */
+	for (i = 0;;) {
+		size_t l = 2 * i + 1, m = l + 1 < k->nbig && h[l + 1].bytes < h[l].bytes ? l + 1 : l;
+		if (l >= k->nbig || h[m].bytes >= b.bytes)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = b;
+}
+
+static int big_desc(const void *a, const void *b)
+{
+	const struct big *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
 
 static void unread(struct census *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void unread(struct census *k, const char *fmt, ...)
@@ -117,6 +156,7 @@ static void walk_list(struct census *k, uint64_t head, const char *what, uint64_
 		}
 		t->count++;
 		t->bytes += size;
+		keep_big(k, obj, type, size);
 		k->h->objects++;
 		k->h->bytes += size;
 		(*n)++;
@@ -213,6 +253,16 @@ static void types_out(struct census *k)
 			k->h->exact = false;
 	}
 	qsort(k->h->types.items, k->h->types.n, sizeof(void *), by_bytes);
+	qsort(k->big, k->nbig, sizeof(k->big[0]), big_desc);
+	for (size_t i = 0; i < k->nbig; i++) {
+		struct model_heap_object *o = arena_alloc(c->a, sizeof(*o));
+		if (!o)
+			return;
+		o->address = k->big[i].address;
+		o->bytes = k->big[i].bytes;
+		py_type_qualname(c, k->big[i].type, &o->module, &o->qualname);
+		ptrvec_push(c->a, &k->h->largest, o);
+	}
 }
 
 void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t gen0)

@@ -8,6 +8,10 @@ a leaking list of closures, reference cycles no one holds (left for a GC
 that is off), big bytes and bytearrays, a deque, a frozenset, a module of
 its own.
 
+With argv[2] "leak": after READY, SIGUSR1 makes it leak (20000 more
+LeakItem objects in the module-level list LEAKED), take its census again
+into argv[1] + ".2" (with LEAKED's id) and print READY again.
+
 The census is what the interpreter itself says: gc.get_objects() (every
 object on the GC's lists but the permanent generation's), each counted by
 type (its __module__ and __qualname__) with sys.getsizeof; for each type
@@ -18,9 +22,11 @@ gc.get_objects() and freed before it returns, without cycles (json.dumps'
 C encoder, os.write), and everything made once on a first call (print's
 keyword tuple before 3.12) is made by a first census before the one
 written."""
+import _signal
 import collections
 import gc
 import os
+import signal
 import sys
 import time
 import types
@@ -56,6 +62,10 @@ class MyInt(int):
     pass
 
 
+class LeakItem:
+    __slots__ = tuple("s%d" % i for i in range(20))
+
+
 class Sized:
     """A class of its own __sizeof__: pycore cannot know what it says."""
 
@@ -85,6 +95,7 @@ BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in ra
 SETS = [set(range(i % 50)) for i in range(500)]
 FROZEN = frozenset(range(100))
 QUEUE = collections.deque(range(1000))
+LEAKED = [LeakItem() for _ in range(1000)]
 MODULE = types.ModuleType("heapmod")
 MODULE.x = [1, 2, 3]
 
@@ -121,7 +132,7 @@ def census(path):
     types_ = []
     for (m, q), (n, b) in counts.items():
         types_.append([m, q, n, b, owners[(m, q)]])
-    text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_})
+    text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "leaked": id(LEAKED)})
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, text.encode())
     os.close(fd)
@@ -129,10 +140,19 @@ def census(path):
 
 import json  # noqa: E402  (after the heap: its objects are the interpreter's own)
 
+leak = sys.argv[2:] == ["leak"]
+WAIT = {signal.SIGUSR1}     # (made before the census, as sigwait's argument is there after it)
+if leak:
+    signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
 gc.collect()
 gc.disable()
 print("", end="", flush=True)
 census(sys.argv[1])
 census(sys.argv[1])
 print("READY", flush=True)
+if leak:
+    _signal.sigwait(WAIT)   # (signal.sigwait is Python: a frame 3.6 tracks)
+    LEAKED.extend(LeakItem() for _ in range(20000))
+    census(sys.argv[1] + ".2")
+    print("READY", flush=True)
 time.sleep(3600)

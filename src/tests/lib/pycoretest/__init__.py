@@ -27,7 +27,7 @@ others come from their module (from pycoretest.htmlpage import Page).
 from .tap import TAP, Failure, Skip
 from .env import SRCDIR, PYCORE, SCENARIOS
 from .schema import validator, load_report, schema_summary
-from .run import run_pycore, run_hidden, run_in, drop_scratch, scenario_cases, fnv1a64
+from .run import run_pycore, run_hidden, run_in, run_on, drop_scratch, scenario_cases, fnv1a64
 from .interpreters import Target, sid_root, find, names, interpreter, path
 from .compare import compare, compare_exception, frame_str, text_frames, version_of
 from .locals import compare_locals, compare_value, attributes_at, listed_once
@@ -36,7 +36,7 @@ from .cores import (wait_ready, take_snapshot, take_gcore, take_crash, take_and_
                     as_target, config_for, root_includes)
 
 __all__ = ["TAP", "Failure", "Skip", "SRCDIR", "PYCORE", "SCENARIOS", "validator", "load_report", "schema_summary",
-           "run_pycore", "run_hidden", "run_in", "scenario_cases", "Target", "sid_root", "find", "names",
+           "run_pycore", "run_hidden", "run_in", "run_on", "scenario_cases", "Target", "sid_root", "find", "names",
            "interpreter", "path", "compare", "compare_exception", "frame_str", "text_frames", "version_of",
            "compare_locals", "compare_value", "attributes_at", "listed_once", "wait_ready", "take_snapshot",
            "take_gcore", "take_crash", "take_and_read", "twin_fingerprints", "kernel_core_path",

@@ -31,6 +31,20 @@ def run_in(tap, label, work, fn, *args):
         drop_scratch(tap, work)
 
 
+def run_on(tap, name, case, fn, *args):
+    """The case "NAME CASE": FN(target, work, *ARGS) on the interpreter
+    NAME (pycoretest.interpreters) in a scratch directory of its, or a
+    skip saying why NAME is not here."""
+    from .interpreters import find
+    label = "%s %s" % (name, case)
+    target, why = find(name)
+    if why:
+        tap.skip(label, why)
+        return None
+    work = target.workdir("pycore-%s-%s-" % (name, case.replace(" ", "-")))
+    return run_in(tap, label, work, fn, target, work, *args)
+
+
 def drop_scratch(tap, work):
     """WORK, a scratch directory, removed (kept, and said so, with
     KEEP_CORES=1)."""

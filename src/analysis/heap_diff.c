@@ -1,0 +1,147 @@
+/* pycore heap --diff (heap.h): each type's count and bytes in both
+ * censuses, matched by the type's module and qualified name (a type
+ * object's address holds within one process, not across a restart, and
+ * dumps of one pid are one process); the objects among the largest of
+ * both at one address, of one type, that grew. */
+#include "analysis/heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int64_t added(const struct model_heap_delta *d)
+{
+	return (int64_t)(d->bytes_new - d->bytes_old);
+}
+
+static int by_growth(const void *a, const void *b)
+{
+	const struct model_heap_delta *x = *(const struct model_heap_delta *const *)a;
+	const struct model_heap_delta *y = *(const struct model_heap_delta *const *)b;
+	if (added(x) != added(y))
+		return added(x) < added(y) ? 1 : -1;
+	int64_t cx = (int64_t)(x->count_new - x->count_old), cy = (int64_t)(y->count_new - y->count_old);
+	return cx < cy ? 1 : cx > cy ? -1 : 0;
+}
+
+static int by_object_growth(const void *a, const void *b)
+{
+	const struct model_heap_object *x = *(const struct model_heap_object *const *)a;
+	const struct model_heap_object *y = *(const struct model_heap_object *const *)b;
+	uint64_t gx = x->bytes - x->bytes_old, gy = y->bytes - y->bytes_old;
+	return gx < gy ? 1 : gx > gy ? -1 : (x->address > y->address) - (x->address < y->address);
+}
+
+/* The delta of the type named like T in V, made when missing. */
+static struct model_heap_delta *delta_of(struct arena *a, struct ptrvec *v, const struct model_heap_type *t)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct model_heap_delta *d = v->items[i];
+		if (same_name(d->module, t->module) && same_name(d->qualname, t->qualname))
+			return d;
+	}
+	struct model_heap_delta *d = arena_alloc(a, sizeof(*d));
+	if (!d || ptrvec_push(a, v, d) != 0)
+		return NULL;
+	d->module = arena_strdup(a, t->module);
+	d->qualname = arena_strdup(a, t->qualname);
+	return d;
+}
+
+static struct pc_error *compare(const struct model_heap *o, struct model_heap *n, struct arena *a,
+				const char *old_path)
+{
+	struct model_heap_diff *df = arena_alloc(a, sizeof(*df));
+	struct ptrvec all = { 0 };
+	if (!df)
+		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+	df->old_input = arena_strdup(a, old_path);
+	df->objects_old = o->objects;
+	df->bytes_old = o->bytes;
+	for (size_t i = 0; i < o->types.n; i++) {
+		const struct model_heap_type *t = o->types.items[i];
+		struct model_heap_delta *d = delta_of(a, &all, t);
+		if (!d)
+			return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+		d->count_old += t->count;
+		d->bytes_old += t->bytes;
+	}
+	for (size_t i = 0; i < n->types.n; i++) {
+		const struct model_heap_type *t = n->types.items[i];
+		struct model_heap_delta *d = delta_of(a, &all, t);
+		if (!d)
+			return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+		d->count_new += t->count;
+		d->bytes_new += t->bytes;
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		struct model_heap_delta *d = all.items[i];
+		if (d->count_old != d->count_new || d->bytes_old != d->bytes_new)
+			ptrvec_push(a, &df->types, d);
+	}
+	qsort(df->types.items, df->types.n, sizeof(void *), by_growth);
+	for (size_t i = 0; i < n->largest.n; i++) {
+		struct model_heap_object *now = n->largest.items[i];
+		for (size_t k = 0; k < o->largest.n; k++) {
+			const struct model_heap_object *was = o->largest.items[k];
+			if (was->address != now->address || !same_name(was->module, now->module) ||
+			    !same_name(was->qualname, now->qualname) || was->bytes >= now->bytes)
+				continue;
+			struct model_heap_object *g = arena_alloc(a, sizeof(*g));
+			if (!g)
+				return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+			*g = *now;
+			g->bytes_old = was->bytes;
+			ptrvec_push(a, &df->grown, g);
+		}
+	}
+	qsort(df->grown.items, df->grown.n, sizeof(void *), by_object_growth);
+	n->diff = df;
+	return NULL;
+}
+
+/* E, which says which dump it is of: PATH (the caller names the command's
+ * operands, not one of them) */
+static struct pc_error *named(struct pc_error *e, const char *path)
+{
+	if (e->file)
+		return e;
+	struct pc_error *w = pc_error_new(e->code, path, "%s", e->message);
+	pc_error_free(e);
+	return w;
+}
+
+struct pc_error *analysis_heap_diff(const char *old, const char *new, const struct analysis_options *opt,
+				    struct analysis **out)
+{
+	struct analysis *a_old = NULL, *a_new = NULL;
+	struct pc_error *e;
+	*out = NULL;
+	if ((e = analysis_run(old, opt, &a_old)) != NULL)
+		return named(e, old);
+	if ((e = analysis_run(new, opt, &a_new)) != NULL) {
+		analysis_free(a_old);
+		return named(e, new);
+	}
+	const struct model_report *ro = analysis_report(a_old);
+	struct model_report *rn = (struct model_report *)analysis_report(a_new);
+	if (ro->pid != rn->pid)
+		e = pc_error_new(PC_EFORMAT, new, "--diff compares two dumps of one process: this is of pid %lld, "
+				 "%s of pid %lld", (long long)rn->pid, old, (long long)ro->pid);
+	else if (!ro->heap || !rn->heap)
+		e = pc_error_new(PC_EFORMAT, ro->heap ? new : old, "no census: the interpreter's state could not "
+				 "be read");
+	else
+		e = compare(ro->heap, rn->heap, rn->arena, old);
+	analysis_free(a_old);
+	if (e) {
+		analysis_free(a_new);
+		return e;
+	}
+	*out = a_new;
+	return NULL;
+}
