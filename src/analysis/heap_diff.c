@@ -1,8 +1,8 @@
 /* pycore heap --diff (heap.h): each type's count and bytes in both
  * censuses, matched by the type's module and qualified name (a type
  * object's address holds within one process, not across a restart, and
- * dumps of one pid are one process); the objects among the largest of
- * both at one address, of one type, that grew. */
+ * dumps of one pid are one process); the new dump's largest objects
+ * that the old one holds at the same address, of the same type, smaller. */
 #include "analysis/heap.h"
 
 #include <stdlib.h>
@@ -60,23 +60,19 @@ static struct pc_error *compare(const struct model_heap *o, struct model_heap *n
 	if (!df)
 		return pc_error_new(PC_ENOMEM, NULL, "out of memory");
 	df->old_input = arena_strdup(a, old_path);
-	df->objects_old = o->objects;
-	df->bytes_old = o->bytes;
-	for (size_t i = 0; i < o->types.n; i++) {
-		const struct model_heap_type *t = o->types.items[i];
-		struct model_heap_delta *d = delta_of(a, &all, t);
-		if (!d)
-			return pc_error_new(PC_ENOMEM, NULL, "out of memory");
-		d->count_old += t->count;
-		d->bytes_old += t->bytes;
-	}
-	for (size_t i = 0; i < n->types.n; i++) {
-		const struct model_heap_type *t = n->types.items[i];
-		struct model_heap_delta *d = delta_of(a, &all, t);
-		if (!d)
-			return pc_error_new(PC_ENOMEM, NULL, "out of memory");
-		d->count_new += t->count;
-		d->bytes_new += t->bytes;
+	df->objects_old = o->objects + o->untracked_objects;
+	df->bytes_old = o->bytes + o->untracked_bytes;
+	/* each type's objects, tracked or not, in the old census and the new */
+	const struct ptrvec *lists[4] = { &o->types, &o->untracked_types, &n->types, &n->untracked_types };
+	for (size_t l = 0; l < 4; l++) {
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			const struct model_heap_type *t = lists[l]->items[i];
+			struct model_heap_delta *d = delta_of(a, &all, t);
+			if (!d)
+				return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+			*(l < 2 ? &d->count_old : &d->count_new) += t->count;
+			*(l < 2 ? &d->bytes_old : &d->bytes_new) += t->bytes;
+		}
 	}
 	for (size_t i = 0; i < all.n; i++) {
 		struct model_heap_delta *d = all.items[i];
@@ -86,8 +82,8 @@ static struct pc_error *compare(const struct model_heap *o, struct model_heap *n
 	qsort(df->types.items, df->types.n, sizeof(void *), by_growth);
 	for (size_t i = 0; i < n->largest.n; i++) {
 		struct model_heap_object *now = n->largest.items[i];
-		for (size_t k = 0; k < o->largest.n; k++) {
-			const struct model_heap_object *was = o->largest.items[k];
+		for (size_t k = 0; k < o->watched.n; k++) {
+			const struct model_heap_object *was = o->watched.items[k];
 			if (was->address != now->address || !same_name(was->module, now->module) ||
 			    !same_name(was->qualname, now->qualname) || was->bytes >= now->bytes)
 				continue;
@@ -121,14 +117,21 @@ struct pc_error *analysis_heap_diff(const char *old, const char *new, const stru
 	struct analysis *a_old = NULL, *a_new = NULL;
 	struct pc_error *e;
 	*out = NULL;
-	if ((e = analysis_run(old, opt, &a_old)) != NULL)
-		return named(e, old);
-	if ((e = analysis_run(new, opt, &a_new)) != NULL) {
-		analysis_free(a_old);
+	/* the new dump first: its largest objects are those the old
+	 * dump's census gives the sizes of (the objects that grew in place) */
+	if ((e = analysis_run(new, opt, &a_new)) != NULL)
 		return named(e, new);
+	struct model_report *rn = (struct model_report *)analysis_report(a_new);
+	struct analysis_options with = *opt;
+	uint64_t watch[MODEL_HEAP_LARGEST];
+	for (size_t i = 0; rn->heap && i < rn->heap->largest.n && i < MODEL_HEAP_LARGEST; i++)
+		watch[with.py.heap_nwatch++] = ((struct model_heap_object *)rn->heap->largest.items[i])->address;
+	with.py.heap_watch = watch;
+	if ((e = analysis_run(old, &with, &a_old)) != NULL) {
+		analysis_free(a_new);
+		return named(e, old);
 	}
 	const struct model_report *ro = analysis_report(a_old);
-	struct model_report *rn = (struct model_report *)analysis_report(a_new);
 	if (ro->pid != rn->pid)
 		e = pc_error_new(PC_EFORMAT, new, "--diff compares two dumps of one process: this is of pid %lld, "
 				 "%s of pid %lld", (long long)rn->pid, old, (long long)ro->pid);

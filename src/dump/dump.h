@@ -290,6 +290,14 @@ struct dump_vma {
  * with *N 0 when the dump records none (then nothing is known of what
  * was mapped where).  Valid until dump_close. */
 const struct dump_vma *dump_vmas(struct dump *d, size_t *n);
+/* What the dump records of the mappings, as it records them, each sorted:
+ * the memory ranges (an ELF core's PT_LOADs, dumped or not; maps lines)
+ * and the file-backed ranges (NT_FILE; maps lines), whether or not they
+ * agree as dump_vmas needs: gdb's gcore leaves the read-only file
+ * mappings out of its PT_LOADs, so that the two together are what was
+ * mapped.  Valid until dump_close. */
+void dump_vmas_recorded(struct dump *d, const struct dump_vma **loads, size_t *nloads,
+			const struct dump_vma **files, size_t *nfiles);
 /* The mapping holding ADDR, or NULL; *BELOW and *ABOVE (either may be
  * NULL) the nearest mappings wholly below and above ADDR, or NULL. */
 const struct dump_vma *dump_vma_near(struct dump *d, uint64_t addr, const struct dump_vma **below,

@@ -95,6 +95,7 @@ struct dump_priv {
 	 * sorted and named by the file ranges (NT_FILE) */
 	struct dump_vma *vmas, *vma_files;
 	size_t nvmas, vmas_cap, nvma_files, vma_files_cap;
+	size_t nvmas_recorded;       /* nvmas as recorded, when they are no list (vmas.c) */
 	bool vmas_finished;
 };
 

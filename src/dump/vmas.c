@@ -70,6 +70,7 @@ void dump_vmas_finish(struct dump *d)
 	 * it: a compact core (dump_save) holds pieces, not mappings, and the
 	 * unmapped is not known of it */
 	size_t f = 0;
+	p->nvmas_recorded = p->nvmas;
 	for (size_t i = 0; i < p->nvma_files && p->nvmas; i++) {
 		const struct dump_vma *fr = &p->vma_files[i];
 		while (f < p->nvmas && p->vmas[f].start < fr->start)
@@ -101,6 +102,17 @@ const struct dump_vma *dump_vmas(struct dump *d, size_t *n)
 		dump_vmas_finish(d);
 	*n = d->p->nvmas;
 	return d->p->nvmas ? d->p->vmas : NULL;
+}
+
+void dump_vmas_recorded(struct dump *d, const struct dump_vma **loads, size_t *nloads,
+			const struct dump_vma **files, size_t *nfiles)
+{
+	if (!d->p->vmas_finished)
+		dump_vmas_finish(d);
+	*loads = d->p->vmas;
+	*nloads = d->p->nvmas_recorded;
+	*files = d->p->vma_files;
+	*nfiles = d->p->nvma_files;
 }
 
 const struct dump_vma *dump_vma_near(struct dump *d, uint64_t addr, const struct dump_vma **below,

@@ -484,9 +484,24 @@ struct model_heap_diff {
 	uint64_t objects_old, bytes_old;
 	struct ptrvec types;             /* of struct model_heap_delta: those that changed, most
 					    bytes added first */
-	struct ptrvec grown;             /* of struct model_heap_object: objects among the
-					    largest of both at one address and of one type,
-					    bigger in NEW, most growth first */
+	struct ptrvec grown;             /* of struct model_heap_object: of NEW's largest,
+					    those OLD holds at one address, of one type,
+					    smaller; most growth first */
+};
+
+/* Where a process's memory is, from the mappings the dump records. */
+struct model_heap_memory {
+	bool known;                      /* the dump records its mappings */
+	uint64_t mapped;                 /* every mapping's size */
+	uint64_t files;                  /* mapped from files (code, data, mapped files),
+					    and the kernel's [vdso], [vvar], [vsyscall] */
+	uint64_t stacks;                 /* the mappings holding a thread's stack pointer */
+	uint64_t reserved;               /* no access at all: guard pages, malloc's arenas'
+					    reserved tails (no memory behind them) */
+	uint64_t anonymous;              /* the rest: the C heap, malloc's and pymalloc's
+					    arenas, mmapped blocks */
+	uint64_t python;                 /* of anonymous: the objects counted (tracked and
+					    untracked) that lie there */
 };
 
 /* pycore heap: every object on the GC's lists, counted by type. */
@@ -501,6 +516,15 @@ struct model_heap {
 	struct ptrvec largest;       /* of struct model_heap_object: the biggest objects,
 					biggest first (MODEL_HEAP_LARGEST) */
 	struct model_heap_diff *diff;   /* heap --diff: against the old dump; NULL */
+	/* the objects the GC does not track, reached from those it does
+	 * through the references pycore reads (python/heap/reach.c) */
+	uint64_t untracked_objects, untracked_bytes;
+	struct ptrvec untracked_types;  /* of struct model_heap_type (permanent 0), most
+					   bytes first */
+	uint64_t unreadable_references; /* references to no readable object */
+	struct ptrvec watched;          /* of struct model_heap_object: those of
+					   py_options.heap_watch found on the lists */
+	struct model_heap_memory memory;
 };
 #define MODEL_HEAP_LARGEST 50
 

@@ -21,6 +21,10 @@ struct py_options {
 	double timeout;          /* seconds for one dump's walk; 0: none */
 	int native;              /* 0 Python frames only; 1 with native frames; 2 all native */
 	bool heap;               /* and the heap's census (pycore heap: the report's heap) */
+	/* heap --diff: the census also gives the sizes of the objects at
+	 * these addresses (the newer dump's largest) in heap->watched */
+	const uint64_t *heap_watch;
+	size_t heap_nwatch;
 };
 
 /* Fill R's python and interpreters parts.  NULL, or the error: code

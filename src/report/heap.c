@@ -43,13 +43,11 @@ static json_t *diff_json(const struct model_heap_diff *d, json_t *(*str)(const c
 			 types ? types : json_null(), "grown", objects_json(&d->grown, true, str));
 }
 
-json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
+static json_t *types_json(const struct ptrvec *v, json_t *(*str)(const char *))
 {
-	if (!h)
-		return json_null();
-	json_t *types = json_array(), *unread = json_array();
-	for (size_t i = 0; types && i < h->types.n; i++) {
-		const struct model_heap_type *t = h->types.items[i];
+	json_t *types = json_array();
+	for (size_t i = 0; types && i < v->n; i++) {
+		const struct model_heap_type *t = v->items[i];
 		json_array_append_new(types, json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:b, s:o}", "module",
 						       str(t->module), "qualname", str(t->qualname), "address",
 						       address(t->address),
@@ -58,14 +56,36 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 						       (json_int_t)t->permanent_bytes, "exact", t->exact, "sizeof_owner",
 						       str(t->sizeof_owner)));
 	}
+	return types;
+}
+
+json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
+{
+	if (!h)
+		return json_null();
+	json_t *types = types_json(&h->types, str), *unread = json_array();
 	for (size_t i = 0; unread && i < h->unread.n; i++)
 		json_array_append_new(unread, str(h->unread.items[i]));
-	return json_pack("{s:I, s:I, s:[I, I, I], s:I, s:b, s:o, s:o, s:f, s:o, s:o}", "objects",
-			 (json_int_t)h->objects, "bytes", (json_int_t)h->bytes, "generations",
-			 (json_int_t)h->generation[0], (json_int_t)h->generation[1], (json_int_t)h->generation[2],
-			 "permanent", (json_int_t)h->permanent, "exact", h->exact, "types", types ? types : json_null(),
-			 "unread", unread ? unread : json_null(), "read_ms", h->read_ms, "largest",
-			 objects_json(&h->largest, false, str), "diff", diff_json(h->diff, str));
+	json_t *untracked = types_json(&h->untracked_types, str);
+	json_t *j = json_pack("{s:I, s:I, s:[I, I, I], s:I, s:b, s:o, s:o, s:f, s:o, s:o}", "objects",
+			      (json_int_t)h->objects, "bytes", (json_int_t)h->bytes, "generations",
+			      (json_int_t)h->generation[0], (json_int_t)h->generation[1], (json_int_t)h->generation[2],
+			      "permanent", (json_int_t)h->permanent, "exact", h->exact, "types",
+			      types ? types : json_null(), "unread", unread ? unread : json_null(), "read_ms", h->read_ms,
+			      "largest", objects_json(&h->largest, false, str), "diff", diff_json(h->diff, str));
+	const struct model_heap_memory *m = &h->memory;
+	if (j)
+		json_object_set_new(j, "memory", !m->known ? json_null()
+				    : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "mapped", (json_int_t)m->mapped,
+						"files", (json_int_t)m->files, "stacks", (json_int_t)m->stacks,
+						"reserved", (json_int_t)m->reserved, "anonymous",
+						(json_int_t)m->anonymous, "python", (json_int_t)m->python));
+	if (j)
+		json_object_set_new(j, "untracked", json_pack("{s:I, s:I, s:o}", "objects",
+							      (json_int_t)h->untracked_objects, "bytes",
+							      (json_int_t)h->untracked_bytes, "types",
+							      untracked ? untracked : json_null()));
+	return j;
 }
 
 /* 123456789 as "117.7 MiB" */
@@ -109,6 +129,21 @@ static void warnings(FILE *out, const struct model_report *r)
 		fprintf(out, "Warning: %s\n", (const char *)r->warnings.items[i]);
 }
 
+/* "Memory: 1.2 GiB mapped: ..." */
+static void memory_text(FILE *out, const struct model_heap_memory *m)
+{
+	char b[6][32];
+	if (!m->known) {
+		fprintf(out, "Memory: the dump records no mappings\n");
+		return;
+	}
+	fprintf(out, "Memory: %s mapped: files %s, thread stacks %s, reserved (no access) %s; anonymous %s, of "
+		"which the objects counted fill %s (%.0f %%)\n", human(m->mapped, b[0], 32),
+		human(m->files, b[1], 32), human(m->stacks, b[2], 32), human(m->reserved, b[5], 32),
+		human(m->anonymous, b[3], 32), human(m->python, b[4], 32),
+		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
+}
+
 int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 {
 	const struct model_heap *h = r->heap;
@@ -126,6 +161,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 		fprintf(out, "  generations 0, 1, 2: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "; permanent (gc.freeze): %"
 			PRIu64 "; read in %.1f ms\n", h->generation[0], h->generation[1], h->generation[2],
 			h->permanent, h->read_ms);
+		memory_text(out, &h->memory);
 		if (h->types.n)
 			fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes", "type");
 		size_t shown = top && top < h->types.n ? top : h->types.n;
@@ -143,6 +179,15 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 			fprintf(out, "+: %zu type%s a __sizeof__ of %s own, which pycore does not compute: %s basic "
 				"size counted instead\n", inexact, inexact == 1 ? " has" : "s have",
 				inexact == 1 ? "its" : "their", inexact == 1 ? "its" : "their");
+		fprintf(out, "\nObjects the GC does not track, reached from those it does: %" PRIu64 ", %s\n",
+			h->untracked_objects, human(h->untracked_bytes, b1, sizeof(b1)));
+		shown = top && top < h->untracked_types.n ? top : h->untracked_types.n;
+		for (size_t i = 0; i < shown && i < 10; i++) {
+			const struct model_heap_type *t = h->untracked_types.items[i];
+			fprintf(out, "%12" PRIu64 " %13" PRIu64 "%s  ", t->count, t->bytes, t->exact ? " " : "+");
+			type_name(out, t->module, t->qualname);
+			fputc('\n', out);
+		}
 		if (h->largest.n)
 			fprintf(out, "\nLargest objects:\n");
 		for (size_t i = 0; i < h->largest.n && i < 5; i++) {
@@ -164,11 +209,12 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 	heading(out, r, "Heap growth");
 	if (!d)
 		return ferror(out) ? -1 : 0;
-	int64_t grew = (int64_t)(h->bytes - d->bytes_old);
+	uint64_t objects = h->objects + h->untracked_objects, bytes = h->bytes + h->untracked_bytes;
+	int64_t grew = (int64_t)(bytes - d->bytes_old);
 	fprintf(out, "From %s to %s: %" PRIu64 " to %" PRIu64 " objects (%+" PRId64 "), %s to %s (%s%s)\n",
-		d->old_input, r->input_path ? r->input_path : "the new dump", d->objects_old, h->objects,
-		(int64_t)(h->objects - d->objects_old), human(d->bytes_old, b1, sizeof(b1)),
-		human(h->bytes, b2, sizeof(b2)), grew < 0 ? "-" : "+",
+		d->old_input, r->input_path ? r->input_path : "the new dump", d->objects_old, objects,
+		(int64_t)(objects - d->objects_old), human(d->bytes_old, b1, sizeof(b1)),
+		human(bytes, b2, sizeof(b2)), grew < 0 ? "-" : "+",
 		human(grew < 0 ? (uint64_t)-grew : (uint64_t)grew, b3, sizeof(b3)));
 	if (d->types.n)
 		fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes", "type (what changed, most bytes added first)");
@@ -183,7 +229,7 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 	if (shown < d->types.n)
 		fprintf(out, "%12s %14s  and %zu types more (--top N shows N)\n", "", "", d->types.n - shown);
 	if (d->grown.n)
-		fprintf(out, "\nGrew in place (among the largest objects of both, at one address):\n");
+		fprintf(out, "\nGrew in place (of the new dump's 50 largest, those the old held smaller at one address):\n");
 	for (size_t i = 0; i < d->grown.n && i < 10; i++) {
 		const struct model_heap_object *o = d->grown.items[i];
 		fprintf(out, "  0x%" PRIx64 " ", o->address);

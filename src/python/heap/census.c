@@ -17,48 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TPF_TYPE_SUBCLASS (1ul << 31)   /* Include/object.h */
 
 /* objects read at most, over every list (a budget, not CPython's) */
 #define HEAP_MAX_OBJECTS (1ull << 32)
 
-/* one of the largest objects: a min-heap by bytes while the lists are read */
-struct big {
-	uint64_t address, type, bytes;
-};
-
-struct census {
-	struct py_ctx *c;
-	struct model_heap *h;
-	struct addrtab types;        /* struct heap_type, by address */
-	uint64_t inexact_objects;    /* objects whose size could not be read */
-	struct big big[MODEL_HEAP_LARGEST];
-	size_t nbig;
-};
-
-/* OBJ, of TYPE and BYTES, among the largest so far (ties: the first kept) */
-static void keep_big(struct census *k, uint64_t obj, uint64_t type, uint64_t bytes)
-{
-	struct big *h = k->big, b = { obj, type, bytes };
-	size_t i;
-	if (k->nbig < MODEL_HEAP_LARGEST) {
-		for (i = k->nbig++; i && h[(i - 1) / 2].bytes > b.bytes; i = (i - 1) / 2)
-			h[i] = h[(i - 1) / 2];
-		h[i] = b;
-		return;
-	}
-	if (bytes <= h[0].bytes)
-		return;
-	/* the smallest goes: sift B down from the root */
-	for (i = 0;;) {
-		size_t l = 2 * i + 1, m = l + 1 < k->nbig && h[l + 1].bytes < h[l].bytes ? l + 1 : l;
-		if (l >= k->nbig || h[m].bytes >= b.bytes)
-			break;
-		h[i] = h[m];
-		i = m;
-	}
-	h[i] = b;
-}
 
 static int big_desc(const void *a, const void *b)
 {
@@ -80,94 +42,99 @@ static void unread(struct census *k, const char *fmt, ...)
 	k->h->exact = false;
 }
 
-/* The cached entry of TYPE, proven a type (its own type's flags say it
- * is a type's) on first sight; NULL when it is not. */
-static struct heap_type *type_entry(struct census *k, uint64_t type)
+/* One object of a list (a node before OBJ): counted, with what it holds;
+ * false when its type is no type. */
+static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char *what)
 {
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
-	bool found;
-	struct heap_type *t = addrtab_get(&k->types, type, &found);
-	if (!t)
-		return NULL;
-	if (found)
-		return t->proven ? t : NULL;
-	uint64_t meta, mflags = 0, flags = 0;
-	int64_t basic = -1, item = -1;
-	if (py_rd_ptr(c, type + L->object_type, &meta) != PC_OK ||
-	    dump_read(c->d, meta + L->type_flags, &mflags, sizeof(mflags)) != PC_OK ||
-	    !(mflags & TPF_TYPE_SUBCLASS) ||
-	    dump_read(c->d, type + L->type_flags, &flags, sizeof(flags)) != PC_OK ||
-	    py_rd_i64(c, type + L->type_basicsize, &basic) != PC_OK ||
-	    py_rd_i64(c, type + L->type_itemsize, &item) != PC_OK ||
-	    basic < 16 || basic > (1 << 24) || item < 0 || item > (1 << 16))
-		return NULL;
-	struct heap_type copy = { .addr = type, .proven = true, .basicsize = basic, .itemsize = item,
-				  .flags = flags };
-	heap_sizeof_rule(c, &copy);
-	/* the rule's look-ups may have grown the table */
-	if ((t = addrtab_get(&k->types, type, &found)) == NULL)
-		return NULL;
-	*t = copy;
-	return t;
+	uint64_t type = 0, size;
+	struct heap_type *t;
+	if (py_rd_ptr(c, obj + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
+		unread(k, "%s: the object at 0x%llx has no readable type (0x%llx); the list ends there", what,
+		       (unsigned long long)obj, (unsigned long long)type);
+		return false;
+	}
+	if (heap_sizeof(c, obj, t, &size) != 0) {
+		size = (uint64_t)t->basicsize + (uint64_t)L->sizeof_gc_head;
+		k->inexact_objects++;
+	}
+	if (n == &k->h->permanent) {
+		t->permanent++;
+		t->permanent_bytes += size;
+	}
+	t->count++;
+	t->bytes += size;
+	heap_seen(k, obj, type, size);
+	if (t->walk != HW_NONE || t->instance)
+		heap_reach(k, obj, t);
+	k->h->objects++;
+	k->h->bytes += size;
+	(*n)++;
+	return true;
 }
 
-/* The ring at HEAD (a PyGC_Head): its objects counted into *N. */
-static void walk_list(struct census *k, uint64_t head, const char *what, uint64_t *n)
+/* The ring at HEAD (a PyGC_Head) from its first node on (BACK: from its
+ * last, by the back links) until STOP or HEAD comes again: its objects
+ * counted into *N.  Each node's link the other way must point at the node
+ * before it.  Returns the last node counted (HEAD: none); *BROKEN set
+ * when the walk stopped short, said in the census's unread lines. */
+static uint64_t walk_ring(struct census *k, uint64_t head, uint64_t stop, bool back, const char *what,
+			  uint64_t *n, bool *broken)
 {
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
 	/* 3.8+: flags in _gc_prev's two low bits and _gc_next's lowest */
 	uint64_t mask = L->minor >= 8 ? ~(uint64_t)3 : ~(uint64_t)0;
-	uint64_t prev = head, node, back;
-	if (py_rd_ptr(c, head, &node) != PC_OK) {
+	uint64_t to = back ? 8 : 0, from = back ? 0 : 8, prev = head, node, link;
+	*broken = true;
+	if (py_rd_ptr(c, head + to, &node) != PC_OK) {
 		unread(k, "%s: its list head (0x%llx) is not in the dump", what, (unsigned long long)head);
-		return;
+		return head;
 	}
-	node &= mask;
-	while (node != head) {
+	for (node &= mask; node != head && node != stop; node = link & mask) {
 		if (k->h->objects >= HEAP_MAX_OBJECTS) {
 			unread(k, "%s: the census stopped at %llu objects (its budget)", what, HEAP_MAX_OBJECTS);
-			return;
+			return prev;
 		}
 		if ((k->h->objects & 0xffff) == 0 && py_out_of_time(c)) {
 			unread(k, "%s: the time budget ran out at %llu objects", what, (unsigned long long)k->h->objects);
-			return;
+			return prev;
 		}
-		uint64_t obj = node + (uint64_t)L->sizeof_gc_head, type, next, size;
-		if (py_rd_ptr(c, node + 8, &back) != PC_OK || (back & mask) != prev) {
-			unread(k, "%s: the list breaks at 0x%llx (its back link is not the object before it)", what,
-			       (unsigned long long)node);
-			return;
+		if (py_rd_ptr(c, node + from, &link) != PC_OK) {
+			unread(k, "%s: the list breaks after 0x%llx: its %s object, 0x%llx, is not in the dump", what,
+			       (unsigned long long)prev, back ? "previous" : "next", (unsigned long long)node);
+			return prev;
 		}
-		struct heap_type *t;
-		if (py_rd_ptr(c, obj + L->object_type, &type) != PC_OK || (t = type_entry(k, type)) == NULL) {
-			unread(k, "%s: the object at 0x%llx has no readable type (0x%llx); the list ends there", what,
-			       (unsigned long long)obj, (unsigned long long)type);
-			return;
+		if ((link & mask) != prev) {
+			unread(k, "%s: the list breaks at 0x%llx (its %s link is not the object %s it)", what,
+			       (unsigned long long)node, back ? "next" : "back", back ? "after" : "before");
+			return prev;
 		}
-		if (heap_sizeof(c, obj, t, &size) != 0) {
-			size = (uint64_t)t->basicsize + (uint64_t)L->sizeof_gc_head;
-			k->inexact_objects++;
-		}
-		if (n == &k->h->permanent) {
-			t->permanent++;
-			t->permanent_bytes += size;
-		}
-		t->count++;
-		t->bytes += size;
-		keep_big(k, obj, type, size);
-		k->h->objects++;
-		k->h->bytes += size;
-		(*n)++;
-		if (py_rd_ptr(c, node, &next) != PC_OK) {
-			unread(k, "%s: the list breaks after 0x%llx (its next link is not in the dump)", what,
-			       (unsigned long long)node);
-			return;
+		if (!count_object(k, node + (uint64_t)L->sizeof_gc_head, n, what))
+			return prev;
+		if (py_rd_ptr(c, node + to, &link) != PC_OK) {
+			unread(k, "%s: the list breaks after 0x%llx (its %s link is not in the dump)", what,
+			       (unsigned long long)node, back ? "back" : "next");
+			return node;
 		}
 		prev = node;
-		node = next & mask;
 	}
+	*broken = false;
+	return prev;
+}
+
+/* The list at HEAD: forward, and where it breaks, back from its end to
+ * the break (what lies between the two is not counted). */
+static void walk_list(struct census *k, uint64_t head, const char *what, uint64_t *n)
+{
+	bool broken;
+	uint64_t last = walk_ring(k, head, 0, false, what, n, &broken), before = *n;
+	if (!broken)
+		return;
+	walk_ring(k, head, last, true, what, n, &broken);
+	unread(k, "%s: %llu more objects read back from the list's end%s", what,
+	       (unsigned long long)(*n - before), broken ? " (that walk broke too)" : "");
 }
 
 /* 3.7 to 3.13: the gc state's generation0 follows its generations (at
@@ -231,28 +198,35 @@ static void types_out(struct census *k)
 	struct py_ctx *c = k->c;
 	for (size_t i = 0; i < k->types.cap; i++) {
 		struct heap_type *t = addrtab_slot(&k->types, i);
-		if (!t || !t->count)
-			continue;
-		struct model_heap_type *m = arena_alloc(c->a, sizeof(*m));
-		if (!m)
-			return;
-		m->address = t->addr;
-		m->count = t->count;
-		m->bytes = t->bytes;
-		m->permanent = t->permanent;
-		m->permanent_bytes = t->permanent_bytes;
-		m->exact = t->rule != HS_UNKNOWN;
-		m->sizeof_owner = t->owner;
-		ptrvec_push(c->a, &k->h->types, m);
+		for (int untracked = 0; t && untracked < 2; untracked++) {
+			uint64_t count = untracked ? t->ucount : t->count;
+			struct model_heap_type *m = count ? arena_alloc(c->a, sizeof(*m)) : NULL;
+			if (!m)
+				continue;
+			*m = (struct model_heap_type){ .address = t->addr, .count = count,
+						       .bytes = untracked ? t->ubytes : t->bytes,
+						       .permanent = untracked ? 0 : t->permanent,
+						       .permanent_bytes = untracked ? 0 : t->permanent_bytes,
+						       .exact = t->rule != HS_UNKNOWN, .sizeof_owner = t->owner };
+			ptrvec_push(c->a, untracked ? &k->h->untracked_types : &k->h->types, m);
+		}
 	}
 	/* names after the walk: each read may grow the table */
-	for (size_t i = 0; i < k->h->types.n; i++) {
-		struct model_heap_type *m = k->h->types.items[i];
-		py_type_qualname(c, m->address, &m->module, &m->qualname);
-		if (!m->exact)
-			k->h->exact = false;
+	struct ptrvec *lists[] = { &k->h->types, &k->h->untracked_types };
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			struct model_heap_type *m = lists[l]->items[i];
+			py_type_qualname(c, m->address, &m->module, &m->qualname);
+			if (!m->exact)
+				k->h->exact = false;
+		}
+		qsort(lists[l]->items, lists[l]->n, sizeof(void *), by_bytes);
 	}
-	qsort(k->h->types.items, k->h->types.n, sizeof(void *), by_bytes);
+	for (size_t i = 0; i < k->h->watched.n; i++) {
+		struct model_heap_object *o = k->h->watched.items[i];
+		py_type_qualname(c, o->bytes_old, &o->module, &o->qualname);
+		o->bytes_old = 0;
+	}
 	qsort(k->big, k->nbig, sizeof(k->big[0]), big_desc);
 	for (size_t i = 0; i < k->nbig; i++) {
 		struct model_heap_object *o = arena_alloc(c->a, sizeof(*o));
@@ -275,6 +249,13 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	h->exact = true;
 	uint64_t t0 = py_now_ns();
 	struct census k = { .c = c, .h = h, .types = ADDRTAB_INIT(struct heap_type) };
+	heap_reach_init(&k, head);
+	heap_memory_init(&k);
+	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL) {
+		memcpy(k.watch, c->opt->heap_watch, c->opt->heap_nwatch * sizeof(uint64_t));
+		k.nwatch = c->opt->heap_nwatch;
+		qsort(k.watch, k.nwatch, sizeof(uint64_t), heap_cmp_u64);
+	}
 	if (py_layout_free_threaded(L)) {
 		unread(&k, "a free-threaded build keeps its objects in mimalloc's heaps, which pycore does not "
 		       "read yet: no object is counted");
@@ -307,7 +288,14 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	if (k.inexact_objects)
 		unread(&k, "the size of %llu objects could not be read: their type's basic size is counted",
 		       (unsigned long long)k.inexact_objects);
+	h->unreadable_references = k.unreadable;
+	if (k.unreadable)
+		unread(&k, "%llu references led to no readable object: what they hold is not counted",
+		       (unsigned long long)k.unreadable);
 	types_out(&k);
+	heap_reach_free(&k);
+	heap_memory_free(&k);
+	free(k.watch);
 	addrtab_free(&k.types);
 	h->read_ms = (double)(py_now_ns() - t0) / 1e6;
 	if (!h->exact && h->unread.n)

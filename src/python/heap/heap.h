@@ -9,8 +9,24 @@
  * defines __sizeof__, known by its name (sizeof.c). */
 enum heap_sizeof {
 	HS_OBJECT,                   /* object.__sizeof__: basic + items */
-	HS_LIST, HS_DICT, HS_SET, HS_BYTEARRAY, HS_TYPE, HS_MODULE,
+	HS_LIST, HS_DICT, HS_SET, HS_BYTEARRAY, HS_TYPE, HS_MODULE, HS_STR, HS_INT,
 	HS_UNKNOWN,                  /* a __sizeof__ pycore does not know: object's, a lower bound */
+};
+
+/* Include/object.h's type flags the census reads */
+#define TPF_HEAPTYPE        (1ul << 9)
+#define TPF_HAVE_GC         (1ul << 14)
+#define TPF_LIST_SUBCLASS   (1ul << 25)
+#define TPF_TUPLE_SUBCLASS  (1ul << 26)
+#define TPF_DICT_SUBCLASS   (1ul << 29)
+#define TPF_TYPE_SUBCLASS   (1ul << 31)
+
+/* The references reach.c follows from an object of a type: those of the
+ * exact built-in containers, and of instances of Python classes (whose
+ * tp_traverse is subtype_traverse) their attributes and what their
+ * built-in base holds. */
+enum heap_walk {
+	HW_NONE, HW_LIST, HW_TUPLE, HW_DICT, HW_SET, HW_CELL, HW_MODULE,
 };
 
 /* What the census knows of one type, cached by its address. */
@@ -21,13 +37,74 @@ struct heap_type {
 	const char *owner;           /* the class whose __sizeof__ it is */
 	int64_t basicsize, itemsize;
 	uint64_t flags;
+	enum heap_walk walk;         /* its layout's references */
+	bool instance;               /* an instance of a Python class: its attributes too */
 	uint64_t count, bytes, permanent, permanent_bytes;
+	uint64_t ucount, ubytes;     /* objects the GC does not track (reach.c) */
 };
+
+/* one of the largest objects: a min-heap by bytes while the lists are read */
+struct big {
+	uint64_t address, type, bytes;
+};
+
+/* One census in progress. */
+struct census {
+	struct py_ctx *c;
+	struct model_heap *h;
+	struct addrtab types;        /* struct heap_type, by address */
+	uint64_t inexact_objects;    /* objects whose size could not be read */
+	struct big big[MODEL_HEAP_LARGEST];
+	size_t nbig;
+	/* reach.c: the untracked objects seen, those still to walk, and
+	 * subtype_traverse (Python classes' tp_traverse; 0 unknown) */
+	struct addrtab seen;
+	uint64_t *stack;
+	size_t nstack, capstack;
+	uint64_t subtype_traverse;
+	uint64_t unreadable;         /* references to no readable object */
+	uint64_t *watch;             /* py_options.heap_watch, sorted */
+	/* the anonymous mappings (memory.c), sorted, to tell where an object lies */
+	const struct dump_vma **anon;
+	size_t nanon;
+	size_t nwatch;
+};
+
+/* ---- types.c ---- */
+
+/* OBJ, of TYPE and SIZE, counted: among the largest?  One heap --diff
+ * asked about? */
+void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
+
+/* TYPE's entry, proven a type on first sight; NULL when it is not. */
+struct heap_type *heap_type_entry(struct census *k, uint64_t type);
+/* qsort's and bsearch's order of uint64_t */
+int heap_cmp_u64(const void *a, const void *b);
+
+/* ---- memory.c ---- */
+
+/* The mappings split into files, stacks and anonymous memory into
+ * k->h->memory; the anonymous ones kept for heap_memory_object. */
+void heap_memory_init(struct census *k);
+/* OBJ, of SIZE, counted: in anonymous memory? */
+void heap_memory_object(struct census *k, uint64_t obj, uint64_t size);
+void heap_memory_free(struct census *k);
+
+/* ---- reach.c ---- */
+
+/* The walk of the untracked: subtype_traverse found (from the builtins'
+ * __loader__, a Python class), for interpreter HEAD. */
+void heap_reach_init(struct census *k, uint64_t head);
+/* Every object the GC does not track that OBJ (a tracked one, of type T)
+ * holds, and all that those hold, counted once each in their type's
+ * ucount and ubytes. */
+void heap_reach(struct census *k, uint64_t obj, const struct heap_type *t);
+void heap_reach_free(struct census *k);
 
 /* The rule of TYPE (t->addr): t->rule, t->owner filled. */
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
-/* sys.getsizeof of the object at OBJ of type T (a GC object): 0 and *SIZE,
- * or -1 when what __sizeof__ reads is not captured. */
+/* sys.getsizeof of the object at OBJ of type T: 0 and *SIZE, or -1 when
+ * what __sizeof__ reads is not captured. */
 int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size);
 
 /* The census of every interpreter (from HEAD; 3.7 and 3.8 keep the lists

@@ -5,8 +5,10 @@
  * Objects/ (listobject.c list___sizeof__, dictobject.c _PyDict_SizeOf and
  * _PyDict_KeysSize, setobject.c set_sizeof, bytearrayobject.c
  * bytearray_sizeof, typeobject.c object___sizeof__ and type___sizeof__,
- * moduleobject.c module___sizeof__) of 3.6 to 3.15; a __sizeof__ of any
- * other class is not guessed: the type is marked inexact. */
+ * moduleobject.c module___sizeof__, unicodeobject.c unicode_sizeof,
+ * longobject.c int___sizeof__, bytesobject.c bytes_sizeof) of 3.6 to 3.15;
+ * a __sizeof__ of any other class is not guessed: the type is marked
+ * inexact. */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 
@@ -15,7 +17,6 @@
 /* Include/object.h */
 #define TPF_MANAGED_WEAKREF (1ul << 3)    /* 3.12+ */
 #define TPF_MANAGED_DICT    (1ul << 4)    /* 3.11+ */
-#define TPF_HEAPTYPE        (1ul << 9)
 
 /* Does the static type TYPE's tp_methods define __sizeof__?  tp_methods
  * is three words before tp_base in every version's PyTypeObject
@@ -55,7 +56,7 @@ static const struct {
 } known[] = {
 	{ "object", HS_OBJECT }, { "list", HS_LIST }, { "dict", HS_DICT }, { "set", HS_SET },
 	{ "frozenset", HS_SET }, { "bytearray", HS_BYTEARRAY }, { "type", HS_TYPE },
-	{ "module", HS_MODULE },
+	{ "module", HS_MODULE }, { "str", HS_STR }, { "int", HS_INT }, { "bytes", HS_OBJECT },
 };
 
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
@@ -161,6 +162,81 @@ static int object_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type 
 	return 0;
 }
 
+/* unicode_sizeof: the compact forms' header and characters (and their
+ * terminator), a legacy string's (a str subclass's instances)
+ * PyUnicodeObject and its data; and a UTF-8 copy, and before 3.12 a
+ * wchar_t copy, kept beside them.  The state's bits are layout.h's. */
+static int str_sizeof(struct py_ctx *c, uint64_t obj, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	uint32_t state;
+	int64_t len;
+	if (py_rd_i64(c, obj + L->unicode_length, &len) != PC_OK || len < 0 || len > (1ll << 40) ||
+	    dump_read(c->d, obj + L->unicode_state, &state, 4) != PC_OK)
+		return -1;
+	uint64_t kind = (state >> L->unicode_kind_shift) & 7, data;
+	bool compact = (state >> L->unicode_compact_shift) & 1, ascii = (state >> L->unicode_ascii_shift) & 1;
+	if (compact && ascii) {
+		*size = (uint64_t)L->sizeof_ascii + (uint64_t)len + 1;
+		data = obj + (uint64_t)L->sizeof_ascii;
+	} else if (compact) {
+		*size = (uint64_t)L->sizeof_compact + ((uint64_t)len + 1) * kind;
+		data = obj + (uint64_t)L->sizeof_compact;
+	} else {
+		*size = (uint64_t)L->unicode_data + 8;    /* sizeof(PyUnicodeObject) */
+		if (py_rd_ptr(c, obj + L->unicode_data, &data) != PC_OK)
+			return -1;
+		if (data)
+			*size += ((uint64_t)len + 1) * kind;
+	}
+	/* PyCompactUnicodeObject: utf8_length, utf8, and before 3.12
+	 * wstr_length (a compact ASCII string's is its length) */
+	uint64_t utf8, wstr;
+	int64_t n;
+	if (!(compact && ascii)) {
+		if (py_rd_ptr(c, obj + L->unicode_utf8, &utf8) != PC_OK)
+			return -1;
+		if (utf8 && utf8 != data) {
+			if (py_rd_i64(c, obj + L->unicode_utf8 - 8, &n) != PC_OK || n < 0 || n > (1ll << 40))
+				return -1;
+			*size += (uint64_t)n + 1;
+		}
+	}
+	if (L->unicode_wstr >= 0 && py_rd_ptr(c, obj + L->unicode_wstr, &wstr) == PC_OK && wstr &&
+	    (wstr != data || (L->unicode_ready_shift >= 0 && !((state >> L->unicode_ready_shift) & 1)))) {
+		if (compact && ascii)
+			n = len;
+		else if (py_rd_i64(c, obj + L->unicode_utf8 + 8, &n) != PC_OK || n < 0 || n > (1ll << 40))
+			return -1;
+		*size += ((uint64_t)n + 1) * 4;   /* sizeof(wchar_t) */
+	}
+	return 0;
+}
+
+/* int___sizeof__: the digits' offset and 4 bytes a digit, 3.11+ at least
+ * one (3.12+ lv_tag's count, above its three bits; before, |ob_size|) */
+static int int_sizeof(struct py_ctx *c, uint64_t obj, uint64_t *size)
+{
+	const struct py_layout *L = c->L;
+	int64_t n;
+	if (L->long_lv_tag >= 0) {
+		uint64_t tag;
+		if (py_rd_ptr(c, obj + L->long_lv_tag, &tag) != PC_OK || (tag >> 3) > (1ull << 40))
+			return -1;
+		n = (int64_t)(tag >> 3);
+		if (n < 1)
+			n = 1;
+	} else {
+		if (py_rd_i64(c, obj + L->var_size, &n) != PC_OK || n < -(1ll << 40) || n > (1ll << 40))
+			return -1;
+		n = n < 0 ? -n : n;
+		if (n < 1 && L->minor >= 11)
+			n = 1;
+	}
+	*size = (uint64_t)L->long_digit + 4 * (uint64_t)n;
+	return 0;
+}
+
 static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
 {
 	const struct py_layout *L = c->L;
@@ -182,9 +258,10 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 		return 0;
 	}
 	case HS_BYTEARRAY:
+		/* 3.15 keeps the bytes in a bytes object whose header counts too */
 		if (py_rd_i64(c, obj + L->bytearray_alloc, &n) != PC_OK || n < 0 || n > (1ll << 48))
 			return -1;
-		*size = (uint64_t)t->basicsize + (uint64_t)n;
+		*size = (uint64_t)t->basicsize + (uint64_t)n + (L->minor >= 15 ? (uint64_t)L->bytes_sval + 1 : 0);
 		return 0;
 	case HS_TYPE: {
 		/* a heap type: sizeof(PyHeapTypeObject) (type's tp_basicsize)
@@ -222,6 +299,10 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 	}
 	case HS_OBJECT:
 		return object_sizeof(c, obj, t, size);
+	case HS_STR:
+		return str_sizeof(c, obj, size);
+	case HS_INT:
+		return int_sizeof(c, obj, size);
 	default:
 		/* a __sizeof__ not computed: the basic size, nothing read that
 		 * its own layout may use otherwise (a generator's ob_size) */
@@ -235,6 +316,8 @@ int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint6
 	const struct py_layout *L = c->L;
 	if (own_sizeof(c, obj, t, size) != 0)
 		return -1;
+	if (!(t->flags & TPF_HAVE_GC))
+		return 0;
 	*size += (uint64_t)L->sizeof_gc_head;
 	uint64_t pre = L->minor >= 12 ? TPF_MANAGED_DICT | TPF_MANAGED_WEAKREF : L->minor == 11 ? TPF_MANAGED_DICT : 0;
 	if (t->flags & pre)

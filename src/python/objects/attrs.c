@@ -2,7 +2,8 @@
  * version keeps it, and its __slots__.
  *
  * Where the __dict__ is (Include/internal/pycore_object.h of each version):
- * up to 3.10, at tp_dictoffset inside the object; with Py_TPFLAGS_MANAGED_DICT
+ * up to 3.10, at tp_dictoffset inside the object (a negative one counts
+ * from the end of a variable-size object: a subclass of int or tuple); with Py_TPFLAGS_MANAGED_DICT
  * (1 << 4, 3.11+) before the object: 3.11 a dict pointer at -24 or, while no
  * dict was made, a values array at -32; 3.12 one word at -24 that is a dict
  * pointer, or a values pointer minus one (odd); 3.13 a dict pointer at -24
@@ -11,6 +12,9 @@
  * values inline at tp_basicsize (right after the object header), in use
  * while their `valid` byte (the fourth) is set.  Values arrays share the
  * keys of the class (ht_cached_keys).
+ * py_instance_referents gives the same objects unnamed, as the interpreter's
+ * subtype_traverse visits them: the dict itself (not its items) where one
+ * was made, else each value of the values array, and each slot's object.
  * __slots__ are PyMemberDef entries (40 bytes: name, type, offset, flags,
  * doc) that follow each heap type, one per slot, of type T_OBJECT_EX (16),
  * for every class along the MRO.
@@ -32,6 +36,7 @@ struct by_name {
 	void *arg;
 	int64_t only_len;   /* >= 0: only a key of so many characters can be
 			     * the one FN looks for (py_instance_attr_named) */
+	py_dict_fn raw;     /* py_instance_referents: the objects, unnamed */
 };
 
 static int dict_attr(struct py_ctx *c, uint64_t key, uint64_t value, void *arg)
@@ -83,11 +88,27 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 		int64_t off;
 		if (dump_read(c->d, type + L->type_dictoffset, &off, 8) != PC_OK)
 			return -1;
-		if (off > 0 && off < (1 << 20) && py_rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
+		if (off < 0 && off > -(1 << 20)) {
+			/* a subclass of a variable-size type (int, bytes, tuple):
+			 * counted from the object's end, its size rounded up to
+			 * a word (Objects/object.c _PyObject_GetDictPtr) */
+			int64_t n, basic, item;
+			if (py_rd_i64(c, obj + L->var_size, &n) != 0 ||
+			    dump_read(c->d, type + L->type_basicsize, &basic, 8) != PC_OK ||
+			    dump_read(c->d, type + L->type_itemsize, &item, 8) != PC_OK || n < -(1ll << 40) ||
+			    n > (1ll << 40) || basic <= 0 || basic > (1 << 20) || item < 0 || item > (1 << 16))
+				return -1;
+			off += (basic + (n < 0 ? -n : n) * item + 7) & ~7ll;
+		}
+		if (off > 0 && off < (1ll << 40) && py_rd_ptr(c, obj + (uint64_t)off, &dict) != 0)
 			return -1;
 	}
 	if (values)
-		return py_dict_keys_values(c, keys, values, dict_attr, b);
+		return py_dict_keys_values(c, keys, values, b->raw ? b->raw : dict_attr, b->raw ? b->arg : b);
+	if (dict && b->raw) {
+		b->raw(c, 0, dict, b->arg);
+		return 0;
+	}
 	if (dict)
 		return py_dict_items(c, dict, dict_attr, b);
 	return 0;
@@ -130,6 +151,13 @@ static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_n
 			memcpy(&offset, m + 16, 8);
 			if (mtype != T_OBJECT_EX || offset <= 0 || offset > (1 << 20))
 				continue;
+			if (b->raw) {
+				if (py_rd_ptr(c, obj + (uint64_t)offset, &value) != 0)
+					return -1;
+				if (value && b->raw(c, 0, value, b->arg))
+					return 0;
+				continue;
+			}
 			char name[256];
 			if (dump_read_cstr(c->d, name_ptr, name, sizeof(name)) != PC_OK)
 				return -1;
@@ -154,14 +182,20 @@ static int instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct 
 
 int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn fn, void *arg)
 {
-	struct by_name b = { fn, arg, -1 };
+	struct by_name b = { fn, arg, -1, NULL };
+	return instance_attrs(c, obj, type, &b);
+}
+
+int py_instance_referents(struct py_ctx *c, uint64_t obj, uint64_t type, py_dict_fn fn, void *arg)
+{
+	struct by_name b = { NULL, arg, -1, fn };
 	return instance_attrs(c, obj, type, &b);
 }
 
 int py_instance_attr_named(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name, py_attr_fn fn,
 			   void *arg)
 {
-	struct by_name b = { fn, arg, -1 };
+	struct by_name b = { fn, arg, -1, NULL };
 	size_t len = strlen(name);
 	bool ascii = len < PY_MAX_NAME;
 	for (const char *p = name; *p && ascii; p++)

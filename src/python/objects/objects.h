@@ -123,6 +123,13 @@ int py_instance_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, py_attr_fn 
 int py_instance_attr_named(struct py_ctx *c, uint64_t obj, uint64_t type, const char *name, py_attr_fn fn,
 			   void *arg);
 
+/* The objects OBJ's attributes hold, unnamed, as the interpreter's
+ * subtype_traverse visits them: FN (key 0, but for a values array's
+ * entries) with its __dict__ where one was made, else each value of its
+ * values array, and each slot's object; until FN returns non-zero.  0, or
+ * -1 when they could not be read. */
+int py_instance_referents(struct py_ctx *c, uint64_t obj, uint64_t type, py_dict_fn fn, void *arg);
+
 /* The instance attribute NAME of OBJ (an instance of a Python class, or of
  * a C type with a __dict__): its value, 0 when it has none. */
 uint64_t py_attr(struct py_ctx *c, uint64_t obj, const char *name);

@@ -5,7 +5,10 @@ runs (pycoretest.interpreters.names(): 3.6 to 3.13, Debian's 3.11 and its
 -dbg build, the Debian unstable root's 3.13 to 3.15), stops the GC, and
 writes its own census (the truth): gc.get_objects() by type with
 sys.getsizeof, the class that defines each type's __sizeof__, and
-gc.get_freeze_count().  Then, each a case:
+gc.get_freeze_count(); and the objects the GC does not track reached from
+those through the references pycore follows (the scenario follows the
+same ones: gc.get_referents of a Python class's instance, the items of the
+exact built-in containers, a dict's keys), by type.  Then, each a case:
 
   NAME core  `pycore heap --format json` of a snapshot of it (gcore; a
              process in a root: the kernel's core of SIGQUIT)
@@ -20,12 +23,20 @@ those in the permanent generation, which gc.get_objects() leaves out),
 and for every type whose __sizeof__ pycore computes (exact) the bytes of
 the truth; for every type the class that defines __sizeof__ the truth
 names; the permanent generation's size gc.get_freeze_count(); nothing
-unread.  A type pycore marks inexact is one whose __sizeof__ it does not
+unread; and for the untracked objects reached, every type's count, and
+bytes where pycore computes them, as the truth's.  The live read's split of
+the memory (files, reserved, stacks and anonymous) must be the kernel's
+/proc/PID/maps read right after it.  A type pycore marks inexact is one whose __sizeof__ it does not
 compute (the truth's owner is then no class pycore knows), and the report
 is not exact.  The text census of the live read names the biggest type
 and the scenario's own classes.  The diff must give every type's change
 as the two censuses give it, LeakItem first, and the list among the
 objects that grew in place; dumps of two processes are refused (exit 4).
+A gcore on 3.12 patched five ways (a next link into nowhere, a back link
+that lies, an object whose type is no type, a dict whose keys claim 2**60
+slots, a list of 2**40 items) gives a partial census, exit 1, that says
+what it could not read; a list broken by one link is read whole, forward
+and then back from its end.
 
 The sanitizer pass runs the builds among pycoretest.interpreters'
 SANITIZER_PASS_NAMES only.  Output is TAP (pycoretest.tap)."""
@@ -38,12 +49,60 @@ import sys
 import pycoretest as pt
 from pycoretest import interpreters
 from pycoretest import native as gdb_native
+from pycoretest.corefile import Core, table
 from pycoretest.cores import take_snapshot, wait_ready
 from pycoretest.env import scaled
 from pycoretest.schema import load_report
 
 # the __sizeof__ pycore computes, by the class that defines it
-KNOWN = {"object", "list", "dict", "set", "frozenset", "bytearray", "type", "module"}
+KNOWN = {"object", "list", "dict", "set", "frozenset", "bytearray", "type", "module", "str", "int", "bytes"}
+
+
+def by_name(types):
+    """The entries of TYPES summed by module and qualified name (classes of
+    one name, as ctypes.CFUNCTYPE makes, are one entry in the truth)."""
+    out = {}
+    for t in types:
+        k = (t["module"], t["qualname"])
+        if k in out:
+            o = out[k] = dict(out[k])
+            for f in ("count", "bytes", "permanent", "permanent_bytes"):
+                o[f] += t[f]
+            o["exact"] = o["exact"] and t["exact"]
+        else:
+            out[k] = t
+    return out
+
+
+def compare_types(truth, types, what, errors):
+    """Each type of TRUTH ([module, qualname, count, bytes, owner]) against
+    pycore's TYPES, what differs put in ERRORS: (the truth by name, exact
+    types, inexact types)."""
+    want = {(m, q): (n, b, owner) for m, q, n, b, owner in truth}
+    got = by_name(types)
+    exact_types = inexact_types = 0
+    for k in sorted(set(want) | set(got), key=str):
+        n, b, owner = want.get(k, (0, 0, None))
+        t = got.get(k)
+        name = "%s%s.%s" % (what, k[0], k[1])
+        if t is None:
+            errors.append("%s: %d in the truth, none counted" % (name, n))
+            continue
+        if t["count"] - t["permanent"] != n:
+            errors.append("%s: %d counted (%d permanent), the truth %d" % (name, t["count"], t["permanent"], n))
+        if owner is not None and t["sizeof_owner"] != owner:
+            errors.append("%s: __sizeof__ of %s, the truth %s" % (name, t["sizeof_owner"], owner))
+        if t["exact"]:
+            exact_types += 1
+            if t["bytes"] - t["permanent_bytes"] != b and n:
+                errors.append("%s: %d bytes, the truth %d" % (name, t["bytes"] - t["permanent_bytes"], b))
+            if owner is not None and owner not in KNOWN:
+                errors.append("%s: exact, but its __sizeof__ is %s's" % (name, owner))
+        else:
+            inexact_types += 1
+            if owner in KNOWN:
+                errors.append("%s: inexact, but its __sizeof__ is %s's" % (name, owner))
+    return want, exact_types, inexact_types
 
 
 def compare(report, truth):
@@ -53,31 +112,11 @@ def compare(report, truth):
         raise pt.Failure("no heap in the report")
     if h["unread"]:
         raise pt.Failure("unread: %s" % "; ".join(h["unread"]))
-    want = {(m, q): (n, b, owner) for m, q, n, b, owner in truth["types"]}
-    got = {(t["module"], t["qualname"]): t for t in h["types"]}
     errors = []
-    exact_types = inexact_types = 0
-    for k in sorted(set(want) | set(got), key=str):
-        n, b, owner = want.get(k, (0, 0, None))
-        t = got.get(k)
-        if t is None:
-            errors.append("%s.%s: %d in the truth, none counted" % (k[0], k[1], n))
-            continue
-        if t["count"] - t["permanent"] != n:
-            errors.append("%s.%s: %d counted (%d permanent), the truth %d" % (k[0], k[1], t["count"],
-                                                                             t["permanent"], n))
-        if owner is not None and t["sizeof_owner"] != owner:
-            errors.append("%s.%s: __sizeof__ of %s, the truth %s" % (k[0], k[1], t["sizeof_owner"], owner))
-        if t["exact"]:
-            exact_types += 1
-            if t["bytes"] - t["permanent_bytes"] != b and n:
-                errors.append("%s.%s: %d bytes, the truth %d" % (k[0], k[1], t["bytes"] - t["permanent_bytes"], b))
-            if owner is not None and owner not in KNOWN:
-                errors.append("%s.%s: exact, but its __sizeof__ is %s's" % (k[0], k[1], owner))
-        else:
-            inexact_types += 1
-            if owner in KNOWN:
-                errors.append("%s.%s: inexact, but its __sizeof__ is %s's" % (k[0], k[1], owner))
+    want, exact_types, inexact_types = compare_types(truth["types"], h["types"], "", errors)
+    # the objects the GC does not track, reached through the references
+    # pycore follows (the truth follows the same ones)
+    uwant, _, _ = compare_types(truth["untracked"], h["untracked"]["types"], "untracked ", errors)
     if h["permanent"] != truth["frozen"]:
         errors.append("permanent generation: %d, gc.get_freeze_count() %d" % (h["permanent"], truth["frozen"]))
     if h["exact"] != (inexact_types == 0):
@@ -85,8 +124,10 @@ def compare(report, truth):
     if errors:
         raise pt.Failure("; ".join(errors[:12]) + ("; and %d more" % (len(errors) - 12) if len(errors) > 12 else ""))
     objects = sum(n for n, _, _ in want.values())
-    return "%d objects of %d types as the process counts them; bytes of %d types exact, %d inexact" % (
-        objects, len(want), exact_types, inexact_types)
+    loose = sum(n for n, _, _ in uwant.values())
+    return ("%d objects of %d types as the process counts them, bytes of %d types exact, %d inexact; "
+            "%d untracked objects reached, of %d types") % (objects, len(want), exact_types, inexact_types,
+                                                           loose, len(uwant))
 
 
 def heap_json(args):
@@ -104,6 +145,22 @@ def check_core(target, work):
     return compare(report, truth)
 
 
+def maps_summary(text):
+    """/proc/PID/maps summed: files, the kernel's pseudo-files ([vdso],
+    [vvar], [vvar_vclock], [vsyscall]), reserved (no access) and anonymous
+    (the main thread's [stack] and the other threads' stacks too)."""
+    out = {}
+    for line in text.splitlines():
+        fields = line.split()
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        name = fields[5] if len(fields) > 5 else ""
+        kind = ("kernel" if name.startswith("[") and name not in ("[stack]", "[heap]") else "files"
+                if name.startswith("/")
+                else "reserved" if fields[1].startswith("---") else "anonymous")
+        out[kind] = out.get(kind, 0) + end - start
+    return out
+
+
 def check_live(target, work):
     truth_path = os.path.join(work, "truth.json")
     proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path)], work,
@@ -114,18 +171,26 @@ def check_live(target, work):
         with open(truth_path) as f:
             truth = json.load(f)
         report = heap_json(gdb_native.debug_args(target) + target.pycore_args() + ["--pid", str(proc.pid)])
+        with open("/proc/%d/maps" % proc.pid) as f:
+            maps_text = f.read()
         rc, text, err = pt.run_pycore(["heap", "--top", "100"] + gdb_native.debug_args(target) + target.pycore_args() +
                                       ["--pid", str(proc.pid)])
     finally:
         proc.kill()
         proc.wait(timeout=scaled(30))
     summary = compare(report, truth)
-    top = report["heap"]["types"][0]
-    for want in ("Heap of pid %d" % proc.pid, "Objects on the GC's lists: %d" % report["heap"]["objects"],
-                 "%12d %13d" % (top["count"], top["bytes"]), "__main__.Slotted", "__main__.Sized"):
-        if want not in text:
-            raise pt.Failure("the text census has no %r (exit %d): %s" % (want, rc, text[:600]))
-    return summary
+    # where the memory is, against the kernel's list of the process's
+    # mappings, read right after pycore's (it sleeps: nothing moves); the
+    # kernel's pseudo-files ([vdso], [vvar], ...) may or may not be
+    # among a dump's mappings, and thread stacks are anonymous memory to it
+    m, maps = report["heap"]["memory"], maps_summary(maps_text)
+    kernel = maps.get("kernel", 0)
+    if m is None or abs(m["files"] - maps.get("files", 0)) > kernel or \
+            m["reserved"] != maps.get("reserved", 0) or m["stacks"] + m["anonymous"] != maps.get("anonymous", 0) or \
+            not 0 < m["python"] <= m["anonymous"]:
+        raise pt.Failure("memory %s; /proc/PID/maps %s" % (m, maps))
+    return summary + "; memory as /proc/self/maps has it: %d MB anonymous, %d MB of it objects" % (
+        m["stacks"] + m["anonymous"] >> 20, m["python"] >> 20)
 
 
 def gcore(proc, work, name):
@@ -142,8 +207,10 @@ def gcore(proc, work, name):
 
 def check_diff(target, work):
     """`heap --diff` of two gcores of a process that leaked between them:
-    every type's change as the process's two censuses say, LeakItem first,
-    the list that holds them grown in place."""
+    every type's change (on the GC's lists and untracked) as the process's
+    two censuses say, LeakItem first, the 5000 strings counted, the list
+    that holds the LeakItems and the dict that holds the strings grown in
+    place."""
     truth_path = os.path.join(work, "truth.json")
     proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path), "leak"], work,
                         stdout=subprocess.PIPE)
@@ -166,9 +233,15 @@ def check_diff(target, work):
     d = report["heap"]["diff"]
     if d is None:
         raise pt.Failure("no diff in the report")
-    before = {(m, q): (n, b) for m, q, n, b, _ in t1["types"]}
-    after = {(m, q): (n, b) for m, q, n, b, _ in t2["types"]}
-    exact = {(t["module"], t["qualname"]) for t in report["heap"]["types"] if t["exact"]}
+    def totals(truth):
+        out = {}
+        for m, q, n, b, _ in truth["types"] + truth["untracked"]:
+            was = out.get((m, q), (0, 0))
+            out[(m, q)] = (was[0] + n, was[1] + b)
+        return out
+    before, after = totals(t1), totals(t2)
+    h = report["heap"]
+    exact = {(t["module"], t["qualname"]) for t in h["types"] + h["untracked"]["types"] if t["exact"]}
     got = {(t["module"], t["qualname"]): t for t in d["types"]}
     errors = []
     for k in set(before) | set(after):
@@ -184,8 +257,15 @@ def check_diff(target, work):
         errors.append("the first type is %s, not __main__.LeakItem" % (first and first["qualname"]))
     leaked = "0x%x" % t1["leaked"]
     grown = [g for g in d["grown"] if g["address"] == leaked]
+    strs = got.get(("builtins", "str"))
+    if not strs or strs["count_new"] - strs["count_old"] < 5000:
+        errors.append("the 5000 strings leaked are not among what grew: %s" % strs)
     if not grown or grown[0]["qualname"] != "list" or not grown[0]["bytes"] > grown[0]["bytes_old"]:
         errors.append("LEAKED (%s) is not among the objects that grew in place: %s" % (leaked, d["grown"][:3]))
+    text_dict = "0x%x" % t1["leaked_text"]
+    if not [g for g in d["grown"] if g["address"] == text_dict and g["qualname"] == "dict"]:
+        errors.append("LEAKED_TEXT (%s, a dict the GC does not track) did not grow in place: %s" % (
+            text_dict, d["grown"][:3]))
     rc, text, err = pt.run_pycore(["heap"] + target.pycore_args() + gdb_native.debug_args(target) +
                                   ["--diff", old, new])
     if "__main__.LeakItem (1000 to 21000)" not in text or ("%s list:" % leaked) not in text:
@@ -217,12 +297,69 @@ def check_diff_refused(target, work):
     return err.strip()
 
 
+# Corrupted heaps: a gcore of the scenario on 3.12, patched (offsets from
+# versions/3.12.h), must give a partial census that says what it could not
+# read (exit 1), never a crash, a hang or a total stated as exact.
+
+
+def check_corrupt(target, work):
+    core, truth_path, _ = take_snapshot(target, "heap", work)
+    intact = heap_json([core])
+    L = table(12)
+    c = Core(core)
+    runtime = int(intact["python"]["runtime_address"], 16)
+    interp = c.u64(runtime + L["runtime_interpreters_head"])
+    head = interp + L["interp_gc_generations"] + 2 * L["sizeof_gc_generation"]   # generation 2
+    nodes = [c.u64(head) & ~3]
+    while len(nodes) < 5000:
+        nodes.append(c.u64(nodes[-1]) & ~3)
+    obj = [n + L["sizeof_gc_head"] for n in nodes]
+    # (the types' addresses from the intact census: their names are in the
+    # interpreter's read-only data, which gcore leaves out)
+    addr = {t["qualname"]: int(t["address"], 16) for t in intact["heap"]["types"] if t["module"] == "builtins"}
+
+    def first(name):
+        for o in obj:
+            if c.u64(o + L["object_type"]) == addr[name] and c.u64(o + L["var_size"]):
+                return o
+        raise pt.Failure("no %s of items among the first objects of generation 2" % name)
+    dict_obj, list_obj = first("dict"), first("list")
+
+    def patched(patch, want, whole=False):
+        c2 = Core(core)
+        patch(c2)
+        path = os.path.join(work, "patched")
+        c2.save(path)
+        rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
+        if rc != 1 or not out.strip():
+            raise pt.Failure("%s: exit %d (want 1): %s" % (want, rc, err.strip()[-300:]))
+        h = load_report(out)["heap"]
+        said = [u for u in h["unread"] if want in u]
+        if not said or h["exact"] or h["objects"] > intact["heap"]["objects"] or \
+                (whole and h["objects"] != intact["heap"]["objects"]):
+            raise pt.Failure("%s: unread %s, exact %s, %d objects (intact %d)" % (
+                want, h["unread"], h["exact"], h["objects"], intact["heap"]["objects"]))
+        return "%s: %d of %d objects; %s" % (want, h["objects"], intact["heap"]["objects"], said[0])
+
+    cases = [
+        # (one broken link: every object read, forward and back from the end)
+        (lambda c2: c2.put64(nodes[50], 0x10), "0x10, is not in the dump", True),
+        (lambda c2: c2.put64(nodes[60] + 8, nodes[10]), "its back link is not the object before it", True),
+        (lambda c2: c2.put64(obj[70] + L["object_type"], obj[71]), "has no readable type"),
+        (lambda c2: c2.put8(c2.u64(dict_obj + L["dict_keys"]) + L["dictkeys_log2_size"], 60),
+         "could not be read"),
+        (lambda c2: c2.put64(list_obj + L["var_size"], 1 << 40), "led to no readable object"),
+    ]
+    return "; ".join(patched(*case) for case in cases)
+
+
 def main():
     tap = pt.TAP()
     for name in interpreters.names():
         for case, fn in (("core", check_core), ("live", check_live), ("diff", check_diff)):
             pt.run_on(tap, name, case, fn)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
+    pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)
     return tap.done()
 

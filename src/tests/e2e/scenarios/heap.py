@@ -9,7 +9,8 @@ that is off), big bytes and bytearrays, a deque, a frozenset, a module of
 its own.
 
 With argv[2] "leak": after READY, SIGUSR1 makes it leak (20000 more
-LeakItem objects in the module-level list LEAKED), take its census again
+LeakItem objects in the module-level list LEAKED, 5000 strings in the
+dict LEAKED_TEXT), take its census again
 into argv[1] + ".2" (with LEAKED's id) and print READY again.
 
 The census is what the interpreter itself says: gc.get_objects() (every
@@ -24,6 +25,7 @@ keyword tuple before 3.12) is made by a first census before the one
 written."""
 import _signal
 import collections
+import ctypes
 import gc
 import os
 import signal
@@ -92,10 +94,14 @@ for i in range(500):
     b["a"] = a
 del a, b
 BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in range(5)]
+TEXTS = {"k%d" % i: ("value %d " % i) * (i % 40) + "\u00e9" * (i % 3) + "\u20ac" * (i % 5 == 0)
+         for i in range(3000)}
+NUMBERS = [(i, i * 2**70, float(i)) for i in range(2000)]
 SETS = [set(range(i % 50)) for i in range(500)]
 FROZEN = frozenset(range(100))
 QUEUE = collections.deque(range(1000))
 LEAKED = [LeakItem() for _ in range(1000)]
+LEAKED_TEXT = {}
 MODULE = types.ModuleType("heapmod")
 MODULE.x = [1, 2, 3]
 
@@ -106,6 +112,80 @@ def owner(t):
     for m in t.__mro__:
         if "__sizeof__" in m.__dict__:
             return m.__qualname__ if m.__module__ == "builtins" else "%s.%s" % (m.__module__, m.__qualname__)
+
+
+# The references pycore follows to the objects the GC does not track: the
+# exact built-in containers' and Python classes' instances' (whose
+# tp_traverse, the word after tp_flags and tp_doc in PyTypeObject, at 184
+# on 64-bit builds of every version, is subtype_traverse, but for the
+# classes a Python metaclass makes); gc.get_referents gives an instance's
+# attributes and its built-in base's items, but not a dict's str keys,
+# which pycore counts.
+HEAPTYPE = 1 << 9
+CELL = type((lambda x: (lambda: x))(0).__closure__[0])
+
+
+class Probe:
+    pass
+
+
+def tp_traverse(t):
+    return ctypes.c_void_p.from_address(id(t) + 184).value
+
+
+SUBTYPE = tp_traverse(Probe)
+
+
+def referents(o, t):
+    if t is list or t is tuple or t is set or t is frozenset:
+        return list(o)
+    if t is dict:
+        return list(o.keys()) + list(o.values())
+    if t is CELL:
+        try:
+            return [o.cell_contents]
+        except ValueError:
+            return []
+    if t is types.ModuleType:
+        return [o.__dict__]
+    if t.__flags__ & HEAPTYPE and tp_traverse(t) == SUBTYPE and not isinstance(o, type):
+        r = [x for x in gc.get_referents(o) if x is not t]
+        if isinstance(o, dict):
+            r += list(dict.keys(o))
+        return r
+    return []
+
+
+def reach(x, seen, stack, counts):
+    """X, an object referred to: counted when the GC does not track it (nor is
+    it a static type), once."""
+    if gc.is_tracked(x) or id(x) in seen:
+        return
+    if isinstance(x, type) and not x.__flags__ & HEAPTYPE:
+        return
+    seen[id(x)] = x
+    t = type(x)
+    k = (t.__module__, t.__qualname__)
+    c = counts.get(k)
+    if c is None:
+        counts[k] = c = [0, 0, owner(t)]
+    c[0] += 1
+    c[1] += sys.getsizeof(x)
+    stack.append(x)
+
+
+def untracked(objs):
+    seen = {}
+    stack = []
+    counts = {}
+    for o in objs:
+        for x in referents(o, type(o)):
+            reach(x, seen, stack, counts)
+    while stack:
+        o = stack.pop()
+        for x in referents(o, type(o)):
+            reach(x, seen, stack, counts)
+    return [[m, q, n, b, w] for (m, q), (n, b, w) in counts.items()]
 
 
 def census(path):
@@ -127,12 +207,14 @@ def census(path):
             owners[k] = owner(t)
         c[0] += 1
         c[1] += sys.getsizeof(o)
+    loose = untracked(objs)   # (3.6's frame, me, holds nothing it follows)
     del objs, o, me
     frozen = gc.get_freeze_count() if hasattr(gc, "get_freeze_count") else 0
     types_ = []
     for (m, q), (n, b) in counts.items():
         types_.append([m, q, n, b, owners[(m, q)]])
-    text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "leaked": id(LEAKED)})
+    text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "untracked": loose,
+                       "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, text.encode())
     os.close(fd)
@@ -153,6 +235,8 @@ print("READY", flush=True)
 if leak:
     _signal.sigwait(WAIT)   # (signal.sigwait is Python: a frame 3.6 tracks)
     LEAKED.extend(LeakItem() for _ in range(20000))
+    for i in range(5000):
+        LEAKED_TEXT[i] = "leaked text %d " % i * 4
     census(sys.argv[1] + ".2")
     print("READY", flush=True)
 time.sleep(3600)

@@ -1,0 +1,123 @@
+/* What the census knows of each type (proven a type once, its size rule,
+ * the references reach.c follows from its objects), and what it keeps of
+ * each object counted: the largest, those heap --diff asks about, the
+ * memory each fills (memory.c). */
+#include "python/heap/heap.h"
+#include "python/objects/objects.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* OBJ, of TYPE and BYTES, among the largest so far (ties: the first kept) */
+static void keep_big(struct census *k, uint64_t obj, uint64_t type, uint64_t bytes)
+{
+	struct big *h = k->big, b = { obj, type, bytes };
+	size_t i;
+	if (k->nbig < MODEL_HEAP_LARGEST) {
+		for (i = k->nbig++; i && h[(i - 1) / 2].bytes > b.bytes; i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
+		h[i] = b;
+		return;
+	}
+	if (bytes <= h[0].bytes)
+		return;
+	/* the smallest goes: sift B down from the root */
+	for (i = 0;;) {
+		size_t l = 2 * i + 1, m = l + 1 < k->nbig && h[l + 1].bytes < h[l].bytes ? l + 1 : l;
+		if (l >= k->nbig || h[m].bytes >= b.bytes)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = b;
+}
+
+/* The cached entry of TYPE, proven a type (its own type's flags say it
+ * is a type's) on first sight; NULL when it is not. */
+/* Which references of T's objects reach.c follows: the exact built-in
+ * containers' (known by their names: static types), and a Python class's
+ * instance's attributes and its built-in base's items. */
+static void walk_rule(struct census *k, struct heap_type *t)
+{
+	static const struct {
+		const char *name;
+		enum heap_walk walk;
+	} builtin[] = {
+		{ "list", HW_LIST }, { "tuple", HW_TUPLE }, { "dict", HW_DICT }, { "set", HW_SET },
+		{ "frozenset", HW_SET }, { "cell", HW_CELL }, { "module", HW_MODULE },
+	};
+	struct py_ctx *c = k->c;
+	uint64_t trav;
+	if (!(t->flags & TPF_HEAPTYPE)) {
+		const char *name = py_type_tp_name(c, t->addr);
+		for (size_t i = 0; name && i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			if (strcmp(name, builtin[i].name) == 0)
+				t->walk = builtin[i].walk;
+		return;
+	}
+	/* (a Python metaclass's instances are classes: type_traverse's
+	 * references, not followed) */
+	if (!k->subtype_traverse || (t->flags & TPF_TYPE_SUBCLASS) ||
+	    py_rd_ptr(c, t->addr + c->L->type_flags + 16, &trav) != PC_OK || trav != k->subtype_traverse)
+		return;
+	t->instance = true;
+	t->walk = (t->flags & TPF_LIST_SUBCLASS) ? HW_LIST : (t->flags & TPF_TUPLE_SUBCLASS) ? HW_TUPLE
+		  : (t->flags & TPF_DICT_SUBCLASS) ? HW_DICT : t->rule == HS_SET ? HW_SET : HW_NONE;
+}
+
+struct heap_type *heap_type_entry(struct census *k, uint64_t type)
+{
+	struct py_ctx *c = k->c;
+	const struct py_layout *L = c->L;
+	bool found;
+	struct heap_type *t = addrtab_get(&k->types, type, &found);
+	if (!t)
+		return NULL;
+	if (found)
+		return t->proven ? t : NULL;
+	uint64_t meta, mflags = 0, flags = 0;
+	int64_t basic = -1, item = -1;
+	if (py_rd_ptr(c, type + L->object_type, &meta) != PC_OK ||
+	    dump_read(c->d, meta + L->type_flags, &mflags, sizeof(mflags)) != PC_OK ||
+	    !(mflags & TPF_TYPE_SUBCLASS) ||
+	    dump_read(c->d, type + L->type_flags, &flags, sizeof(flags)) != PC_OK ||
+	    py_rd_i64(c, type + L->type_basicsize, &basic) != PC_OK ||
+	    py_rd_i64(c, type + L->type_itemsize, &item) != PC_OK ||
+	    basic < 16 || basic > (1 << 24) || item < 0 || item > (1 << 16))
+		return NULL;
+	struct heap_type copy = { .addr = type, .proven = true, .basicsize = basic, .itemsize = item,
+				  .flags = flags };
+	heap_sizeof_rule(c, &copy);
+	walk_rule(k, &copy);
+	/* the rule's look-ups may have grown the table */
+	if ((t = addrtab_get(&k->types, type, &found)) == NULL)
+		return NULL;
+	*t = copy;
+	return t;
+}
+
+int heap_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* OBJ, of TYPE and SIZE, is one heap --diff asked about */
+static void watched(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
+{
+	struct model_heap_object *o = arena_alloc(k->c->a, sizeof(*o));
+	if (!o)
+		return;
+	o->address = obj;
+	o->bytes = size;
+	o->bytes_old = type;   /* (the type's address, named once the walk is done) */
+	ptrvec_push(k->c->a, &k->h->watched, o);
+}
+
+void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
+{
+	keep_big(k, obj, type, size);
+	heap_memory_object(k, obj, size);
+	if (k->nwatch && bsearch(&obj, k->watch, k->nwatch, sizeof(obj), heap_cmp_u64))
+		watched(k, obj, type, size);
+}
