@@ -1,13 +1,16 @@
 /* The heap census: every object on the GC's lists (each generation's and
  * the permanent one, of every interpreter; 3.6 keeps one set in
- * gcmodule.c, 3.7 and 3.8 in the runtime), counted by type, with sys.getsizeof's size (sizeof.c).
+ * gcmodule.c, 3.7 and 3.8 in the runtime), counted by type with
+ * sys.getsizeof's size (sizeof.c), and what each holds that the GC does
+ * not track (reach.c).
  *
  * A list is a ring of PyGC_Head: 3.8+ _gc_next and _gc_prev (its low two
  * bits flags, Include/internal/pycore_gc.h), 3.6 and 3.7 gc_next and
  * gc_prev pointers; the object follows its header.  Every step is checked
  * against the dump: a node whose back link is not the node before it, or
- * whose type is no type, ends that list, said in the census's unread
- * lines, and the census is not exact. */
+ * whose type is no type, stops the walk, which goes on back from the
+ * list's end to that node; both are said in the census's unread lines,
+ * and the census is not exact. */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 #include "python/walk/walk.h"
@@ -17,10 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* objects read at most, over every list (a budget, not CPython's) */
 #define HEAP_MAX_OBJECTS (1ull << 32)
-
 
 static int big_desc(const void *a, const void *b)
 {
