@@ -171,7 +171,8 @@ static void walk_state(struct census *k, uint64_t gens, uint64_t perm)
 	uint64_t table = gens;
 	if (!prove_generations(k, &gens)) {
 		unread(k, "the GC's lists are not where this version's layout puts them (0x%llx: no generation0 "
-		       "points there): its build differs; its debug file (--debug-dir) gives its layout",
+		       "points there): its build differs; --layout dwarf reads its layout from its debug file "
+		       "(--debug-dir)",
 		       (unsigned long long)table);
 		return;
 	}
@@ -191,6 +192,20 @@ static int by_bytes(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* N objects kept (struct big) into V, their types named */
+static void objects_out(struct py_ctx *c, const struct big *b, size_t n, struct ptrvec *v)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct model_heap_object *o = arena_alloc(c->a, sizeof(*o));
+		if (!o)
+			return;
+		o->address = b[i].address;
+		o->bytes = b[i].bytes;
+		py_type_qualname(c, b[i].type, &o->module, &o->qualname);
+		ptrvec_push(c->a, v, o);
+	}
 }
 
 /* The census's types into the model, most bytes first. */
@@ -223,21 +238,9 @@ static void types_out(struct census *k)
 		}
 		qsort(lists[l]->items, lists[l]->n, sizeof(void *), by_bytes);
 	}
-	for (size_t i = 0; i < k->h->watched.n; i++) {
-		struct model_heap_object *o = k->h->watched.items[i];
-		py_type_qualname(c, o->bytes_old, &o->module, &o->qualname);
-		o->bytes_old = 0;
-	}
 	qsort(k->big, k->nbig, sizeof(k->big[0]), big_desc);
-	for (size_t i = 0; i < k->nbig; i++) {
-		struct model_heap_object *o = arena_alloc(c->a, sizeof(*o));
-		if (!o)
-			return;
-		o->address = k->big[i].address;
-		o->bytes = k->big[i].bytes;
-		py_type_qualname(c, k->big[i].type, &o->module, &o->qualname);
-		ptrvec_push(c->a, &k->h->largest, o);
-	}
+	objects_out(c, k->big, k->nbig, &k->h->largest);
+	objects_out(c, k->watched, k->nwatched, &k->h->watched);
 }
 
 void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t gen0)
@@ -252,7 +255,8 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	struct census k = { .c = c, .h = h, .types = ADDRTAB_INIT(struct heap_type) };
 	heap_reach_init(&k, head);
 	heap_memory_init(&k);
-	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL) {
+	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL &&
+	    (k.watched = malloc(c->opt->heap_nwatch * sizeof(*k.watched))) != NULL) {
 		memcpy(k.watch, c->opt->heap_watch, c->opt->heap_nwatch * sizeof(uint64_t));
 		k.nwatch = c->opt->heap_nwatch;
 		qsort(k.watch, k.nwatch, sizeof(uint64_t), heap_cmp_u64);
@@ -297,6 +301,7 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	heap_reach_free(&k);
 	heap_memory_free(&k);
 	free(k.watch);
+	free(k.watched);
 	addrtab_free(&k.types);
 	h->read_ms = (double)(py_now_ns() - t0) / 1e6;
 	if (!h->exact && h->unread.n)

@@ -64,6 +64,8 @@ struct census {
 	uint64_t subtype_traverse;
 	uint64_t unreadable;         /* references to no readable object */
 	uint64_t *watch;             /* py_options.heap_watch, sorted */
+	struct big *watched;         /* those found (nwatch at most) */
+	size_t nwatched;
 	/* the anonymous mappings (memory.c), sorted, to tell where an object lies */
 	const struct dump_vma **anon;
 	size_t nanon;

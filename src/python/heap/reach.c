@@ -103,9 +103,6 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 			k->unreadable++;
 		return 0;
 	}
-	/* (the entry again: the type table may have grown since) */
-	if ((t = heap_type_entry(k, type)) == NULL)
-		return 0;
 	if (heap_sizeof(c, r, t, &size) != 0) {
 		size = (uint64_t)t->basicsize;
 		k->inexact_objects++;
@@ -178,13 +175,8 @@ static void edges(struct census *k, uint64_t obj, const struct heap_type *t)
 			k->unreadable++;
 		break;
 	case HW_CELL:
-		if (py_rd_ptr(c, obj + L->cell_ref, &p) != PC_OK)
-			k->unreadable++;
-		else
-			visit(c, 0, p, k);
-		break;
-	case HW_MODULE:
-		if (py_rd_ptr(c, obj + L->module_dict, &p) != PC_OK)
+	case HW_MODULE:   /* the one object at ob_ref, md_dict */
+		if (py_rd_ptr(c, obj + (t->walk == HW_CELL ? L->cell_ref : L->module_dict), &p) != PC_OK)
 			k->unreadable++;
 		else
 			visit(c, 0, p, k);

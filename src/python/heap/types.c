@@ -102,22 +102,11 @@ int heap_cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* OBJ, of TYPE and SIZE, is one heap --diff asked about */
-static void watched(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
-{
-	struct model_heap_object *o = arena_alloc(k->c->a, sizeof(*o));
-	if (!o)
-		return;
-	o->address = obj;
-	o->bytes = size;
-	o->bytes_old = type;   /* (the type's address, named once the walk is done) */
-	ptrvec_push(k->c->a, &k->h->watched, o);
-}
-
 void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
 {
 	keep_big(k, obj, type, size);
 	heap_memory_object(k, obj, size);
-	if (k->nwatch && bsearch(&obj, k->watch, k->nwatch, sizeof(obj), heap_cmp_u64))
-		watched(k, obj, type, size);
+	/* one heap --diff asked about (each object is counted once) */
+	if (k->nwatch && k->nwatched < k->nwatch && bsearch(&obj, k->watch, k->nwatch, sizeof(obj), heap_cmp_u64))
+		k->watched[k->nwatched++] = (struct big){ obj, type, size };
 }

@@ -252,6 +252,10 @@ def check_diff(target, work):
         if dn != n1 - n0 or (k in exact and db != b1 - b0):
             errors.append("%s.%s: %+d objects, %+d bytes; the process %+d, %+d" % (k[0], k[1], dn, db, n1 - n0,
                                                                                  b1 - b0))
+    for k, t in got.items():
+        if k not in before and k not in after:
+            errors.append("%s.%s: %+d objects, the process knows no such type" % (
+                k[0], k[1], t["count_new"] - t["count_old"]))
     first = d["types"][0] if d["types"] else None
     if not first or (first["module"], first["qualname"]) != ("__main__", "LeakItem"):
         errors.append("the first type is %s, not __main__.LeakItem" % (first and first["qualname"]))
