@@ -106,7 +106,9 @@ static bool effective(struct ctx *c)
 {
 	const struct model_report *r = c->r;
 	struct sig *g = &c->g;
-	if (!r->has_signal)
+	/* (a running process's handler that runs now: its fault, without a
+	 * core's signal) */
+	if (!r->has_signal && !(r->fault && r->fault->handling))
 		return false;
 	if (r->fault) {
 		const struct model_fault *f = r->fault;

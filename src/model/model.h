@@ -334,6 +334,8 @@ struct model_fault {
 	bool handler_returned;       /* the handler had returned (its frame, below the stack
 					pointer, holds the thread's registers exactly);
 					handler is then the program's (Apache, uWSGI) */
+	bool handling;               /* a running process: the handler runs now, nothing
+					re-raised yet (received_tid -1) */
 };
 
 /* The abort's own words (python/walk/abort.c, abort_cxx.c): what the C

@@ -553,8 +553,8 @@ static json_t *signal_json(const struct model_signal *sg)
 			 "sender_uid", sg->has_sender ? json_integer(sg->sender_uid) : json_null());
 }
 
-/* process.fault: the signal a handler caught, with where; and
- * process.reraised_by: the handler that sent the core's signal again */
+/* process.fault: the signal a handler caught, with where (.handling: a live
+ * process's handler runs now); reraised_by: who sent the core's again */
 static void fault_json(json_t *process, const struct model_report *r)
 {
 	const struct model_fault *f = r->fault;
@@ -567,7 +567,8 @@ static void fault_json(json_t *process, const struct model_report *r)
 		json_object_set_new(fault, "origin", str_or_null(f->origin));
 		json_object_set_new(fault, "siginfo", json_boolean(f->siginfo));
 		json_object_set_new(fault, "number_assumed", json_boolean(f->number_assumed));
-		by = json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "handler", str_or_null(f->handler),
+		json_object_set_new(fault, "handling", json_boolean(f->handling));
+		by = f->handling ? json_null() : json_pack("{s:o, s:o, s:o, s:I, s:o, s:o}", "handler", str_or_null(f->handler),
 			       "function", str_or_null(f->handler_function),
 			       "module", str_or_null(f->handler_module), "thread", (json_int_t)f->tid,
 			       "received_by", f->received_tid >= 0 ? json_integer(f->received_tid) : json_null(),
@@ -682,8 +683,7 @@ static json_t *report_json(const struct model_report *r)
 			 "gid", r->gid >= 0 ? json_integer(r->gid) : json_null(),
 			 "executable", str_or_null(r->executable), "argv", argv, "signal", signal,
 			 "crashed_tid", r->crashed_tid >= 0 ? json_integer(r->crashed_tid) : json_null(),
-			 "modules", modules,
-			 "threads", tids,
+			 "modules", modules, "threads", tids,
 			 "python", python,
 			 "interpreters", interps,
 			 "native_threads", native_threads,

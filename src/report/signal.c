@@ -186,6 +186,11 @@ void report_reraise_line(const struct model_report *r, char *buf, size_t size)
 	char recv[64] = "";
 	if (f->received_tid >= 0 && f->received_tid != f->tid)
 		snprintf(recv, sizeof(recv), ", received by thread %lld", (long long)f->received_tid);
+	if (f->handling) {
+		snprintf(buf, size, "its handler%s runs now in thread %lld (a running process: nothing re-raised yet)",
+			 fn, (long long)f->tid);
+		return;
+	}
 	snprintf(buf, size, "re-raised by %s%s%s in thread %lld as %s%s", f->handler ? f->handler : "a signal handler",
 		 f->handler ? "" : fn,
 		 !f->handler_returned ? "" : f->handler ? " (whose handler had returned)" : " (which had returned)",

@@ -18,13 +18,14 @@ static const struct model_thread *pick_thread(const struct model_report *r)
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {
 			const struct model_thread *t = mi->threads.items[k];
-			if (r->has_signal && (t->crashed || (!r->fault && t->tid >= 0 && t->tid == r->crashed_tid)))
+			if ((r->has_signal || r->fault) &&
+			    (t->crashed || (!r->fault && t->tid >= 0 && t->tid == r->crashed_tid)))
 				return t;
 			if (t->holds_gil && !gil)
 				gil = t;
 		}
 	}
-	return r->has_signal ? NULL : gil;
+	return r->has_signal || r->fault ? NULL : gil;
 }
 
 /* The innermost frame of KIND at the crash: below a handler's signal
@@ -166,7 +167,7 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		  : "crash";
 	s->thread = pick_thread(r);
 	int64_t crashed = r->fault ? r->fault->tid : r->crashed_tid;
-	s->tid = s->thread ? s->thread->tid : r->has_signal ? crashed : -1;
+	s->tid = s->thread ? s->thread->tid : r->has_signal || r->fault ? crashed : -1;
 	s->python_frame = innermost(s->thread, FRAME_PYTHON);
 	s->native_frame = innermost(s->thread, FRAME_NATIVE);
 	s->native_caller = machinery_caller(s->thread, s->native_frame);
@@ -193,19 +194,19 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		fputs("snapshot (no signal)", m);
 	}
 	if (s->thread) {
-		fprintf(m, !r->has_signal ? ": thread " : sent ? ", received by thread " : " in thread ");
+		fprintf(m, !r->has_signal && !r->fault ? ": thread " : sent ? ", received by thread " : " in thread ");
 		if (s->tid >= 0)
 			fprintf(m, "%lld", (long long)s->tid);
 		else
 			fprintf(m, "(tid unknown)");
 		if (s->thread->name)
 			fprintf(m, " \"%s\"", s->thread->name);
-		if (!r->has_signal)
+		if (!r->has_signal && !r->fault)
 			fprintf(m, " holds the GIL");
-	} else if (r->has_signal && crashed >= 0) {
+	} else if ((r->has_signal || r->fault) && crashed >= 0) {
 		fprintf(m, "%s thread %lld (no Python thread state)", sent ? ", received by" : " in",
 			(long long)crashed);
-	} else if (!r->has_signal) {
+	} else if (!r->has_signal && !r->fault) {
 		fprintf(m, ": no thread holds the GIL");
 	}
 	const struct model_frame *pf = s->python_frame, *nf = s->native_frame;

@@ -382,9 +382,77 @@ static void set_signal(struct model_fault *f, const struct candidate *k)
 	f->sp = k->regs.sp;
 }
 
+/* A running process (--pid) with native stacks asked for: a thread
+ * inside the handler of a fault now (a crash reporter that reads its own
+ * process before it dies: pycore's pytest plugin's handler, a
+ * faulthandler-like one).  Nothing has been re-raised and no core says
+ * which signal: only a fault the saved machine state proves is named
+ * (read_frame_as with no core's signal: the trap's), never a frame's
+ * siginfo alone. */
+struct live_look {
+	struct look look;            /* of the innermost handler: the one running */
+	uint64_t outer_sp;           /* the outermost trampoline frame's sp */
+	int n, nested;
+};
+
+/* Every handler on a live thread's stack runs still: the outermost
+ * trampoline's frame is the first signal's (a handler that re-raised,
+ * faulthandler's, caught by the next: its frame's saved trap state is the
+ * thread's last fault's, whatever the signal). */
+static int live_frame(const struct native_frame *nf, void *arg)
+{
+	struct live_look *l = arg;
+	if (++l->n > MAX_HANDLER_FRAMES)
+		return 1;
+	if (py_sigreturn_at(l->look.c, nf->function, nf->pc, nf->sigreturn)) {
+		l->outer_sp = nf->sp;
+		if (!l->look.tramp_sp)
+			l->look.tramp_sp = nf->sp;
+		return ++l->nested >= MAX_NESTED;
+	}
+	if (!l->look.tramp_sp) {
+		l->look.adjacent = arena_strdup(l->look.c->a, nf->function);
+		l->look.adjacent_module = arena_strdup(
+			l->look.c->a, nf->module_path ? nf->module_path : nf->module ? nf->module->path : NULL);
+	}
+	return 0;
+}
+
+static void find_live_fault(struct py_ctx *c, struct symbols *s)
+{
+	struct dump *d = c->d;
+	for (size_t i = 0; i < d->nthreads && !py_out_of_time(c); i++) {
+		struct live_look l = { .look = { .c = c } };
+		struct candidate k = { .tid = d->threads[i].tid, .look = { .c = c } };
+		if (symbols_native_names(s, k.tid, live_frame, &l) <= 0 || !l.outer_sp)
+			continue;
+		k.look = l.look;
+		if (!read_frame_as(c, l.outer_sp, &k, false) || (!k.trap && !(k.siginfo && kernel_fault(&k))))
+			continue;
+		k.look.tramp_sp = l.outer_sp;
+		struct model_fault *f = arena_alloc(c->a, sizeof(*f));
+		if (!f)
+			return;
+		set_signal(f, &k);
+		f->tid = k.tid;
+		f->sp_frame = k.look.tramp_sp;
+		f->handler_function = k.look.adjacent;
+		f->handler_module = k.look.adjacent_module;
+		f->received_tid = -1;
+		f->handling = true;
+		c->r->fault = f;
+		return;
+	}
+}
+
 void py_find_fault(struct py_ctx *c, struct symbols *s)
 {
 	struct dump *d = c->d;
+	if (!d->has_signal && c->opt->native && d->format && strcmp(d->format, "process") == 0 && d->platform &&
+	    d->platform->sigframe.parse_mcontext) {
+		find_live_fault(c, s);
+		return;
+	}
 	/* a signal the process sent itself, whichever (SIGABRT too: abort()
 	 * sends it so, and so do handlers of a SIGABRT sent from outside) */
 	if (!d->has_signal || !d->signal.has_sender || d->pid < 0 || d->signal.sender_pid != d->pid ||
