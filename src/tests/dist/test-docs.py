@@ -13,7 +13,8 @@
     naming REASON; one preceded by <!-- doctest: root --> runs only as
     root (ptrace of a process not its child), else is a skip.  Commands run in a scratch directory holding testdata/
     (the source tree's) and build/pycore, with pycore under test first on
-    PATH, standard input /dev/null, 60 s each.  An example whose tool is
+    PATH, the tree's Python package (src/pypkg) on PYTHONPATH, standard
+    input /dev/null, 60 s each.  An example whose tool is
     not installed (the shell's "not found", exit 127) is a skip naming it.
   * Every error code of the JSON schema (src/report/pycore-report.schema.json,
     $defs error-code and error-record's codes) is in doc/errors.md's table,
@@ -164,6 +165,8 @@ def run_block(cmds):
         env["PATH"] = os.path.join(d, ".bin") + os.pathsep + env.get("PATH", "")
         env.pop("NO_COLOR", None)
         env["LC_ALL"] = "C.UTF-8"
+        # the tree's Python package importable, as the wheel installs it
+        env["PYTHONPATH"] = os.path.join(SRCDIR, "src", "pypkg")
         for cmd, expected in cmds:
             try:
                 p = subprocess.run(["sh", "-c", cmd], cwd=d, env=env, stdin=subprocess.DEVNULL,
