@@ -1,8 +1,9 @@
 """pycore analyze --pid: live processes, against gcore's core of the same
 moment.
 
-For every interpreter present (src/tests/e2e/interpreters/*.interp) and
-each scenario that blocks (threads with --native, locals with
+For one interpreter of each frame walker present
+(pycoretest.interpreters.feature_names(); every one with
+PYCORE_ALL_INTERPRETERS=1) and each scenario that blocks (threads with --native, locals with
 --locals=deep, lock_waits and aio_tasks from 3.8), the process records its
 own stacks and blocks; pycore reads it live, then gcore takes its core (for
 an interpreter of the Debian unstable root, which runs chrooted there: the
@@ -433,7 +434,7 @@ def main():
     if os.environ.get("PYCORE_LIVE_SOAK"):
         return soak(int(os.environ["PYCORE_LIVE_SOAK"]))
     tap = pt.TAP()
-    for name in interpreters.names():
+    for name in interpreters.feature_names():
         target, why = interpreters.find(name)
         minor = target.minor() if target else 0
         for scenario, args, first in SCENARIOS:

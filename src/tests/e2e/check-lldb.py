@@ -1,7 +1,9 @@
 """Minidumps as lldb writes them, of real CPython processes: each of its
 three styles (process save-core --plugin-name=minidump --style
 full|modified-memory|stack), from a live process (lldb -p PID) and from the
-kernel's core of a crash (lldb --core CORE EXE).
+kernel's core of a crash (lldb --core CORE EXE); on one interpreter of
+each frame walker (pycoretest.interpreters.feature_names(); every one with
+PYCORE_ALL_INTERPRETERS=1).
 
 - full and modified-memory: pycore's Python stacks are the ones the process
   recorded (sys._current_frames(), src/tests/e2e/scenarios/); modified-memory
@@ -326,7 +328,7 @@ def main():
     tap = Tap()
     lldb = find_lldb()
     gdb = shutil.which("gdb") and shutil.which("gcore")
-    for name in interpreters.names():
+    for name in interpreters.feature_names():
         target, why = interpreters.find(name)
         for kind in ("live", "core"):
             label = "%s %s" % (name, kind)

@@ -2,8 +2,10 @@
 core it was made from, an independent reader's view of pycore's converter,
 lldb-written minidumps of a live process, and corrupt ones.
 
-1. For every interpreter of src/tests/e2e/interpreters/ present (Debian
-   unstable's in their root, read with --sysroot): a snapshot of each
+1. For one interpreter of each frame walker present
+   (pycoretest.interpreters.feature_names(); every one with
+   PYCORE_ALL_INTERPRETERS=1; Debian unstable's in their root, read with
+   --sysroot): a snapshot of each
    scenario below (gcore's; the kernel's, by SIGQUIT, in the root) and a
    kernel core of the crash scenario are converted by scripts/core2minidump;
    pycore's report of the minidump must equal the core's (interpreters,
@@ -248,7 +250,7 @@ def main():
     extras = ["%s reads the converted minidump as gdb reads the core" % LLDB_NAME] + \
         ["corrupt minidump: %s" % c for c in CORRUPT] + \
         ["%s's %s-style minidump of a live process" % (LLDB_NAME, s) for s in ("stack", "modified-memory", "full")]
-    for name in interpreters.names():
+    for name in interpreters.feature_names():
         target, why = interpreters.find(name)
         if not why and not target.root and not shutil.which("gcore"):
             why = "gcore not installed (Debian package gdb)"

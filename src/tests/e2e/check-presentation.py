@@ -35,6 +35,9 @@ The interpreters of the Debian unstable root (src/tests/e2e/interpreters/
 sid*.interp) run there, and their kernel cores of the fault are read with
 --sysroot (source lines from the root).
 
+The sanitizer pass runs the pyenv builds among
+pycoretest.interpreters.feature_names() and the root's.
+
 Output: TAP, one line per case; a case that cannot run here (no gcore, a
 core_pattern the kernel cores of this test cannot be found with) is a skip
 by name."""
@@ -399,6 +402,10 @@ def main():
         tap.skip("presentation scenarios", "gcore not installed (Debian package gdb)")
         return tap.done()
     found = interpreters.pyenv_pythons() + [p for p in [interpreters.path("debian3.11")] if p]
+    if interpreters.sanitizer_pass():
+        # (pycore's rendering under the sanitizers, not every version again)
+        found = [p for p in (interpreters.path(n) for n in interpreters.feature_names() if not n.startswith("sid"))
+                 if p]
     if not found:
         tap.skip("presentation scenarios", "no interpreter")
     for exe in found:

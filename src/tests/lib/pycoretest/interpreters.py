@@ -131,6 +131,10 @@ def sid_root():
 # other interpreters ran in the plain pass: the dump's reader is the same
 # code whatever the interpreter.
 SANITIZER_PASS_NAMES = ("py3.9", "debian3.11", "py3.12", "sid3.15")
+# ... and the checkers of a feature whose code is the same whatever the
+# interpreter (feature_names()), over two: a build read from its own DWARF,
+# and a Debian unstable one read by debug offsets with --sysroot
+SANITIZER_FEATURE_NAMES = ("py3.12", "sid3.15")
 # ... and of the builds check-musl repeats its cases over, one dynamic
 # and the static one (the libc seam's two ways of telling musl), and the
 # one without build-ids (the only files verified by their bytes)
@@ -148,6 +152,21 @@ def names():
     if sanitizer_pass():
         return [n for n in every if n in SANITIZER_PASS_NAMES]
     return every
+
+
+def feature_names():
+    """The interpreters a checker repeats a feature over when the feature's
+    code does not depend on the interpreter (a dump format's reader, a
+    producer's dumps, a live process's reader): one of each frame walker
+    (SANITIZER_PASS_NAMES), among names(); in the sanitizer pass, two of
+    them (SANITIZER_FEATURE_NAMES: pycore's code under the sanitizers, not
+    the interpreters again, which their own tests read there).  Every
+    interpreter's own test
+    (check-stacks.py NAME.interp) reads every interpreter's dumps whole;
+    PYCORE_ALL_INTERPRETERS=1 runs these checkers on every one too."""
+    if os.environ.get("PYCORE_ALL_INTERPRETERS") == "1":
+        return names()
+    return [n for n in names() if n in (SANITIZER_FEATURE_NAMES if sanitizer_pass() else SANITIZER_PASS_NAMES)]
 
 
 def pyenv_root():
