@@ -11,6 +11,10 @@ off, nothing of it is loaded.  On:
   course (pytest's faulthandler, the default action);
 - under pytest-xdist, a worker's crash: the worker's own handler saves
   the report, and the "worker crashed" failure shows it;
+- a failed test whose process started another that died and left a
+  kernel core (core_pattern "core" or "core.%p": a file core or core.PID
+  in the test's working directory, its tmp_path or pytest's rootdir,
+  written during the test): the failure shows pycore's report of it;
 - a test that runs past its timeout (pytest-timeout's, or
   --pycore-timeout alone): its process read a moment before the timeout;
   the failure shows the report (pytest-timeout fails the test), or, with
@@ -26,6 +30,7 @@ import re
 import shlex
 import subprocess
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -34,6 +39,10 @@ from . import PycoreError, binary
 
 # linux/prctl.h
 PR_SET_PTRACER = 0x59616D61
+# a kernel core's name with core_pattern "core" (core_uses_pid: core.PID)
+CORE_NAME = re.compile(r"^core(\.[0-9]+)?$")
+# the cores of one failed test read at most
+MAX_CORES = 3
 
 # The command the crash handler runs (argv[0] /bin/sh): the JSON report
 # saved, then the text, shown on standard error when SHOW is 1.
@@ -132,6 +141,7 @@ class Reader:
         self.worker = hasattr(config, "workerinput")
         self.hung = {}  # type: Dict[str, Dict[str, str]]
         self.reads = {}  # type: Dict[str, threading.Event]
+        self.started = {}  # type: Dict[str, float]
         self.problem = None  # type: Optional[str]
         self.lib = None
         # standard error as it is now, before a test's capture takes it
@@ -155,6 +165,11 @@ class Reader:
             self.problem = "no libpycore-crash.so (pycore/lib, or $PYCORE_CRASH_LIB): crashes are not read"
             return
         self.lib = ctypes.CDLL(lib)
+        # the crash command's words that every test shares, encoded once
+        self.head = [a.encode("utf-8", "surrogateescape") for a in ("/bin/sh", "-c", CRASH_SCRIPT, "sh", self.exe)]
+        self.head.append(b"{pid}")
+        self.show = b"0" if self.worker else b"1"
+        self.tail = [a.encode("utf-8", "surrogateescape") for a in self.args]
         self.lib.pycore_crash_arm.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
                                               ctypes.POINTER(ctypes.c_char_p)]
         self.env = [("%s=%s" % kv).encode("utf-8", "surrogateescape") for kv in os.environ.items()]
@@ -186,10 +201,11 @@ class Reader:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
         paths = self.paths(item.nodeid)
+        self.started[item.nodeid] = time.time()
         if self.lib is not None:
-            argv = ["/bin/sh", "-c", CRASH_SCRIPT, "sh", self.exe, "{pid}", paths["json"], paths["text"],
-                    "0" if self.worker else "1", item.nodeid, "{sig}"] + self.args
-            self.argv = (ctypes.c_char_p * len(argv))(*[a.encode("utf-8", "surrogateescape") for a in argv])
+            enc = [a.encode("utf-8", "surrogateescape") for a in (paths["json"], paths["text"], item.nodeid)]
+            argv = self.head + enc[:2] + [self.show, enc[2], b"{sig}"] + self.tail
+            self.argv = (ctypes.c_char_p * len(argv))(*argv)
             if self.lib.pycore_crash_arm(len(argv), self.argv, self.envp) != 0:
                 item.warn(pytest.PytestWarning("pycore: the crash handler's command is too long: not armed"))
         timer = self.watch(item, paths)
@@ -201,6 +217,7 @@ class Reader:
             if self.lib is not None:
                 self.lib.pycore_crash_arm(0, None, None)
             self.reads.pop(item.nodeid, None)
+            self.started.pop(item.nodeid, None)
             self.hung.pop(item.nodeid, None)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -213,6 +230,53 @@ class Reader:
         got = self.hung.get(item.nodeid)
         if got and rep.failed:
             rep.sections.append(("pycore: the process when the test hung (%s)" % got["json"], got["report"]))
+        if rep.failed and rep.when == "call" and self.exe:
+            for k, core in enumerate(self.new_cores(item)[:MAX_CORES], 1):
+                title, text = self.read_core(item, core, k)
+                rep.sections.append((title, text))
+
+    def new_cores(self, item: Any) -> List[str]:
+        """The kernel's cores that a process the test started left while it
+        ran (core_pattern "core" or "core.%p": in that process's working
+        directory: the test's, its tmp_path's, pytest's): files named core
+        or core.PID, ELF, written since the test started."""
+        since = self.started.get(item.nodeid, 0.0)
+        dirs = [os.getcwd(), str(self.config.rootpath if hasattr(self.config, "rootpath") else self.config.rootdir)]
+        tmp = getattr(item, "funcargs", {}).get("tmp_path")
+        if tmp is not None:
+            dirs.insert(0, str(tmp))
+        found = []
+        for d in dict.fromkeys(os.path.realpath(x) for x in dirs):
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(d, name)
+                if not CORE_NAME.match(name) or path in found:
+                    continue
+                try:
+                    st = os.stat(path)
+                    with open(path, "rb") as f:
+                        elf = f.read(4) == b"\x7fELF"
+                except OSError:
+                    continue
+                if elf and st.st_mtime >= since - 1:
+                    found.append(path)
+        return sorted(found, key=os.path.getmtime)
+
+    def read_core(self, item: Any, core: str, k: int) -> Any:
+        base = os.path.join(self.dir, "%s.core-%d" % (safe_name(item.nodeid), k))
+        os.makedirs(self.dir, exist_ok=True)
+        with open(base + ".json", "wb") as out:
+            subprocess.run([self.exe, "analyze", "--format", "json"] + self.args + ["--", core], stdout=out,
+                           stderr=subprocess.DEVNULL, timeout=300)
+        p = subprocess.run([self.exe, "analyze", "--color", "never"] + self.args + ["--", core],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        text = p.stdout.decode("utf-8", "replace")
+        with open(base + ".txt", "w", encoding="utf-8") as f:
+            f.write(text)
+        return "pycore: %s, a core a process of the test left (%s.json)" % (core, base), text
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
@@ -234,6 +298,8 @@ class Reader:
         pytest-timeout's own setting of the item."""
         if self.own_timeout:
             return self.own_timeout
+        if not self.config.pluginmanager.hasplugin("timeout"):
+            return None
         try:
             import pytest_timeout  # type: ignore
             settings = pytest_timeout._get_item_settings(item)

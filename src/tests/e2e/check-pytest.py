@@ -17,6 +17,8 @@ process, thread, Python stack and fault address).
 - a deadlocked test past pytest-timeout's timeout: the failure carries
   the report of the process a moment before; --pycore-timeout alone on a
   slow test: the report printed, the test passes;
+- a test whose child process segfaults, its kernel core left in the
+  test's tmp_path: the failure carries pycore's report of the core;
 - a passing test with the plugin on: the same result, no report made.
 
 Output: TAP (pycoretest.tap).
@@ -311,6 +313,32 @@ def own_timeout(work):
     return "--pycore-timeout %g: the report printed, %d Python frames = the test's; the test passed" % (slow / 2, n)
 
 
+def child_core(work):
+    need("pytest", "python3-pytest")
+    from pycoretest.cores import kernel_core_usable
+    pattern, why = kernel_core_usable()
+    if why:
+        raise Skip("the kernel's cores cannot be found here: %s" % why)
+    if pattern not in ("core", "core.%p"):
+        raise Skip("core_pattern %r: the plugin looks for core or core.PID files only" % pattern)
+    rc, out, err = pytest(work, ["-p", "pycore", "--basetemp", os.path.join(work, "tmp"),
+                                 "test_victims.py::test_child_segfault"])
+    truth = truth_of(work, "child")
+    if rc != 1 or "1 failed" not in out:
+        raise Failure("pytest: exit %d, not the test's failure:\n%s" % (rc, out[-3000:]))
+    if "a core a process of the test left" not in out:
+        raise Failure("the failure does not carry pycore's report of the child's core:\n%s" % out[-4000:])
+    report, _ = artifact(work, "test_victims.py::test_child_segfault.core-1")
+    sig = report["process"]["signal"]
+    if report["process"]["pid"] != truth["pid"] or not sig or sig["name"] != "SIGSEGV" or \
+            sig["address"] != hex(truth["address"]):
+        raise Failure("the core's report: process %s signal %s; the child %d faulted at %#x" % (
+            report["process"]["pid"], sig, truth["pid"], truth["address"]))
+    n = same_stack(thread_of(report, truth["tid"]), truth, ("ctypes/__init__.py",))
+    return "the failure shows the child's core: SIGSEGV at %#x, %d Python frames = the child's" % (
+        truth["address"], n)
+
+
 def passing(work):
     need("pytest", "python3-pytest")
     rc0, out0, _ = pytest(work, ["-q", "test_victims.py::test_passes"])
@@ -339,6 +367,7 @@ def main():
                      ("plugin: a segfault in a pytest-xdist worker", xdist_worker),
                      ("plugin: a deadlock past pytest-timeout's timeout", timeout_deadlock),
                      ("plugin: --pycore-timeout alone on a slow test", own_timeout),
+                     ("plugin: a core left by a process the test started", child_core),
                      ("plugin: a passing test", passing)):
         work = scratch()
         try:

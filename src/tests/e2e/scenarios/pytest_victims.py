@@ -61,3 +61,24 @@ def test_slow():
     marker = "victim-slow-local"
     until = time.monotonic() + float(os.environ.get("VICTIM_SLOW", "4"))
     record("slow", marker=marker); time.sleep(max(0.0, until - time.monotonic()))  # noqa: E702
+
+
+def child_crash():
+    """Run in a child process by test_child_segfault: it segfaults."""
+    marker = "victim-child-local"
+    address = 0x30
+    record("child", address=address, marker=marker); ctypes.string_at(address)  # noqa: E702
+
+
+def test_child_segfault(tmp_path):
+    """A Python process the test starts segfaults, its kernel core left in
+    its working directory (tmp_path); the test fails on its status."""
+    import resource
+    import subprocess
+
+    def unlimited():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import test_victims; "
+                        "test_victims.child_crash()" % here], cwd=str(tmp_path), preexec_fn=unlimited)
+    assert p.returncode == 0
