@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 from pycoretest.env import PYCORE, SRCDIR, scaled
-from pycoretest.run import run_pycore
+from pycoretest.run import run_in, run_pycore
 from pycoretest.schema import load_report, schema_summary
 from pycoretest.tap import TAP, Failure, Skip
 
@@ -370,13 +370,7 @@ def main():
                      ("plugin: a core left by a process the test started", child_core),
                      ("plugin: a passing test", passing)):
         work = scratch()
-        try:
-            tap.run(name, fn, work)
-        finally:
-            if os.environ.get("KEEP_CORES") == "1":
-                tap.diag("kept in %s" % work)
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+        run_in(tap, name, work, fn, work)
     schema_summary(tap)
     return tap.done()
 
