@@ -7,9 +7,10 @@
  * signal take its course (the handler that was there before: pytest's
  * faulthandler, or the default action and its core).
  *
- * The child runs the command the plugin armed (pycore_crash_arm: /bin/sh
- * running pycore analyze --pid PARENT, the JSON and text reports saved, the
- * text written to standard error).  The kernel lets a child trace
+ * The child runs the command the plugin armed once (pycore_crash_arm:
+ * /bin/sh running pycore analyze --pid PARENT, the JSON and text reports
+ * saved, the text written to standard error), labelled with the test that
+ * runs (pycore_crash_label, one call a test; none: disarmed).  The kernel lets a child trace
  * its parent when Yama's ptrace_scope is 1 only once the parent names it
  * its tracer (prctl PR_SET_PTRACER, Documentation/admin-guide/LSM/Yama.rst):
  * the child waits on a pipe until the parent has.
@@ -33,6 +34,7 @@
 int pycore_crash_install(void);
 int pycore_crash_uninstall(void);
 int pycore_crash_arm(int n, const char *const *argv, char **envp);
+int pycore_crash_label(const char *label);
 void pycore_crash_stderr(int fd);
 
 #ifndef PR_SET_PTRACER
@@ -55,6 +57,10 @@ static char arg_store[NARGS][ARG_MAX_LEN];
 static char *armed_argv[NARGS + 2];
 static volatile sig_atomic_t armed;
 static char pid_arg[24], sig_arg[24];
+/* what the crash is of (the test running): "{label}" in the command; an
+ * empty label disarms it */
+static char label_arg[ARG_MAX_LEN];
+static volatile sig_atomic_t labelled;
 static char *const empty_env[] = {NULL};
 static char **child_env;
 
@@ -130,7 +136,7 @@ static void pycore_crash_handler(int sig, siginfo_t *info, void *context)
 	int i = index_of(sig);
 	if (!in_handler) {
 		in_handler = 1;
-		if (armed) {
+		if (armed && labelled) {
 			decimal(pid_arg, (long)getpid());
 			decimal(sig_arg, (long)sig);
 			run_pycore();
@@ -186,7 +192,7 @@ int pycore_crash_uninstall(void)
 /* pycore_crash_arm: the command run on a crash, ARGV (N strings, each
  * shorter than 4096 bytes, at most 16): ARGV[0] is the program (a path),
  * an argument "{pid}" is replaced by the crashing process's id, "{sig}" by
- * the signal's number;
+ * the signal's number, "{label}" by pycore_crash_label's;
  * ENVP the child's environment (kept by the caller).  N == 0 disarms.
  * 0, or -1 (too many or too long). */
 int pycore_crash_arm(int n, const char *const *argv, char **envp)
@@ -203,6 +209,8 @@ int pycore_crash_arm(int n, const char *const *argv, char **envp)
 			armed_argv[i] = pid_arg;
 		} else if (strcmp(argv[i], "{sig}") == 0) {
 			armed_argv[i] = sig_arg;
+		} else if (strcmp(argv[i], "{label}") == 0) {
+			armed_argv[i] = label_arg;
 		} else {
 			strcpy(arg_store[i], argv[i]);
 			armed_argv[i] = arg_store[i];
@@ -220,4 +228,21 @@ int pycore_crash_arm(int n, const char *const *argv, char **envp)
 void pycore_crash_stderr(int fd)
 {
 	err_fd = fd;
+}
+
+/* pycore_crash_label: the crash's label (the test that runs: one call a
+ * test, cheaper than arming the whole command again); NULL or "" leaves
+ * the command disarmed until the next.  0, or -1 (4096 bytes or more:
+ * disarmed). */
+int pycore_crash_label(const char *label)
+{
+	labelled = 0;
+	if (!label || !*label)
+		return 0;
+	size_t n = strlen(label);
+	if (n >= ARG_MAX_LEN)
+		return -1;
+	memcpy(label_arg, label, n + 1);
+	labelled = 1;
+	return 0;
 }

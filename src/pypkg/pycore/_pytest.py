@@ -44,11 +44,19 @@ CORE_NAME = re.compile(r"^core(\.[0-9]+)?$")
 # the cores of one failed test read at most
 MAX_CORES = 3
 
-# The command the crash handler runs (argv[0] /bin/sh): the JSON report
-# saved, then the text, shown on standard error when SHOW is 1.
-CRASH_SCRIPT = r'''p=$1 pid=$2 json=$3 text=$4 show=$5 label=$6 sig=$7
-shift 7
-mkdir -p "${json%/*}"
+# The command the crash handler runs (argv[0] /bin/sh), armed once: the
+# test that runs is its label (one call a test); its files' name is
+# safe_name's of the label (the same, in sh); the JSON report saved, then
+# the text, shown on standard error when SHOW is 1.
+CRASH_SCRIPT = r'''p=$1 pid=$2 dir=$3 show=$4 label=$5 sig=$6
+shift 6
+name=$(printf '%s' "$label" | LC_ALL=C tr -c 'A-Za-z0-9._-' '_' | sed 's/^[._]*//; s/[._]*$//')
+[ -n "$name" ] || name=test
+if [ ${#name} -gt 150 ]; then
+    name=$(printf '%s' "$name" | cut -c1-140)-$(printf '%s' "$label" | sha1sum | cut -c1-9)
+fi
+json=$dir/$name.json text=$dir/$name.txt
+mkdir -p "$dir"
 "$p" analyze --format json --pid "$@" -- "$pid" > "$json" 2> "$json.err" || [ -s "$json" ] || {
     cat "$json.err" > "$text"; rm -f "$json"; }
 rm -f "$json.err"
@@ -98,12 +106,15 @@ def configure(config: Any) -> None:
 
 
 def safe_name(nodeid: str) -> str:
-    """A file name for NODEID: its characters outside [A-Za-z0-9._-] as
-    '_', at most 150 of them, and a hash of the whole when cut."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", nodeid).strip("._") or "test"
+    """A file name for NODEID: each byte of its UTF-8 outside
+    [A-Za-z0-9._-] as '_', '.' and '_' stripped at both ends, at most 150
+    of them, and a hash of the whole when cut (CRASH_SCRIPT makes the same
+    in sh)."""
+    raw = nodeid.encode("utf-8", "surrogateescape")
+    name = re.sub(rb"[^A-Za-z0-9._-]", b"_", raw).strip(b"._").decode("ascii") or "test"
     if len(name) > 150:
         import hashlib
-        name = name[:140] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:9]
+        name = name[:140] + "-" + hashlib.sha1(raw).hexdigest()[:9]
     return name
 
 
@@ -139,9 +150,11 @@ class Reader:
         words = config.getoption("pycore_args")
         self.args = shlex.split(words if words is not None else config.getini("pycore_args"))
         self.worker = hasattr(config, "workerinput")
+        self.timeout_plugin = config.pluginmanager.hasplugin("timeout")
         self.hung = {}  # type: Dict[str, Dict[str, str]]
         self.reads = {}  # type: Dict[str, threading.Event]
         self.started = {}  # type: Dict[str, float]
+        self.items = {}  # type: Dict[str, Any]
         self.problem = None  # type: Optional[str]
         self.lib = None
         # standard error as it is now, before a test's capture takes it
@@ -165,17 +178,20 @@ class Reader:
             self.problem = "no libpycore-crash.so (pycore/lib, or $PYCORE_CRASH_LIB): crashes are not read"
             return
         self.lib = ctypes.CDLL(lib)
-        # the crash command's words that every test shares, encoded once
-        self.head = [a.encode("utf-8", "surrogateescape") for a in ("/bin/sh", "-c", CRASH_SCRIPT, "sh", self.exe)]
-        self.head.append(b"{pid}")
-        self.show = b"0" if self.worker else b"1"
-        self.tail = [a.encode("utf-8", "surrogateescape") for a in self.args]
         self.lib.pycore_crash_arm.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
                                               ctypes.POINTER(ctypes.c_char_p)]
+        self.lib.pycore_crash_label.argtypes = [ctypes.c_char_p]
+        # the crash command, armed once; each test only labels it
+        words = ["/bin/sh", "-c", CRASH_SCRIPT, "sh", self.exe, "{pid}", self.dir, "0" if self.worker else "1",
+                 "{label}", "{sig}"] + self.args
+        self.argv = (ctypes.c_char_p * len(words))(*[w.encode("utf-8", "surrogateescape") for w in words])
         self.env = [("%s=%s" % kv).encode("utf-8", "surrogateescape") for kv in os.environ.items()]
         self.envp = (ctypes.c_char_p * (len(self.env) + 1))(*self.env, None)
         self.lib.pycore_crash_stderr(self.stderr_fd)
-        if self.lib.pycore_crash_install() != 0:
+        if self.lib.pycore_crash_arm(len(words), self.argv, self.envp) != 0:
+            self.problem = "the crash handler's command is too long (--pycore-args, --pycore-dir): not armed"
+            self.lib = None
+        elif self.lib.pycore_crash_install() != 0:
             self.problem = "the crash handler could not be installed: crashes are not read"
             self.lib = None
 
@@ -200,37 +216,39 @@ class Reader:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
-        paths = self.paths(item.nodeid)
         self.started[item.nodeid] = time.time()
-        if self.lib is not None:
-            enc = [a.encode("utf-8", "surrogateescape") for a in (paths["json"], paths["text"], item.nodeid)]
-            argv = self.head + enc[:2] + [self.show, enc[2], b"{sig}"] + self.tail
-            self.argv = (ctypes.c_char_p * len(argv))(*argv)
-            if self.lib.pycore_crash_arm(len(argv), self.argv, self.envp) != 0:
-                item.warn(pytest.PytestWarning("pycore: the crash handler's command is too long: not armed"))
-        timer = self.watch(item, paths)
+        self.items[item.nodeid] = item
+        if self.lib is not None and self.lib.pycore_crash_label(item.nodeid.encode("utf-8", "surrogateescape")):
+            item.warn(pytest.PytestWarning("pycore: the test's id is too long for the crash handler: not armed"))
+        timer = self.watch(item)
         try:
             yield
         finally:
             if timer is not None:
                 timer.cancel()
             if self.lib is not None:
-                self.lib.pycore_crash_arm(0, None, None)
+                self.lib.pycore_crash_label(None)
             self.reads.pop(item.nodeid, None)
             self.started.pop(item.nodeid, None)
+            self.items.pop(item.nodeid, None)
             self.hung.pop(item.nodeid, None)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: Any, call: Any) -> Any:
-        outcome = yield
-        rep = outcome.get_result()
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        """A failed phase's report gains pycore's (first: before
+        pytest-xdist's worker sends it, junitxml keeps it)."""
+        if not report.failed:
+            return
+        rep, item = report, self.items.get(report.nodeid)
+        if item is None:
+            return
         done = self.reads.get(item.nodeid)
         if done is not None:
             done.wait(60)  # (a read under way: its report first)
         got = self.hung.get(item.nodeid)
         if got and rep.failed:
             rep.sections.append(("pycore: the process when the test hung (%s)" % got["json"], got["report"]))
-        if rep.failed and rep.when == "call" and self.exe:
+        if rep.when == "call" and self.exe:
             for k, core in enumerate(self.new_cores(item)[:MAX_CORES], 1):
                 title, text = self.read_core(item, core, k)
                 rep.sections.append((title, text))
@@ -298,8 +316,11 @@ class Reader:
         pytest-timeout's own setting of the item."""
         if self.own_timeout:
             return self.own_timeout
-        if not self.config.pluginmanager.hasplugin("timeout"):
+        if not self.timeout_plugin:
             return None
+        # (the session's setting, unless a marker sets the item's)
+        if item.get_closest_marker("timeout") is None and hasattr(self.config, "_env_timeout"):
+            return self.config._env_timeout or None
         try:
             import pytest_timeout  # type: ignore
             settings = pytest_timeout._get_item_settings(item)
@@ -307,10 +328,11 @@ class Reader:
             return None
         return settings.timeout or None
 
-    def watch(self, item: Any, paths: Dict[str, str]) -> Optional[threading.Timer]:
+    def watch(self, item: Any) -> Optional[threading.Timer]:
         timeout = self.timeout_of(item) if self.exe else None
         if not timeout or timeout <= 0:
             return None
+        paths = self.paths(item.nodeid)
         # a moment before the timeout: pytest-timeout's thread method ends
         # the process then
         when = timeout - min(1.0, timeout * 0.1)
@@ -328,9 +350,9 @@ class Reader:
 
     def read_now(self, nodeid: str, paths: Dict[str, str], timeout: float) -> None:
         os.makedirs(self.dir, exist_ok=True)
-        p = subprocess.Popen(["/bin/sh", "-c", HANG_SCRIPT, "sh", self.exe, str(os.getpid()), paths["json"],
-                              paths["text"], paths["save"]] + self.args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
+        argv = ["/bin/sh", "-c", HANG_SCRIPT, "sh", self.exe, str(os.getpid()), paths["json"], paths["text"],
+                paths["save"]] + self.args
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PTRACER, p.pid, 0, 0, 0)

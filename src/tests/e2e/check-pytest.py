@@ -62,8 +62,8 @@ def env(work, **more):
     return e
 
 
-def python(code, work):
-    p = subprocess.run([PYTEST_PYTHON, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def python(code, work, *args):
+    p = subprocess.run([PYTEST_PYTHON, "-c", code] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=env(work), timeout=scaled(120))
     if p.returncode != 0:
         raise Failure("python: exit %d: %s" % (p.returncode, p.stderr.decode()[-2000:]))
@@ -339,6 +339,25 @@ def child_core(work):
         truth["address"], n)
 
 
+def file_names(work):
+    """The crash handler's shell names a test's files as the plugin's
+    Python does (safe_name): long ids, bytes outside ASCII, dots."""
+    need("pytest", "python3-pytest")
+    ids = ["test_a.py::test_b", "tests/test_x.py::TestY::test_z[1-2]", "._odd_.py::t[é ü/\\]",
+           "t.py::test_" + "long" * 60 + "[%s]" % ("ß" * 30), "...", "t.py::test[a\nb]"]
+    got = json.loads(python("import json, sys; from pycore._pytest import CRASH_SCRIPT, safe_name; "
+                            "print(json.dumps([CRASH_SCRIPT, [safe_name(i) for i in json.loads(sys.argv[1])]]))",
+                            work, json.dumps(ids)))
+    script = got[0][:got[0].index("json=$dir")] + 'printf "%s" "$name"\n'
+    for nodeid, name in zip(ids, got[1]):
+        p = subprocess.run(["/bin/sh", "-c", script, "sh", "p", "1", "/d", "0", nodeid, "11"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0 or p.stdout.decode() != name:
+            raise Failure("%r: the shell names it %r, Python %r (%s)" % (nodeid, p.stdout.decode(), name,
+                                                                      p.stderr.decode().strip()))
+    return "%d test ids, the longest cut to %d characters with its hash" % (len(ids), len(got[1][3]))
+
+
 def passing(work):
     need("pytest", "python3-pytest")
     rc0, out0, _ = pytest(work, ["-q", "test_victims.py::test_passes"])
@@ -368,7 +387,8 @@ def main():
                      ("plugin: a deadlock past pytest-timeout's timeout", timeout_deadlock),
                      ("plugin: --pycore-timeout alone on a slow test", own_timeout),
                      ("plugin: a core left by a process the test started", child_core),
-                     ("plugin: a passing test", passing)):
+                     ("plugin: a passing test", passing),
+                     ("plugin: a test's file names, in the crash handler's shell as in Python", file_names)):
         work = scratch()
         run_in(tap, name, work, fn, work)
     schema_summary(tap)
