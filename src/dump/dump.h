@@ -231,6 +231,11 @@ void dump_process_forget(struct dump *d);
 /* Whether the process was found gone while it was read (its memory no
  * longer readable). */
 bool dump_process_gone(const struct dump *d);
+/* Whether thread TID of a live process blocks a signal a fault raises
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP: /proc's SigBlk), as
+ * the kernel makes it while a handler of it runs (one installed without
+ * SA_NODEFER); true when that cannot be told, and for a dump. */
+bool dump_thread_blocks_fault(struct dump *d, int64_t tid);
 /* The ranges of a live process's memory that reads asked for, sorted and
  * merged (page-aligned); NULL and 0 for a dump.  Valid until the next
  * read. */

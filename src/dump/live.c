@@ -158,6 +158,30 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+bool dump_thread_blocks_fault(struct dump *d, int64_t tid)
+{
+	struct dump_live *l = d->p->live;
+	char path[256], line[256];
+	if (!l)
+		return true;
+	snprintf(path, sizeof(path), "%s/task/%lld/status", l->proc, (long long)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	unsigned long long blocked = 0;
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "SigBlk: %llx", &blocked) == 1;
+	fclose(f);
+	/* SIGILL 4, SIGTRAP 5, SIGABRT 6, SIGBUS 7, SIGFPE 8, SIGSEGV 11: bit
+	 * N-1 (fs/proc/array.c, render_sigset_t) */
+	static const int fatal[] = { 4, 5, 6, 7, 8, 11 };
+	for (size_t i = 0; found && i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (blocked & (1ULL << (fatal[i] - 1)))
+			return true;
+	return !found;
+}
+
 const struct dump_range *dump_ranges_read(struct dump *d, size_t *n)
 {
 	struct dump_live *l = d->p->live;
