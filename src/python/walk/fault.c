@@ -382,6 +382,23 @@ static void set_signal(struct model_fault *f, const struct candidate *k)
 	f->sp = k->regs.sp;
 }
 
+/* The fault candidate K's frame says, with its handler as K's look
+ * proves or names it; NULL when out of memory. */
+static struct model_fault *new_fault(struct py_ctx *c, const struct candidate *k)
+{
+	struct model_fault *f = arena_alloc(c->a, sizeof(*f));
+	if (!f)
+		return NULL;
+	set_signal(f, k);
+	f->tid = k->tid;
+	f->sp_frame = k->look.tramp_sp;
+	f->handler = k->look.proven;
+	f->handler_proof = !f->handler ? NULL : k->look.proven_by_name ? "frame" : "module";
+	f->handler_function = k->look.proven ? k->look.proven_function : k->look.adjacent;
+	f->handler_module = k->look.adjacent_module;
+	return f;
+}
+
 /* A running process (--pid) with native stacks asked for: a thread
  * inside the handler of a fault now (a crash reporter that reads its own
  * process before it dies: pycore's pytest plugin's handler, a
@@ -435,14 +452,9 @@ static void find_live_fault(struct py_ctx *c, struct symbols *s)
 		if (!read_frame_as(c, l.outer_sp, &k, false) || (!k.trap && !(k.siginfo && kernel_fault(&k))))
 			continue;
 		k.look.tramp_sp = l.outer_sp;
-		struct model_fault *f = arena_alloc(c->a, sizeof(*f));
+		struct model_fault *f = new_fault(c, &k);
 		if (!f)
 			return;
-		set_signal(f, &k);
-		f->tid = k.tid;
-		f->sp_frame = k.look.tramp_sp;
-		f->handler_function = k.look.adjacent;
-		f->handler_module = k.look.adjacent_module;
 		f->received_tid = -1;
 		f->handling = true;
 		c->r->fault = f;
@@ -490,16 +502,9 @@ void py_find_fault(struct py_ctx *c, struct symbols *s)
 	}
 	if (best_rank >= 9)
 		return;
-	struct model_fault *f = arena_alloc(c->a, sizeof(*f));
+	struct model_fault *f = new_fault(c, &best);
 	if (!f)
 		return;
-	set_signal(f, &best);
-	f->tid = best.tid;
-	f->sp_frame = best.look.tramp_sp;
-	f->handler = best.look.proven;
-	f->handler_proof = !f->handler ? NULL : best.look.proven_by_name ? "frame" : "module";
-	f->handler_function = best.look.proven ? best.look.proven_function : best.look.adjacent;
-	f->handler_module = best.look.adjacent_module;
 	f->handler_returned = best.returned;
 	/* no frame left of the handler (it returned, or it tail-called kill()):
 	 * the program whose handler re-raises so, when the process is one */
