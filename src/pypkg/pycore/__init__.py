@@ -38,7 +38,8 @@ class PycoreError(Exception):
     """pycore failed: status is its exit status (2 usage, 3 not a CPython
     pycore reads, 4 unreadable or not a dump, 5 output failed, 6 a budget
     ran out, 7 no such process or not permitted, 9 the --sysroot image
-    cannot be read; -N killed by signal N), reason its one-line message."""
+    cannot be read; -N killed by signal N; 127 no pycore binary found),
+    reason its one-line message."""
 
     def __init__(self, status: int, reason: str, argv: Sequence[str] = ()) -> None:
         super().__init__("pycore: exit %d: %s" % (status, reason))

@@ -80,6 +80,9 @@ void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
 
 /* TYPE's entry, proven a type on first sight; NULL when it is not. */
 struct heap_type *heap_type_entry(struct census *k, uint64_t type);
+/* TYPE's tp_traverse (after tp_flags and tp_doc in PyTypeObject,
+ * Include/cpython/object.h, 3.6-3.15) into *TRAV: a PC_* code. */
+int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav);
 /* qsort's and bsearch's order of uint64_t */
 int heap_cmp_u64(const void *a, const void *b);
 

@@ -30,13 +30,12 @@ void heap_reach_init(struct census *k, uint64_t head)
 	uint64_t builtins, loader;
 	k->seen = (struct addrtab)ADDRTAB_INIT(uint64_t);
 	/* builtins.__loader__ is importlib's BuiltinImporter, a class
-	 * statement's class: its tp_traverse (after tp_flags and tp_doc,
-	 * Include/cpython/object.h) is subtype_traverse */
+	 * statement's class: its tp_traverse is subtype_traverse */
 	if (head && L->interp_builtins >= 0 && py_rd_ptr(c, head + L->interp_builtins, &builtins) == PC_OK &&
 	    builtins && py_dict_get_str(c, builtins, "__loader__", &loader) == 0 && loader) {
 		uint64_t flags = 0, trav;
 		if (dump_read(c->d, loader + L->type_flags, &flags, 8) == PC_OK && (flags & TPF_HEAPTYPE) &&
-		    py_rd_ptr(c, loader + L->type_flags + 16, &trav) == PC_OK)
+		    heap_type_traverse(c, loader, &trav) == PC_OK)
 			k->subtype_traverse = trav;
 	}
 }

@@ -32,8 +32,11 @@ static void keep_big(struct census *k, uint64_t obj, uint64_t type, uint64_t byt
 	h[i] = b;
 }
 
-/* The cached entry of TYPE, proven a type (its own type's flags say it
- * is a type's) on first sight; NULL when it is not. */
+int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav)
+{
+	return py_rd_ptr(c, type + c->L->type_flags + 16, trav);
+}
+
 /* Which references of T's objects reach.c follows: the exact built-in
  * containers' (known by their names: static types), and a Python class's
  * instance's attributes and its built-in base's items. */
@@ -58,13 +61,15 @@ static void walk_rule(struct census *k, struct heap_type *t)
 	/* (a Python metaclass's instances are classes: type_traverse's
 	 * references, not followed) */
 	if (!k->subtype_traverse || (t->flags & TPF_TYPE_SUBCLASS) ||
-	    py_rd_ptr(c, t->addr + c->L->type_flags + 16, &trav) != PC_OK || trav != k->subtype_traverse)
+	    heap_type_traverse(c, t->addr, &trav) != PC_OK || trav != k->subtype_traverse)
 		return;
 	t->instance = true;
 	t->walk = (t->flags & TPF_LIST_SUBCLASS) ? HW_LIST : (t->flags & TPF_TUPLE_SUBCLASS) ? HW_TUPLE
 		  : (t->flags & TPF_DICT_SUBCLASS) ? HW_DICT : t->rule == HS_SET ? HW_SET : HW_NONE;
 }
 
+/* The cached entry of TYPE, proven a type (its own type's flags say it
+ * is a type's) on first sight; NULL when it is not. */
 struct heap_type *heap_type_entry(struct census *k, uint64_t type)
 {
 	struct py_ctx *c = k->c;

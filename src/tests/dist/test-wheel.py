@@ -355,7 +355,7 @@ def main():
             tap.run("x86-64 wheel: metadata", metadata, whl)
             tap.run("x86-64 wheel: size", size, whl)
             tap.run("x86-64 wheel: pip in a venv of Debian 12 (this machine)", host_venv, whl)
-            root, _ = run([os.path.join(SRCDIR, "scripts", "bullseye-root"), "--print"])[1].strip(), None
+            root = run([os.path.join(SRCDIR, "scripts", "bullseye-root"), "--print"])[1].strip()
             tap.run("x86-64 wheel: pip in a venv of the Debian 11 root", in_root, root, whl, "/usr/bin/python3")
 
             def sid():

@@ -205,13 +205,16 @@ def check_api(tap):
             if p.returncode != 0 or p.stdout.decode() != out:
                 raise Failure("python -m pycore --version: exit %d, %r; the binary: %r"
                               % (p.returncode, p.stdout.decode(), out))
-            return out.strip()
+            api = python("import pycore; print(pycore.version())", work).strip()
+            if api != out.split()[-1]:
+                raise Failure("pycore.version() %r, the binary says %r" % (api, out.strip()))
+            return out.strip() + "; pycore.version() the same"
 
         tap.run("api: analyze(dump) equals the binary's JSON", analyze)
         tap.run("api: analyze(pid)", live)
         tap.run("api: errors", errors)
         tap.run("api: batch", batch)
-        tap.run("api: python -m pycore", module)
+        tap.run("api: python -m pycore, pycore.version()", module)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
