@@ -278,7 +278,10 @@ def check_spawn(target, work):
         for _ in range(8):
             rc, report, err = live(proc.pid, [])
             if rc != 0 or not report:
-                raise pt.Failure("exit %d: %s" % (rc, err.strip()))
+                said = [] if not report else report["warnings"] + [
+                    "thread %s: %s" % (t["tid"], t["error"]) for i in report["interpreters"] for t in i["threads"]
+                    if t["error"]]
+                raise pt.Failure("exit %d: %s; what the report says is missing: %s" % (rc, err.strip(), said))
             # a thread state made for a new thread holds its creator's ident
             # until the thread runs (3.11 and earlier): never a second
             # thread of the same OS thread in the report
