@@ -9,6 +9,7 @@
  * is the slot's address plus 8; on aarch64 it was stored with its frame
  * record, x29 the word below it. */
 #include "symbols/nocfi.h"
+#include "symbols/symindex.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -99,10 +100,9 @@ static uint64_t named_function(Dwfl_Module *mod, const char *name, size_t len)
 static uint64_t function_start(Dwfl *dwfl, uint64_t lookup)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *name = mod ? dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL) : NULL;
-	if (!name || sym.st_size == 0)
+	uint64_t off, size;
+	const char *name = mod ? symindex_addrinfo(mod, lookup, &off, &size) : NULL;
+	if (!name || size == 0)
 		return 0;
 	const char *cold = strstr(name, ".cold");
 	if (cold && (cold[5] == '\0' || cold[5] == '.'))

@@ -2,6 +2,7 @@
 #include "symbols/symbols_int.h"
 #include "symbols/args.h"
 #include "symbols/names.h"
+#include "symbols/symindex.h"
 #include "symbols/vdso.h"
 #include "symbols/symbols_int.h"
 #include "symbols/warm.h"
@@ -141,7 +142,7 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 			continue;
 		void **ud;
 		dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		s->refs[i] = (struct module_ref){ s, m, false, false };
+		s->refs[i] = (struct module_ref){ .s = s, .mod = m };
 		*ud = &s->refs[i];
 		/* The dump layer verifies build-ids (and allows a mismatch when
 		 * told to), so libdwfl is not asked to check them again. */
@@ -175,6 +176,9 @@ void symbols_close(struct symbols *s)
 	addrtab_free(&s->pcs);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	for (size_t i = 0; s->refs && i < s->dump->nmodules; i++)
+		symindex_free(s->refs[i].index);
+	symindex_free(s->vdso_ref.index);
 	free(s->vdso);
 	free(s->mods);
 	free(s->refs);

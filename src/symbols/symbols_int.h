@@ -14,11 +14,12 @@ struct module_ref {
 	struct dump_module *mod;
 	bool opened;                 /* libdwfl asked for its file, and got it */
 	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
+	struct symindex *index;      /* its symbols by address, once asked (symindex.h) */
 };
 
 /* What the unwinder learns of one code address, kept for the next stack
  * that passes there (the threads of a service mostly share their stacks,
- * and libdwfl looks a symbol up by scanning the whole table): the calls
+ * and reading the line and inline information costs): the calls
  * inlined there, innermost first, then the function the symbol names. */
 struct pc_entry {
 	char *function;

@@ -2,6 +2,7 @@
 #include "symbols/symbols_int.h"
 #include "symbols/args.h"
 #include "symbols/names.h"
+#include "symbols/symindex.h"
 #include "symbols/nocfi.h"
 #include "symbols/warm.h"
 
@@ -152,7 +153,7 @@ static bool pc_add(struct pc_frames *pf, const char *function, const char *file,
  * the symbol. */
 static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
 {
-	const char *function = names_unversioned(names_demangle(dwfl_module_addrname(mod, lookup), u->demangled,
+	const char *function = names_unversioned(names_demangle(symindex_addrname(mod, lookup), u->demangled,
 						    sizeof(u->demangled)), u->name, sizeof(u->name));
 	char *symbol = function ? strdup(function) : NULL;
 	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
@@ -182,9 +183,8 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
  * trampolines, that, described at PC (and cached under PC). */
 static struct pc_frames *trampoline_at(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr pc, struct pc_frames *pf)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	uint64_t off, size;
+	const char *name = symindex_addrinfo(mod, pc, &off, &size);
 	if (!name || off != 0 || !dump_is_sigreturn(u->s->dump, names_unversioned(name, u->name, sizeof(u->name))))
 		return pf;
 	bool found;
@@ -240,9 +240,9 @@ static int past_nocfi(struct unwind *u, Dwfl_Frame *frame, uint64_t pc, bool act
 	return 1;
 }
 
-/* dwfl_module_addrname's answer (a scan of the whole symbol table): in a
- * warm process, kept for the next dumps of the build (warm.h), which
- * have the file opened as the look-up would have. */
+/* The symbol's name at LOOKUP (symindex.h): in a warm process, kept for
+ * the next dumps of the build (warm.h), which have the file opened as the
+ * look-up would have. */
 static const char *addrname(struct symbols *s, const struct module_ref *ref, Dwfl_Module *mod, Dwarf_Addr lookup)
 {
 	const char *path = ref && ref->mod && !ref->vdso ? symbols_module_file(s, ref->mod) : NULL;
@@ -252,7 +252,7 @@ static const char *addrname(struct symbols *s, const struct module_ref *ref, Dwf
 		dwfl_module_getelf(mod, &bias);
 		return name;
 	}
-	name = dwfl_module_addrname(mod, lookup);
+	name = symindex_addrname(mod, lookup);
 	if (path)
 		symbols_warm_name_put(ref->mod, path, lookup, name);
 	return name;
@@ -297,7 +297,7 @@ static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bo
 		return false;
 	if (!u->quiet_on && !activation && u->quiet->from) {
 		const char *symbol = cached && cached->n ? cached->e[cached->n - 1].function
-				     : names_unversioned(dwfl_module_addrname(mod, lookup), u->name, sizeof(u->name));
+				     : names_unversioned(symindex_addrname(mod, lookup), u->name, sizeof(u->name));
 		u->quiet_on = u->quiet->from(symbol);
 	}
 	return u->quiet_on;
