@@ -118,6 +118,7 @@ static struct model_frame *make_frame(struct src *s, enum frame_kind kind)
 		f->address = 0x401000;
 		f->source_file = next(s);
 		f->inlined = pick(s, 1);
+		f->tail_call = pick(s, 1);
 	} else {
 		f->recovered = pick(s, 1);
 	}

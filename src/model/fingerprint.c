@@ -364,7 +364,9 @@ struct model_fingerprint *model_fingerprint(const struct model_report *r)
 		const struct model_frame *f = t->frames.items[i];
 		if (f->kind != FRAME_NATIVE)
 			break;
-		if (model_is_machinery(f->function) || model_inside_machinery(t, i))
+		/* (a tail-call frame is inferred, and only where a compiler
+		 * chose a jump: two builds of one version may differ) */
+		if (model_is_machinery(f->function) || model_inside_machinery(t, i) || f->tail_call)
 			continue;
 		if (f->function) {
 			const char *m = f->interpreter ? "python" : native_module(a, f->file);

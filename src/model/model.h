@@ -86,6 +86,8 @@ struct model_frame {
 	uint64_t address;            /* native frames: pc; 0 otherwise */
 	const char *source_file;     /* native frames: source file from debug info */
 	bool inlined;                /* native frames: a call inlined into the next frame */
+	bool tail_call;              /* native frames: a function that tail-called the frame
+					below, inferred (native_frame.tail_call) */
 	bool interpreter;            /* native frames: in the interpreter's own module (libpython,
 					or the executable it is linked into) */
 	bool sigreturn;              /* native frames: a signal trampoline no symbol names,

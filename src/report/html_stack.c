@@ -217,6 +217,8 @@ static void write_frame(const struct hx *x, const struct model_frame *f, bool in
 		}
 		if (f->inlined)
 			fputs(" <span class=\"mark\">inlined</span>", out);
+		if (f->tail_call)
+			fputs(" <span class=\"mark\">tail call</span>", out);
 		if (f->found_by) {
 			fputs(" <span class=\"mark found-by\">by ", out);
 			html_text(out, f->found_by);

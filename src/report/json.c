@@ -240,10 +240,7 @@ static void text_addr(struct json_text *t, uint64_t a, bool known)
 
 static void text_int(struct json_text *t, bool known, json_int_t v)
 {
-	if (known)
-		json_text_put_int(t, v);
-	else
-		json_text_put(t, "null", 4);
+	known ? json_text_put_int(t, v) : json_text_put(t, "null", 4);
 }
 
 #define KEY(t, k) json_text_put(t, k, sizeof(k) - 1)
@@ -268,9 +265,9 @@ static void frame_text(struct json_text *t, const struct model_frame *f, bool wi
 	KEY(t, ",\"address\":");
 	text_addr(t, f->address, f->kind == FRAME_NATIVE);
 	KEY(t, ",\"inlined\":");
-	json_text_put(t, f->inlined ? "true" : "false", f->inlined ? 4 : 5);
+	json_text_put_bool(t, f->inlined);
 	KEY(t, ",\"recovered\":");
-	json_text_put(t, f->recovered ? "true" : "false", f->recovered ? 4 : 5);
+	json_text_put_bool(t, f->recovered);
 	KEY(t, ",\"locals\":");
 	if (f->has_locals && with_locals) {
 		json_t *l = locals_json(&f->locals);
@@ -289,6 +286,8 @@ static void frame_text(struct json_text *t, const struct model_frame *f, bool wi
 	if (f->kind == FRAME_NATIVE) {
 		KEY(t, ",\"found_by\":");
 		text_str(t, f->found_by);
+		KEY(t, ",\"tail_call\":");
+		json_text_put_bool(t, f->tail_call);
 		KEY(t, ",\"greenlet\":");
 		text_addr(t, f->greenlet, f->greenlet != 0);
 		KEY(t, ",\"args\":");

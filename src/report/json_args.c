@@ -6,11 +6,6 @@
 
 #define KEY(t, k) json_text_put(t, k, sizeof(k) - 1)
 
-static void put_bool(struct json_text *t, bool v)
-{
-	json_text_put(t, v ? "true" : "false", v ? 4 : 5);
-}
-
 void json_args_text(struct json_text *t, const struct model_frame *f, void (*str)(struct json_text *, const char *))
 {
 	if (!f->has_args) {
@@ -33,7 +28,7 @@ void json_args_text(struct json_text *t, const struct model_frame *f, void (*str
 		else
 			KEY(t, "null");
 		KEY(t, ",\"optimized_out\":");
-		put_bool(t, a->optimized_out);
+		json_text_put_bool(t, a->optimized_out);
 		/* the rest only when said: a report of many threads has many
 		 * arguments, and few of them are strings or objects */
 		if (a->unavailable) {
@@ -44,7 +39,7 @@ void json_args_text(struct json_text *t, const struct model_frame *f, void (*str
 			KEY(t, ",\"string\":");
 			str(t, a->string);
 			KEY(t, ",\"string_truncated\":");
-			put_bool(t, a->string_truncated);
+			json_text_put_bool(t, a->string_truncated);
 		}
 		if (a->repr) {
 			KEY(t, ",\"repr\":");

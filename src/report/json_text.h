@@ -23,6 +23,10 @@ char *json_text_compact_hooked(json_t *j, size_t *len, json_text_hook hook, void
 void json_text_put(struct json_text *t, const char *s, size_t n);           /* bytes as they are */
 void json_text_put_string(struct json_text *t, const char *s, size_t n);    /* a string, as jansson's */
 void json_text_put_int(struct json_text *t, json_int_t v);
+static inline void json_text_put_bool(struct json_text *t, bool v)
+{
+	json_text_put(t, v ? "true" : "false", v ? 4 : 5);
+}
 void json_text_put_value(struct json_text *t, json_t *j);                   /* a tree, as above */
 
 #endif

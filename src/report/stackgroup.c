@@ -25,7 +25,7 @@ bool report_stack_groupable(const struct model_thread *t)
 static bool same_frame(const struct model_frame *a, const struct model_frame *b)
 {
 	return a->kind == b->kind && a->line == b->line && a->address == b->address &&
-	       a->recovered == b->recovered && a->inlined == b->inlined &&
+	       a->recovered == b->recovered && a->inlined == b->inlined && a->tail_call == b->tail_call &&
 	       a->has_position == b->has_position && a->column == b->column &&
 	       a->end_line == b->end_line && a->end_column == b->end_column &&
 	       same_str(a->file, b->file) && same_str(a->function, b->function) &&

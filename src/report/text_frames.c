@@ -151,6 +151,7 @@ static void write_frame(const struct tx *x, const struct model_frame *f)
 			fprintf(out, ":%d", f->line);
 		}
 		fputs(f->inlined ? " (inlined)" : "", out);
+		fputs(f->tail_call ? " (tail call)" : "", out);
 		if (f->found_by)
 			fprintf(out, " [by %s]", f->found_by);
 		if (f->greenlet)

@@ -200,34 +200,6 @@ static void describe_cfa(Dwfl_Module *mod, uint64_t lookup, struct pc_args *pa)
 	}
 }
 
-/* The concrete function below PARENT whose ranges hold ADDR. */
-static bool subprogram_at(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int depth)
-{
-	Dwarf_Die c;
-	if (depth > 8 || dwarf_child(parent, &c) != 0)
-		return false;
-	int k = 0;
-	do {
-		switch (dwarf_tag(&c)) {
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-			if (subprogram_at(&c, addr, out, depth + 1))
-				return true;
-			break;
-		case DW_TAG_subprogram:
-			if (dwarf_haspc(&c, addr) > 0) {
-				*out = c;
-				return true;
-			}
-			break;
-		default:
-			break;
-		}
-	} while (++k < 1000000 && dwarf_siblingof(&c, &c) == 0);
-	return false;
-}
-
 struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint64_t lookup, bool dwarf)
 {
 	Dwarf_Addr bias = 0;
@@ -253,7 +225,7 @@ struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint
 	size_t nf = 0;
 	for (int i = nc - 1; i >= 0; i--)
 		funcs[nf++] = chain[i];
-	if (subprogram_at(cu, addr, &funcs[nf], 0))
+	if (names_subprogram_at(cu, addr, &funcs[nf], 0))
 		nf++;
 	/* the same calls as the frame's entries (names.c found them), or none */
 	if (nf && nf == pf->n && dwarf_tag(&funcs[nf - 1]) == DW_TAG_subprogram) {
@@ -386,15 +358,24 @@ static bool find_call_site(Dwarf_Die *scope, Dwarf_Addr pc, Dwarf_Addr ret, Dwar
 	return false;
 }
 
-/* The call site in CALLER's function that returns to CALLER's pc. */
+/* The call site in CALLER's function that returns to CALLER's pc.  A
+ * frame described by its symbol alone (a quiet module's, whose DWARF was
+ * not read for it) has its function's DIE looked up for this, once. */
 static bool call_site(struct arg_frame *caller, Dwarf_Die *out)
 {
 	struct pc_args *pa = caller->pa;
-	if (!pa || !pa->has_sub)
+	if (!pa)
 		return false;
-	if (pa->cs_state == 0)
-		pa->cs_state = find_call_site(&pa->sub, caller->lookup - pa->bias, caller->pc - pa->bias, &pa->cs, 0)
+	if (pa->cs_state == 0) {
+		Dwarf_Die sub = pa->sub;
+		bool has = pa->has_sub;
+		if (!has) {
+			Dwarf_Die *cu = dwfl_module_addrdie(caller->mod, caller->lookup, &pa->bias);
+			has = cu && names_subprogram_at(cu, caller->lookup - pa->bias, &sub, 0);
+		}
+		pa->cs_state = has && find_call_site(&sub, caller->lookup - pa->bias, caller->pc - pa->bias, &pa->cs, 0)
 			       ? 1 : -1;
+	}
 	*out = pa->cs;
 	return pa->cs_state == 1;
 }
@@ -471,6 +452,27 @@ static bool calls(struct symbols *s, struct arg_frame *caller, Dwarf_Die *cs, st
 	    value_of(s, caller, &at, &target, &ignored))
 		return f->pa->entry && target == f->pa->entry;
 	return false;
+}
+
+bool args_call_site(struct arg_frame *caller, Dwarf_Die *cs, Dwarf_Addr *bias)
+{
+	*bias = caller->pa ? caller->pa->bias : 0;
+	return call_site(caller, cs);
+}
+
+bool args_calls(struct symbols *s, struct arg_frame *caller, Dwarf_Die *cs, struct arg_frame *f)
+{
+	return f->pa && f->pa->has_sub && calls(s, caller, cs, f);
+}
+
+bool args_described(const struct pc_args *pa)
+{
+	return pa && pa->has_sub;
+}
+
+uint64_t args_entry(const struct pc_args *pa)
+{
+	return pa ? pa->entry : 0;
 }
 
 /* The register given as DW_OP_regN or DW_OP_regx by expression OPS. */

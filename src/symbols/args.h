@@ -48,6 +48,16 @@ uint32_t args_unchanged(const struct pc_args *pa);
  * The number filled in, or -1 when no DWARF describes the function. */
 int args_eval(struct symbols *s, struct arg_frame *f, struct arg_frame *caller, size_t e, struct native_arg *out);
 
+/* The call site in CALLER's function that returns to its pc, into *CS
+ * (its DWARF's addresses less *BIAS); false when none is known. */
+bool args_call_site(struct arg_frame *caller, Dwarf_Die *cs, Dwarf_Addr *bias);
+/* Whether call site CS of CALLER is shown to call F's function. */
+bool args_calls(struct symbols *s, struct arg_frame *caller, Dwarf_Die *cs, struct arg_frame *f);
+/* Whether PA's function was described by its DWARF. */
+bool args_described(const struct pc_args *pa);
+/* The address PA's function is entered at; 0 unknown. */
+uint64_t args_entry(const struct pc_args *pa);
+
 /* args_type.c: the type of DIE (through its abstract origin), false when
  * none (void); T's name as gdb prints it ("PyObject *", "const char *");
  * how a value of T is printed, its size (0 unknown), and T without its

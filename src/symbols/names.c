@@ -116,3 +116,31 @@ int names_inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return n;
 }
+
+/* The concrete function below PARENT whose ranges hold ADDR. */
+bool names_subprogram_at(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 8 || dwarf_child(parent, &c) != 0)
+		return false;
+	int k = 0;
+	do {
+		switch (dwarf_tag(&c)) {
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+			if (names_subprogram_at(&c, addr, out, depth + 1))
+				return true;
+			break;
+		case DW_TAG_subprogram:
+			if (dwarf_haspc(&c, addr) > 0) {
+				*out = c;
+				return true;
+			}
+			break;
+		default:
+			break;
+		}
+	} while (++k < 1000000 && dwarf_siblingof(&c, &c) == 0);
+	return false;
+}

@@ -4,6 +4,7 @@
 #ifndef PYCORE_SYMBOLS_NAMES_H
 #define PYCORE_SYMBOLS_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <elfutils/libdw.h>
 
@@ -24,5 +25,8 @@ int names_call_line(Dwarf_Die *die);
 /* The calls inlined at PC below PARENT, outermost first, into CHAIN
  * (MAX_INLINE_DEPTH at most), after the N already there: their number. */
 int names_inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int depth);
+/* The concrete function below PARENT (a CU, or a namespace or class in it)
+ * whose ranges hold ADDR, into *OUT. */
+bool names_subprogram_at(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int depth);
 
 #endif

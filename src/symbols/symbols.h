@@ -97,6 +97,10 @@ struct native_frame {
 	const char *file;            /* source file, when debug info has it */
 	int line;
 	bool inlined;                /* a call inlined into the next frame (same pc) */
+	/* a function that tail-called the frame below and left no frame of its
+	 * own, inferred from the DWARF's call sites as gdb does (tailcall.h):
+	 * PC is its call's return address, SP the frame below's */
+	bool tail_call;
 	/* a signal trampoline no symbol names, known by its code at PC */
 	bool sigreturn;
 	/* found past a frame without call frame information: "frame pointer"

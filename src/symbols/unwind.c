@@ -3,6 +3,7 @@
 #include "symbols/args.h"
 #include "symbols/names.h"
 #include "symbols/symindex.h"
+#include "symbols/tailcall.h"
 #include "symbols/nocfi.h"
 #include "symbols/warm.h"
 
@@ -178,6 +179,36 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 	free(symbol);
 }
 
+/* PF, a new entry of the cache (or a fresh one) for LOOKUP in MOD:
+ * its module and its description (QUIET: by the symbol alone). */
+static void fill(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool quiet, struct pc_frames *pf)
+{
+	void **ud;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+	struct module_ref *ref = ud ? *ud : NULL;
+	pf->module = ref ? ref->mod : NULL;
+	pf->quiet = quiet;
+	describe(u, mod, lookup, quiet, pf);
+	/* the file is known once describe() had libdwfl find it: before,
+	 * the first frame of a module would be named by the dump's path */
+	const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
+	if (!pf->module_path && ref && ref->vdso)
+		pf->module_path = name;
+}
+
+/* LOOKUP's description in MOD: the cache's (described now if new), or
+ * FRESH's when out of memory (the caller frees its entries). */
+static struct pc_frames *describe_at(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, struct pc_frames *fresh)
+{
+	bool found;
+	struct pc_frames *pf = addrtab_get(&u->s->pcs, lookup, &found);
+	if (!pf)
+		pf = fresh;
+	if (!found || pf == fresh)
+		fill(u, mod, lookup, false, pf);
+	return pf;
+}
+
 /* The frame at return address PC, whose call site (PC - 1, described in
  * PF) has no symbol: when PC itself starts one of the platform's signal
  * trampolines, that, described at PC (and cached under PC). */
@@ -303,6 +334,37 @@ static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bo
 	return u->quiet_on;
 }
 
+/* The tail calls between the frame kept (its entries just given to FN)
+ * and CALLER, each given to FN as one frame marked tail_call: the
+ * innermost function at its call (a call inlined there, or the function;
+ * gdb shows that alone), with the call's file and line, without arguments
+ * (their values are nowhere: gdb's come from entry values). */
+static int tail_calls(struct unwind *u, struct arg_frame *caller)
+{
+	uint64_t pcs[MAX_TAIL_FRAMES];
+	size_t n = tailcall_chain(u->s, &u->pend.af, caller, pcs);
+	int stop = 0;
+	for (size_t k = 0; k < n && !stop; k++) {
+		Dwfl_Module *mod = module_at(u, pcs[k] - 1);
+		struct pc_frames fresh = { .lookup = pcs[k] - 1 };
+		const struct pc_frames *pf = mod ? describe_at(u, mod, pcs[k] - 1, &fresh) : NULL;
+		struct native_frame nf = { .pc = pcs[k], .sp = u->pend.nf.sp, .tail_call = true,
+					   .module = pf ? pf->module : NULL, .module_path = pf ? pf->module_path : NULL };
+		if (pf && pf->n) {
+			nf.function = pf->e[0].function;
+			nf.file = pf->e[0].file;
+			nf.line = pf->e[0].line;
+		}
+		stop = u->fn(&nf, u->arg);
+		if (pf == &fresh) {
+			for (size_t i = 0; i < fresh.n; i++)
+				free(fresh.e[i].function);
+			free(fresh.e);
+		}
+	}
+	return stop;
+}
+
 /* The frame kept for its caller given to FN, each of its entries with
  * its arguments evaluated; CALLER, the frame that called it (NULL: not
  * known).  Non-zero when FN stops the walk. */
@@ -325,7 +387,7 @@ static int flush(struct unwind *u, struct arg_frame *caller)
 		nf.nargs = n > 0 ? (size_t)n : 0;
 		stop = u->fn(&nf, u->arg);
 	}
-	return stop;
+	return stop ? stop : tail_calls(u, caller);
 }
 
 /* The registers libdwfl recovered at FRAME (those its call frame
@@ -462,19 +524,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		pf->args_done = false;
 		found = false;
 	}
-	if (!found) {
-		void **ud;
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
-		struct module_ref *ref = ud ? *ud : NULL;
-		pf->module = ref ? ref->mod : NULL;
-		pf->quiet = quiet;
-		describe(u, mod, lookup, quiet, pf);
-		/* the file is known once describe() had libdwfl find it: before,
-		 * the first frame of a module would be named by the dump's path */
-		const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &pf->module_path, NULL);
-		if (!pf->module_path && ref && ref->vdso)
-			pf->module_path = name;
-	}
+	if (!found)
+		fill(u, mod, lookup, quiet, pf);
 	/* a signal trampoline is returned to at its first instruction */
 	if (!activation && pf->n && !pf->e[pf->n - 1].function && u->s->dump->platform->sigframe.entered_at_symbol)
 		pf = trampoline_at(u, mod, pc, pf);
@@ -499,7 +550,14 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		frame_regs(u, frame, found_by, &cur);
 		if (!first)
 			callers_regs(u, &cur);
+		uint64_t key = pf->lookup;
 		stop = flush(u, &cur);
+		/* (flush may have put tail calls' descriptions in the cache, whose
+		 * entries then moved: this frame's, there already, is found again) */
+		bool again;
+		struct pc_frames *moved = addrtab_get(&u->s->pcs, key, &again);
+		if (moved && again)
+			pf = moved;
 		if (!stop) {
 			u->pend.has = true;
 			u->pend.nf = nf;

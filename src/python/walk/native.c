@@ -73,6 +73,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	f->line = nf->file ? nf->line : 0;
 	f->source_file = arena_strdup(c->a, nf->file);
 	f->inlined = nf->inlined;
+	f->tail_call = nf->tail_call;
 	f->interpreter = nf->module && nf->module == u->interp_module;
 	f->sigreturn = nf->sigreturn;
 	f->found_by = nf->found_by;
@@ -80,7 +81,7 @@ static int collect_frame(const struct native_frame *nf, void *arg)
 	u->v[u->n++] = (struct nframe){
 		.f = f,
 		.sp = nf->sp,
-		.eval = !nf->inlined && py_is_eval_loop(nf->function),
+		.eval = !nf->inlined && !nf->tail_call && py_is_eval_loop(nf->function),
 	};
 	return 0;
 }

@@ -782,11 +782,10 @@ def check_in_vm(root, work, name, how):
 
 def native_view(frames):
     """gdb's frames as pycore reports them: a frame by its pc (the signal
-    trampoline's too: pycore shows it as a frame), an inlined call by its
-    function; gdb's tail calls left out (inferred from DW_TAG_call_site
-    entries, which libdwfl does not read: a frame that returned through a
-    tail call has left no return address on the stack)."""
-    return [("I", fn) if kind == "I" else ("N", pc) for kind, pc, fn in frames if kind in ("N", "I", "S")]
+    trampoline's too: pycore shows it as a frame; a tail call gdb inferred
+    from DW_TAG_call_site entries too, by its jump's return address, as
+    pycore infers and shows it), an inlined call by its function."""
+    return [("I", fn) if kind == "I" else ("N", pc) for kind, pc, fn in frames if kind in ("N", "I", "S", "T")]
 
 
 def check_native(root, work, name, how):

@@ -90,7 +90,7 @@ def check_compressed(core, report, args, scenario):
 GDB_FRAMES = """python
 f = gdb.selected_thread() and gdb.newest_frame()
 while f is not None:
-    if f.type() == gdb.NORMAL_FRAME:
+    if f.type() in (gdb.NORMAL_FRAME, gdb.TAILCALL_FRAME):
         print("FRAME 0x%x %s" % (f.pc(), f.name()))
     f = f.older()
 """
@@ -98,8 +98,8 @@ while f is not None:
 
 def check_native(target, core, truth, innermost):
     """--native-all: the crashed thread's native frames are gdb's, frame for
-    frame (the same return addresses; gdb's inline and tail-call frames are
-    its own reconstructions and left out), the innermost is the C function
+    frame (the same return addresses, the tail-call frames gdb and pycore
+    infer included; inlined calls left out), the innermost is the C function
     that faulted (strlen), and the Python frames are woven in the order the
     process recorded.  Without gdb: skipped, by name."""
     if not shutil.which("gdb"):

@@ -112,10 +112,11 @@ def stackwalk(bindir, dmp, symroot):
 
 
 def physical(thread):
-    """pycore's native frames of a thread without its inlined calls:
-    (module file name, pc)."""
+    """pycore's native frames of a thread without its inlined calls and
+    the tail calls it infers (no stack frame holds them: a stack walker
+    finds neither): (module file name, pc)."""
     return [(os.path.basename(f["file"]) if f["file"] else None, int(f["address"], 16))
-            for f in thread["frames"] if f["kind"] == "native" and not f["inlined"]]
+            for f in thread["frames"] if f["kind"] == "native" and not f["inlined"] and not f.get("tail_call")]
 
 
 def same_as_stackwalk(label, thread, theirs):

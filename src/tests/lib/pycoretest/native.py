@@ -14,7 +14,7 @@ for t in gdb.selected_inferior().threads():
         t.switch()
         f = gdb.newest_frame()
         while f is not None:
-            if f.type() in (gdb.NORMAL_FRAME, gdb.INLINE_FRAME):
+            if f.type() in (gdb.NORMAL_FRAME, gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
                 print("FRAME %%d 0x%%x %%s" %% (f.type() == gdb.INLINE_FRAME, f.pc(), f.name()))
             f = f.older()
 """
@@ -22,7 +22,9 @@ for t in gdb.selected_inferior().threads():
 
 def gdb_frames(target, core, tid):
     """gdb's frames of thread TID, innermost first: ("N", pc) for a real
-    frame, ("I", name) for a call gdb shows as inlined there."""
+    frame or a tail-call frame gdb infers (its pc the jump's return
+    address, as pycore's tail_call frame's), ("I", name) for a call gdb
+    shows as inlined there."""
     g = subprocess.run(["gdb", "-nx", "-batch"] + target.gdb_args() + ["-ex", GDB_THREAD % tid,
                        target.host_exe(), core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(120))
     frames = []
