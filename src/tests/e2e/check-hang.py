@@ -30,7 +30,9 @@ the findings: a deadlock in every sample (waits), the GIL held by the
 regex's thread in all samples (gil), while one thread waits for it
 (gil --native).  The text report of waits has its
 Samples section; --format collapsed gives folded stacks whose counts add
-up to the threads read over the samples.  A process that exits, or runs
+up to the threads read over the samples, and that a flame-graph tool,
+speedscope (scripts/speedscope installs it from npm), loads in Chromium
+as the same stacks and weights (on py3.12).  A process that exits, or runs
 another program (exec), during the samples gives the samples taken and
 says so (samples.ended, a warning); a thread started half-way is classed
 on the samples it is in, and says so.
@@ -58,7 +60,7 @@ import sys
 import time
 
 import pycoretest as pt
-from pycoretest import htmlpage
+from pycoretest import flamegraph, htmlpage
 from pycoretest import interpreters
 from pycoretest import native as gdb_native
 from pycoretest.env import scaled
@@ -316,6 +318,30 @@ def check_text_and_folded(target, work):
     return "text sections; %d folded lines adding up to %d" % (len(folded.splitlines()), total)
 
 
+def check_flamegraph(target, work):
+    """The waits scenario's folded stacks loaded into a flame-graph tool,
+    npm's speedscope in Chromium (pycoretest.flamegraph): it takes them as
+    collapsed stacks, and the stacks and weights it holds are the folded
+    lines'."""
+    proc, truth = start(target, work, "waits")
+    try:
+        rc, folded, err = pt.run_pycore(["analyze", "--format", "collapsed", "--pid"] + SAMPLES + [str(truth["pid"])])
+    finally:
+        stop(proc)
+    if rc != 0:
+        raise pt.Failure("exit %d: %s" % (rc, err.strip()[-300:]))
+    want = flamegraph.folded_stacks(folded)
+    got = flamegraph.speedscope_load(folded, work)
+    if got["total_weight"] != sum(want.values()):
+        raise pt.Failure("speedscope's total weight %s, the folded counts add up to %d" % (got["total_weight"],
+                                                                                          sum(want.values())))
+    if got["stacks"] != want:
+        only = sorted(set(want.items()) ^ set(got["stacks"].items()))[:2]
+        raise pt.Failure("speedscope's stacks differ from the folded lines': %s" % only)
+    return "speedscope %s: %d stacks of %d frames, total weight %d, as the folded lines" % (
+        got["version"], len(want), len(got["frames"]), got["total_weight"])
+
+
 def sampled_until(target, work, code, samples=20):
     """The samples of a process running CODE (it prints READY first), 0.1
     s apart: the samples object of its JSON report."""
@@ -397,6 +423,7 @@ def main():
             else:
                 pt.run_in(tap, label, work, check_scenario, target, work, scenario)
     pt.run_on(tap, "py3.12", "compare refused", check_compare_refused)
+    pt.run_on(tap, "py3.12", "folded stacks in a flame-graph tool", check_flamegraph)
     for scenario in SCENARIOS:
         tap.skip("free-threaded %s" % scenario, "no free-threaded CPython is built here")
     pt.schema_summary(tap)

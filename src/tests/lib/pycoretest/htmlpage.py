@@ -192,9 +192,10 @@ def need_chromium():
 
 class Browser:
     """Headless Chromium driven over --remote-debugging-pipe (DevTools
-    protocol messages, NUL-terminated JSON, on fds 3 and 4)."""
+    protocol messages, NUL-terminated JSON, on fds 3 and 4), started with
+    FLAGS (default BASE_FLAGS: the network off)."""
 
-    def __init__(self, work):
+    def __init__(self, work, flags=None):
         need_chromium()
         self.profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
         to_r, self.to_w = os.pipe()
@@ -205,8 +206,8 @@ class Browser:
             a, b = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
             os.dup2(a, 3)
             os.dup2(b, 4)
-        self.proc = subprocess.Popen([CHROMIUM] + BASE_FLAGS + ["--remote-debugging-pipe",
-                                                                "--user-data-dir=" + self.profile, "about:blank"],
+        self.proc = subprocess.Popen([CHROMIUM] + (BASE_FLAGS if flags is None else flags) +
+                                     ["--remote-debugging-pipe", "--user-data-dir=" + self.profile, "about:blank"],
                                      preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         os.close(to_r)
