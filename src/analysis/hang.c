@@ -23,7 +23,16 @@
  *                the GIL
  *   stuck        the same stack in every read, the GIL held in some
  *   busy-python  its Python stack differs between reads, or native frames
- *                show it running bytecode: it runs Python */
+ *                show it running bytecode: it runs Python
+ *
+ * A free-threaded build has no GIL to prove that a thread ran: its CPU time
+ * between the reads of a live process does (10% of a CPU or more), and
+ *   busy-c       the same Python stack in every read, running, and its
+ *                native frames (--native) in the same C call in every one
+ * stands for busy-c-gil; without native frames a running thread at one
+ * place is spinning, one that is not blocked; a dump records no CPU time,
+ * so a thread there at one place in no known wait is stuck (running or
+ * blocked cannot be told). */
 #include "analysis/samples.h"
 
 #include <stdlib.h>
@@ -75,17 +84,51 @@ static const char *owner_text(struct arena *a, const struct acc *c)
  * its reads is not: it runs (a livelock, a stream read in C) */
 #define SPINNING_SHARE 0.10
 
-/* The share of one CPU C used between its first and last reads; 0
+/* The share of one CPU C used between its first and last reads; -1
  * unknown (a dump: gcore records no thread's CPU time). */
 static double busy_share(const struct acc *c)
 {
 	double wall = c->at_last - c->at_first;
 	if (c->cpu_first < 0 || wall < 1 || c->cpu_last < c->cpu_first)
-		return 0;
+		return -1;
 	return (double)(c->cpu_last - c->cpu_first) / 1e6 / wall;
 }
 
-static void classify_one(struct arena *a, const struct acc *c, size_t taken, struct model_hang_thread *h)
+/* A thread at one place in no known wait, on a build without a GIL
+ * (the classes above). */
+static void classify_nogil(struct arena *a, const struct acc *c, const char *of, const char *at,
+			   struct model_hang_thread *h)
+{
+	double busy = busy_share(c);
+	const char *cpu = arena_printf(a, "%.0f%% of a CPU between them (no GIL in this build)", 100 * busy);
+	if (busy < 0) {
+		h->state = "stuck";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, at %s: no GIL in this build, and "
+					   "dumps record no CPU time, so running and blocked cannot be told", c->present, of,
+					   at);
+	} else if (busy >= SPINNING_SHARE && c->native == c->present && c->same_c) {
+		h->state = "busy-c";
+		h->evidence = arena_printf(a, "ran in one C call in all %zu samples%s, %s: in %s, under %s, from %s",
+					   c->present, of, cpu, c->c_inner, c->c_entry, at);
+	} else if (busy >= SPINNING_SHARE && c->native == c->present) {
+		h->state = "busy-python";
+		h->evidence = arena_printf(a, "ran at one line in all %zu samples%s, %s, %s: %s", c->present, of, cpu, at,
+					   c->in_bytecode ? arena_printf(a, "running its bytecode in %zu of them",
+									  c->in_bytecode)
+							  : "in other C calls from one sample to the next");
+	} else if (busy >= SPINNING_SHARE) {
+		h->state = "spinning";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, yet it used %s: it runs and comes "
+					   "back to %s (a retry loop, a livelock, work in C; --native tells)", c->present, of,
+					   cpu, at);
+	} else {
+		h->state = "blocked";
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, %s, in no wait pycore reads: a C "
+					   "call from %s (I/O, sleep, a C library's wait)", c->present, of, cpu, at);
+	}
+}
+
+static void classify_one(struct arena *a, const struct acc *c, size_t taken, bool nogil, struct model_hang_thread *h)
 {
 	/* (the reads' records are the caller's, freed after: copies) */
 	h->tid = c->tid;
@@ -111,6 +154,12 @@ static void classify_one(struct arena *a, const struct acc *c, size_t taken, str
 		h->state = idle ? "idle" : "waiting";
 		h->evidence = arena_printf(a, "%son %s%s, the same stack in all %zu samples%s, at %s",
 					   idle ? "a pool's worker waiting for work " : "waits ", c->wait, owner_text(a, c),
+					   c->present, of, at);
+	} else if (nogil && c->stacks == 1) {
+		classify_nogil(a, c, of, at, h);
+	} else if (nogil) {
+		h->state = "busy-python";
+		h->evidence = arena_printf(a, "%zu different Python stacks in %zu samples%s: last at %s", c->stacks,
 					   c->present, of, at);
 	} else if (c->stacks == 1 && c->gil == c->present && c->native == c->present && c->same_c) {
 		h->state = "busy-c-gil";
@@ -305,7 +354,8 @@ static const char *kind_of(const struct model_samples *s, int64_t *tid)
 	/* (a thread that holds the GIL and does not move, stuck, before those
 	 * blocked without it) */
 	static const char *const order[][2] = {
-		{ "deadlocked", "deadlock" }, { "busy-c-gil", "gil-held" }, { "busy-python", "busy" },
+		{ "deadlocked", "deadlock" }, { "busy-c-gil", "gil-held" }, { "busy-c", "busy-c" },
+		{ "busy-python", "busy" },
 		{ "spinning", "spinning" }, { "stuck", "stuck" }, { "blocked", "blocked" },
 		{ "waiting", "waiting" }, { "idle", "idle" },
 	};
@@ -351,7 +401,7 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 		struct model_hang_thread *h = arena_alloc(a, sizeof(*h));
 		if (!h || ptrvec_push(a, &s->threads, h) != 0)
 			break;
-		classify_one(a, &acc[i], n, h);
+		classify_one(a, &acc[i], n, r->free_threaded, h);
 	}
 	if (s->threads.n > 1)
 		qsort(s->threads.items, s->threads.n, sizeof(void *), by_tid);
@@ -390,6 +440,7 @@ void samples_classify(struct model_report *r, struct model_samples *s, const str
 				h = s->threads.items[k];
 		if (h && c->present >= 2 && c->tasks == c->present && c->task_where &&
 		    (strcmp(h->state, "blocked") == 0 || strcmp(h->state, "busy-c-gil") == 0 ||
+		     strcmp(h->state, "busy-c") == 0 ||
 		     strcmp(h->state, "stuck") == 0))
 			ptrvec_push(a, &s->findings,
 				    arena_printf(a, "the event loop of thread %lld is blocked in all %zu samples: task %s "

@@ -207,7 +207,7 @@ void report_summary(const struct model_report *r, struct report_summary *s)
 		fprintf(m, "%s thread %lld (no Python thread state)", sent ? ", received by" : " in",
 			(long long)crashed);
 	} else if (!r->has_signal && !r->fault) {
-		fprintf(m, ": no thread holds the GIL");
+		fprintf(m, r->free_threaded ? ": no GIL (free-threaded)" : ": no thread holds the GIL");
 	}
 	const struct model_frame *pf = s->python_frame, *nf = s->native_frame;
 	if (pf) {

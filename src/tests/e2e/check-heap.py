@@ -2,7 +2,9 @@
 
 scenarios/heap.py builds a heap of known shapes on each build the suite
 runs (pycoretest.interpreters.names(): 3.6 to 3.13, Debian's 3.11 and its
--dbg build, the Debian unstable root's 3.13 to 3.15), stops the GC, and
+-dbg build, the Debian unstable root's 3.13 to 3.15; on the free-threaded
+3.13, whose mimalloc heaps pycore does not read yet, each case checks that
+the report says so and is a skip saying what is not read), stops the GC, and
 writes its own census (the truth): gc.get_objects() by type with
 sys.getsizeof, the class that defines each type's __sizeof__, and
 gc.get_freeze_count(); and the objects the GC does not track reached from
@@ -143,6 +145,22 @@ def check_core(target, work):
         truth = json.load(f)
     report = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])
     return compare(report, truth)
+
+
+def check_mimalloc_said(target, work):
+    """A free-threaded build (ftM.N), whose objects live in mimalloc's
+    heaps, which pycore heap does not read yet (issue 46): its report of a
+    snapshot must say so (unread, not exact, no object counted), never a
+    census stated as whole; then the case is a skip saying what is not
+    read."""
+    core, _, _ = take_snapshot(target, "heap", work)
+    h = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])["heap"]
+    said = [u for u in h["unread"] if "mimalloc" in u]
+    if not said or h["exact"] or h["objects"]:
+        raise pt.Failure("a free-threaded build's heap: unread %s, exact %s, %d objects" % (
+            h["unread"], h["exact"], h["objects"]))
+    raise pt.Skip("pycore heap does not read a free-threaded build's mimalloc heaps yet (issue 46); "
+                  "its report says so: %s" % said[0])
 
 
 def maps_summary(text):
@@ -361,6 +379,8 @@ def main():
     tap = pt.TAP()
     for name in interpreters.names():
         for case, fn in (("core", check_core), ("live", check_live), ("diff", check_diff)):
+            if name.startswith("ft"):
+                fn = check_mimalloc_said
             pt.run_on(tap, name, case, fn)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)

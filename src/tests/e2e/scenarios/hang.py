@@ -14,7 +14,11 @@ argv: truth path, scenario.
   gil     a thread in a regular expression that backtracks without end:
           one C call that keeps the GIL (busy-c-gil), a thread that wants
           the GIL to run Python (blocked: waiting for the GIL); the regex
-          once the truth is written (READY)
+          once the truth is written (READY).  On a free-threaded build
+          (no GIL: "gil" false in the truth) the regex runs in one C call
+          (busy-c; spinning when no native frame shows the call) and the
+          other thread runs its Python (busy-python; spinning when every
+          sample catches one instruction)
 
   livelock  two threads each holding one lock, trying the other's
           without waiting, again and again (busy-python, or spinning)
@@ -39,6 +43,8 @@ import time
 
 truth_path, scenario = sys.argv[1], sys.argv[2]
 roles = {}
+# a free-threaded build whose GIL is off
+GIL = not (hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled())
 
 
 def mine(role):
@@ -195,13 +201,13 @@ def gil():
     # both start once the truth is written: the regex keeps the GIL
     # from its first step, and no other thread runs Python after it
     def backtrack():
-        mine("busy-c-gil")
+        mine("busy-c-gil" if GIL else "busy-c|spinning")
         go.wait()
         re.match(r"(a+)+$", "a" * 64 + "b")
 
     def wants():
         # Python all along: once the regex has the GIL it waits for it
-        mine("blocked")
+        mine("blocked" if GIL else "busy-python|spinning")
         n = 0
         while True:
             n += 1
@@ -223,7 +229,7 @@ while len(roles) < len(threads) + 1 and time.monotonic() < deadline:
     time.sleep(0.01)
 time.sleep(0.3)   # each thread past its role's first step (a lock taken, a call entered)
 with open(truth_path + ".tmp", "w") as f:
-    json.dump({"pid": os.getpid(), "scenario": scenario, "roles": {str(k): v for k, v in roles.items()},
+    json.dump({"pid": os.getpid(), "scenario": scenario, "gil": GIL, "roles": {str(k): v for k, v in roles.items()},
                "names": {str(t.native_id): t.name for t in threads}}, f)
 os.rename(truth_path + ".tmp", truth_path)
 print("READY", flush=True)

@@ -18,6 +18,9 @@ Names (one per-interpreter test each, src/tests/e2e/interpreters/NAME.interp):
   standaloneM.N    CPython M.N built as the standalone builds are: static
                    libpython, PGO and LTO, stripped (scripts/standalone-python
                    M.N, cached and skipped by name as musl's)
+  ftM.N            CPython M.N free-threaded (configure --disable-gil:
+                   pythonM.Nt, shared libpythonM.Nt, -g; scripts/freethreaded-python
+                   M.N, cached and skipped by name as musl's)
 
 find(NAME) gives its Target or why it is not here; names() the names the
 suite runs on every machine (the .interp files: so a missing one is a skip
@@ -42,7 +45,7 @@ import tempfile
 from .env import E2E, SCENARIOS, SRCDIR, scaled
 
 INTERP_FILES = os.path.join(E2E, "interpreters")
-_NAME = re.compile(r"^(py|debian|sid|musl|standalone)(\d+)\.(\d+)(-dbg|-static|-nobuildid)?$")
+_NAME = re.compile(r"^(py|debian|sid|musl|standalone|ft)(\d+)\.(\d+)(-dbg|-static|-nobuildid)?$")
 
 
 class Target:
@@ -206,7 +209,7 @@ def pyenv_pythons(major=3):
 
 
 # the interpreters a script builds once per machine: kind -> (script, minutes)
-BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 40)}
+BUILT = {"musl": ("musl-python", 20), "standalone": ("standalone-python", 40), "ft": ("freethreaded-python", 10)}
 
 
 def built_prefix(kind, major, minor, flavour=""):
@@ -228,7 +231,7 @@ def where(name):
     m = _NAME.match(name)
     if not m:
         return None, "%s: not an interpreter name (pyM.N, debianM.N[-dbg], sidM.N, muslM.N[-static], " \
-            "standaloneM.N)" % name
+            "standaloneM.N, ftM.N)" % name
     kind, major, minor, dbg = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) or ""
     if dbg in ("-static", "-nobuildid") and kind != "musl":
         return None, "%s: only musl builds have a %s flavour" % (name, dbg)
@@ -245,7 +248,7 @@ def where(name):
         if dbg == "-dbg":
             return None, "%s: %s builds have no -dbg flavour" % (name, kind)
         prefix, built = built_prefix(kind, major, minor, dbg)
-        exe = os.path.join(prefix, "bin", "python%d.%d" % (major, minor))
+        exe = os.path.join(prefix, "bin", "python%d.%d%s" % (major, minor, "t" if kind == "ft" else ""))
         if not built or not os.access(exe, os.X_OK):
             how = "scripts/%s%s %d.%d" % (script, {"-static": " --static", "-nobuildid": " --no-build-id"}.get(
                 dbg, ""), major, minor)
@@ -313,7 +316,7 @@ def discover():
         if m and os.access(p, os.X_OK):
             found["debian%s.%s%s" % (m.group(1), m.group(2), m.group(3) or "")] = p
     for name in ("musl3.11", "musl3.12", "musl3.13", "musl3.12-static", "musl3.13-static", "musl3.13-nobuildid",
-                 "standalone3.12", "standalone3.13"):
+                 "standalone3.12", "standalone3.13", "ft3.13"):
         exe, _ = where(name)
         if exe:
             found[name] = exe
