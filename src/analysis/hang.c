@@ -30,9 +30,11 @@
  *   busy-c       the same Python stack in every read, running, and its
  *                native frames (--native) in the same C call in every one
  * stands for busy-c-gil; without native frames a running thread at one
- * place is spinning, one that is not blocked; a dump records no CPU time,
- * so a thread there at one place in no known wait is stuck (running or
- * blocked cannot be told). */
+ * place is spinning, one that is not blocked.  A dump records no CPU
+ * time: there the registers do, where the kernel kept whether the thread
+ * was inside a system call (blocked in every read) or not (running user
+ * code in every read); else, or when the reads part, it is stuck (running
+ * or blocked cannot be told). */
 #include "analysis/samples.h"
 
 #include <stdlib.h>
@@ -43,6 +45,7 @@ struct acc {
 	int64_t tid;
 	const char *name;
 	size_t present, gil, waits, deadlocked, stacks, gil_waits;
+	size_t in_syscall, syscall_known;  /* reads in a system call; reads that say */
 	bool instruction_unknown;    /* in a read of a CPython that does not record each one */
 	size_t native, in_bytecode;  /* reads with native frames; of those, running bytecode */
 	const char *c_entry, *c_inner;   /* the C call of the reads with native frames */
@@ -100,30 +103,38 @@ static void classify_nogil(struct arena *a, const struct acc *c, const char *of,
 			   struct model_hang_thread *h)
 {
 	double busy = busy_share(c);
-	const char *cpu = arena_printf(a, "%.0f%% of a CPU between them (no GIL in this build)", 100 * busy);
+	const char *cpu = arena_printf(a, "%.0f%% of a CPU between them; no GIL in this build", 100 * busy);
+	bool said = c->syscall_known == c->present;
+	if (busy < 0 && said && c->in_syscall == c->present) {
+		busy = 0;
+		cpu = "inside a system call in every one; no GIL in this build";
+	} else if (busy < 0 && said && c->in_syscall == 0) {
+		busy = 1;
+		cpu = "in no system call in any; no GIL in this build";
+	}
 	if (busy < 0) {
 		h->state = "stuck";
 		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, at %s: no GIL in this build, and "
-					   "dumps record no CPU time, so running and blocked cannot be told", c->present, of,
-					   at);
+					   "no CPU time in dumps%s, so running and blocked cannot be told", c->present, of,
+					   at, said ? ", inside a system call in some only" : " nor whether it was in a system call");
 	} else if (busy >= SPINNING_SHARE && c->native == c->present && c->same_c) {
 		h->state = "busy-c";
-		h->evidence = arena_printf(a, "ran in one C call in all %zu samples%s, %s: in %s, under %s, from %s",
+		h->evidence = arena_printf(a, "ran in one C call in all %zu samples%s (%s): in %s, under %s, from %s",
 					   c->present, of, cpu, c->c_inner, c->c_entry, at);
 	} else if (busy >= SPINNING_SHARE && c->native == c->present) {
 		h->state = "busy-python";
-		h->evidence = arena_printf(a, "ran at one line in all %zu samples%s, %s, %s: %s", c->present, of, cpu, at,
+		h->evidence = arena_printf(a, "ran at one line in all %zu samples%s (%s), %s: %s", c->present, of, cpu, at,
 					   c->in_bytecode ? arena_printf(a, "running its bytecode in %zu of them",
 									  c->in_bytecode)
 							  : "in other C calls from one sample to the next");
 	} else if (busy >= SPINNING_SHARE) {
 		h->state = "spinning";
-		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, yet it used %s: it runs and comes "
-					   "back to %s (a retry loop, a livelock, work in C; --native tells)", c->present, of,
-					   cpu, at);
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, yet running (%s): it comes back "
+					   "to %s (a retry loop, a livelock, work in C; --native tells)", c->present, of, cpu,
+					   at);
 	} else {
 		h->state = "blocked";
-		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, %s, in no wait pycore reads: a C "
+		h->evidence = arena_printf(a, "the same stack in all %zu samples%s (%s), in no wait pycore reads: a C "
 					   "call from %s (I/O, sleep, a C library's wait)", c->present, of, cpu, at);
 	}
 }
@@ -251,6 +262,8 @@ static struct acc *accumulate(const struct sample *reads, size_t n, size_t *coun
 			c->prev_stack = t->stack;
 			c->gil += t->holds_gil;
 			c->deadlocked += t->deadlocked;
+			c->in_syscall += t->syscall_known && t->in_syscall;
+			c->syscall_known += t->syscall_known;
 			c->gil_waits += t->waits_gil;
 			c->instruction_unknown |= !t->instruction_known;
 			/* the first read's running task, and the reads that run it

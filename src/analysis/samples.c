@@ -195,6 +195,8 @@ static int record(struct arena *a, const struct model_report *r, struct sample *
 			st->name = arena_strdup(a, t->name);
 			st->stack = stack_of(a, t, &st->where);
 			st->holds_gil = t->holds_gil;
+			st->in_syscall = t->in_syscall;
+			st->syscall_known = t->in_syscall_known;
 			st->instruction_known = r->hexversion >= 0x030a0000;
 			c_call_of(a, t, st);
 			running_task(a, mi, t, st);

@@ -64,6 +64,7 @@ struct sample_thread {
 	 * that task's innermost frame; NULL: none running */
 	const char *task, *task_where;
 	int64_t cpu_ns;              /* the CPU time it had used, read after the read; -1 unknown */
+	bool in_syscall, syscall_known;   /* in a system call, when the read says */
 };
 
 struct sample {

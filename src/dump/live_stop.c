@@ -114,12 +114,13 @@ static void syscall_regs(struct dump *d, const struct dump_live *l, struct dump_
 		return;
 	if (sscanf(buf, "%lld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2], &v[3], &v[4],
 		   &v[5], &v[6], &v[7]) == 9) {
-		t->regs.has_syscall = t->regs.has_syscall_arg0 = true;
+		t->regs.has_syscall = t->regs.has_syscall_arg0 = t->regs.syscall_known = true;
 		t->regs.syscall = (uint64_t)nr;
 		t->regs.syscall_arg0 = v[0];
 		t->regs.sp = v[6];
 		t->regs.pc = v[7];
 	} else if (sscanf(buf, "%lld %llx %llx", &nr, &v[0], &v[1]) == 3 && nr == -1) {
+		t->regs.syscall_known = true;
 		t->regs.sp = v[0];
 		t->regs.pc = v[1];
 	} else {

@@ -192,6 +192,10 @@ struct model_thread {
 	uint64_t ident;
 	const char *name;
 	bool holds_gil;
+	/* inside a system call when it was read (the registers the kernel kept:
+	 * x86-64's orig_rax, aarch64's NT_ARM_SYSTEM_CALL, a live thread's
+	 * /proc syscall), with in_syscall_known; not reported */
+	bool in_syscall, in_syscall_known;
 	bool crashed;
 	const char *error;
 	struct model_error_info error_info;

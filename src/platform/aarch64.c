@@ -107,6 +107,7 @@ static void parse_thread_note(uint32_t type, const uint8_t *desc, size_t len, st
 			r->tp = platform_le64(desc);
 		break;
 	case NT_SYSTEM_CALL:
+		r->syscall_known = len >= 4;
 		if (len >= 4 && (int32_t)platform_le32(desc) >= 0) {
 			r->has_syscall = true;
 			r->syscall = platform_le32(desc);

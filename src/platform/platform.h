@@ -38,6 +38,7 @@ struct platform_regs {
 	 * argument where it survives */
 	uint64_t syscall, syscall_arg0;
 	bool has_syscall, has_syscall_arg0;
+	bool syscall_known;          /* the dump says whether it is in one (has_syscall) */
 	/* the bits of a code address that hold a pointer-authentication code
 	 * (aarch64's NT_ARM_PAC_MASK insn_mask); 0: none */
 	uint64_t pac_mask;

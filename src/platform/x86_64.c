@@ -80,6 +80,7 @@ static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
 	r->tp = u[U_FS_BASE];
 	/* orig_rax is -1 outside a system call */
 	r->has_syscall = r->has_syscall_arg0 = (int64_t)u[U_ORIG_RAX] >= 0;
+	r->syscall_known = true;
 	r->syscall = r->has_syscall ? u[U_ORIG_RAX] : 0;
 	r->syscall_arg0 = r->has_syscall ? u[U_RDI] : 0;
 }

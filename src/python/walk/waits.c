@@ -337,6 +337,17 @@ static void describe(struct py_ctx *c, struct model_wait *w, uint64_t obj, uint6
 
 void py_lock_waits(struct py_ctx *c, struct model_interp *mi)
 {
+	/* (every version: which thread is in a system call, for the samples) */
+	for (size_t k = 0; k < mi->threads.n; k++) {
+		struct model_thread *t = mi->threads.items[k];
+		for (size_t i = 0; t->tid >= 0 && i < c->d->nthreads; i++) {
+			const struct dump_thread *dt = &c->d->threads[i];
+			if (dt->tid == t->tid) {
+				t->in_syscall = dt->regs.has_syscall;
+				t->in_syscall_known = dt->regs.syscall_known;
+			}
+		}
+	}
 	if (c->L->minor < 8)
 		return; /* not tested there */
 	for (size_t k = 0; k < mi->threads.n && !py_out_of_time(c); k++) {

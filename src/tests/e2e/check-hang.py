@@ -46,8 +46,9 @@ Three gcores of waits, busy and gil, 0.2 s apart, read with --compare
 samples of that process, on the builds among
 pycoretest.interpreters.feature_names() (reading dumps as samples is the
 same code whatever the interpreter; sid's root: a skip, gcore from outside
-it leaves its thread stacks out); two processes' dumps are refused in one
-line, exit 4.  On 3.9 and older, which record no
+it leaves its thread stacks out), and on the free-threaded build (where a
+dump says whether a thread runs by its registers: inside a system call or
+not); two processes' dumps are refused in one line, exit 4.  On 3.9 and older, which record no
 instruction a loop on one line moves, and without --native anywhere, a
 thread whose stack and instruction stay with the GIL held is "stuck", its
 evidence saying that --native tells: the process's busy-c-gil and
@@ -193,7 +194,8 @@ def check_compare(target, work, scenario):
     # one line by the instruction alone
     native = ["--native"] + gdb_native.debug_args(target)
     for tid, name in truth["names"].items():
-        truth["roles"][tid] = NATIVE_ROLES.get(name, truth["roles"][tid])
+        if truth["gil"]:
+            truth["roles"][tid] = NATIVE_ROLES.get(name, truth["roles"][tid])
     try:
         time.sleep(0.5 if scenario == "gil" else 0.1)
         live_report = sampled(truth["pid"], native)
@@ -415,7 +417,10 @@ def main():
         target, why = interpreters.find(name)
         # (two gcores' reading as samples is the same code whatever the
         # interpreter: on the builds of feature_names())
-        compared = ["compare " + c for c in COMPARED] if name in interpreters.feature_names() else []
+        # (and on the free-threaded build, whose dumps say that a thread
+        # runs by its registers alone: no GIL, no CPU time)
+        compared = ["compare " + c for c in COMPARED] \
+            if name in interpreters.feature_names() or name.startswith("ft") else []
         for scenario in list(SCENARIOS) + compared + ["text", "exit", "exec", "late"]:
             label = "%s %s" % (name, scenario)
             if why:
