@@ -102,32 +102,31 @@ static double busy_share(const struct acc *c)
 static void classify_nogil(struct arena *a, const struct acc *c, const char *of, const char *at,
 			   struct model_hang_thread *h)
 {
+	/* whether it runs: its CPU time (a live read), else its registers in
+	 * every read (a dump: inside a system call in all, or in none) */
 	double busy = busy_share(c);
-	const char *cpu = arena_printf(a, "%.0f%% of a CPU between them; no GIL in this build", 100 * busy);
 	bool said = c->syscall_known == c->present;
-	if (busy < 0 && said && c->in_syscall == c->present) {
-		busy = 0;
-		cpu = "inside a system call in every one; no GIL in this build";
-	} else if (busy < 0 && said && c->in_syscall == 0) {
-		busy = 1;
-		cpu = "in no system call in any; no GIL in this build";
-	}
-	if (busy < 0) {
+	int runs = busy >= 0 ? busy >= SPINNING_SHARE : !said ? -1 : c->in_syscall == c->present ? 0
+		   : c->in_syscall == 0 ? 1 : -1;
+	const char *cpu = busy >= 0 ? arena_printf(a, "%.0f%% of a CPU between them; no GIL in this build", 100 * busy)
+		: runs ? "in no system call in any; no GIL in this build"
+		       : "inside a system call in every one; no GIL in this build";
+	if (runs < 0) {
 		h->state = "stuck";
 		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, at %s: no GIL in this build, and "
 					   "no CPU time in dumps%s, so running and blocked cannot be told", c->present, of,
 					   at, said ? ", inside a system call in some only" : " nor whether it was in a system call");
-	} else if (busy >= SPINNING_SHARE && c->native == c->present && c->same_c) {
+	} else if (runs && c->native == c->present && c->same_c) {
 		h->state = "busy-c";
 		h->evidence = arena_printf(a, "ran in one C call in all %zu samples%s (%s): in %s, under %s, from %s",
 					   c->present, of, cpu, c->c_inner, c->c_entry, at);
-	} else if (busy >= SPINNING_SHARE && c->native == c->present) {
+	} else if (runs && c->native == c->present) {
 		h->state = "busy-python";
 		h->evidence = arena_printf(a, "ran at one line in all %zu samples%s (%s), %s: %s", c->present, of, cpu, at,
 					   c->in_bytecode ? arena_printf(a, "running its bytecode in %zu of them",
 									  c->in_bytecode)
 							  : "in other C calls from one sample to the next");
-	} else if (busy >= SPINNING_SHARE) {
+	} else if (runs) {
 		h->state = "spinning";
 		h->evidence = arena_printf(a, "the same stack in all %zu samples%s, yet running (%s): it comes back "
 					   "to %s (a retry loop, a livelock, work in C; --native tells)", c->present, of, cpu,

@@ -94,6 +94,13 @@ struct symbol_memo {
 };
 
 
+/* The module_ref a module of a session carries (its userdata), or NULL. */
+static inline struct module_ref *symbols_module_ref(Dwfl_Module *mod)
+{
+	void **ud = NULL;
+	return mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud ? *ud : NULL;
+}
+
 /* The file locate/ chose for a module, or NULL. */
 static inline const char *symbols_module_file(const struct symbols *s, const struct dump_module *m)
 {

@@ -138,13 +138,14 @@ static bool build(struct symindex *x, Dwfl_Module *mod)
 	return true;
 }
 
-/* The number of entries at or below ADDR. */
-static size_t upto(const struct symindex *x, uint64_t addr)
+/* How many of the N entries IDX names (NULL: the first N themselves), in
+ * address order, are at or below ADDR. */
+static size_t upto(const struct symindex *x, const uint32_t *idx, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = x->n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (x->e[mid].addr <= addr)
+		if (x->e[idx ? idx[mid] : mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -156,17 +157,10 @@ static size_t upto(const struct symindex *x, uint64_t addr)
  * address's, which the order puts first), or NULL. */
 static const struct entry *label(const struct symindex *x, int g, uint64_t addr)
 {
-	size_t lo = 0, hi = x->nlabels[g];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->e[x->labels[g][mid]].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	size_t n = upto(x, x->labels[g], x->nlabels[g], addr);
+	if (n == 0)
 		return NULL;
-	size_t i = lo - 1;
+	size_t i = n - 1;
 	while (i > 0 && x->e[x->labels[g][i - 1]].addr == x->e[x->labels[g][i]].addr)
 		i--;
 	return &x->e[x->labels[g][i]];
@@ -185,7 +179,7 @@ static bool ends_above(const struct symindex *x, size_t n, uint64_t at, bool glo
 
 static const struct entry *lookup(const struct symindex *x, uint64_t addr)
 {
-	size_t n = upto(x, addr);
+	size_t n = upto(x, NULL, x->n, addr);
 	if (n == 0)
 		return NULL;
 	const struct entry *held[2] = { NULL, NULL };
@@ -217,8 +211,7 @@ static const struct entry *lookup(const struct symindex *x, uint64_t addr)
 
 const char *symindex_addrinfo(Dwfl_Module *mod, uint64_t addr, uint64_t *off, uint64_t *size)
 {
-	void **ud = NULL;
-	struct module_ref *ref = mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud ? *ud : NULL;
+	struct module_ref *ref = symbols_module_ref(mod);
 	if (ref && !ref->index && (ref->index = calloc(1, sizeof(*ref->index))) && !build(ref->index, mod))
 		ref->index->failed = true;
 	if (!ref || !ref->index || ref->index->failed) {

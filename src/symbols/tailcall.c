@@ -49,15 +49,6 @@ struct search {
 	int visits;
 };
 
-static struct dump_module *module_of(Dwfl_Module *mod)
-{
-	void **ud;
-	if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) || !ud || !*ud)
-		return NULL;
-	const struct module_ref *ref = *ud;
-	return ref->mod;
-}
-
 /* Where the function a call site CS of MOD (its DWARF's addresses less
  * BIAS) calls is entered, a declaration's looked for in MOD, then in
  * ALSO; 0 unknown. */
@@ -89,7 +80,8 @@ static uint64_t site_target(struct symbols *s, Dwfl_Module *mod, Dwarf_Addr bias
 	 * the dynamic one, without its version, is asked next) */
 	Dwfl_Module *in[2] = { mod, also != mod ? also : NULL };
 	for (int k = 0; k < 2 && name; k++) {
-		struct dump_module *m = module_of(in[k]);
+		const struct module_ref *ref = symbols_module_ref(in[k]);
+		struct dump_module *m = ref ? ref->mod : NULL;
 		struct symbol_want want = { .name = name }, dyn = { .name = name };
 		if (m && symbols_lookup(s, m, &want, 1) > 0 && want.addr)
 			return want.addr;

@@ -296,10 +296,7 @@ static const char *addrname(struct symbols *s, const struct module_ref *ref, Dwf
 static Dwfl_Module *module_at(struct unwind *u, Dwarf_Addr addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, addr);
-	void **ud;
-	if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
-		return mod;
-	const struct module_ref *ref = ud ? *ud : NULL;
+	const struct module_ref *ref = symbols_module_ref(mod);
 	const struct dump_module *m = ref && !ref->vdso ? ref->mod : NULL;
 	if (m && !m->extent_from_list && m->nmaps) {
 		bool in = false;
@@ -321,9 +318,7 @@ static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bo
 {
 	if (!u->quiet || !u->quiet->module)
 		return false;
-	void **ud;
-	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-	const struct module_ref *ref = ud ? *ud : NULL;
+	const struct module_ref *ref = symbols_module_ref(mod);
 	if (!ref || ref->mod != u->quiet->module)
 		return false;
 	if (!u->quiet_on && !activation && u->quiet->from) {
@@ -551,11 +546,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		if (!first)
 			callers_regs(u, &cur);
 		uint64_t key = pf->lookup;
+		size_t cap = u->s->pcs.cap;
 		stop = flush(u, &cur);
-		/* (flush may have put tail calls' descriptions in the cache, whose
-		 * entries then moved: this frame's, there already, is found again) */
+		/* (flush may have put tail calls' descriptions in the cache: when it
+		 * grew, its entries moved, and this frame's, there already, is
+		 * found again) */
 		bool again;
-		struct pc_frames *moved = addrtab_get(&u->s->pcs, key, &again);
+		struct pc_frames *moved = u->s->pcs.cap != cap ? addrtab_get(&u->s->pcs, key, &again) : NULL;
 		if (moved && again)
 			pf = moved;
 		if (!stop) {

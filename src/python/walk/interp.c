@@ -361,6 +361,7 @@ void py_walk_interpreters(struct py_ctx *c, uint64_t runtime, uint64_t head, uin
 			c->r->incomplete = inc || list_broken;
 		}
 		py_thread_names(c, interp, mi);
+		py_thread_syscalls(c, mi);
 		py_lock_waits(c, mi);
 		mark_gc(c, mi, false);
 		if (!py_out_of_time(c))

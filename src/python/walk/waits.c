@@ -219,18 +219,33 @@ static int value_stack(struct py_ctx *c, uint64_t frame, uint64_t code, uint64_t
 	return 0;
 }
 
+/* The dump's thread TID, or NULL. */
+static const struct dump_thread *dump_thread_of(const struct py_ctx *c, int64_t tid)
+{
+	for (size_t i = 0; tid >= 0 && i < c->d->nthreads; i++)
+		if (c->d->threads[i].tid == tid)
+			return &c->d->threads[i];
+	return NULL;
+}
+
 /* The futex word thread TID sleeps on: its registers show it inside
  * futex(2), the word's address its first argument.  0 when it is not
  * (or the dump does not say). */
 static uint64_t futex_word(struct py_ctx *c, int64_t tid)
 {
-	for (size_t i = 0; tid >= 0 && i < c->d->nthreads; i++) {
-		const struct dump_thread *dt = &c->d->threads[i];
-		if (dt->tid == tid)
-			return dt->regs.has_syscall && dt->regs.has_syscall_arg0 &&
-			       dt->regs.syscall == c->d->platform->sys_futex ? dt->regs.syscall_arg0 : 0;
+	const struct dump_thread *dt = dump_thread_of(c, tid);
+	return dt && dt->regs.has_syscall && dt->regs.has_syscall_arg0 &&
+	       dt->regs.syscall == c->d->platform->sys_futex ? dt->regs.syscall_arg0 : 0;
+}
+
+void py_thread_syscalls(struct py_ctx *c, struct model_interp *mi)
+{
+	for (size_t k = 0; k < mi->threads.n; k++) {
+		struct model_thread *t = mi->threads.items[k];
+		const struct dump_thread *dt = dump_thread_of(c, t->tid);
+		t->in_syscall = dt && dt->regs.has_syscall;
+		t->in_syscall_known = dt && dt->regs.syscall_known;
 	}
-	return 0;
 }
 
 /* The lock, RLock or SimpleQueue among FRAME's variables and value stack
@@ -337,17 +352,6 @@ static void describe(struct py_ctx *c, struct model_wait *w, uint64_t obj, uint6
 
 void py_lock_waits(struct py_ctx *c, struct model_interp *mi)
 {
-	/* (every version: which thread is in a system call, for the samples) */
-	for (size_t k = 0; k < mi->threads.n; k++) {
-		struct model_thread *t = mi->threads.items[k];
-		for (size_t i = 0; t->tid >= 0 && i < c->d->nthreads; i++) {
-			const struct dump_thread *dt = &c->d->threads[i];
-			if (dt->tid == t->tid) {
-				t->in_syscall = dt->regs.has_syscall;
-				t->in_syscall_known = dt->regs.syscall_known;
-			}
-		}
-	}
 	if (c->L->minor < 8)
 		return; /* not tested there */
 	for (size_t k = 0; k < mi->threads.n && !py_out_of_time(c); k++) {

@@ -133,6 +133,9 @@ void py_greenlets(struct py_ctx *c, uint64_t interp, struct model_interp *mi);
 
 /* What each blocked thread of MI waits on (threads[].waiting_on). */
 void py_lock_waits(struct py_ctx *c, struct model_interp *mi);
+/* Which of MI's threads the dump shows inside a system call (every
+ * version; the samples tell running from blocked by it). */
+void py_thread_syscalls(struct py_ctx *c, struct model_interp *mi);
 
 /* ---- proof.c ---- */
 

@@ -174,8 +174,8 @@ def speedscope_load(folded_text, work_dir, name="pycore-samples.txt", timeout=60
     How: the text is written to WORK_DIR/speedscope-*/NAME next to a link
     to speedscope's release directory, served by a local http.server on
     127.0.0.1 (a free port); headless Chromium (htmlpage.Browser, over its
-    DevTools pipe, network off but loopback) opens
-    http://127.0.0.1:PORT/app/index.html#profileURL=<the file's URL>, so
+    DevTools pipe, network off but loopback) opens the server's
+    app/index.html#profileURL=<the file's URL on the server>, so
     speedscope fetches the file and picks its importer by the content (the
     name ends in .txt, naming no format).  Before speedscope's script runs
     the page gets two hooks: alert() recorded (speedscope alerts
@@ -216,9 +216,10 @@ def speedscope_load(folded_text, work_dir, name="pycore-samples.txt", timeout=60
     need_chromium()
     browser = Browser(work_dir, flags=LOOPBACK_FLAGS)
     try:
-        port = server.server_address[1]
-        profile_url = "http://127.0.0.1:%d/%s" % (port, urllib.parse.quote(name))
-        url = "http://127.0.0.1:%d/app/index.html#profileURL=%s" % (port, urllib.parse.quote(profile_url, safe=""))
+        # (the server's own address and port: no host named here)
+        base = "http://%s:%d/" % server.server_address[:2]
+        profile_url = base + urllib.parse.quote(name)
+        url = base + "app/index.html#profileURL=" + urllib.parse.quote(profile_url, safe="")
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Page"):
