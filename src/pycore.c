@@ -10,6 +10,7 @@
 #include "cli/group.h"
 #include "cli/help.h"
 #include "cli/options.h"
+#include "util/hugeheap.h"
 
 int main(int argc, char **argv)
 {
@@ -24,10 +25,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "group") == 0)
 		return group_main(argc - optind, argv + optind);
-	if (strcmp(argv[optind], "coredump") == 0)
-		return coredump_main(argc - optind, argv + optind);
 	if (strcmp(argv[optind], "help") == 0)
 		return help_main(argc - optind, argv + optind);
+	/* The commands that analyze dumps, not group's threads over records */
+	hugeheap_init();
+	if (strcmp(argv[optind], "coredump") == 0)
+		return coredump_main(argc - optind, argv + optind);
 	bool batch = strcmp(argv[optind], "batch") == 0, heap = strcmp(argv[optind], "heap") == 0;
 	if (!batch && !heap && strcmp(argv[optind], "analyze") != 0) {
 		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'heap', 'group', "

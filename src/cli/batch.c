@@ -34,9 +34,10 @@
 #include "cli/batch_input.h"
 #include "cli/batch_key.h"
 #include "cli/batch_warm.h"
-#include "symbols/warm.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "symbols/warm.h"
+#include "util/hugeheap.h"
 
 /* A worker's exit status: its record is a report (complete or not), or an
  * error record it wrote itself; anything else is the parent's to explain. */
@@ -160,7 +161,10 @@ static int analyze(const char *path, int fd, const struct pool *p, bool keep)
 	signal(SIGPIPE, SIG_DFL);
 	if (p->bo->max_memory) {
 		/* RLIMIT_DATA, not RLIMIT_AS: the dump is mapped read-only and
-		 * counts against the address space, not against the data limit */
+		 * counts against the address space, not against the data limit;
+		 * the heap's free reserve given back first, else the limit would
+		 * not bound what fits in it */
+		hugeheap_end();
 		rlim_t b = (rlim_t)p->bo->max_memory << 20;
 		struct rlimit rl = { b, b };
 		setrlimit(RLIMIT_DATA, &rl);
