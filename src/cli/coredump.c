@@ -313,6 +313,11 @@ int coredump_main(int argc, char **argv)
 	int rc = parse_arguments(argc, argv, &config, &instance);
 	if (rc != GO_ON)
 		return rc;
+	char why[256];
+	if (!journal_load(why, sizeof why)) {
+		fprintf(stderr, "pycore: coredump: %s: the hook needs systemd's journal\n", why);
+		return 1;
+	}
 	struct run h = { .c = { .pid = -1 }, .core_fd = -1, .compact_fd = -1 };
 	if ((rc = load_config(&h, config)) == GO_ON && (rc = find_crash(&h, instance)) == GO_ON &&
 	    (rc = screen(&h)) == GO_ON && (rc = open_core(&h)) == GO_ON &&

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <systemd/sd-journal.h>
+#include "cli/journal.h"
 
 #include "cli/coredump.h"
 #include "cli/coredump_config.h"
