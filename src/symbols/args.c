@@ -220,13 +220,14 @@ struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint
 	pa->n = pf->n;
 	/* the calls inlined at the pc, innermost first, as describe() found
 	 * them (unwind.c), then the function */
-	Dwarf_Die chain[MAX_INLINE_DEPTH], funcs[MAX_INLINE_DEPTH + 1];
-	int nc = names_inline_chain(cu, addr, chain, 0, 0);
+	Dwarf_Die chain[MAX_INLINE_DEPTH], funcs[MAX_INLINE_DEPTH + 1], function;
+	bool has_function;
+	int nc = symbols_inline_chain(mod, cu, addr, chain, &function, &has_function);
 	size_t nf = 0;
 	for (int i = nc - 1; i >= 0; i--)
 		funcs[nf++] = chain[i];
-	if (names_subprogram_at(cu, addr, &funcs[nf], 0))
-		nf++;
+	if (has_function)
+		funcs[nf++] = function;
 	/* the same calls as the frame's entries (names.c found them), or none */
 	if (nf && nf == pf->n && dwarf_tag(&funcs[nf - 1]) == DW_TAG_subprogram) {
 		for (size_t i = 0; i < nf; i++)
@@ -371,7 +372,7 @@ static bool call_site(struct arg_frame *caller, Dwarf_Die *out)
 		bool has = pa->has_sub;
 		if (!has) {
 			Dwarf_Die *cu = dwfl_module_addrdie(caller->mod, caller->lookup, &pa->bias);
-			has = cu && names_subprogram_at(cu, caller->lookup - pa->bias, &sub, 0);
+			has = cu && symbols_subprogram_at(caller->mod, cu, caller->lookup - pa->bias, &sub);
 		}
 		pa->cs_state = has && find_call_site(&sub, caller->lookup - pa->bias, caller->pc - pa->bias, &pa->cs, 0)
 			       ? 1 : -1;

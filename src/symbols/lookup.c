@@ -104,11 +104,23 @@ struct wanted {
 	const size_t *slot;          /* 1 + index in WANT; 0: empty */
 	size_t cap;                  /* a power of two */
 	const uint64_t *hash;        /* each wanted name's key */
+	const uint64_t *first2;      /* a bit for each wanted name's first two bytes */
 };
+
+/* The bit of NAME's first two bytes (one if it has one): most symbols of
+ * a table are passed over by it alone, without their name's length or key. */
+static inline size_t first2_bit(const char *name)
+{
+	unsigned char a = (unsigned char)name[0];
+	return (size_t)a << 8 | (a ? (unsigned char)name[1] : 0);
+}
 
 /* The wanted name NAME is, not yet found, or NULL. */
 static struct symbol_want *wanted_name(const struct wanted *w, const char *name)
 {
+	size_t bit = first2_bit(name);
+	if (!(w->first2[bit / 64] >> (bit % 64) & 1))
+		return NULL;
 	uint64_t h = name_key(name, strlen(name));
 	for (size_t j = h & (w->cap - 1); w->slot[j]; j = (j + 1) & (w->cap - 1)) {
 		size_t k = w->slot[j] - 1;
@@ -136,22 +148,14 @@ static int scan(Dwfl_Module *dm, int nsym, const struct wanted *w)
 	return found;
 }
 
-/* The same from the .symtab section libdwfl's table comes from (the
- * module's file's, or its debug file's), read in place: most of a cold
- * analysis went to dwfl_module_getsym_info's work for every symbol (its
- * section's header, the address's adjustment), needed only for the few
- * names wanted.  Only when libdwfl's table is that section alone (as many
- * symbols, and each name found is libdwfl's symbol of the same index: not
- * when it merged a second table in), else -1; the address and size are
- * libdwfl's. */
-static int scan_raw(Dwfl_Module *dm, int nsym, const struct wanted *w)
+bool symbols_raw_symtab(Dwfl_Module *dm, int nsym, struct raw_symtab *rt)
 {
 	GElf_Sym first;
 	GElf_Addr at;
 	Elf *elf = NULL;               /* the file of the table's first symbol */
 	if (nsym < 2 || !dwfl_module_getsym_info(dm, 1, &first, &at, NULL, &elf, NULL) || !elf ||
 	    gelf_getclass(elf) != ELFCLASS64)
-		return -1;
+		return false;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	while ((scn = elf_nextscn(elf, scn)) != NULL)
@@ -162,14 +166,28 @@ static int scan_raw(Dwfl_Module *dm, int nsym, const struct wanted *w)
 	Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
 	if (!data || data->d_type != ELF_T_SYM || data->d_size / sizeof(Elf64_Sym) != (size_t)nsym || !strdata ||
 	    !strdata->d_size || ((const char *)strdata->d_buf)[strdata->d_size - 1] != '\0')
+		return false;
+	*rt = (struct raw_symtab){ elf, data->d_buf, (size_t)nsym, strdata->d_buf, strdata->d_size };
+	return true;
+}
+
+/* The same from the .symtab section libdwfl's table comes from, read in
+ * place (symbols_raw_symtab): most of a cold analysis went to
+ * dwfl_module_getsym_info's work for every symbol (its section's header,
+ * the address's adjustment), needed only for the few names wanted.  -1
+ * when libdwfl's table is not that section alone, or a name found is not
+ * libdwfl's symbol of the same index; the address and size are
+ * libdwfl's. */
+static int scan_raw(Dwfl_Module *dm, int nsym, const struct wanted *w)
+{
+	struct raw_symtab rt;
+	if (!symbols_raw_symtab(dm, nsym, &rt))
 		return -1;
-	const Elf64_Sym *syms = data->d_buf;
-	const char *str = strdata->d_buf;
 	int found = 0;
 	for (int i = 1; i < nsym && (size_t)found < w->n; i++) {
-		if (syms[i].st_shndx == SHN_UNDEF || syms[i].st_name >= strdata->d_size)
+		if (rt.syms[i].st_shndx == SHN_UNDEF || rt.syms[i].st_name >= rt.strsize)
 			continue;
-		const char *name = str + syms[i].st_name;
+		const char *name = rt.str + rt.syms[i].st_name;
 		struct symbol_want *k = wanted_name(w, name);
 		if (!k)
 			continue;
@@ -217,15 +235,18 @@ int symbols_lookup(struct symbols *s, struct dump_module *m, struct symbol_want 
 		free(hash);
 		return -1;
 	}
+	uint64_t first2[(1 << 16) / 64] = { 0 };
 	for (size_t k = 0; k < n; k++) {
 		want[k].addr = 0;
+		size_t bit = first2_bit(want[k].name);
+		first2[bit / 64] |= UINT64_C(1) << (bit % 64);
 		hash[k] = name_key(want[k].name, strlen(want[k].name));
 		size_t j = hash[k] & (cap - 1);
 		while (slot[j])
 			j = (j + 1) & (cap - 1);
 		slot[j] = k + 1;
 	}
-	struct wanted w = { want, n, slot, cap, hash };
+	struct wanted w = { want, n, slot, cap, hash, first2 };
 	found = scan_raw(dm, nsym, &w);
 	if (found < 0) {
 		for (size_t k = 0; k < n; k++)
@@ -280,3 +301,117 @@ int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symb
 	return found;
 }
 
+
+/* A table of a module read in place, for symbols_function_address: the
+ * names it was asked and their answers. */
+struct name_table {
+	const Elf64_Sym *syms;
+	size_t nsym;
+	const char *str;
+	size_t strsize;
+	uint64_t bias;               /* added to a .dynsym symbol's value */
+	bool failed;                 /* no such table in place: ask the scans */
+	struct { char *name; uint64_t addr; } *memo;
+	size_t nmemo;
+};
+
+/* Table K (0 .symtab as libdwfl's, 1 .dynsym) of M's module. */
+static struct name_table *name_table(struct symbols *s, struct dump_module *m, int k)
+{
+	size_t i = (size_t)(m - s->dump->modules);
+	Dwfl_Module *dm = symbols_dwfl_mod(s, m);
+	if (i >= s->dump->nmodules || !dm || !symbols_module_file(s, m))
+		return NULL;
+	struct module_ref *ref = &s->refs[i];
+	if (!ref->names[k] && (ref->names[k] = calloc(1, sizeof(*ref->names[k])))) {
+		struct name_table *t = ref->names[k];
+		t->failed = true;
+		if (k == 0) {
+			struct raw_symtab rt;
+			int nsym = dwfl_module_getsymtab(dm);
+			if (nsym > 0 && symbols_raw_symtab(dm, nsym, &rt))
+				*t = (struct name_table){ .syms = rt.syms, .nsym = rt.nsym, .str = rt.str,
+							  .strsize = rt.strsize };
+		} else {
+			GElf_Addr bias;
+			Elf *elf = dwfl_module_getelf(dm, &bias);
+			Elf_Scn *scn = NULL;
+			GElf_Shdr shdr;
+			while (elf && gelf_getclass(elf) == ELFCLASS64 && (scn = elf_nextscn(elf, scn)) != NULL)
+				if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_DYNSYM)
+					break;
+			Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+			Elf_Scn *strscn = data ? elf_getscn(elf, shdr.sh_link) : NULL;
+			Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
+			if (data && data->d_type == ELF_T_SYM && strdata && strdata->d_size &&
+			    ((const char *)strdata->d_buf)[strdata->d_size - 1] == '\0')
+				*t = (struct name_table){ .syms = data->d_buf, .nsym = data->d_size / sizeof(Elf64_Sym),
+							  .str = strdata->d_buf, .strsize = strdata->d_size, .bias = bias };
+		}
+	}
+	return ref->names[k] && !ref->names[k]->failed ? ref->names[k] : NULL;
+}
+
+/* NAME's first defined symbol in T: its index, or 0.  Two bytes compared
+ * in place before the name: most symbols are passed over there. */
+static size_t name_find(const struct name_table *t, const char *name)
+{
+	for (size_t i = 1; i < t->nsym; i++) {
+		const Elf64_Sym *sym = &t->syms[i];
+		if (sym->st_name >= t->strsize || sym->st_shndx == SHN_UNDEF)
+			continue;
+		const char *theirs = t->str + sym->st_name;
+		if (theirs[0] == name[0] && (!name[0] || theirs[1] == name[1]) && strcmp(theirs, name) == 0)
+			return i;
+	}
+	return 0;
+}
+
+/* NAME's address in T (0 none), asked once for each name. */
+static uint64_t table_address(struct symbols *s, struct dump_module *m, struct name_table *t, bool dynamic,
+			      const char *name)
+{
+	for (size_t i = 0; i < t->nmemo; i++)
+		if (strcmp(t->memo[i].name, name) == 0)
+			return t->memo[i].addr;
+	size_t i = name_find(t, name);
+	uint64_t addr = 0;
+	GElf_Sym sym;
+	GElf_Addr value;
+	if (i && dynamic)
+		addr = t->syms[i].st_value + t->bias;
+	else if (i && dwfl_module_getsym_info(symbols_dwfl_mod(s, m), (int)i, &sym, &value, NULL, NULL, NULL))
+		addr = value;  /* the address libdwfl gives: its bias, its rules */
+	__typeof__(t->memo) memo = realloc(t->memo, (t->nmemo + 1) * sizeof(*memo));
+	if (memo) {
+		t->memo = memo;
+		if ((memo[t->nmemo].name = strdup(name)) != NULL)
+			memo[t->nmemo++].addr = addr;
+	}
+	return addr;
+}
+
+uint64_t symbols_function_address(struct symbols *s, struct dump_module *m, const char *name)
+{
+	struct symbol_want want = { .name = name }, dyn = { .name = name };
+	struct name_table *t = name_table(s, m, 0);
+	uint64_t addr = t ? table_address(s, m, t, false, name)
+			  : symbols_lookup(s, m, &want, 1) > 0 ? want.addr : 0;
+	if (addr)
+		return addr;
+	if ((t = name_table(s, m, 1)) != NULL)
+		return table_address(s, m, t, true, name);
+	return symbols_lookup_dynamic(s, m, &dyn, 1) > 0 ? dyn.addr : 0;
+}
+
+void symbols_name_tables_free(struct module_ref *ref)
+{
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; ref->names[k] && i < ref->names[k]->nmemo; i++)
+			free(ref->names[k]->memo[i].name);
+		if (ref->names[k])
+			free(ref->names[k]->memo);
+		free(ref->names[k]);
+		ref->names[k] = NULL;
+	}
+}

@@ -116,6 +116,7 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 	s->dump = d;
 	s->loc = loc;
 	s->pcs = (struct addrtab)ADDRTAB_INIT(struct pc_frames);
+	cuindex_init(&s->cus);
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
@@ -174,10 +175,13 @@ void symbols_close(struct symbols *s)
 		}
 	}
 	addrtab_free(&s->pcs);
+	cuindex_free(&s->cus);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t i = 0; s->refs && i < s->dump->nmodules; i++)
+	for (size_t i = 0; s->refs && i < s->dump->nmodules; i++) {
 		symindex_free(s->refs[i].index);
+		symbols_name_tables_free(&s->refs[i]);
+	}
 	symindex_free(s->vdso_ref.index);
 	free(s->vdso);
 	free(s->mods);

@@ -5,6 +5,8 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "symbols/cuindex.h"
+#include "symbols/names.h"
 #include "symbols/symbols.h"
 #include "util/addrtab.h"
 
@@ -15,6 +17,7 @@ struct module_ref {
 	bool opened;                 /* libdwfl asked for its file, and got it */
 	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
 	struct symindex *index;      /* its symbols by address, once asked (symindex.h) */
+	struct name_table *names[2]; /* its .symtab's and .dynsym's names, once asked (lookup.c) */
 };
 
 /* What the unwinder learns of one code address, kept for the next stack
@@ -46,6 +49,7 @@ struct pc_frames {
 struct symbols {
 	struct dump *dump;
 	struct addrtab pcs;          /* struct pc_frames */
+	struct addrtab cus;          /* each unit's functions by address (cuindex.h) */
 	const struct locate *loc;
 	Dwfl *dwfl;
 	struct module_ref *refs;     /* parallel to dump->modules */
@@ -94,11 +98,53 @@ struct symbol_memo {
 };
 
 
+/* The .symtab section libdwfl's table of a module is, read in place
+ * (symbols_raw_symtab): libdwfl's symbol I is SYMS[I], its name STR +
+ * st_name when st_name < STRSIZE (STR ends in a zero byte). */
+struct raw_symtab {
+	Elf *elf;
+	const Elf64_Sym *syms;
+	size_t nsym;
+	const char *str;
+	size_t strsize;
+};
+
+/* DM's table of NSYM symbols (dwfl_module_getsymtab) in place, when it is
+ * one 64-bit .symtab section alone (not when libdwfl merged a second table
+ * in, as for a MiniDebugInfo): false otherwise. */
+bool symbols_raw_symtab(Dwfl_Module *dm, int nsym, struct raw_symtab *rt);
+
+/* The code address of function NAME in M, from its symbol table, then its
+ * dynamic one (symbols_lookup's and symbols_lookup_dynamic's answer for
+ * the one name), 0 when neither has it: the tables read in place, each
+ * name's answer kept (the targets of tail calls, one name at a time). */
+uint64_t symbols_function_address(struct symbols *s, struct dump_module *m, const char *name);
+
+/* Releases REF's name tables. */
+void symbols_name_tables_free(struct module_ref *ref);
+
 /* The module_ref a module of a session carries (its userdata), or NULL. */
 static inline struct module_ref *symbols_module_ref(Dwfl_Module *mod)
 {
 	void **ud = NULL;
 	return mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud ? *ud : NULL;
+}
+
+/* The function of MOD's unit CU whose ranges hold ADDR (the unit's own
+ * addresses), by the session's index of the unit (cuindex.h). */
+static inline bool symbols_subprogram_at(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *out)
+{
+	struct module_ref *ref = symbols_module_ref(mod);
+	return ref && ref->s ? cuindex_subprogram(&ref->s->cus, cu, addr, out) : names_subprogram_at(cu, addr, out, 0);
+}
+
+/* The calls inlined at ADDR in that function, outermost first, into CHAIN
+ * (MAX_INLINE_DEPTH): their number; *SUB the function, when found. */
+static inline int symbols_inline_chain(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *chain,
+				       Dwarf_Die *sub, bool *has_sub)
+{
+	*has_sub = symbols_subprogram_at(mod, cu, addr, sub);
+	return *has_sub ? names_inline_chain(sub, addr, chain, 0, 1) : 0;
 }
 
 /* The file locate/ chose for a module, or NULL. */

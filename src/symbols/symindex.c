@@ -19,6 +19,7 @@
  * different bindings: a name either way). */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -99,8 +100,101 @@ static bool sort_entries(struct symindex *x)
 	return true;
 }
 
-/* Index MOD's code symbols: functions and labels (data objects hold no
- * code address: leaving them out keeps the index small). */
+/* Whether a symbol of type TYPE may name code: not a data object (which
+ * holds no code address: leaving them out keeps the index small), a
+ * section, a file or a thread-local. */
+static bool code_type(int type)
+{
+	return type != STT_SECTION && type != STT_FILE && type != STT_TLS && type != STT_OBJECT && type != STT_COMMON;
+}
+
+static bool add(struct symindex *x, int i, uint64_t value, const GElf_Sym *sym, int first_global)
+{
+	if (sym->st_size > UINT32_MAX)
+		return false;
+	x->e[x->n++] = (struct entry){ .addr = value, .size = (uint32_t)sym->st_size, .ndx = (uint32_t)i,
+				       .global = first_global >= 0 && i >= first_global,
+				       .rank = (uint32_t)rank_of(sym->st_info) };
+	x->max_size = sym->st_size > x->max_size ? sym->st_size : x->max_size;
+	return true;
+}
+
+/* The symbols 1 to TOTAL - 1 of RT, libdwfl's table of MOD read in place,
+ * with the address dwfl_module_getsym_info would give each (elfutils'
+ * libdwfl/dwfl_module_getsym.c, 0.188): the bias of the table's file
+ * added to a symbol of an allocated section, an absolute one's or one of
+ * an unallocated section's value as it is.  The bias is libdwfl's, taken
+ * from the first symbol of an allocated section and checked on the last;
+ * a symbol of an extended section index is asked of libdwfl.  False when
+ * the two disagree: build() then asks libdwfl for every symbol. */
+static bool build_raw(struct symindex *x, Dwfl_Module *mod, const struct raw_symtab *rt, int first_global)
+{
+	size_t nscn = 0;
+	if (elf_getshdrnum(rt->elf, &nscn) != 0 || nscn > (1 << 20))
+		return false;
+	/* each section's flag, 0 not yet read, 1 allocated, 2 not */
+	unsigned char *alloc = calloc(nscn ? nscn : 1, 1);
+	if (!alloc)
+		return false;
+	bool have_bias = false, ok = true;
+	uint64_t bias = 0;
+	int last = 0;
+	for (size_t i = 1; i < rt->nsym && ok; i++) {
+		const Elf64_Sym *r = &rt->syms[i];
+		int type = GELF_ST_TYPE(r->st_info);
+		if (r->st_shndx == SHN_UNDEF || !code_type(type) || r->st_name >= rt->strsize || !rt->str[r->st_name])
+			continue;
+		GElf_Sym sym = *r;
+		uint64_t value = r->st_value;
+		if (r->st_shndx == SHN_XINDEX) {
+			GElf_Addr v;
+			const char *name = dwfl_module_getsym_info(mod, (int)i, &sym, &v, NULL, NULL, NULL);
+			if (!name || strcmp(name, rt->str + r->st_name) != 0) {
+				ok = false;
+				break;
+			}
+			value = v;
+		} else if (r->st_shndx < SHN_LORESERVE) {
+			if (r->st_shndx >= nscn) {
+				ok = false;
+				break;
+			}
+			if (!alloc[r->st_shndx]) {
+				GElf_Shdr sh;
+				Elf_Scn *scn = elf_getscn(rt->elf, r->st_shndx);
+				alloc[r->st_shndx] = !scn || !gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_ALLOC) ? 1 : 2;
+			}
+			if (alloc[r->st_shndx] == 1) {
+				if (!have_bias) {
+					GElf_Sym theirs;
+					GElf_Addr v;
+					const char *name = dwfl_module_getsym_info(mod, (int)i, &theirs, &v, NULL, NULL, NULL);
+					if (!name || strcmp(name, rt->str + r->st_name) != 0 || theirs.st_value != r->st_value) {
+						ok = false;
+						break;
+					}
+					bias = v - r->st_value;
+					have_bias = true;
+				}
+				value += bias;
+				last = (int)i;
+			}
+		}
+		ok = add(x, (int)i, value, &sym, first_global);
+	}
+	free(alloc);
+	if (ok && last) {
+		GElf_Sym theirs;
+		GElf_Addr v;
+		const char *name = dwfl_module_getsym_info(mod, last, &theirs, &v, NULL, NULL, NULL);
+		ok = name && strcmp(name, rt->str + rt->syms[last].st_name) == 0 && v == rt->syms[last].st_value + bias;
+	}
+	return ok;
+}
+
+/* Index MOD's code symbols: functions and labels.  From the table in
+ * place where libdwfl's is one section (build_raw), else each symbol as
+ * libdwfl gives it. */
 static bool build(struct symindex *x, Dwfl_Module *mod)
 {
 	int total = dwfl_module_getsymtab(mod);
@@ -109,20 +203,19 @@ static bool build(struct symindex *x, Dwfl_Module *mod)
 		return false;
 	if (!(x->e = malloc((size_t)total * sizeof(*x->e))))
 		return false;
-	for (int i = 1; i < total; i++) {
-		GElf_Sym sym;
-		GElf_Addr value;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
-		    type == STT_TLS || type == STT_OBJECT || type == STT_COMMON)
-			continue;
-		if (sym.st_size > UINT32_MAX)
-			return false;
-		x->e[x->n++] = (struct entry){ .addr = value, .size = (uint32_t)sym.st_size, .ndx = (uint32_t)i,
-					       .global = first_global >= 0 && i >= first_global,
-					       .rank = (uint32_t)rank_of(sym.st_info) };
-		x->max_size = sym.st_size > x->max_size ? sym.st_size : x->max_size;
+	struct raw_symtab rt;
+	if (!symbols_raw_symtab(mod, total, &rt) || !build_raw(x, mod, &rt, first_global)) {
+		x->n = 0;
+		x->max_size = 0;
+		for (int i = 1; i < total; i++) {
+			GElf_Sym sym;
+			GElf_Addr value;
+			const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+			if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || !code_type(GELF_ST_TYPE(sym.st_info)))
+				continue;
+			if (!add(x, i, value, &sym, first_global))
+				return false;
+		}
 	}
 	if (!sort_entries(x))
 		return false;
@@ -209,13 +302,21 @@ static const struct entry *lookup(const struct symindex *x, uint64_t addr)
 	return sizeless && !ends_above(x, n, sizeless->addr, globals) ? sizeless : NULL;
 }
 
-const char *symindex_addrinfo(Dwfl_Module *mod, uint64_t addr, uint64_t *off, uint64_t *size)
+/* MOD's index, built the first time it is asked; NULL: none (out of
+ * memory, no symbol table, a module of no session). */
+static struct symindex *index_of(Dwfl_Module *mod)
 {
 	struct module_ref *ref = symbols_module_ref(mod);
 	if (ref && !ref->index && (ref->index = calloc(1, sizeof(*ref->index))) && !build(ref->index, mod))
 		ref->index->failed = true;
-	if (!ref || !ref->index || ref->index->failed) {
-		/* out of memory, or a module of no session: libdwfl's own scan */
+	return ref && ref->index && !ref->index->failed ? ref->index : NULL;
+}
+
+const char *symindex_addrinfo(Dwfl_Module *mod, uint64_t addr, uint64_t *off, uint64_t *size)
+{
+	struct symindex *x = index_of(mod);
+	if (!x) {
+		/* libdwfl's own scan */
 		GElf_Off o = 0;
 		GElf_Sym sym;
 		const char *name = mod ? dwfl_module_addrinfo(mod, addr, &o, &sym, NULL, NULL, NULL) : NULL;
@@ -223,7 +324,7 @@ const char *symindex_addrinfo(Dwfl_Module *mod, uint64_t addr, uint64_t *off, ui
 		*size = name ? sym.st_size : 0;
 		return name;
 	}
-	const struct entry *e = lookup(ref->index, addr);
+	const struct entry *e = lookup(x, addr);
 	GElf_Sym sym;
 	GElf_Addr value;
 	const char *name = e ? dwfl_module_getsym_info(mod, (int)e->ndx, &sym, &value, NULL, NULL, NULL) : NULL;

@@ -81,12 +81,9 @@ static uint64_t site_target(struct symbols *s, Dwfl_Module *mod, Dwarf_Addr bias
 	Dwfl_Module *in[2] = { mod, also != mod ? also : NULL };
 	for (int k = 0; k < 2 && name; k++) {
 		const struct module_ref *ref = symbols_module_ref(in[k]);
-		struct dump_module *m = ref ? ref->mod : NULL;
-		struct symbol_want want = { .name = name }, dyn = { .name = name };
-		if (m && symbols_lookup(s, m, &want, 1) > 0 && want.addr)
-			return want.addr;
-		if (m && symbols_lookup_dynamic(s, m, &dyn, 1) > 0 && dyn.addr)
-			return dyn.addr;
+		uint64_t addr = ref && ref->mod ? symbols_function_address(s, ref->mod, name) : 0;
+		if (addr)
+			return addr;
 	}
 	return 0;
 }
@@ -155,7 +152,7 @@ static long tail_sites(struct symbols *s, uint64_t entry, Dwfl_Module *also, str
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, entry, &bias) : NULL;
 	Dwarf_Die sub;
 	Dwarf_Addr low;
-	if (!cu || !names_subprogram_at(cu, entry - bias, &sub, 0) || dwarf_entrypc(&sub, &low) != 0 ||
+	if (!cu || !symbols_subprogram_at(mod, cu, entry - bias, &sub) || dwarf_entrypc(&sub, &low) != 0 ||
 	    low + bias != entry)
 		return -1;
 	size_t n = 0;

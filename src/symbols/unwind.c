@@ -164,8 +164,9 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 		Dwarf_Addr bias;
 		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
-		Dwarf_Die chain[MAX_INLINE_DEPTH];
-		int n = cu ? names_inline_chain(cu, lookup - bias, chain, 0, 0) : 0;
+		Dwarf_Die chain[MAX_INLINE_DEPTH], sub;
+		bool has_sub;
+		int n = cu ? symbols_inline_chain(mod, cu, lookup - bias, chain, &sub, &has_sub) : 0;
 		for (int i = n - 1; i >= 0; i--) {
 			char buf[1024];
 			if (!pc_add(pf, names_inlined(&chain[i], buf, sizeof(buf)), file, lineno, true))
