@@ -193,6 +193,11 @@ static enum pc_code parse_notes(struct dump *d, struct core_parse *cp,
 				}
 				break;
 			case NT_FILE: st = take_nt_file(d, desc, dlen); break;
+			case NT_PRFPREG:
+				/* (the last thread's: it follows its NT_PRSTATUS) */
+				if (d->platform->parse_fpregs && d->nthreads)
+					d->platform->parse_fpregs(desc, dlen, &d->threads[d->nthreads - 1].regs);
+				break;
 			default: break;
 			}
 		}

@@ -147,6 +147,13 @@ static int get_regs(struct dump *d, struct dump_thread *t)
 		d->platform->parse_prstatus(buf, &t->regs);
 	}
 	free(buf);
+	/* the vector registers (floating-point arguments): not having them
+	 * is no failure */
+	uint8_t fp[1024];
+	struct iovec fiov = { fp, d->platform->fpregs_size };
+	if (rc == 0 && d->platform->parse_fpregs && d->platform->fpregs_size <= sizeof(fp) &&
+	    ptrace(PTRACE_GETREGSET, (pid_t)t->tid, (void *)(uintptr_t)NT_PRFPREG, &fiov) == 0)
+		d->platform->parse_fpregs(fp, fiov.iov_len, &t->regs);
 	return rc;
 }
 

@@ -7,9 +7,10 @@
  * (fs/binfmt_elf.c: header, program headers with the notes first, the
  * memory page-aligned; more than 65534 program headers escape to section
  * header 0's sh_info, PN_XNUM); the notes' layouts elfcore.c reads
- * (NT_PRSTATUS, NT_PRPSINFO, NT_FILE), siginfo_t's first 24 bytes, and
- * auxv's (type, value) pairs ending in AT_NULL (a live process's whole,
- * as /proc/PID/auxv gives it).
+ * (NT_PRSTATUS, NT_PRFPREG: its vector registers' low 64 bits alone,
+ * NT_PRPSINFO, NT_FILE), siginfo_t's first 24 bytes, and auxv's (type,
+ * value) pairs ending in AT_NULL (a live process's whole, as
+ * /proc/PID/auxv gives it).
  */
 #include "dump_int.h"
 
@@ -284,6 +285,11 @@ static void put_prstatus(struct dump *d, struct bytes *b, const struct dump_thre
 	memcpy(desc + 32, &pid, 4);
 	d->platform->write_prstatus(&t->regs, desc);
 	put_note(b, NT_PRSTATUS, desc, d->platform->prstatus_size);
+	if (t->regs.vec_known && d->platform->write_fpregs && d->platform->fpregs_size <= sizeof(desc)) {
+		memset(desc, 0, sizeof(desc));
+		d->platform->write_fpregs(&t->regs, desc);
+		put_note(b, NT_PRFPREG, desc, d->platform->fpregs_size);
+	}
 }
 
 static enum pc_code write_notes(struct dump *d, struct bytes *b)

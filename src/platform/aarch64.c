@@ -99,6 +99,27 @@ static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
 	take_gregs(desc + PRSTATUS_REGS, r);
 }
 
+/* NT_PRFPREG: struct user_fpsimd_state (arch/arm64/include/uapi/asm/
+ * ptrace.h), __uint128_t vregs[32] at 0 then fpsr and fpcr: 528 bytes.
+ * DWARF numbers v0-v31 are 64-95 (the AArch64 DWARF ABI). */
+#define FPREGS_SIZE 528
+
+static void parse_fpregs(const uint8_t *desc, size_t len, struct platform_regs *r)
+{
+	if (len < FPREGS_SIZE)
+		return;
+	for (int i = 0; i < 32; i++)
+		r->vec[i] = platform_le64(desc + 16 * i);
+	r->vec_known = 0xffffffffu;
+}
+
+static void write_fpregs(const struct platform_regs *r, uint8_t *desc)
+{
+	for (int i = 0; i < 32; i++)
+		if (r->vec_known & (1u << i))
+			platform_put_le64(desc + 16 * i, r->vec[i]);
+}
+
 static void parse_thread_note(uint32_t type, const uint8_t *desc, size_t len, struct platform_regs *r)
 {
 	switch (type) {
@@ -235,6 +256,10 @@ const struct platform platform_aarch64 = {
 	.prstatus_size = PRSTATUS_SIZE,
 	.parse_prstatus = parse_prstatus,
 	.parse_thread_note = parse_thread_note,
+	.fpregs_size = FPREGS_SIZE,
+	.parse_fpregs = parse_fpregs,
+	.write_fpregs = write_fpregs,
+	.dwarf_vec = 64,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_SP,
 	/* AAPCS64, 6.1.1: x19-x29 and sp are preserved across a call */

@@ -42,6 +42,11 @@ struct platform_regs {
 	/* the bits of a code address that hold a pointer-authentication code
 	 * (aarch64's NT_ARM_PAC_MASK insn_mask); 0: none */
 	uint64_t pac_mask;
+	/* the vector registers' low 64 bits (x86_64 xmm0-15, aarch64
+	 * v0-31), which hold floating-point arguments, from the thread's
+	 * NT_PRFPREG (a core's note, or ptrace's); a bit per register known */
+	uint64_t vec[32];
+	uint32_t vec_known;
 };
 
 /* The kernel's signal frame as a handler sees it: where the kernel put
@@ -128,6 +133,17 @@ struct platform {
 	 * none. */
 	void (*parse_thread_note)(uint32_t type, const uint8_t *desc, size_t len,
 				  struct platform_regs *r);
+
+	/* NT_PRFPREG (a core's "CORE" note after the thread's NT_PRSTATUS,
+	 * or PTRACE_GETREGSET's): FPREGS_SIZE bytes, whose vector registers
+	 * parse_fpregs takes (LEN bytes at DESC: nothing when too short) */
+	size_t fpregs_size;
+	void (*parse_fpregs)(const uint8_t *desc, size_t len, struct platform_regs *r);
+	/* its inverse, for compact cores: R's known vector registers' low
+	 * bits into DESC (fpregs_size bytes, zeroed by the caller) */
+	void (*write_fpregs)(const struct platform_regs *r, uint8_t *desc);
+	/* the DWARF number of the first vector register, vec[0] */
+	unsigned dwarf_vec;
 
 	/* libdwfl: the general registers set for a thread's first frame
 	 * (DWARF 0 .. dwarf_nregs-1, the pc apart) and the stack pointer's
@@ -237,6 +253,11 @@ static inline uint64_t platform_le64(const uint8_t *p)
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
+}
+static inline void platform_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 static inline uint32_t platform_le32(const uint8_t *p)
 {

@@ -19,6 +19,10 @@
  *   Rsp, Rbp, Rsi, Rdi, R8 ... R15 every 8 bytes to 240, Rip at 248
  *   (winnt.h's CONTEXT; Breakpad's MDRawContextAMD64).
  * - struct pthread (glibc's, musl's): the libc seam's, libc.c.
+ * - NT_PRFPREG: struct user_i387_struct (arch/x86/include/asm/user_64.h),
+ *   512 bytes, the FXSAVE area: cwd, swd, ftw, fop, rip, rdp, mxcsr,
+ *   mxcr_mask (32 bytes), st_space (128), then xmm_space, xmm0-15 of 16
+ *   bytes each at 160.  DWARF numbers xmm0-15 are 17-32 (the psABI's).
  * - futex(2) is system call 202 (arch/x86/entry/syscalls/syscall_64.tbl).
  * - The signal frame: arch/x86/include/asm/sigframe.h's struct rt_sigframe
  *   is { char *pretcode; struct ucontext uc; struct siginfo info; }.  The
@@ -85,12 +89,6 @@ static void parse_prstatus(const uint8_t *desc, struct platform_regs *r)
 	r->syscall_arg0 = r->has_syscall ? u[U_RDI] : 0;
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void write_prstatus(const struct platform_regs *r, uint8_t *desc)
 {
 	uint64_t u[U_FS_BASE + 1] = { 0 };
@@ -107,7 +105,7 @@ static void write_prstatus(const struct platform_regs *r, uint8_t *desc)
 	if (r->has_syscall_arg0)
 		u[U_RDI] = r->syscall_arg0;
 	for (int i = 0; i <= U_FS_BASE; i++)
-		put64(desc + PRSTATUS_REGS + 8 * i, u[i]);
+		platform_put_le64(desc + PRSTATUS_REGS + 8 * i, u[i]);
 }
 
 /* CONTEXT_AMD64: Rax ... R15 in DWARF-unrelated order from 120 */
@@ -122,6 +120,25 @@ static void parse_minidump_context(const uint8_t *c, struct platform_regs *r)
 	r->pc = r->dwarf[D_RIP] = platform_le64(c + 248);
 	r->sp = r->dwarf[D_RSP];
 	r->fp = r->dwarf[D_RBP];
+}
+
+#define FPREGS_SIZE 512
+#define FPREGS_XMM 160
+
+static void parse_fpregs(const uint8_t *desc, size_t len, struct platform_regs *r)
+{
+	if (len < FPREGS_SIZE)
+		return;
+	for (int i = 0; i < 16; i++)
+		r->vec[i] = platform_le64(desc + FPREGS_XMM + 16 * i);
+	r->vec_known = 0xffff;
+}
+
+static void write_fpregs(const struct platform_regs *r, uint8_t *desc)
+{
+	for (int i = 0; i < 16; i++)
+		if (r->vec_known & (1u << i))
+			platform_put_le64(desc + FPREGS_XMM + 16 * i, r->vec[i]);
 }
 
 /* struct sigcontext (64-bit): r8 ... r15, rdi, rsi, rbp, rbx, rdx, rax,
@@ -284,6 +301,10 @@ const struct platform platform_x86_64 = {
 	.parse_prstatus = parse_prstatus,
 	.write_prstatus = write_prstatus,
 	.parse_thread_note = NULL,
+	.fpregs_size = FPREGS_SIZE,
+	.parse_fpregs = parse_fpregs,
+	.write_fpregs = write_fpregs,
+	.dwarf_vec = 17,
 	.dwarf_nregs = D_NREGS,
 	.dwarf_sp = D_RSP,
 	/* the System V x86-64 psABI, 3.2.1: rbx, rbp, rsp, r12-r15 belong to

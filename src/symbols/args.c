@@ -292,6 +292,16 @@ struct why {
 
 static bool reg_value(const struct arg_frame *f, unsigned reg, uint64_t *v, struct why *w)
 {
+	if (f->dwarf_vec && reg >= f->dwarf_vec && reg - f->dwarf_vec < 32) {
+		unsigned i = reg - f->dwarf_vec;
+		if (!f->vecs || !(f->vecs->vec_known & (1u << i))) {
+			w->reason = f->vecs ? "in a vector register the dump does not keep"
+					    : "in a vector register, which only the first frame has";
+			return false;
+		}
+		*v = f->vecs->vec[i];
+		return true;
+	}
 	if (reg >= f->nregs || reg >= PLATFORM_DWARF_REGS || reg >= 32) {
 		w->reason = "in a register pycore does not read (not a general one)";
 		return false;

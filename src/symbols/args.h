@@ -22,6 +22,10 @@ struct arg_frame {
 	uint64_t regs[PLATFORM_DWARF_REGS];
 	uint32_t known;
 	unsigned nregs;              /* the platform's general registers: DWARF 0 .. nregs-1 */
+	/* the thread's vector registers (floating-point arguments), in its
+	 * first frame only (a call keeps none whole); DWARF dwarf_vec on */
+	const struct platform_regs *vecs;
+	unsigned dwarf_vec;
 	int cfa_state;               /* 0 not computed, 1 known, -1 unknown */
 	uint64_t cfa;
 };

@@ -393,6 +393,7 @@ static void frame_regs(const struct unwind *u, Dwfl_Frame *frame, const char *fo
 {
 	const struct platform *p = u->s->dump->platform;
 	af->nregs = p->dwarf_nregs;
+	af->dwarf_vec = p->dwarf_vec;
 	for (unsigned i = 0; i < p->dwarf_nregs && i < PLATFORM_DWARF_REGS && i < 32; i++) {
 		Dwarf_Word v;
 		if ((!found_by || i == p->dwarf_sp) && dwfl_frame_reg(frame, i, &v) == 0) {
@@ -546,6 +547,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		frame_regs(u, frame, found_by, &cur);
 		if (!first)
 			callers_regs(u, &cur);
+		else if (!found_by)
+			cur.vecs = u->s->unwinding;  /* the thread's own registers */
 		uint64_t key = pf->lookup;
 		size_t cap = u->s->pcs.cap;
 		stop = flush(u, &cur);
