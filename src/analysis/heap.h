@@ -11,5 +11,9 @@
 
 struct pc_error *analysis_heap_diff(const char *old, const char *new, const struct analysis_options *opt,
 				    struct analysis **out);
+/* The same with NEW the live process PID, read as analysis_run_process
+ * reads it (STOP: its threads stopped while read). */
+struct pc_error *analysis_heap_diff_process(const char *old, long long pid, bool stop,
+					    const struct analysis_options *opt, struct analysis **out);
 
 #endif

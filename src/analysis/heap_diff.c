@@ -5,6 +5,7 @@
  * that the old one holds at the same address, of the same type, smaller. */
 #include "analysis/heap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,15 +112,17 @@ static struct pc_error *named(struct pc_error *e, const char *path)
 	return w;
 }
 
-struct pc_error *analysis_heap_diff(const char *old, const char *new, const struct analysis_options *opt,
-				    struct analysis **out)
+/* The diff of OLD against NEW (a dump's path, or with PID > 0 the live
+ * process's label). */
+static struct pc_error *diff(const char *old, const char *new, long long pid, bool stop,
+			     const struct analysis_options *opt, struct analysis **out)
 {
 	struct analysis *a_old = NULL, *a_new = NULL;
 	struct pc_error *e;
 	*out = NULL;
 	/* the new dump first: its largest objects are those the old
 	 * dump's census gives the sizes of (the objects that grew in place) */
-	if ((e = analysis_run(new, opt, &a_new)) != NULL)
+	if ((e = pid > 0 ? analysis_run_process(pid, stop, opt, &a_new) : analysis_run(new, opt, &a_new)) != NULL)
 		return named(e, new);
 	struct model_report *rn = (struct model_report *)analysis_report(a_new);
 	struct analysis_options with = *opt;
@@ -133,7 +136,7 @@ struct pc_error *analysis_heap_diff(const char *old, const char *new, const stru
 	}
 	const struct model_report *ro = analysis_report(a_old);
 	if (ro->pid != rn->pid)
-		e = pc_error_new(PC_EFORMAT, new, "--diff compares two dumps of one process: this is of pid %lld, "
+		e = pc_error_new(PC_EFORMAT, new, "--diff compares two reads of one process: this is of pid %lld, "
 				 "%s of pid %lld", (long long)rn->pid, old, (long long)ro->pid);
 	else if (!ro->heap || !rn->heap)
 		e = pc_error_new(PC_EFORMAT, ro->heap ? new : old, "no census: the interpreter's state could not "
@@ -147,4 +150,18 @@ struct pc_error *analysis_heap_diff(const char *old, const char *new, const stru
 	}
 	*out = a_new;
 	return NULL;
+}
+
+struct pc_error *analysis_heap_diff(const char *old, const char *new, const struct analysis_options *opt,
+				    struct analysis **out)
+{
+	return diff(old, new, 0, false, opt, out);
+}
+
+struct pc_error *analysis_heap_diff_process(const char *old, long long pid, bool stop,
+					    const struct analysis_options *opt, struct analysis **out)
+{
+	char label[48];
+	snprintf(label, sizeof(label), "pid %lld", pid);
+	return diff(old, label, pid, stop, opt, out);
 }

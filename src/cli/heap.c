@@ -13,16 +13,22 @@
 #include "report/report.h"
 
 /* The census of one dump or process (PATH, a pid with --pid), or with
- * --diff that of the dump NEW against the dump PATH's. */
+ * --diff that of NEW (a dump, or with --pid a process) against the dump
+ * PATH's. */
 static enum exit_code heap_one(const char *path, const char *new, const struct options *opt, bool *written)
 {
 	struct analysis *a;
 	struct pc_error *e;
 	char label[48];
 	if (new) {
-		if ((e = analysis_heap_diff(path, new, &opt->analysis, &a)) != NULL)
+		long long pid = opt->pid ? strtoll(new, NULL, 10) : 0;
+		if (pid > 0)
+			snprintf(label, sizeof(label), "pid %lld", pid);
+		e = pid > 0 ? analysis_heap_diff_process(path, pid, !opt->no_stop, &opt->analysis, &a)
+			    : analysis_heap_diff(path, new, &opt->analysis, &a);
+		if (e)
 			return analyze_failed(e->file ? e->file : "--diff", e);
-		path = new;
+		path = pid > 0 ? label : new;
 	} else if (opt->pid) {
 		long long pid = strtoll(path, NULL, 10);
 		snprintf(label, sizeof(label), "pid %lld", pid);
@@ -63,13 +69,16 @@ int heap_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s", "heap writes text or JSON: --format text or json");
 		return EXIT_USAGE;
 	}
-	if (!analyze_operands_ok(opt, argc, argv, first))
-		return EXIT_USAGE;
-	if (opt->heap_diff && (opt->pid || argc - first != 2)) {
-		options_usage_error("%s", opt->pid ? "--diff compares two dumps: not with --pid"
-				    : "--diff compares two dumps of one process: give the older, then the newer");
+	if (opt->heap_diff && argc - first != 2) {
+		options_usage_error("%s", opt->pid ? "--diff --pid compares a dump with the process: give the dump, "
+				    "then the process id" : "--diff compares two dumps of one process: give the older, "
+				    "then the newer");
 		return EXIT_USAGE;
 	}
+	/* (with --diff --pid the first operand is a dump, the second a pid) */
+	if (opt->heap_diff && opt->pid ? !analyze_operands_ok(opt, argc, argv, first + 1)
+				       : !analyze_operands_ok(opt, argc, argv, first))
+		return EXIT_USAGE;
 	opt->analysis.py.heap = true;
 	opt->analysis.redact = false;
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();

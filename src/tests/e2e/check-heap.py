@@ -20,6 +20,8 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
   NAME diff  `pycore heap --diff` of two gcores of it, the second after it
              leaked 20000 LeakItem objects into a module-level list (on
              SIGUSR1) and took its census again
+  NAME diff live  (py3.12, debian3.11, sid3.15) `pycore heap --diff --pid`
+             of the first gcore and the process itself, read after the leak
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -226,12 +228,13 @@ def gcore(proc, work, name):
     return core
 
 
-def check_diff(target, work):
-    """`heap --diff` of two gcores of a process that leaked between them:
-    every type's change (on the GC's lists and untracked) as the process's
-    two censuses say, LeakItem first, the 5000 strings counted, the list
-    that holds the LeakItems and the dict that holds the strings grown in
-    place."""
+def check_diff(target, work, live=False):
+    """`heap --diff` of two gcores of a process that leaked between them
+    (LIVE: of a gcore and of the process itself, read after the leak,
+    `--diff --pid`): every type's change (on the GC's lists and untracked)
+    as the process's two censuses say, LeakItem first, the 5000 strings
+    counted, the list that holds the LeakItems and the dict that holds the
+    strings grown in place."""
     truth_path = os.path.join(work, "truth.json")
     proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path), "leak"], work,
                         stdout=subprocess.PIPE)
@@ -242,7 +245,10 @@ def check_diff(target, work):
         proc.send_signal(signal.SIGUSR1)
         if not wait_ready(proc):
             raise pt.Failure("the scenario did not leak (exit %s)" % proc.poll())
-        new = gcore(proc, work, "new")
+        operands = ["--pid", old, str(proc.pid)] if live else [old, gcore(proc, work, "new")]
+        args = target.pycore_args() + gdb_native.debug_args(target) + ["--diff"] + operands
+        report = heap_json(args)
+        rc, text, err = pt.run_pycore(["heap"] + args)
     finally:
         proc.kill()
         proc.wait(timeout=scaled(30))
@@ -250,7 +256,6 @@ def check_diff(target, work):
         t1 = json.load(f)
     with open(truth_path + ".2") as f:
         t2 = json.load(f)
-    report = heap_json(target.pycore_args() + gdb_native.debug_args(target) + ["--diff", old, new])
     d = report["heap"]["diff"]
     if d is None:
         raise pt.Failure("no diff in the report")
@@ -291,15 +296,13 @@ def check_diff(target, work):
     if not [g for g in d["grown"] if g["address"] == text_dict and g["qualname"] == "dict"]:
         errors.append("LEAKED_TEXT (%s, a dict the GC does not track) did not grow in place: %s" % (
             text_dict, d["grown"][:3]))
-    rc, text, err = pt.run_pycore(["heap"] + target.pycore_args() + gdb_native.debug_args(target) +
-                                  ["--diff", old, new])
     if "__main__.LeakItem (1000 to 21000)" not in text or ("%s list:" % leaked) not in text:
         errors.append("the text (exit %d) has no LeakItem line or no grown LEAKED: %s" % (rc, text[:500]))
     if errors:
         raise pt.Failure("; ".join(errors[:10]))
-    return "LeakItem first: %+d objects, %+d bytes; %d types changed as the process says; LEAKED grew %d to %d" % (
-        first["count_new"] - first["count_old"], first["bytes_new"] - first["bytes_old"], len(d["types"]),
-        grown[0]["bytes_old"], grown[0]["bytes"])
+    return "%sLeakItem first: %+d objects, %+d bytes; %d types changed as the process says; LEAKED grew %d to %d" % (
+        "a gcore against the process read live: " if live else "", first["count_new"] - first["count_old"],
+        first["bytes_new"] - first["bytes_old"], len(d["types"]), grown[0]["bytes_old"], grown[0]["bytes"])
 
 
 def check_diff_refused(target, work):
@@ -386,6 +389,8 @@ def main():
                 tap.skip("%s %s" % (name, case), MIMALLOC + " (the core case checks that its report says so)")
             else:
                 pt.run_on(tap, name, case, check_mimalloc_said if name.startswith("ft") else fn)
+    for name in ("py3.12", "debian3.11", "sid3.15"):
+        pt.run_on(tap, name, "diff live", check_diff, True)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)
