@@ -20,11 +20,17 @@
  *   whose DW_AT_call_value, evaluated in the caller's frame, is it.  As
  *   gdb, only when the call site is proven to call this function (its
  *   DW_AT_call_origin names it, or its DW_AT_call_target evaluates to its
- *   address): else the value is not known.
+ *   address): else the value is not known.  A function a chain of tail
+ *   calls reached (tailcall.h) takes it from the tail call site that
+ *   jumped to it, evaluated with the registers the frame that called the
+ *   chain has (the tail-call frame's, as gdb/dwarf2/frame-tailcall.c
+ *   gives them) but its stack pointer; and a function that may enter
+ *   itself again by tail calls has none (gdb/dwarf2/loc.c,
+ *   func_verify_no_selftailcall: the call site may be an earlier run's).
  * A register the call frame information does not restore in an outer
  * frame has no value there: what is located in it is optimized out, as
  * gdb says; nothing is guessed. */
-#include "symbols/args.h"
+#include "symbols/args_int.h"
 #include "symbols/names.h"
 
 #include <dwarf.h>
@@ -33,242 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DWARF 5's call-site attributes and tags (dwarf.h of elfutils 0.188 has
- * them; named here for older headers) */
-#ifndef DW_AT_call_return_pc
-#define DW_AT_call_return_pc 0x7d
-#endif
 #define EVAL_STACK 64
 #define MAX_OPS    256
-
-struct arg_desc {
-	char *name;
-	char *type;
-	enum native_arg_kind kind;
-	unsigned size;
-	Dwarf_Die type_die;          /* without typedefs and qualifiers: an enum's names */
-	Dwarf_Attribute attr;        /* the location's, for the operations that refer to it */
-	Dwarf_Op *ops;               /* libdw's; NULL: no location at this pc */
-	size_t nops;
-	bool has_const;
-	uint64_t cval;
-};
-
-struct entry_args {
-	bool known;                  /* DWARF describes this entry's function */
-	struct arg_desc *a;
-	size_t n;
-};
-
-struct pc_args {
-	Dwarf_Addr bias;             /* the DWARF's */
-	struct entry_args *ent;      /* parallel to the pc_frames' entries */
-	size_t n;
-	/* the physical function: its frame base, its address and name (an
-	 * entry value's call site must be shown to call it) */
-	bool has_sub;
-	Dwarf_Attribute fb_attr;
-	Dwarf_Op *fb;
-	size_t nfb;
-	uint64_t entry;
-	const char *sub_name;
-	Dwarf_Die sub;
-	/* the CFA's rule at this pc, copied from libdw's frame, and the
-	 * registers it has no rule for changing */
-	Dwarf_Op cfa[8];
-	size_t ncfa;
-	uint32_t unchanged;
-	/* as a caller: the call site returning to this pc (0 not looked
-	 * for, 1 found, -1 none) */
-	int cs_state;
-	Dwarf_Die cs;
-};
-
-/* ------------------------------------------------------------------------
- * Describing a pc's functions
- * ------------------------------------------------------------------------ */
-
-/* Parameter DIE P of a function at DWARF address ADDR into A. */
-static void describe_param(Dwarf_Die *p, Dwarf_Addr addr, struct arg_desc *a)
-{
-	char buf[512];
-	const char *name = dwarf_diename(p);
-	a->name = name ? strdup(name) : NULL;
-	Dwarf_Die t;
-	bool typed = args_type_of(p, &t);
-	args_type_name(typed ? &t : NULL, buf, sizeof(buf));
-	a->type = strdup(buf);
-	args_type_kind(typed ? &t : NULL, &a->kind, &a->size, &a->type_die);
-	Dwarf_Attribute at;
-	if (dwarf_attr(p, DW_AT_const_value, &at)) {
-		Dwarf_Word u;
-		Dwarf_Sword v;
-		if (dwarf_formsdata(&at, &v) == 0)
-			a->has_const = true, a->cval = (uint64_t)v;
-		else if (dwarf_formudata(&at, &u) == 0)
-			a->has_const = true, a->cval = u;
-		return;
-	}
-	if (!dwarf_attr(p, DW_AT_location, &a->attr))
-		return;
-	Dwarf_Op *ops;
-	size_t nops;
-	if (dwarf_getlocation_addr(&a->attr, addr, &ops, &nops, 1) == 1 && nops > 0) {
-		a->ops = ops;
-		a->nops = nops;
-	}
-}
-
-static void push_param(struct entry_args *ea, Dwarf_Die *p, Dwarf_Addr addr)
-{
-	if (ea->n >= MAX_NATIVE_ARGS)
-		return;
-	struct arg_desc *a = realloc(ea->a, (ea->n + 1) * sizeof(*a));
-	if (!a)
-		return;
-	ea->a = a;
-	a[ea->n] = (struct arg_desc){ 0 };
-	describe_param(p, addr, &a[ea->n]);
-	ea->n++;
-}
-
-/* The parameters of function (or inlined call) SCOPE at ADDR: its own
- * children, then those of its abstract origin that none of them stands
- * for (gdb's order). */
-static void describe_scope(Dwarf_Die *scope, Dwarf_Addr addr, struct entry_args *ea)
-{
-	Dwarf_Die child, origin, ochild;
-	ea->known = true;
-	Dwarf_Off refs[MAX_NATIVE_ARGS];
-	size_t nrefs = 0;
-	if (dwarf_child(scope, &child) == 0) {
-		int k = 0;
-		do {
-			if (dwarf_tag(&child) != DW_TAG_formal_parameter)
-				continue;
-			Dwarf_Attribute at;
-			Dwarf_Die o;
-			if (nrefs < MAX_NATIVE_ARGS && dwarf_attr(&child, DW_AT_abstract_origin, &at) &&
-			    dwarf_formref_die(&at, &o))
-				refs[nrefs++] = dwarf_dieoffset(&o);
-			push_param(ea, &child, addr);
-		} while (++k < 4096 && dwarf_siblingof(&child, &child) == 0);
-	}
-	Dwarf_Attribute at;
-	if (!dwarf_attr(scope, DW_AT_abstract_origin, &at) || !dwarf_formref_die(&at, &origin) ||
-	    dwarf_child(&origin, &ochild) != 0)
-		return;
-	int k = 0;
-	do {
-		if (dwarf_tag(&ochild) != DW_TAG_formal_parameter)
-			continue;
-		bool have = false;
-		for (size_t i = 0; i < nrefs && !have; i++)
-			have = refs[i] == dwarf_dieoffset(&ochild);
-		if (!have)
-			push_param(ea, &ochild, addr);
-	} while (++k < 4096 && dwarf_siblingof(&ochild, &ochild) == 0);
-}
-
-/* The CFA's rule at LOOKUP from MOD's call frame information. */
-static void describe_cfa(Dwfl_Module *mod, uint64_t lookup, struct pc_args *pa)
-{
-	Dwarf_Addr bias;
-	Dwarf_CFI *cfis[2] = { dwfl_module_eh_cfi(mod, &bias), NULL };
-	Dwarf_Addr biases[2] = { bias, 0 };
-	cfis[1] = dwfl_module_dwarf_cfi(mod, &biases[1]);
-	for (int i = 0; i < 2; i++) {
-		Dwarf_Frame *fr;
-		Dwarf_Op *ops;
-		size_t nops;
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], lookup - biases[i], &fr) != 0)
-			continue;
-		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops > 0 && nops <= 8) {
-			memcpy(pa->cfa, ops, nops * sizeof(*ops));
-			pa->ncfa = nops;
-		}
-		/* (an undefined rule and an unspecified one look alike here) */
-		for (int r = 0; r < 32; r++) {
-			Dwarf_Op mem[3];
-			if (dwarf_frame_register(fr, r, mem, &ops, &nops) == 0 && nops == 0)
-				pa->unchanged |= 1u << r;
-		}
-		free(fr);
-		if (pa->ncfa)
-			return;
-		pa->unchanged = 0;
-	}
-}
-
-struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint64_t lookup, bool dwarf)
-{
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwarf ? dwfl_module_addrdie(mod, lookup, &bias) : NULL;
-	struct pc_args *pa = calloc(1, sizeof(*pa));
-	if (!pa)
-		return NULL;
-	describe_cfa(mod, lookup, pa);
-	if (!cu || !pf->n)
-		return pa;
-	pa->bias = bias;
-	Dwarf_Addr addr = lookup - bias;
-	pa->ent = calloc(pf->n, sizeof(*pa->ent));
-	if (!pa->ent) {
-		free(pa);
-		return NULL;
-	}
-	pa->n = pf->n;
-	/* the calls inlined at the pc, innermost first, as describe() found
-	 * them (unwind.c), then the function */
-	Dwarf_Die chain[MAX_INLINE_DEPTH], funcs[MAX_INLINE_DEPTH + 1], function;
-	bool has_function;
-	int nc = symbols_inline_chain(mod, cu, addr, chain, &function, &has_function);
-	size_t nf = 0;
-	for (int i = nc - 1; i >= 0; i--)
-		funcs[nf++] = chain[i];
-	if (has_function)
-		funcs[nf++] = function;
-	/* the same calls as the frame's entries (names.c found them), or none */
-	if (nf && nf == pf->n && dwarf_tag(&funcs[nf - 1]) == DW_TAG_subprogram) {
-		for (size_t i = 0; i < nf; i++)
-			describe_scope(&funcs[i], addr, &pa->ent[i]);
-		Dwarf_Die *sub = &funcs[nf - 1];
-		pa->has_sub = true;
-		pa->sub_name = dwarf_diename(sub);
-		pa->sub = *sub;
-		Dwarf_Addr low;
-		if (dwarf_entrypc(sub, &low) == 0)
-			pa->entry = low + bias;
-		Dwarf_Op *ops;
-		size_t nops;
-		if (dwarf_attr_integrate(sub, DW_AT_frame_base, &pa->fb_attr) &&
-		    dwarf_getlocation_addr(&pa->fb_attr, addr, &ops, &nops, 1) == 1) {
-			pa->fb = ops;
-			pa->nfb = nops;
-		}
-	}
-	return pa;
-}
-
-uint32_t args_unchanged(const struct pc_args *pa)
-{
-	return pa ? pa->unchanged : 0;
-}
-
-void args_free(struct pc_args *pa)
-{
-	if (!pa)
-		return;
-	for (size_t i = 0; i < pa->n; i++) {
-		for (size_t k = 0; k < pa->ent[i].n; k++) {
-			free(pa->ent[i].a[k].name);
-			free(pa->ent[i].a[k].type);
-		}
-		free(pa->ent[i].a);
-	}
-	free(pa->ent);
-	free(pa);
-}
 
 /* ------------------------------------------------------------------------
  * Evaluating a location at a frame
@@ -500,7 +272,59 @@ static bool single_reg(const Dwarf_Op *ops, size_t nops, unsigned *reg)
 	return true;
 }
 
-/* DW_OP_entry_value OP (of ATTR) of F's function, from CALLER's call site. */
+/* The value call site CS (in the frame whose registers are AT's) gives
+ * the parameter its callee receives in register REG. */
+static bool site_param(struct symbols *s, struct arg_frame *at, Dwarf_Die *cs, unsigned reg, uint64_t *v,
+		       struct why *w)
+{
+	Dwarf_Die p;
+	Dwarf_Op *ops;
+	size_t nops;
+	if (dwarf_child(cs, &p) != 0)
+		return false;
+	int k = 0;
+	do {
+		int tag = dwarf_tag(&p);
+		Dwarf_Attribute a;
+		unsigned preg;
+		if ((tag != DW_TAG_call_site_parameter && tag != DW_TAG_GNU_call_site_parameter) ||
+		    !dwarf_attr(&p, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &nops) != 0 ||
+		    !single_reg(ops, nops, &preg) || preg != reg)
+			continue;
+		return (dwarf_attr(&p, DW_AT_call_value, &a) || dwarf_attr(&p, DW_AT_GNU_call_site_value, &a)) &&
+		       value_of(s, at, &a, v, w);
+	} while (++k < 4096 && dwarf_siblingof(&p, &p) == 0);
+	return false;
+}
+
+/* REG's entry value of F's function from the tail call that jumped to it,
+ * the site returning to F->tail_ret, as gdb takes it: that site's value,
+ * evaluated with the registers the tail-call frame has, those CALLER (the
+ * frame that called the chain) has, but its stack pointer (the frame the
+ * jump left is gone, with its frame base and CFA). */
+static bool tail_entry_value(struct symbols *s, struct arg_frame *f, struct arg_frame *caller, unsigned reg,
+			     uint64_t *v, struct why *w)
+{
+	uint64_t ret = f->tail_ret;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, ret - 1);
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, ret - 1, &bias) : NULL;
+	Dwarf_Die sub, cs;
+	if (!cu || !symbols_subprogram_at(mod, cu, ret - 1 - bias, &sub) ||
+	    !find_call_site(&sub, ret - 1 - bias, ret - bias, &cs, 0))
+		return false;
+	struct pc_args none = { .bias = bias };
+	struct arg_frame jumped = { .mod = mod, .pc = ret, .lookup = ret - 1, .pa = &none, .nregs = caller->nregs,
+				    .known = caller->known, .cfa_state = -1 };
+	memcpy(jumped.regs, caller->regs, sizeof(jumped.regs));
+	unsigned sp = s->dump->platform->dwarf_sp;
+	if (sp < 32)
+		jumped.known &= ~(1u << sp);
+	return site_param(s, &jumped, &cs, reg, v, w);
+}
+
+/* DW_OP_entry_value OP (of ATTR) of F's function, from CALLER's call site
+ * (or the tail call's that jumped to it). */
 static bool entry_value(struct symbols *s, struct arg_frame *f, struct arg_frame *caller, Dwarf_Attribute *attr,
 			const Dwarf_Op *op, uint64_t *v, struct why *w)
 {
@@ -508,24 +332,16 @@ static bool entry_value(struct symbols *s, struct arg_frame *f, struct arg_frame
 	Dwarf_Op *ops;
 	size_t nops;
 	unsigned reg;
-	Dwarf_Die cs, p;
+	Dwarf_Die cs;
 	if (!caller || !attr || !f->pa || !f->pa->has_sub || dwarf_getlocation_attr(attr, op, &sub) != 0 ||
-	    dwarf_getlocation(&sub, &ops, &nops) != 0 || !single_reg(ops, nops, &reg) || !call_site(caller, &cs) ||
-	    !calls(s, caller, &cs, f) || dwarf_child(&cs, &p) != 0)
+	    dwarf_getlocation(&sub, &ops, &nops) != 0 || !single_reg(ops, nops, &reg))
 		return false;
-	int k = 0;
-	do {
-		int tag = dwarf_tag(&p);
-		Dwarf_Attribute at;
-		unsigned preg;
-		if ((tag != DW_TAG_call_site_parameter && tag != DW_TAG_GNU_call_site_parameter) ||
-		    !dwarf_attr(&p, DW_AT_location, &at) || dwarf_getlocation(&at, &ops, &nops) != 0 ||
-		    !single_reg(ops, nops, &preg) || preg != reg)
-			continue;
-		return (dwarf_attr(&p, DW_AT_call_value, &at) || dwarf_attr(&p, DW_AT_GNU_call_site_value, &at)) &&
-		       value_of(s, caller, &at, v, w);
-	} while (++k < 4096 && dwarf_siblingof(&p, &p) == 0);
-	return false;
+	f->entry_asked = true;
+	if (f->no_entry)
+		return false;
+	if (f->tail_ret)
+		return tail_entry_value(s, f, caller, reg, v, w);
+	return call_site(caller, &cs) && calls(s, caller, &cs, f) && site_param(s, caller, &cs, reg, v, w);
 }
 
 static bool frame_base(struct symbols *s, struct arg_frame *f, uint64_t *v, struct why *w, int depth)

@@ -26,6 +26,12 @@ struct arg_frame {
 	 * first frame only (a call keeps none whole); DWARF dwarf_vec on */
 	const struct platform_regs *vecs;
 	unsigned dwarf_vec;
+	/* its entry values (DW_OP_entry_value): from the tail call site
+	 * returning to TAIL_RET (a tail call jumped to its function: the
+	 * nearest tail-call frame's), else its caller's call site; none with
+	 * NO_ENTRY; ENTRY_ASKED set when one was asked for */
+	uint64_t tail_ret;
+	bool no_entry, entry_asked;
 	int cfa_state;               /* 0 not computed, 1 known, -1 unknown */
 	uint64_t cfa;
 };

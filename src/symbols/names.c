@@ -144,3 +144,14 @@ bool names_subprogram_at(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int
 	} while (++k < 1000000 && dwarf_siblingof(&c, &c) == 0);
 	return false;
 }
+
+bool names_entry(Dwarf_Die *sub, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, lo, hi;
+	if (dwarf_entrypc(sub, entry) == 0)
+		return true;
+	if (dwarf_ranges(sub, 0, &base, &lo, &hi) <= 0)
+		return false;
+	*entry = lo;
+	return true;
+}

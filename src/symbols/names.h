@@ -25,6 +25,10 @@ int names_call_line(Dwarf_Die *die);
 /* The calls inlined at PC below PARENT, outermost first, into CHAIN
  * (MAX_INLINE_DEPTH at most), after the N already there: their number. */
 int names_inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int depth);
+/* Where function SUB is entered, as gdb's BLOCK_ENTRY_PC has it: its
+ * DW_AT_entry_pc or DW_AT_low_pc, else (a function split into ranges, a
+ * hot part and a .cold one) the start of its first range; false none. */
+bool names_entry(Dwarf_Die *sub, Dwarf_Addr *entry);
 /* The concrete function below PARENT (a CU, or a namespace or class in it)
  * whose ranges hold ADDR, into *OUT. */
 bool names_subprogram_at(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, int depth);

@@ -1,5 +1,6 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols_int.h"
+#include "symbols/tailcall.h"
 #include "symbols/args.h"
 #include "symbols/names.h"
 #include "symbols/symindex.h"
@@ -117,6 +118,7 @@ struct pc_error *symbols_open(struct dump *d, const struct locate *loc, struct s
 	s->loc = loc;
 	s->pcs = (struct addrtab)ADDRTAB_INIT(struct pc_frames);
 	cuindex_init(&s->cus);
+	s->reentry = (struct addrtab)ADDRTAB_INIT(struct reentry);
 	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
@@ -176,6 +178,7 @@ void symbols_close(struct symbols *s)
 	}
 	addrtab_free(&s->pcs);
 	cuindex_free(&s->cus);
+	addrtab_free(&s->reentry);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	for (size_t i = 0; s->refs && i < s->dump->nmodules; i++) {

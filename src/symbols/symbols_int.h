@@ -50,6 +50,7 @@ struct symbols {
 	struct dump *dump;
 	struct addrtab pcs;          /* struct pc_frames */
 	struct addrtab cus;          /* each unit's functions by address (cuindex.h) */
+	struct addrtab reentry;      /* struct reentry: functions that may tail-call themselves (tailcall.h) */
 	const struct locate *loc;
 	Dwfl *dwfl;
 	struct module_ref *refs;     /* parallel to dump->modules */

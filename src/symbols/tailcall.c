@@ -51,7 +51,9 @@ struct search {
 
 /* Where the function a call site CS of MOD (its DWARF's addresses less
  * BIAS) calls is entered, a declaration's looked for in MOD, then in
- * ALSO; 0 unknown. */
+ * ALSO, or with ALSO NULL in every module in turn (as gdb's
+ * lookup_minimal_symbol does for func_verify_no_selftailcall); 0
+ * unknown. */
 static uint64_t site_target(struct symbols *s, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *cs, Dwfl_Module *also)
 {
 	Dwarf_Attribute at;
@@ -82,6 +84,11 @@ static uint64_t site_target(struct symbols *s, Dwfl_Module *mod, Dwarf_Addr bias
 	for (int k = 0; k < 2 && name; k++) {
 		const struct module_ref *ref = symbols_module_ref(in[k]);
 		uint64_t addr = ref && ref->mod ? symbols_function_address(s, ref->mod, name) : 0;
+		if (addr)
+			return addr;
+	}
+	for (size_t i = 0; !also && name && i < s->dump->nmodules; i++) {
+		uint64_t addr = symbols_function_address(s, &s->dump->modules[i], name);
 		if (addr)
 			return addr;
 	}
@@ -152,7 +159,7 @@ static long tail_sites(struct symbols *s, uint64_t entry, Dwfl_Module *also, str
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, entry, &bias) : NULL;
 	Dwarf_Die sub;
 	Dwarf_Addr low;
-	if (!cu || !symbols_subprogram_at(mod, cu, entry - bias, &sub) || dwarf_entrypc(&sub, &low) != 0 ||
+	if (!cu || !symbols_subprogram_at(mod, cu, entry - bias, &sub) || !names_entry(&sub, &low) ||
 	    low + bias != entry)
 		return -1;
 	size_t n = 0;
@@ -245,4 +252,37 @@ size_t tailcall_chain(struct symbols *s, struct arg_frame *f, struct arg_frame *
 	for (size_t i = 0; q.callees != q.blen && i < q.callers && n < MAX_TAIL_FRAMES; i++)
 		pcs[n++] = q.best[q.callers - 1 - i].pc;
 	return n;
+}
+
+bool tailcall_may_reenter(struct symbols *s, uint64_t entry)
+{
+	bool found;
+	struct reentry *r = entry ? addrtab_get(&s->reentry, entry, &found) : NULL;
+	if (r && found)
+		return r->may;
+	/* every function its tail calls reach, each once, from the entry */
+	uint64_t todo[MAX_VISITS + 1], seen[MAX_VISITS];
+	size_t ntodo = 0, nseen = 0;
+	bool may = !entry;
+	if (entry)
+		todo[ntodo++] = entry;
+	while (ntodo && !may) {
+		struct site sites[MAX_SITES];
+		long n = tail_sites(s, todo[--ntodo], NULL, sites);
+		may = n < 0;
+		for (long i = 0; i < n && !may; i++) {
+			uint64_t t = sites[i].target;
+			bool known = false;
+			for (size_t k = 0; k < nseen && !known; k++)
+				known = seen[k] == t;
+			may = !t || t == entry || (!known && nseen == MAX_VISITS);
+			if (!may && !known) {
+				seen[nseen++] = t;
+				todo[ntodo++] = t;
+			}
+		}
+	}
+	if ((r = entry ? addrtab_get(&s->reentry, entry, &found) : NULL) != NULL)
+		r->may = may;
+	return may;
 }

@@ -18,4 +18,18 @@
  * call site, two chains that part). */
 size_t tailcall_chain(struct symbols *s, struct arg_frame *f, struct arg_frame *caller, uint64_t *pcs);
 
+/* A function's verdict (symbols' reentry table, by entry address) */
+struct reentry {
+	uint64_t entry;
+	bool may;
+};
+
+/* Whether the function entered at ENTRY may be entered again by a chain of
+ * tail calls from itself, or that is not known (a tail call whose target
+ * is not known, a target where no function the DWARF describes starts):
+ * gdb's func_verify_no_selftailcall (gdb/dwarf2/loc.c), which then
+ * resolves none of its entry values, for its caller's call site may be
+ * an earlier run's.  Kept for the session. */
+bool tailcall_may_reenter(struct symbols *s, uint64_t entry);
+
 #endif

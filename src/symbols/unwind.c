@@ -331,14 +331,12 @@ static bool quiet_here(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bo
 }
 
 /* The tail calls between the frame kept (its entries just given to FN)
- * and CALLER, each given to FN as one frame marked tail_call: the
- * innermost function at its call (a call inlined there, or the function;
- * gdb shows that alone), with the call's file and line, without arguments
- * (their values are nowhere: gdb's come from entry values). */
-static int tail_calls(struct unwind *u, struct arg_frame *caller)
+ * and its caller, N return addresses PCS (tailcall.h), each given to FN as
+ * one frame marked tail_call: the innermost function at its call (a call
+ * inlined there, or the function; gdb shows that alone), with the call's
+ * file and line, without arguments (gdb's come from entry values). */
+static int tail_calls(struct unwind *u, const uint64_t *pcs, size_t n)
 {
-	uint64_t pcs[MAX_TAIL_FRAMES];
-	size_t n = tailcall_chain(u->s, &u->pend.af, caller, pcs);
 	int stop = 0;
 	for (size_t k = 0; k < n && !stop; k++) {
 		Dwfl_Module *mod = module_at(u, pcs[k] - 1);
@@ -361,9 +359,25 @@ static int tail_calls(struct unwind *u, struct arg_frame *caller)
 	return stop;
 }
 
+/* Entry E of the frame kept, its arguments into U's buffer: their number,
+ * -1 none described.  An entry value asked of a function that may enter
+ * itself again by tail calls is taken back (tailcall.h), as gdb does. */
+static int entry_args(struct unwind *u, struct arg_frame *caller, size_t e)
+{
+	struct arg_frame *f = &u->pend.af;
+	f->entry_asked = false;
+	int n = args_eval(u->s, f, caller, e, u->argbuf);
+	if (n > 0 && f->entry_asked && !f->no_entry && tailcall_may_reenter(u->s, args_entry(f->pa))) {
+		f->no_entry = true;
+		n = args_eval(u->s, f, caller, e, u->argbuf);
+	}
+	return n;
+}
+
 /* The frame kept for its caller given to FN, each of its entries with
- * its arguments evaluated; CALLER, the frame that called it (NULL: not
- * known).  Non-zero when FN stops the walk. */
+ * its arguments evaluated, then the tail calls between them; CALLER, the
+ * frame that called it (NULL: not known).  Non-zero when FN stops the
+ * walk. */
 static int flush(struct unwind *u, struct arg_frame *caller)
 {
 	if (!u->pend.has)
@@ -371,19 +385,22 @@ static int flush(struct unwind *u, struct arg_frame *caller)
 	u->pend.has = false;
 	struct native_frame nf = u->pend.nf;
 	const struct pc_frames *pf = &u->pend.pf;
+	uint64_t pcs[MAX_TAIL_FRAMES];
+	size_t ntail = tailcall_chain(u->s, &u->pend.af, caller, pcs);
+	u->pend.af.tail_ret = ntail ? pcs[0] : 0;
 	int stop = 0;
 	for (size_t i = 0; i < pf->n && !stop; i++) {
 		nf.function = pf->e[i].function;
 		nf.file = pf->e[i].file;
 		nf.line = pf->e[i].line;
 		nf.inlined = pf->e[i].inlined;
-		int n = args_eval(u->s, &u->pend.af, caller, i, u->argbuf);
+		int n = entry_args(u, caller, i);
 		nf.has_args = n >= 0;
 		nf.args = n > 0 ? u->argbuf : NULL;
 		nf.nargs = n > 0 ? (size_t)n : 0;
 		stop = u->fn(&nf, u->arg);
 	}
-	return stop ? stop : tail_calls(u, caller);
+	return stop ? stop : tail_calls(u, pcs, ntail);
 }
 
 /* The registers libdwfl recovered at FRAME (those its call frame

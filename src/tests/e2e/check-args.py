@@ -30,7 +30,9 @@ pointer's string as gdb quotes it), "<optimized out>" where pycore says
 optimized out.  Where gdb shows a value pycore does not have, it is a
 failure, except in a frame gdb reached through a tail-call frame it
 inferred from DWARF call-site information: gdb resolves that frame's
-entry values through the tail call, which pycore does not; and in an
+entry values through the tail call with every register of the frame
+that called the chain, caller-saved ones too (a guess), and its stack,
+where pycore has only the registers a call keeps; and in an
 outer frame, a caller-saved register, which gdb takes as unchanged (a
 guess).  pycore may resolve an entry value gdb leaves <optimized out>
 (LTO's fatal_error.lto_priv.0: gdb looks the callee up by its linker
@@ -241,7 +243,8 @@ def compare(mine, gdb):
                 raise pt.Failure("#%d %s: %s = %s" % (idx, g["name"], a["name"], why))
             else:
                 compared += 1
-    said = {"tail": "resolved by gdb through a tail-call frame it infers, optimized out in pycore",
+    said = {"tail": "resolved by gdb through a tail-call frame it infers, from what pycore does not have there (a "
+                    "register a call does not keep, the jumping function's stack): optimized out in pycore",
             "guess": "in a caller-saved register in an outer frame: gdb takes it as unchanged, pycore says "
                      "optimized out",
             "entry": "entry values gdb leaves <optimized out> (LTO's fatal_error.lto_priv.0 among them), pycore "
