@@ -3,10 +3,11 @@
  * glibc's malloc grows its main heap with brk: M_TOP_PAD makes it ask for
  * 8 MB more than a request needs; a few allocations until the break moves
  * make it grow once now, and madvise(MADV_HUGEPAGE) marks the 2 MB-aligned
- * part of that growth, which the heap's next blocks then fill (glibc's own glibc.malloc.hugetlb=1 does the same
- * after each growth, but can only be set in the environment before the
- * process starts).  Under the sanitizers, whose allocators do not use the
- * brk heap, and with another C library, nothing is done. */
+ * part of that growth, which the heap's next blocks then fill (glibc's
+ * own glibc.malloc.hugetlb=1 does the same after each growth, but can only
+ * be set in the environment before the process starts).  Under the
+ * sanitizers, whose allocators do not use the brk heap, and with another C
+ * library, nothing is done. */
 #include "util/hugeheap.h"
 
 #include <stdint.h>
