@@ -37,7 +37,10 @@ and the cases check:
   * a non-Python crash (sleep killed with SIGSEGV) skipped without reading
     the core, and how long that takes; pycore's own crash never analyzed;
   * Storage=journal: the core read from the journal entry's COREDUMP field;
-  * an entry forged with logger --journald, naming /etc/passwd, refused.
+  * an entry forged with logger --journald, naming /etc/passwd, refused;
+  * without libsystemd.so.0 (/dev/null bound over it in a mount namespace
+    of the test's own), the hook says so in one line and exits 1, and
+    pycore still starts (pycore analyze --help).
 
 Output: TAP; what cannot run here is a skip by name.
 """
@@ -429,6 +432,26 @@ def inner():
                 raise Failure("exit %d: %s" % (rc, err))
             return err.strip()
         tap.run("a forged systemd-coredump entry naming /etc/passwd is not opened", forged)
+
+        def without_libsystemd():
+            # libsystemd.so.0 made unloadable (/dev/null bound over it in a
+            # mount namespace of this test's own, inside the test's)
+            lib = next((p for p in glob.glob("/lib/*/libsystemd.so.0") + glob.glob("/usr/lib/*/libsystemd.so.0")),
+                       None)
+            if not lib or not shutil.which("unshare"):
+                raise Skip("no libsystemd.so.0 under /lib or /usr/lib, or no unshare (util-linux)")
+            # (the dynamic linker would refuse to start a pycore linked with it)
+            script = 'mount --bind /dev/null "$1" && "$2" coredump 1-2-3; echo "hook exit $?" >&2; ' \
+                     '"$2" analyze --help >/dev/null; echo "analyze exit $?" >&2'
+            p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", lib, pt.PYCORE],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=scaled(120))
+            lines = p.stderr.decode("utf-8", "replace").strip().splitlines()
+            said = [l for l in lines if l.startswith("pycore:")]
+            if "hook exit 1" not in lines or "analyze exit 0" not in lines or len(said) != 1 or \
+                    "libsystemd.so.0" not in said[0]:
+                raise Failure("without libsystemd: %s" % lines)
+            return "%s; pycore starts without it" % said[0]
+        tap.run("without libsystemd.so.0: the hook says so in one line, exit 1; pycore starts", without_libsystemd)
     finally:
         if world:
             world.stop()

@@ -296,10 +296,10 @@ extern const uint8_t pt_prologues[];
 static void test_frame_setup(void)
 {
 	const struct platform *p = &platform_x86_64;
-	CHECK(p->sets_frame_pointer(pt_prologues, 8), "push %rbp; mov %rsp,%rbp");
+	CHECK(p->sets_frame_pointer(pt_prologues, 8), "push %%rbp; mov %%rsp,%%rbp");
 	CHECK(p->sets_frame_pointer(pt_prologues + 8, 8), "endbr64 first");
 	CHECK(!p->sets_frame_pointer(pt_prologues + 8, 7), "a shorter read");
-	CHECK(!p->sets_frame_pointer(pt_prologues + 16, 8), "sub $8,%rsp: no frame pointer");
+	CHECK(!p->sets_frame_pointer(pt_prologues + 16, 8), "sub $8,%%rsp: no frame pointer");
 	CHECK(!p->sets_frame_pointer(pt_prologues + 24, 8), "another register");
 }
 #endif
