@@ -28,9 +28,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[optind], "help") == 0)
 		return help_main(argc - optind, argv + optind);
 	/* The commands that analyze dumps, not group's threads over records */
-	hugeheap_init();
-	if (strcmp(argv[optind], "coredump") == 0)
+	if (strcmp(argv[optind], "coredump") == 0) {
+		hugeheap_init();
 		return coredump_main(argc - optind, argv + optind);
+	}
 	bool batch = strcmp(argv[optind], "batch") == 0, heap = strcmp(argv[optind], "heap") == 0;
 	if (!batch && !heap && strcmp(argv[optind], "analyze") != 0) {
 		options_usage_error("unknown command '%s': the commands are 'analyze', 'batch', 'heap', 'group', "
@@ -45,6 +46,10 @@ int main(int argc, char **argv)
 	optind = 0;
 	opt.command = batch ? "batch" : heap ? "heap" : "analyze";
 	rc = options_parse(argc, argv, ":f:hVj:0vp", &opt);
+	/* (not under batch --max-memory: its workers' RLIMIT_DATA would count
+	 * the heap's reserve, and the part below its first huge page) */
+	if (rc < 0 && !(batch && opt.batch.max_memory))
+		hugeheap_init();
 	if (rc < 0)
 		rc = options_open_image(&opt);
 	if (rc < 0)

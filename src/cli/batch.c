@@ -37,7 +37,6 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "symbols/warm.h"
-#include "util/hugeheap.h"
 
 /* A worker's exit status: its record is a report (complete or not), or an
  * error record it wrote itself; anything else is the parent's to explain. */
@@ -161,10 +160,8 @@ static int analyze(const char *path, int fd, const struct pool *p, bool keep)
 	signal(SIGPIPE, SIG_DFL);
 	if (p->bo->max_memory) {
 		/* RLIMIT_DATA, not RLIMIT_AS: the dump is mapped read-only and
-		 * counts against the address space, not against the data limit;
-		 * the heap's free reserve given back first, else the limit would
-		 * not bound what fits in it */
-		hugeheap_end();
+		 * counts against the address space, not against the data limit
+		 * (the heap is then not on huge pages: pycore.c) */
 		rlim_t b = (rlim_t)p->bo->max_memory << 20;
 		struct rlimit rl = { b, b };
 		setrlimit(RLIMIT_DATA, &rl);

@@ -66,11 +66,3 @@ void hugeheap_init(void)
 		below_huge_page = malloc(start - top - 4 * sizeof(size_t));
 #endif
 }
-
-void hugeheap_end(void)
-{
-#if defined(__GLIBC__) && defined(M_TOP_PAD) && !defined(HUGEHEAP_SANITIZED)
-	mallopt(M_TOP_PAD, 128 << 10);
-	malloc_trim(0);
-#endif
-}

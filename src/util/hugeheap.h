@@ -14,10 +14,4 @@
 
 void hugeheap_init(void);
 
-/* Back to malloc's own growth (128 KB beyond a request, glibc's
- * DEFAULT_TOP_PAD) and the heap's free top given back to the kernel:
- * before a memory limit (RLIMIT_DATA) is set, so that it bounds what is
- * allocated after, not a reserve grown before. */
-void hugeheap_end(void);
-
 #endif
