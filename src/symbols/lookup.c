@@ -148,27 +148,35 @@ static int scan(Dwfl_Module *dm, int nsym, const struct wanted *w)
 	return found;
 }
 
+/* ELF's first section of TYPE (SHT_SYMTAB, SHT_DYNSYM), a 64-bit symbol
+ * table whose string table ends in a zero byte, into *RT: false none. */
+static bool table_in_place(Elf *elf, GElf_Word type, struct raw_symtab *rt)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	if (!elf || gelf_getclass(elf) != ELFCLASS64)
+		return false;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+			break;
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	Elf_Scn *strscn = data ? elf_getscn(elf, shdr.sh_link) : NULL;
+	Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
+	if (!data || data->d_type != ELF_T_SYM || !strdata || !strdata->d_size ||
+	    ((const char *)strdata->d_buf)[strdata->d_size - 1] != '\0')
+		return false;
+	*rt = (struct raw_symtab){ elf, data->d_buf, data->d_size / sizeof(Elf64_Sym), strdata->d_buf,
+				   strdata->d_size };
+	return true;
+}
+
 bool symbols_raw_symtab(Dwfl_Module *dm, int nsym, struct raw_symtab *rt)
 {
 	GElf_Sym first;
 	GElf_Addr at;
 	Elf *elf = NULL;               /* the file of the table's first symbol */
-	if (nsym < 2 || !dwfl_module_getsym_info(dm, 1, &first, &at, NULL, &elf, NULL) || !elf ||
-	    gelf_getclass(elf) != ELFCLASS64)
-		return false;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
-			break;
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	Elf_Scn *strscn = data ? elf_getscn(elf, shdr.sh_link) : NULL;
-	Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
-	if (!data || data->d_type != ELF_T_SYM || data->d_size / sizeof(Elf64_Sym) != (size_t)nsym || !strdata ||
-	    !strdata->d_size || ((const char *)strdata->d_buf)[strdata->d_size - 1] != '\0')
-		return false;
-	*rt = (struct raw_symtab){ elf, data->d_buf, (size_t)nsym, strdata->d_buf, strdata->d_size };
-	return true;
+	return nsym >= 2 && dwfl_module_getsym_info(dm, 1, &first, &at, NULL, &elf, NULL) &&
+	       table_in_place(elf, SHT_SYMTAB, rt) && rt->nsym == (size_t)nsym;
 }
 
 /* The same from the .symtab section libdwfl's table comes from, read in
@@ -305,10 +313,7 @@ int symbols_lookup_dynamic(struct symbols *s, struct dump_module *m, struct symb
 /* A table of a module read in place, for symbols_function_address: the
  * names it was asked and their answers. */
 struct name_table {
-	const Elf64_Sym *syms;
-	size_t nsym;
-	const char *str;
-	size_t strsize;
+	struct raw_symtab rt;
 	uint64_t bias;               /* added to a .dynsym symbol's value */
 	bool failed;                 /* no such table in place: ask the scans */
 	struct { char *name; uint64_t addr; } *memo;
@@ -325,29 +330,11 @@ static struct name_table *name_table(struct symbols *s, struct dump_module *m, i
 	struct module_ref *ref = &s->refs[i];
 	if (!ref->names[k] && (ref->names[k] = calloc(1, sizeof(*ref->names[k])))) {
 		struct name_table *t = ref->names[k];
-		t->failed = true;
-		if (k == 0) {
-			struct raw_symtab rt;
-			int nsym = dwfl_module_getsymtab(dm);
-			if (nsym > 0 && symbols_raw_symtab(dm, nsym, &rt))
-				*t = (struct name_table){ .syms = rt.syms, .nsym = rt.nsym, .str = rt.str,
-							  .strsize = rt.strsize };
-		} else {
-			GElf_Addr bias;
-			Elf *elf = dwfl_module_getelf(dm, &bias);
-			Elf_Scn *scn = NULL;
-			GElf_Shdr shdr;
-			while (elf && gelf_getclass(elf) == ELFCLASS64 && (scn = elf_nextscn(elf, scn)) != NULL)
-				if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_DYNSYM)
-					break;
-			Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-			Elf_Scn *strscn = data ? elf_getscn(elf, shdr.sh_link) : NULL;
-			Elf_Data *strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
-			if (data && data->d_type == ELF_T_SYM && strdata && strdata->d_size &&
-			    ((const char *)strdata->d_buf)[strdata->d_size - 1] == '\0')
-				*t = (struct name_table){ .syms = data->d_buf, .nsym = data->d_size / sizeof(Elf64_Sym),
-							  .str = strdata->d_buf, .strsize = strdata->d_size, .bias = bias };
-		}
+		int nsym = k == 0 ? dwfl_module_getsymtab(dm) : 0;
+		GElf_Addr bias = 0;
+		t->failed = k == 0 ? nsym <= 0 || !symbols_raw_symtab(dm, nsym, &t->rt)
+				   : !table_in_place(dwfl_module_getelf(dm, &bias), SHT_DYNSYM, &t->rt);
+		t->bias = bias;
 	}
 	return ref->names[k] && !ref->names[k]->failed ? ref->names[k] : NULL;
 }
@@ -356,11 +343,11 @@ static struct name_table *name_table(struct symbols *s, struct dump_module *m, i
  * in place before the name: most symbols are passed over there. */
 static size_t name_find(const struct name_table *t, const char *name)
 {
-	for (size_t i = 1; i < t->nsym; i++) {
-		const Elf64_Sym *sym = &t->syms[i];
-		if (sym->st_name >= t->strsize || sym->st_shndx == SHN_UNDEF)
+	for (size_t i = 1; i < t->rt.nsym; i++) {
+		const Elf64_Sym *sym = &t->rt.syms[i];
+		if (sym->st_name >= t->rt.strsize || sym->st_shndx == SHN_UNDEF)
 			continue;
-		const char *theirs = t->str + sym->st_name;
+		const char *theirs = t->rt.str + sym->st_name;
 		if (theirs[0] == name[0] && (!name[0] || theirs[1] == name[1]) && strcmp(theirs, name) == 0)
 			return i;
 	}
@@ -379,7 +366,7 @@ static uint64_t table_address(struct symbols *s, struct dump_module *m, struct n
 	GElf_Sym sym;
 	GElf_Addr value;
 	if (i && dynamic)
-		addr = t->syms[i].st_value + t->bias;
+		addr = t->rt.syms[i].st_value + t->bias;
 	else if (i && dwfl_module_getsym_info(symbols_dwfl_mod(s, m), (int)i, &sym, &value, NULL, NULL, NULL))
 		addr = value;  /* the address libdwfl gives: its bias, its rules */
 	__typeof__(t->memo) memo = realloc(t->memo, (t->nmemo + 1) * sizeof(*memo));
