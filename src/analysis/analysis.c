@@ -480,37 +480,72 @@ static struct pc_error *run_process_once(int64_t pid, bool stop, const struct an
 
 /* A stopped thread's Python frames whose read failed: the stop caught
  * it mid-change (a frame pushed or popped, a thread starting or
- * ending), or its state is broken; the first thread's error into *WHY. */
-static bool torn_thread(const struct model_report *r, const char **why)
+ * ending), or its state is broken.  The first such thread's error into
+ * *WHY, and up to TORN_MAX such threads' ids into TIDS (*N of them). */
+#define TORN_MAX 8
+static bool torn_threads(const struct model_report *r, const char **why, int64_t *tids, size_t *n)
 {
+	*n = 0;
 	for (size_t i = 0; r && r->incomplete && i < r->interps.n; i++) {
 		const struct model_interp *mi = r->interps.items[i];
 		for (size_t k = 0; k < mi->threads.n; k++) {
 			const struct model_thread *t = mi->threads.items[k];
-			if (t->walk_incomplete) {
+			if (!t->walk_incomplete)
+				continue;
+			if (!*n && !*why)
 				*why = t->error;
-				return true;
-			}
+			if (*n < TORN_MAX)
+				tids[(*n)++] = t->tid;
 		}
 	}
-	return false;
+	return *n > 0;
 }
 
 /* Reads of a stopped process whose threads were caught mid-change (the
  * first read and the retries): each stops the process anew. */
-#define LIVE_READS 3
+#define LIVE_READS 5
+/* How long the threads a read caught mid-change are given to run on
+ * before the next stop, at most (milliseconds). */
+#define LIVE_LET_RUN_MS 50
+
+/* Let process PID run until each of thread TIDS has been on a CPU since
+ * (its schedstat time grew), LIVE_LET_RUN_MS at most: a stop that comes
+ * before a thread ran again finds it mid-change where the last one did
+ * (on a busy machine a thread let go waits for a CPU). */
+static void let_run(int64_t pid, const int64_t *tids, size_t n)
+{
+	int64_t before[TORN_MAX];
+	for (size_t i = 0; i < n; i++)
+		before[i] = tids[i] > 0 ? dump_thread_cpu_ns(pid, tids[i]) : -1;
+	double end = now_s() + LIVE_LET_RUN_MS / 1e3;
+	for (;;) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		bool all = true;
+		for (size_t i = 0; i < n && all; i++) {
+			/* (a thread whose time is unknown, or gone: nothing to wait for) */
+			int64_t now = before[i] < 0 ? -1 : dump_thread_cpu_ns(pid, tids[i]);
+			all = now < 0 || now != before[i];
+		}
+		if (all || now_s() >= end)
+			return;
+	}
+}
 
 struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analysis_options *opt,
 				      struct analysis **out)
 {
 	/* a thread stopped while it changed its Python state reads torn:
-	 * the process is let go and read again (a new stop, a new thread
-	 * list), a bounded number of times, and the last read stands */
+	 * the process is let go until that thread ran, and read again (a
+	 * new stop, a new thread list), a bounded number of times, and the
+	 * last read stands */
 	char *first_why = NULL;
 	for (int read = 1;; read++) {
 		struct pc_error *e = run_process_once(pid, stop, opt, out);
 		const char *why = NULL;
-		if (e || !stop || read >= LIVE_READS || !torn_thread((*out)->report, &why)) {
+		int64_t tids[TORN_MAX];
+		size_t ntorn = 0;
+		if (e || !stop || read >= LIVE_READS || !torn_threads((*out)->report, &why, tids, &ntorn)) {
 			if (!e && read > 1)
 				model_warn((*out)->report, "the process was read %d times: a stop caught a thread "
 					   "mid-change (%s)", read, first_why ? first_why : "its stack read incomplete");
@@ -521,6 +556,7 @@ struct pc_error *analysis_run_process(int64_t pid, bool stop, const struct analy
 			first_why = strdup(why);
 		analysis_free(*out);
 		*out = NULL;
+		let_run(pid, tids, ntorn);
 	}
 }
 

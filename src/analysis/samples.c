@@ -135,37 +135,6 @@ static void running_task(struct arena *a, const struct model_interp *mi, const s
 	}
 }
 
-/* The CPU time thread TID of process PID has used, in nanoseconds: its
- * schedstat's first field (time on a CPU, ns), else its stat's utime and
- * stime (fields 14 and 15, clock ticks); -1 unknown. */
-static int64_t thread_cpu_ns(int64_t pid, int64_t tid)
-{
-	char path[96], buf[1024];
-	unsigned long long ns;
-	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/schedstat", (long long)pid, (long long)tid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		int n = fscanf(f, "%llu", &ns);
-		fclose(f);
-		if (n == 1)
-			return (int64_t)ns;
-	}
-	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/stat", (long long)pid, (long long)tid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	/* after the command's closing parenthesis: state, then field 4 on */
-	const char *p = strrchr(buf, ')');
-	unsigned long long ut, st;
-	long tick = sysconf(_SC_CLK_TCK);
-	if (!p || tick <= 0 ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (int64_t)((ut + st) * (1000000000ull / (unsigned long long)tick));
-}
-
 /* Report R's Python threads as one read's records, in arena A. */
 static int record(struct arena *a, const struct model_report *r, struct sample *out)
 {
@@ -386,7 +355,7 @@ struct pc_error *analysis_sample_process(int64_t pid, const struct analysis_opti
 		 * back to one place uses it, one that is blocked does not */
 		reads[taken].at_ms = now_ms();
 		for (size_t k = 0; k < reads[taken].n; k++)
-			reads[taken].threads[k].cpu_ns = thread_cpu_ns(pid, reads[taken].threads[k].tid);
+			reads[taken].threads[k].cpu_ns = dump_thread_cpu_ns(pid, reads[taken].threads[k].tid);
 		taken++;
 		last_start = t0;
 		analysis_free(last);

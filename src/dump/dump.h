@@ -231,6 +231,9 @@ void dump_process_forget(struct dump *d);
 /* Whether the process was found gone while it was read (its memory no
  * longer readable). */
 bool dump_process_gone(const struct dump *d);
+/* The CPU time thread TID of process PID has used, in nanoseconds
+ * (/proc's schedstat, else its stat's clock ticks); -1 unknown. */
+int64_t dump_thread_cpu_ns(int64_t pid, int64_t tid);
 /* Whether thread TID of a live process blocks a signal a fault raises
  * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP: /proc's SigBlk), as
  * the kernel makes it while a handler of it runs (one installed without

@@ -158,6 +158,37 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The CPU time thread TID of process PID has used, in nanoseconds: its
+ * schedstat's first field (time on a CPU, ns), else its stat's utime and
+ * stime (fields 14 and 15, clock ticks); -1 unknown. */
+int64_t dump_thread_cpu_ns(int64_t pid, int64_t tid)
+{
+	char path[96], buf[1024];
+	unsigned long long ns;
+	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/schedstat", (long long)pid, (long long)tid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		int n = fscanf(f, "%llu", &ns);
+		fclose(f);
+		if (n == 1)
+			return (int64_t)ns;
+	}
+	snprintf(path, sizeof(path), "/proc/%lld/task/%lld/stat", (long long)pid, (long long)tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* after the command's closing parenthesis: state, then field 4 on */
+	const char *p = strrchr(buf, ')');
+	unsigned long long ut, st;
+	long tick = sysconf(_SC_CLK_TCK);
+	if (!p || tick <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (int64_t)((ut + st) * (1000000000ull / (unsigned long long)tick));
+}
+
 bool dump_thread_blocks_fault(struct dump *d, int64_t tid)
 {
 	struct dump_live *l = d->p->live;
