@@ -29,8 +29,9 @@ argv: truth path, scenario.
 A role "a|b" is either: what the samples catch of it is chance.
   aio     an event loop whose running task calls time.sleep (blocked; the
           finding names the task and the line)
-  convoy  four threads taking one RLock in turn, each holding it 50 ms (the
-          finding: a lock convoy)
+  convoy  four threads taking one RLock in turn, each holding it 50 ms and
+          waiting, once it let go, until another took it (the finding: a
+          lock convoy)
 
 The main thread sleeps (blocked)."""
 import json
@@ -188,12 +189,21 @@ def convoy():
     # four threads taking one RLock in turn, each holding it a while: the
     # others wait on it, its owner changes
     lock = threading.RLock()
+    taken = [0]
 
     def turn():
         mine("waiting|busy-python|blocked|stuck|spinning")   # (where each read catches it is chance)
         while True:
             with lock:
+                taken[0] += 1
+                mine_turn = taken[0]
                 time.sleep(0.05)
+            # a lock is not fair: its releaser, running on, takes it again
+            # before the waiter it woke gets a CPU (on a busy machine, turn
+            # after turn, for the whole sampling): it waits until another
+            # thread has taken it
+            while taken[0] == mine_turn:
+                time.sleep(0.001)
 
     return [threading.Thread(target=turn, name="turn-%d" % k) for k in range(4)]
 
