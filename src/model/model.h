@@ -497,6 +497,28 @@ struct model_heap_diff {
 					    smaller; most growth first */
 };
 
+/* An object that retains much: what would be freed with it. */
+struct model_heap_retainer {
+	uint64_t address;
+	const char *module, *qualname;   /* its type's; NULL unread */
+	uint64_t bytes;                  /* its own size (sys.getsizeof's) */
+	uint64_t retained;               /* its own and every object's it dominates */
+	uint64_t objects;                /* how many objects that is, itself included */
+	const char *path;                /* the shortest path to it from a root, in Python's
+					    words ("sys.modules['app'].CACHE[12]") */
+};
+
+/* Who holds the memory (python/heap/retain.c): the graph of the objects
+ * counted and the references the census follows, from the roots. */
+struct model_heap_retained {
+	struct ptrvec roots;             /* of const char *: what the roots are, one line each */
+	uint64_t reached_objects, reached_bytes;   /* from the roots */
+	uint64_t edges;                  /* references between objects counted */
+	struct ptrvec retainers;         /* of struct model_heap_retainer: most retained
+					    first (MODEL_HEAP_LARGEST) */
+	double ms;                       /* how long the graph and its dominators took */
+};
+
 /* Where a process's memory is, from the mappings the dump records. */
 struct model_heap_memory {
 	bool known;                      /* the dump records its mappings */
@@ -533,6 +555,7 @@ struct model_heap {
 	struct ptrvec watched;          /* of struct model_heap_object: those of
 					   py_options.heap_watch found on the lists */
 	struct model_heap_memory memory;
+	struct model_heap_retained *retained;   /* NULL: not computed (said in unread) */
 };
 #define MODEL_HEAP_LARGEST 50
 

@@ -59,6 +59,26 @@ static json_t *types_json(const struct ptrvec *v, json_t *(*str)(const char *))
 	return types;
 }
 
+static json_t *retained_json(const struct model_heap_retained *r, json_t *(*str)(const char *))
+{
+	if (!r)
+		return json_null();
+	json_t *roots = json_array(), *top = json_array();
+	for (size_t i = 0; roots && i < r->roots.n; i++)
+		json_array_append_new(roots, str(r->roots.items[i]));
+	for (size_t i = 0; top && i < r->retainers.n; i++) {
+		const struct model_heap_retainer *o = r->retainers.items[i];
+		json_array_append_new(top, json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "address",
+						     address(o->address), "module", str(o->module), "qualname",
+						     str(o->qualname), "bytes", (json_int_t)o->bytes, "retained",
+						     (json_int_t)o->retained, "objects", (json_int_t)o->objects,
+						     "path", str(o->path)));
+	}
+	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:f}", "roots", roots ? roots : json_null(), "reached_objects",
+			 (json_int_t)r->reached_objects, "reached_bytes", (json_int_t)r->reached_bytes, "edges",
+			 (json_int_t)r->edges, "retainers", top ? top : json_null(), "ms", r->ms);
+}
+
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
 {
 	if (!h)
@@ -80,6 +100,8 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 						"files", (json_int_t)m->files, "stacks", (json_int_t)m->stacks,
 						"reserved", (json_int_t)m->reserved, "anonymous",
 						(json_int_t)m->anonymous, "python", (json_int_t)m->python));
+	if (j)
+		json_object_set_new(j, "retained", retained_json(h->retained, str));
 	if (j)
 		json_object_set_new(j, "untracked", json_pack("{s:I, s:I, s:o}", "objects",
 							      (json_int_t)h->untracked_objects, "bytes",
@@ -144,6 +166,28 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
 }
 
+/* "Largest retainers: ..." (TOP of them; 0: all) */
+static void retained_text(FILE *out, const struct model_heap_retained *r, uint64_t counted, size_t top)
+{
+	char b1[32], b2[32];
+	if (!r)
+		return;
+	fprintf(out, "\nReached from the roots (sys.modules, sys.__dict__, builtins) through the references "
+		"counted: %" PRIu64 " of %" PRIu64 " objects, %s\n", r->reached_objects, counted,
+		human(r->reached_bytes, b1, sizeof(b1)));
+	if (!r->retainers.n)
+		return;
+	fprintf(out, "Largest retainers (what each holds alone: freed with it):\n");
+	size_t shown = top && top < r->retainers.n ? top : r->retainers.n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_heap_retainer *o = r->retainers.items[i];
+		fprintf(out, "  %10s  %9" PRIu64 " objects  ", human(o->retained, b1, sizeof(b1)), o->objects);
+		type_name(out, o->module, o->qualname);
+		fprintf(out, " of %s at 0x%" PRIx64 "  %s\n", human(o->bytes, b2, sizeof(b2)), o->address,
+			o->path ? o->path : "(no path)");
+	}
+}
+
 int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 {
 	const struct model_heap *h = r->heap;
@@ -188,6 +232,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 			type_name(out, t->module, t->qualname);
 			fputc('\n', out);
 		}
+		retained_text(out, h->retained, h->objects + h->untracked_objects, top);
 		if (h->largest.n)
 			fprintf(out, "\nLargest objects:\n");
 		for (size_t i = 0; i < h->largest.n && i < 5; i++) {

@@ -67,6 +67,7 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	t->count++;
 	t->bytes += size;
 	heap_seen(k, obj, type, size);
+	heap_graph_node(k, obj, type, size);
 	if (t->walk != HW_NONE || t->instance)
 		heap_reach(k, obj, t);
 	k->h->objects++;
@@ -252,7 +253,8 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	c->r->heap = h;
 	h->exact = true;
 	uint64_t t0 = py_now_ns();
-	struct census k = { .c = c, .h = h, .types = ADDRTAB_INIT(struct heap_type) };
+	struct census k = { .c = c, .h = h, .types = ADDRTAB_INIT(struct heap_type),
+			    .g = { .index = ADDRTAB_INIT(struct heap_node_ref), .cur = HEAP_NO_NODE } };
 	heap_reach_init(&k, head);
 	heap_memory_init(&k);
 	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL &&
@@ -297,6 +299,9 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	if (k.unreadable)
 		unread(&k, "%llu references led to no readable object: what they hold is not counted",
 		       (unsigned long long)k.unreadable);
+	if (!py_layout_free_threaded(L))
+		heap_retain(&k, head);
+	heap_graph_free(&k);
 	types_out(&k);
 	heap_reach_free(&k);
 	heap_memory_free(&k);

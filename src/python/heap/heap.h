@@ -3,6 +3,8 @@
 #ifndef PYCORE_PYTHON_HEAP_H
 #define PYCORE_PYTHON_HEAP_H
 
+#include <stdio.h>
+
 #include "python/python_int.h"
 
 /* How one type's __sizeof__ is computed: the class along its MRO that
@@ -48,6 +50,26 @@ struct big {
 	uint64_t address, type, bytes;
 };
 
+/* The object graph (retain.c): each object counted a node, by index, and
+ * the references edges() reads from it, in order, a run of targets
+ * (addresses while the census runs, node indices after). */
+struct heap_graph {
+	struct addrtab index;        /* struct heap_node_ref, by address */
+	uint64_t *addr, *size, *type;   /* by node */
+	uint64_t *first;             /* its run's start in dst */
+	uint32_t *count;             /* its run's length */
+	size_t n, cap;
+	uint64_t *dst;               /* the runs, one after another */
+	size_t ne, cape;
+	uint32_t cur;                /* the node whose run is being read; HEAP_NO_NODE none */
+	bool failed;                 /* out of memory or over the budget: no retained sizes */
+};
+#define HEAP_NO_NODE UINT32_MAX
+struct heap_node_ref {
+	uint64_t addr;
+	uint32_t node;
+};
+
 /* One census in progress. */
 struct census {
 	struct py_ctx *c;
@@ -70,6 +92,7 @@ struct census {
 	const struct dump_vma **anon;
 	size_t nanon;
 	size_t nwatch;
+	struct heap_graph g;
 };
 
 /* ---- types.c ---- */
@@ -105,6 +128,31 @@ void heap_reach_init(struct census *k, uint64_t head);
  * ucount and ubytes. */
 void heap_reach(struct census *k, uint64_t obj, const struct heap_type *t);
 void heap_reach_free(struct census *k);
+
+/* ---- retain.c ---- */
+
+/* OBJ, of TYPE and SIZE, counted: a node of the graph. */
+void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
+/* The references edges() reads from OBJ (a node) start, one R each, and
+ * end. */
+void heap_graph_begin(struct census *k, uint64_t obj);
+void heap_graph_edge(struct census *k, uint64_t r);
+void heap_graph_end(struct census *k);
+/* The graph rooted at the sys.modules, sys.__dict__ and builtins of every
+ * interpreter from HEAD: the dominators, each object's retained size,
+ * the largest retainers with their paths, into k->h->retained. */
+void heap_retain(struct census *k, uint64_t head);
+void heap_graph_free(struct census *k);
+
+/* ---- path.c ---- */
+
+/* How the object at CHILD is reached from the object at PARENT (a node of
+ * type T), in Python's words appended to the memstream OUT: "[3]",
+ * "['key']", ".name" (a key of a namespace, NS: a module's or an
+ * instance's __dict__), ".cell_contents"; nothing when CHILD is PARENT's
+ * namespace (a module's or an instance's __dict__), *NS then set. */
+void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t, uint64_t child, bool *ns,
+		    FILE *out);
 
 /* The rule of TYPE (t->addr): t->rule, t->owner filled. */
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);

@@ -82,6 +82,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	(void)key;
 	if (!r)
 		return 0;
+	heap_graph_edge(k, r);
 	struct heap_type *t;
 	if (py_rd_ptr(c, r + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
 		k->unreadable++;
@@ -109,6 +110,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	t->ucount++;
 	t->ubytes += size;
 	heap_seen(k, r, type, size);
+	heap_graph_node(k, r, type, size);
 	k->h->untracked_objects++;
 	k->h->untracked_bytes += size;
 	if (t->walk != HW_NONE || t->instance)
@@ -150,6 +152,7 @@ static void edges(struct census *k, uint64_t obj, const struct heap_type *t)
 	const struct py_layout *L = c->L;
 	int64_t n;
 	uint64_t p;
+	heap_graph_begin(k, obj);
 	if (t->instance && py_instance_referents(c, obj, t->addr, visit, k) != 0)
 		k->unreadable++;
 	switch (t->walk) {
@@ -183,6 +186,7 @@ static void edges(struct census *k, uint64_t obj, const struct heap_type *t)
 	case HW_NONE:
 		break;
 	}
+	heap_graph_end(k);
 }
 
 void heap_reach(struct census *k, uint64_t obj, const struct heap_type *t)

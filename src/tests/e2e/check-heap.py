@@ -14,7 +14,13 @@ same ones: gc.get_referents of a Python class's instance, the items of the
 exact built-in containers, a dict's keys), by type.  Then, each a case:
 
   NAME core  `pycore heap --format json` of a snapshot of it (gcore; a
-             process in a root: the kernel's core of SIGQUIT)
+             process in a root: the kernel's core of SIGQUIT); the
+             process also computes the retained size of five of its
+             module-level containers (what no path from sys.modules,
+             sys.__dict__ or builtins.__dict__ reaches but through it,
+             over the same references), which the report's largest
+             retainers must give, with the number of objects and the path
+             sys.modules['__main__'].NAME
   NAME live  `pycore heap --format json --pid` of it running
 
   NAME diff  `pycore heap --diff` of two gcores of it, the second after it
@@ -142,12 +148,36 @@ def heap_json(args):
     return load_report(out)
 
 
+def compare_retained(report, truth):
+    """The retained size, and the number of objects it is, of each of the
+    scenario's named containers, as the process computed them, among the
+    report's largest retainers, each with its path from sys.modules."""
+    r = report["heap"]["retained"]
+    if r is None:
+        raise pt.Failure("no retained sizes in the report")
+    got = {int(o["address"], 16): o for o in r["retainers"]}
+    errors = []
+    for name, (addr, size, count) in sorted(truth["retained"].items()):
+        o = got.get(addr)
+        path = "sys.modules['__main__'].%s" % name
+        if o is None:
+            errors.append("%s (0x%x, %d bytes retained) is not among the %d largest retainers" % (
+                name, addr, size, len(r["retainers"])))
+        elif (o["retained"], o["objects"], o["path"]) != (size, count, path):
+            errors.append("%s: %d bytes in %d objects retained, path %s; the process: %d bytes in %d objects, %s" % (
+                name, o["retained"], o["objects"], o["path"], size, count, path))
+    if errors:
+        raise pt.Failure("; ".join(errors))
+    return "the retained sizes of %s as the process computes them, with their paths; %d of the objects reached " \
+           "from the roots" % (", ".join(sorted(truth["retained"])), r["reached_objects"])
+
+
 def check_core(target, work):
-    core, truth_path, _ = take_snapshot(target, "heap", work)
+    core, truth_path, _ = take_snapshot(target, "heap", work, args=("retained",))
     with open(truth_path) as f:
         truth = json.load(f)
     report = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])
-    return compare(report, truth)
+    return compare(report, truth) + "; " + compare_retained(report, truth)
 
 
 MIMALLOC = "pycore heap does not read a free-threaded build's mimalloc heaps yet (issue 46)"

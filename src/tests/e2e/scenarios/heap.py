@@ -8,7 +8,10 @@ a leaking list of closures, reference cycles no one holds (left for a GC
 that is off), big bytes and bytearrays, a deque, a frozenset, a module of
 its own.
 
-With argv[2] "leak": after READY, SIGUSR1 makes it leak (20000 more
+With "retained" among its arguments, the census also records the retained
+size of each of RETAINERS, its module-level containers (see retained()).
+
+With "leak" among them: after READY, SIGUSR1 makes it leak (20000 more
 LeakItem objects in the module-level list LEAKED, 5000 strings in the
 dict LEAKED_TEXT), take its census again
 into argv[1] + ".2" (with LEAKED's id) and print READY again.
@@ -188,10 +191,55 @@ def untracked(objs):
     return [[m, q, n, b, w] for (m, q), (n, b, w) in counts.items()]
 
 
-def census(path):
+# The named roots whose retained sizes the census records: what would be
+# freed with each (it and every object that no path from the roots reaches
+# but through it), over the references pycore follows (referents()), from
+# the roots pycore reads: sys.modules, sys.__dict__ and builtins.__dict__.
+RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS")
+
+
+def reached(roots, skip):
+    """The bytes (sys.getsizeof) and number of the objects reached from
+    ROOTS without passing through SKIP (static types left out: pycore
+    counts none)."""
+    seen = set()
+    stack = []
+    for r in roots:
+        if r is not skip and id(r) not in seen:
+            seen.add(id(r))
+            stack.append(r)
+    total = n = 0
+    while stack:
+        o = stack.pop()
+        total += sys.getsizeof(o)
+        n += 1
+        for x in referents(o, type(o)):
+            if x is skip or id(x) in seen or (isinstance(x, type) and not x.__flags__ & HEAPTYPE):
+                continue
+            seen.add(id(x))
+            stack.append(x)
+    return total, n
+
+
+def retained():
+    import builtins
+    roots = (sys.modules, sys.__dict__, builtins.__dict__)
+    everything = reached(roots, object())   # (skips nothing: no path reaches a new object)
+    out = {}
+    for name in RETAINERS:
+        x = globals()[name]
+        without = reached(roots, x)
+        out[name] = [id(x), everything[0] - without[0], everything[1] - without[1]]
+    return out
+
+
+def census(path, with_retained=False):
     # (nothing made before gc.get_objects() that is gone after: 3.14's
     # empty dicts are tracked; no comprehension or closure, whose cells
     # 3.11 and older make when the function starts)
+    # (first, and as text: what it makes is gone before gc.get_objects(),
+    # and a str holds nothing the census counts)
+    held = json.dumps(retained()) if with_retained else "null"
     me = sys._getframe()
     objs = gc.get_objects()
     counts = {}
@@ -214,7 +262,7 @@ def census(path):
     for (m, q), (n, b) in counts.items():
         types_.append([m, q, n, b, owners[(m, q)]])
     text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "untracked": loose,
-                       "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})
+                       "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})[:-1] + ', "retained": %s}' % held
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, text.encode())
     os.close(fd)
@@ -222,7 +270,7 @@ def census(path):
 
 import json  # noqa: E402  (after the heap: its objects are the interpreter's own)
 
-leak = sys.argv[2:] == ["leak"]
+leak = "leak" in sys.argv[2:]
 WAIT = {signal.SIGUSR1}     # (made before the census, as sigwait's argument is there after it)
 if leak:
     signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
@@ -230,7 +278,7 @@ gc.collect()
 gc.disable()
 print("", end="", flush=True)
 census(sys.argv[1])
-census(sys.argv[1])
+census(sys.argv[1], "retained" in sys.argv[2:])
 print("READY", flush=True)
 if leak:
     _signal.sigwait(WAIT)   # (signal.sigwait is Python: a frame 3.6 tracks)

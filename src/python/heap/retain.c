@@ -1,0 +1,523 @@
+/* Who holds the memory: the graph of the objects the census counted and
+ * the references it follows between them (reach.c's: the items of the
+ * exact built-in containers, a dict's keys and values, a cell's object, a
+ * module's dict, an instance's attributes), rooted at each interpreter's
+ * sys.modules, sys.__dict__ and builtins' __dict__.
+ *
+ * An object X dominates Y when every path from the roots to Y passes
+ * through X: Y is freed with X.  X's retained size is its own and that of
+ * every object it dominates.  The immediate dominators come from Cooper,
+ * Harvey and Kennedy's iteration ("A Simple, Fast Dominance Algorithm",
+ * 2001): over the objects in reverse postorder of a depth-first walk from
+ * the roots, each one's dominator is the meeting point of its
+ * predecessors' dominators in the tree so far, until nothing changes.  A
+ * dominator finishes after what it dominates in that walk, so one pass in
+ * postorder adds each retained size into its dominator's.
+ *
+ * The largest retainers (modules and their dicts, and the roots, which
+ * hold everything, left out) each get the shortest path from a root, by a
+ * breadth-first walk, in Python's words (path.c). */
+#include "python/heap/heap.h"
+#include "python/objects/objects.h"
+#include "python/walk/walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNDEF UINT32_MAX
+
+static bool grow(void **p, size_t *cap, size_t need, size_t esize)
+{
+	if (need <= *cap)
+		return true;
+	size_t c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * esize);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
+{
+	struct heap_graph *g = &k->g;
+	if (g->failed)
+		return;
+	if (g->n >= UNDEF - 1) {
+		g->failed = true;
+		return;
+	}
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 4096;
+		uint64_t *a = realloc(g->addr, cap * 8), *s = a ? realloc(g->size, cap * 8) : NULL;
+		if (a)
+			g->addr = a;
+		if (s)
+			g->size = s;
+		uint64_t *t = s ? realloc(g->type, cap * 8) : NULL;
+		if (t)
+			g->type = t;
+		uint64_t *f = t ? realloc(g->first, cap * 8) : NULL;
+		if (f)
+			g->first = f;
+		uint32_t *c = f ? realloc(g->count, cap * 4) : NULL;
+		if (!c) {
+			g->failed = true;
+			return;
+		}
+		g->count = c;
+		g->cap = cap;
+	}
+	bool found;
+	struct heap_node_ref *r = addrtab_get(&g->index, obj, &found);
+	if (!r) {
+		g->failed = true;
+		return;
+	}
+	if (found)
+		return;   /* (counted once: never twice) */
+	r->node = (uint32_t)g->n;
+	g->addr[g->n] = obj;
+	g->size[g->n] = size;
+	g->type[g->n] = type;
+	g->first[g->n] = 0;
+	g->count[g->n] = 0;
+	g->n++;
+}
+
+void heap_graph_begin(struct census *k, uint64_t obj)
+{
+	struct heap_graph *g = &k->g;
+	bool found = false;
+	struct heap_node_ref *r = g->failed ? NULL : addrtab_get(&g->index, obj, &found);
+	g->cur = r && found ? r->node : HEAP_NO_NODE;
+	if (g->cur != HEAP_NO_NODE)
+		g->first[g->cur] = g->ne;
+}
+
+void heap_graph_edge(struct census *k, uint64_t r)
+{
+	struct heap_graph *g = &k->g;
+	if (g->failed || g->cur == HEAP_NO_NODE || !r)
+		return;
+	if (!grow((void **)&g->dst, &g->cape, g->ne + 1, 8)) {
+		g->failed = true;
+		return;
+	}
+	g->dst[g->ne++] = r;
+}
+
+void heap_graph_end(struct census *k)
+{
+	struct heap_graph *g = &k->g;
+	if (!g->failed && g->cur != HEAP_NO_NODE) {
+		uint64_t n = g->ne - g->first[g->cur];
+		if (n >= UNDEF)
+			g->failed = true;
+		g->count[g->cur] = (uint32_t)n;
+	}
+	g->cur = HEAP_NO_NODE;
+}
+
+void heap_graph_free(struct census *k)
+{
+	struct heap_graph *g = &k->g;
+	addrtab_free(&g->index);
+	free(g->addr);
+	free(g->size);
+	free(g->type);
+	free(g->first);
+	free(g->count);
+	free(g->dst);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The node of ADDR, UNDEF when it is none. */
+static uint32_t node_of(struct heap_graph *g, uint64_t addr)
+{
+	bool found;
+	struct heap_node_ref *r = addr ? addrtab_get(&g->index, addr, &found) : NULL;
+	return r && found ? r->node : UNDEF;
+}
+
+/* What one computation holds: the nodes 0 .. n-1 and the root, n, whose
+ * references are the roots'. */
+struct dom {
+	uint32_t n, root;
+	uint32_t *roots;             /* the root's references */
+	size_t nroots;
+	uint32_t *post;              /* postorder number by node, UNDEF: not reached */
+	uint32_t *order;             /* node by postorder number */
+	uint32_t m;                  /* nodes reached, the root included (the last) */
+	uint64_t *pfirst;            /* predecessors by postorder number: pred[pfirst[i] ..] */
+	uint32_t *pred;              /* (postorder numbers) */
+	uint32_t *idom;              /* by postorder number */
+	uint64_t *retained, *nobjects;   /* by postorder number */
+	uint32_t *parent;            /* by node: the breadth-first walk's, UNDEF none */
+};
+
+/* Node V's references: *N of them, at the returned pointer (into the
+ * resolved runs). */
+static const uint32_t *refs(const struct heap_graph *g, const struct dom *d, const uint32_t *dst, uint32_t v,
+			    size_t *n)
+{
+	if (v == d->root) {
+		*n = d->nroots;
+		return d->roots;
+	}
+	*n = g->count[v];
+	return dst + g->first[v];
+}
+
+/* The depth-first walk from the root: postorder numbers (iterative: a
+ * stack of nodes and how far each one's references were walked). */
+static bool walk_postorder(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
+{
+	uint32_t *stack = malloc((size_t)(d->n + 1) * sizeof(*stack));
+	size_t *at = malloc((size_t)(d->n + 1) * sizeof(*at));
+	if (!stack || !at) {
+		free(stack);
+		free(at);
+		return false;
+	}
+	for (uint32_t i = 0; i <= d->n; i++)
+		d->post[i] = UNDEF;
+	uint32_t next = 0;
+	size_t sp = 0;
+	/* (on the stack: post = UNDEF - 1, "open") */
+	d->post[d->root] = UNDEF - 1;
+	stack[sp] = d->root;
+	at[sp++] = 0;
+	while (sp) {
+		uint32_t v = stack[sp - 1];
+		size_t n;
+		const uint32_t *r = refs(g, d, dst, v, &n);
+		if (at[sp - 1] < n) {
+			uint32_t w = r[at[sp - 1]++];
+			if (w != UNDEF && d->post[w] == UNDEF) {
+				d->post[w] = UNDEF - 1;
+				stack[sp] = w;
+				at[sp++] = 0;
+			}
+			continue;
+		}
+		d->post[v] = next;
+		d->order[next++] = v;
+		sp--;
+	}
+	d->m = next;
+	free(stack);
+	free(at);
+	return true;
+}
+
+/* Each reached node's predecessors among the reached, by postorder
+ * number (a count, then a fill). */
+static bool predecessors(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
+{
+	d->pfirst = calloc((size_t)d->m + 1, sizeof(*d->pfirst));
+	if (!d->pfirst)
+		return false;
+	for (uint32_t i = 0; i < d->m; i++) {
+		size_t n;
+		const uint32_t *r = refs(g, d, dst, d->order[i], &n);
+		for (size_t j = 0; j < n; j++)
+			if (r[j] != UNDEF && d->post[r[j]] < d->m)
+				d->pfirst[d->post[r[j]] + 1]++;
+	}
+	for (uint32_t i = 0; i < d->m; i++)
+		d->pfirst[i + 1] += d->pfirst[i];
+	d->pred = malloc((d->pfirst[d->m] ? d->pfirst[d->m] : 1) * sizeof(*d->pred));
+	uint64_t *fill = malloc(((size_t)d->m + 1) * sizeof(*fill));
+	if (!d->pred || !fill) {
+		free(fill);
+		return false;
+	}
+	memcpy(fill, d->pfirst, ((size_t)d->m + 1) * sizeof(*fill));
+	for (uint32_t i = 0; i < d->m; i++) {
+		size_t n;
+		const uint32_t *r = refs(g, d, dst, d->order[i], &n);
+		for (size_t j = 0; j < n; j++)
+			if (r[j] != UNDEF && d->post[r[j]] < d->m)
+				d->pred[fill[d->post[r[j]]]++] = i;
+	}
+	free(fill);
+	return true;
+}
+
+/* Cooper, Harvey and Kennedy's iteration, by postorder numbers (the root
+ * the highest): idom[] until it holds. */
+static bool dominators(struct dom *d)
+{
+	uint32_t *idom = d->idom, root = d->m - 1;
+	for (uint32_t i = 0; i < d->m; i++)
+		idom[i] = UNDEF;
+	idom[root] = root;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t b = root; b-- > 0;) {
+			uint32_t nd = UNDEF;
+			for (uint64_t j = d->pfirst[b]; j < d->pfirst[b + 1]; j++) {
+				uint32_t p = d->pred[j];
+				if (idom[p] == UNDEF)
+					continue;
+				if (nd == UNDEF) {
+					nd = p;
+					continue;
+				}
+				uint32_t x = p, y = nd;
+				while (x != y) {
+					while (x < y)
+						x = idom[x];
+					while (y < x)
+						y = idom[y];
+				}
+				nd = x;
+			}
+			if (idom[b] != nd) {
+				idom[b] = nd;
+				changed = true;
+			}
+		}
+	}
+	return true;
+}
+
+/* The breadth-first walk from the root: each node's parent on a shortest
+ * path. */
+static bool shortest(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
+{
+	uint32_t *queue = malloc((size_t)d->m * sizeof(*queue));
+	if (!queue)
+		return false;
+	for (uint32_t i = 0; i <= d->n; i++)
+		d->parent[i] = UNDEF;
+	size_t head = 0, tail = 0;
+	d->parent[d->root] = d->root;
+	queue[tail++] = d->root;
+	while (head < tail) {
+		uint32_t v = queue[head++];
+		size_t n;
+		const uint32_t *r = refs(g, d, dst, v, &n);
+		for (size_t j = 0; j < n; j++)
+			if (r[j] != UNDEF && d->parent[r[j]] == UNDEF && tail < d->m) {
+				d->parent[r[j]] = v;
+				queue[tail++] = r[j];
+			}
+	}
+	free(queue);
+	return true;
+}
+
+/* Whether node V is a module, a module's dict (MODDICT) or a root: they
+ * hold everything below them, and are no answer to "who holds it". */
+static bool structural(struct census *k, const struct dom *d, const bool *moddict, uint32_t v)
+{
+	for (size_t i = 0; i < d->nroots; i++)
+		if (d->roots[i] == v)
+			return true;
+	struct heap_type *t = heap_type_entry(k, k->g.type[v]);
+	return (t && t->walk == HW_MODULE && !t->instance) || moddict[v];
+}
+
+/* Node V's path from the root: the breadth-first parents, in Python's
+ * words, into the arena. */
+static const char *path_of(struct census *k, const struct dom *d, uint32_t v, const char *const *root_names)
+{
+	struct heap_graph *g = &k->g;
+	uint32_t chain[256];
+	size_t n = 0;
+	for (uint32_t x = v; x != d->root && x != UNDEF && n < 256; x = d->parent[x])
+		chain[n++] = x;
+	if (!n || n == 256)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	if (!out)
+		return NULL;
+	uint32_t top = chain[n - 1];
+	const char *name = NULL;
+	for (size_t i = 0; i < d->nroots && !name; i++)
+		if (d->roots[i] == top)
+			name = root_names[i];
+	fputs(name ? name : "?", out);
+	/* (sys's and builtins' dicts are namespaces: their keys attributes) */
+	bool ns = name && strcmp(name, "sys.modules") != 0 && !strstr(name, ".sys.modules");
+	for (size_t i = n - 1; i > 0; i--) {
+		uint32_t p = chain[i], c = chain[i - 1];
+		struct heap_type *t = heap_type_entry(k, g->type[p]);
+		struct heap_type copy;
+		if (!t) {
+			fputs(".?", out);
+			ns = false;
+			continue;
+		}
+		copy = *t;   /* (the type table may grow under the step's reads) */
+		heap_path_step(k, g->addr[p], &copy, g->addr[c], &ns, out);
+	}
+	fclose(out);
+	const char *s = buf ? arena_strdup(k->c->a, buf) : NULL;
+	free(buf);
+	return s;
+}
+
+/* the largest retainers: a min-heap of postorder numbers by retained size */
+static void keep(const struct dom *d, uint32_t *heap, size_t *n, uint32_t b)
+{
+	size_t i;
+	if (*n < MODEL_HEAP_LARGEST) {
+		for (i = (*n)++; i && d->retained[heap[(i - 1) / 2]] > d->retained[b]; i = (i - 1) / 2)
+			heap[i] = heap[(i - 1) / 2];
+		heap[i] = b;
+		return;
+	}
+	if (d->retained[b] <= d->retained[heap[0]])
+		return;
+	for (i = 0;;) {
+		size_t l = 2 * i + 1, m = l + 1 < *n && d->retained[heap[l + 1]] < d->retained[heap[l]] ? l + 1 : l;
+		if (l >= *n || d->retained[heap[m]] >= d->retained[b])
+			break;
+		heap[i] = heap[m];
+		i = m;
+	}
+	heap[i] = b;
+}
+
+static const struct dom *sort_dom;
+static int by_retained(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (sort_dom->retained[x] != sort_dom->retained[y])
+		return sort_dom->retained[x] < sort_dom->retained[y] ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+/* The roots of every interpreter from HEAD: their nodes into D and their
+ * names into NAMES (MAX at most), said in R's roots. */
+static void find_roots(struct census *k, uint64_t head, struct dom *d, const char **names, size_t max,
+		       struct model_heap_retained *r)
+{
+	struct py_ctx *c = k->c;
+	const struct py_layout *L = c->L;
+	struct addrtab seen = ADDRTAB_INIT(uint64_t);
+	size_t interp = 0;
+	for (uint64_t in = head; in && addrtab_add(&seen, in) == 0; interp++) {
+		const struct {
+			int64_t off;
+			const char *name;
+		} fields[] = { { L->interp_modules, "sys.modules" }, { L->interp_sysdict, "sys" },
+			       { L->interp_builtins, "builtins" } };
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			uint64_t p;
+			uint32_t v;
+			if (fields[i].off < 0 || py_rd_ptr(c, in + (uint64_t)fields[i].off, &p) != PC_OK ||
+			    (v = node_of(&k->g, p)) == UNDEF || d->nroots >= max)
+				continue;
+			names[d->nroots] = interp ? arena_printf(c->a, "<interpreter %zu>.%s", interp, fields[i].name)
+						  : fields[i].name;
+			d->roots[d->nroots++] = v;
+			ptrvec_push(c->a, &r->roots, arena_printf(c->a, "%s (dict at 0x%llx)", i ? arena_printf(c->a,
+									"%s.__dict__", names[d->nroots - 1]) :
+								  names[d->nroots - 1], (unsigned long long)p));
+		}
+		if (L->interp_next < 0 || py_rd_ptr(c, in + L->interp_next, &in) != PC_OK)
+			break;
+	}
+	addrtab_free(&seen);
+}
+
+#define MAX_ROOTS 48
+
+void heap_retain(struct census *k, uint64_t head)
+{
+	struct heap_graph *g = &k->g;
+	struct py_ctx *c = k->c;
+	uint64_t t0 = py_now_ns();
+	if (g->failed || c->timed_out) {
+		ptrvec_push(c->a, &k->h->unread,
+			    arena_strdup(c->a, c->timed_out ? "retained sizes: not computed (the time budget ran out)"
+							     : "retained sizes: not computed (out of memory)"));
+		return;
+	}
+	struct model_heap_retained *r = arena_alloc(c->a, sizeof(*r));
+	uint32_t *dst = malloc((g->ne ? g->ne : 1) * sizeof(*dst));
+	bool *ns = calloc((size_t)g->n + 1, sizeof(*ns));
+	struct dom d = { .n = (uint32_t)g->n, .root = (uint32_t)g->n };
+	uint32_t roots[MAX_ROOTS];
+	const char *names[MAX_ROOTS];
+	d.roots = roots;
+	bool ok = r && dst && ns;
+	if (ok) {
+		/* the runs' addresses as nodes; a module's dict marked */
+		for (size_t i = 0; i < g->ne; i++)
+			dst[i] = node_of(g, g->dst[i]);
+		for (uint32_t v = 0; v < d.n; v++) {
+			struct heap_type *t = heap_type_entry(k, g->type[v]);
+			if (t && t->walk == HW_MODULE && !t->instance && g->count[v] == 1 && dst[g->first[v]] != UNDEF)
+				ns[dst[g->first[v]]] = true;
+		}
+		find_roots(k, head, &d, names, MAX_ROOTS, r);
+		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
+		d.order = malloc(((size_t)d.n + 1) * sizeof(*d.order));
+		d.parent = malloc(((size_t)d.n + 1) * sizeof(*d.parent));
+		ok = d.post && d.order && d.parent && walk_postorder(g, &d, dst) && predecessors(g, &d, dst);
+	}
+	if (ok) {
+		d.idom = malloc((size_t)d.m * sizeof(*d.idom));
+		d.retained = malloc((size_t)d.m * sizeof(*d.retained));
+		d.nobjects = malloc((size_t)d.m * sizeof(*d.nobjects));
+		ok = d.idom && d.retained && d.nobjects && dominators(&d) && shortest(g, &d, dst);
+	}
+	if (ok) {
+		uint32_t top = d.m - 1;
+		for (uint32_t i = 0; i < top; i++) {
+			d.retained[i] = g->size[d.order[i]];
+			d.nobjects[i] = 1;
+		}
+		d.retained[top] = d.nobjects[top] = 0;
+		for (uint32_t i = 0; i < top; i++) {
+			d.retained[d.idom[i]] += d.retained[i];
+			d.nobjects[d.idom[i]] += d.nobjects[i];
+		}
+		r->reached_objects = top;
+		r->reached_bytes = d.retained[top];
+		r->edges = g->ne;
+		uint32_t heap[MODEL_HEAP_LARGEST];
+		size_t nh = 0;
+		for (uint32_t i = 0; i < top; i++)
+			if (!structural(k, &d, ns, d.order[i]))
+				keep(&d, heap, &nh, i);
+		sort_dom = &d;
+		qsort(heap, nh, sizeof(heap[0]), by_retained);
+		for (size_t i = 0; i < nh; i++) {
+			uint32_t v = d.order[heap[i]];
+			struct model_heap_retainer *o = arena_alloc(c->a, sizeof(*o));
+			if (!o)
+				break;
+			*o = (struct model_heap_retainer){ .address = g->addr[v], .bytes = g->size[v],
+							   .retained = d.retained[heap[i]],
+							   .objects = d.nobjects[heap[i]] };
+			py_type_qualname(c, g->type[v], &o->module, &o->qualname);
+			o->path = path_of(k, &d, v, names);
+			ptrvec_push(c->a, &r->retainers, o);
+		}
+		r->ms = (double)(py_now_ns() - t0) / 1e6;
+		k->h->retained = r;
+	} else {
+		ptrvec_push(c->a, &k->h->unread, arena_strdup(c->a, "retained sizes: not computed (out of memory)"));
+	}
+	free(dst);
+	free(ns);
+	free(d.post);
+	free(d.order);
+	free(d.parent);
+	free(d.pfirst);
+	free(d.pred);
+	free(d.idom);
+	free(d.retained);
+	free(d.nobjects);
+}
