@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke and scripts/fuzz-campaign (sourced, with
 # $top and $work set): the targets, their options, and their seeds.
 
-fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget jsonl tar"
+fuzz_targets="elfcore minidump zstd gzip xz lz4 linetable objects text dump walk asyncio budget jsonl tar heap"
 
 # fuzz_prepare: the sample core, decompressed, in $work/sample.core, and
 # seeds for every target in $work/seeds/TARGET/ (scripts/fuzz-seeds for the
@@ -19,6 +19,8 @@ fuzz_prepare() {
 		[ -f "$f" ] && cp "$f" "$work/seeds/dump/"
 	done
 	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/walk/none"
+	mkdir -p "$work/seeds/heap"
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/seeds/heap/none"
 	fuzz_budget_seeds
 	# group's records: what the fuzzers found, and a record's skeleton
 	mkdir -p "$work/seeds/jsonl"
@@ -105,6 +107,7 @@ fuzz_options() {
 	text) echo "-max_len=4096 -timeout=10 -dict=$top/src/fuzz/text.dict" ;;
 	dump) echo "-max_len=1200000 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
 	walk) echo "-max_len=768 -timeout=20 -dict=$top/src/fuzz/dump.dict" ;;
+	heap) echo "-max_len=768 -timeout=20" ;;
 	asyncio) echo "-max_len=768 -timeout=20" ;;
 	budget) echo "-max_len=65536 -timeout=10" ;;
 	jsonl) echo "-max_len=4096 -timeout=10" ;;
