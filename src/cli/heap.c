@@ -80,6 +80,8 @@ int heap_command(struct options *opt, int argc, char **argv, int first)
 				       : !analyze_operands_ok(opt, argc, argv, first))
 		return EXIT_USAGE;
 	opt->analysis.py.heap = true;
+	/* (the frames' locals are roots of the census's graph) */
+	opt->analysis.py.locals = true;
 	opt->analysis.redact = false;
 	char *cache = opt->no_debug_cache ? NULL : options_debug_cache_dir();
 	opt->analysis.files.debug_cache = cache;

@@ -172,8 +172,8 @@ static void retained_text(FILE *out, const struct model_heap_retained *r, uint64
 	char b1[32], b2[32];
 	if (!r)
 		return;
-	fprintf(out, "\nReached from the roots (sys.modules, sys.__dict__, builtins) through the references "
-		"counted: %" PRIu64 " of %" PRIu64 " objects, %s\n", r->reached_objects, counted,
+	fprintf(out, "\nReached from the roots (sys.modules, sys.__dict__, builtins, the frames' locals) through "
+		"the references counted: %" PRIu64 " of %" PRIu64 " objects, %s\n", r->reached_objects, counted,
 		human(r->reached_bytes, b1, sizeof(b1)));
 	if (!r->retainers.n)
 		return;

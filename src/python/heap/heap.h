@@ -139,7 +139,8 @@ void heap_graph_begin(struct census *k, uint64_t obj);
 void heap_graph_edge(struct census *k, uint64_t r);
 void heap_graph_end(struct census *k);
 /* The graph rooted at the sys.modules, sys.__dict__ and builtins of every
- * interpreter from HEAD: the dominators, each object's retained size,
+ * interpreter from HEAD and at the frames' locals the walk read (the
+ * report's threads): the dominators, each object's retained size,
  * the largest retainers with their paths, into k->h->retained. */
 void heap_retain(struct census *k, uint64_t head);
 void heap_graph_free(struct census *k);

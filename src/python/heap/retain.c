@@ -2,7 +2,8 @@
  * the references it follows between them (reach.c's: the items of the
  * exact built-in containers, a dict's keys and values, a cell's object, a
  * module's dict, an instance's attributes), rooted at each interpreter's
- * sys.modules, sys.__dict__ and builtins' __dict__.
+ * sys.modules, sys.__dict__ and builtins' __dict__, and at the locals of
+ * every Python frame the walk read (but a module's: its globals).
  *
  * An object X dominates Y when every path from the roots to Y passes
  * through X: Y is freed with X.  X's retained size is its own and that of
@@ -149,6 +150,7 @@ struct dom {
 	uint32_t n, root;
 	uint32_t *roots;             /* the root's references */
 	size_t nroots;
+	size_t ndicts;               /* of them, the interpreters' dicts (first) */
 	uint32_t *post;              /* postorder number by node, UNDEF: not reached */
 	uint32_t *order;             /* node by postorder number */
 	uint32_t m;                  /* nodes reached, the root included (the last) */
@@ -312,11 +314,12 @@ static bool shortest(const struct heap_graph *g, struct dom *d, const uint32_t *
 	return true;
 }
 
-/* Whether node V is a module, a module's dict (MODDICT) or a root: they
- * hold everything below them, and are no answer to "who holds it". */
+/* Whether node V is a module, a module's dict (MODDICT) or an
+ * interpreter's dict among the roots: they hold everything below them,
+ * and are no answer to "who holds it". */
 static bool structural(struct census *k, const struct dom *d, const bool *moddict, uint32_t v)
 {
-	for (size_t i = 0; i < d->nroots; i++)
+	for (size_t i = 0; i < d->ndicts; i++)
 		if (d->roots[i] == v)
 			return true;
 	struct heap_type *t = heap_type_entry(k, k->g.type[v]);
@@ -340,13 +343,14 @@ static const char *path_of(struct census *k, const struct dom *d, uint32_t v, co
 	if (!out)
 		return NULL;
 	uint32_t top = chain[n - 1];
-	const char *name = NULL;
-	for (size_t i = 0; i < d->nroots && !name; i++)
-		if (d->roots[i] == top)
-			name = root_names[i];
+	size_t at = 0;
+	while (at < d->nroots && d->roots[at] != top)
+		at++;
+	const char *name = at < d->nroots ? root_names[at] : NULL;
 	fputs(name ? name : "?", out);
 	/* (sys's and builtins' dicts are namespaces: their keys attributes) */
-	bool ns = name && strcmp(name, "sys.modules") != 0 && !strstr(name, ".sys.modules");
+	size_t nlen = name ? strlen(name) : 0;
+	bool ns = at < d->ndicts && !(nlen >= 7 && strcmp(name + nlen - 7, "modules") == 0);
 	for (size_t i = n - 1; i > 0; i--) {
 		uint32_t p = chain[i], c = chain[i - 1];
 		struct heap_type *t = heap_type_entry(k, g->type[p]);
@@ -396,41 +400,90 @@ static int by_retained(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The roots of every interpreter from HEAD: their nodes into D and their
- * names into NAMES (MAX at most), said in R's roots. */
-static void find_roots(struct census *k, uint64_t head, struct dom *d, const char **names, size_t max,
+/* Root V named NAME (in the arena) into D; false when out of memory. */
+static bool add_root(struct dom *d, const char ***names, size_t *cap, uint32_t v, const char *name)
+{
+	if (d->nroots == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		uint32_t *r = realloc(d->roots, c * sizeof(*r));
+		if (r)
+			d->roots = r;
+		const char **n = r ? realloc(*names, c * sizeof(*n)) : NULL;
+		if (!n)
+			return false;
+		*names = n;
+		*cap = c;
+	}
+	d->roots[d->nroots] = v;
+	(*names)[d->nroots++] = name;
+	return name != NULL;
+}
+
+/* The roots: the sys.modules, sys.__dict__ and builtins.__dict__ of every
+ * interpreter from HEAD, and the locals of every Python frame the walk
+ * read (each thread's); into D with their names (*NAMES, malloc'd), said
+ * in R's roots.  False when out of memory. */
+static bool find_roots(struct census *k, uint64_t head, struct dom *d, const char ***names,
 		       struct model_heap_retained *r)
 {
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
 	struct addrtab seen = ADDRTAB_INIT(uint64_t);
-	size_t interp = 0;
-	for (uint64_t in = head; in && addrtab_add(&seen, in) == 0; interp++) {
+	size_t interp = 0, cap = 0, locals = 0;
+	bool ok = true;
+	for (uint64_t in = head; ok && in && addrtab_add(&seen, in) == 0; interp++) {
 		const struct {
 			int64_t off;
 			const char *name;
 		} fields[] = { { L->interp_modules, "sys.modules" }, { L->interp_sysdict, "sys" },
 			       { L->interp_builtins, "builtins" } };
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		for (size_t i = 0; ok && i < sizeof(fields) / sizeof(fields[0]); i++) {
 			uint64_t p;
 			uint32_t v;
 			if (fields[i].off < 0 || py_rd_ptr(c, in + (uint64_t)fields[i].off, &p) != PC_OK ||
-			    (v = node_of(&k->g, p)) == UNDEF || d->nroots >= max)
+			    (v = node_of(&k->g, p)) == UNDEF)
 				continue;
-			names[d->nroots] = interp ? arena_printf(c->a, "<interpreter %zu>.%s", interp, fields[i].name)
+			const char *name = interp ? arena_printf(c->a, "<interpreter %zu>.%s", interp, fields[i].name)
 						  : fields[i].name;
-			d->roots[d->nroots++] = v;
-			ptrvec_push(c->a, &r->roots, arena_printf(c->a, "%s (dict at 0x%llx)", i ? arena_printf(c->a,
-									"%s.__dict__", names[d->nroots - 1]) :
-								  names[d->nroots - 1], (unsigned long long)p));
+			ok = add_root(d, names, &cap, v, name);
+			ptrvec_push(c->a, &r->roots, arena_printf(c->a, "%s%s (dict at 0x%llx)", name ? name : "?",
+								  i ? ".__dict__" : "", (unsigned long long)p));
 		}
 		if (L->interp_next < 0 || py_rd_ptr(c, in + L->interp_next, &in) != PC_OK)
 			break;
 	}
 	addrtab_free(&seen);
+	d->ndicts = d->nroots;
+	/* every Python frame's locals (the walk's, with their objects) */
+	for (size_t i = 0; ok && i < c->r->interps.n; i++) {
+		const struct model_interp *mi = c->r->interps.items[i];
+		for (size_t t = 0; ok && t < mi->threads.n; t++) {
+			const struct model_thread *th = mi->threads.items[t];
+			for (size_t f = 0; ok && f < th->frames.n; f++) {
+				const struct model_frame *fr = th->frames.items[f];
+				/* (a module's code: its locals are its globals, reached from
+				 * sys.modules) */
+				if (fr->kind != FRAME_PYTHON || (fr->function && strcmp(fr->function, "<module>") == 0))
+					continue;
+				for (size_t l = 0; ok && l < fr->locals.n; l++) {
+					const struct model_local *lo = fr->locals.items[l];
+					uint32_t v = node_of(&k->g, lo->address);
+					if (v == UNDEF)
+						continue;
+					ok = add_root(d, names, &cap, v,
+						      arena_printf(c->a, "<thread %lld, %s()>.%s", (long long)th->tid,
+								   fr->function ? fr->function : "?",
+								   lo->name ? lo->name : "?"));
+					locals++;
+				}
+			}
+		}
+	}
+	if (locals)
+		ptrvec_push(c->a, &r->roots, arena_printf(c->a, "the locals of every Python frame read: %zu objects",
+							  locals));
+	return ok;
 }
-
-#define MAX_ROOTS 48
 
 void heap_retain(struct census *k, uint64_t head)
 {
@@ -447,9 +500,7 @@ void heap_retain(struct census *k, uint64_t head)
 	uint32_t *dst = malloc((g->ne ? g->ne : 1) * sizeof(*dst));
 	bool *ns = calloc((size_t)g->n + 1, sizeof(*ns));
 	struct dom d = { .n = (uint32_t)g->n, .root = (uint32_t)g->n };
-	uint32_t roots[MAX_ROOTS];
-	const char *names[MAX_ROOTS];
-	d.roots = roots;
+	const char **names = NULL;
 	bool ok = r && dst && ns;
 	if (ok) {
 		/* the runs' addresses as nodes; a module's dict marked */
@@ -460,7 +511,9 @@ void heap_retain(struct census *k, uint64_t head)
 			if (t && t->walk == HW_MODULE && !t->instance && g->count[v] == 1 && dst[g->first[v]] != UNDEF)
 				ns[dst[g->first[v]]] = true;
 		}
-		find_roots(k, head, &d, names, MAX_ROOTS, r);
+		ok = find_roots(k, head, &d, &names, r);
+	}
+	if (ok) {
 		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
 		d.order = malloc(((size_t)d.n + 1) * sizeof(*d.order));
 		d.parent = malloc(((size_t)d.n + 1) * sizeof(*d.parent));
@@ -512,6 +565,8 @@ void heap_retain(struct census *k, uint64_t head)
 	}
 	free(dst);
 	free(ns);
+	free(d.roots);
+	free(names);
 	free(d.post);
 	free(d.order);
 	free(d.parent);

@@ -16,11 +16,12 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
   NAME core  `pycore heap --format json` of a snapshot of it (gcore; a
              process in a root: the kernel's core of SIGQUIT); the
              process also computes the retained size of five of its
-             module-level containers (what no path from sys.modules,
-             sys.__dict__ or builtins.__dict__ reaches but through it,
-             over the same references), which the report's largest
+             module-level containers and of a local of its main()
+             (what no path from sys.modules, sys.__dict__,
+             builtins.__dict__ or a frame's locals reaches but through
+             it, over the same references), which the report's largest
              retainers must give, with the number of objects and the path
-             sys.modules['__main__'].NAME
+             sys.modules['__main__'].NAME or <thread PID, main()>.held
   NAME live  `pycore heap --format json --pid` of it running
 
   NAME diff  `pycore heap --diff` of two gcores of it, the second after it
@@ -159,7 +160,8 @@ def compare_retained(report, truth):
     errors = []
     for name, (addr, size, count) in sorted(truth["retained"].items()):
         o = got.get(addr)
-        path = "sys.modules['__main__'].%s" % name
+        path = "<thread %d, main()>.%s" % (truth["pid"], name) if name == "held" else \
+            "sys.modules['__main__'].%s" % name
         if o is None:
             errors.append("%s (0x%x, %d bytes retained) is not among the %d largest retainers" % (
                 name, addr, size, len(r["retainers"])))

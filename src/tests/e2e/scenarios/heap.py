@@ -9,7 +9,8 @@ that is off), big bytes and bytearrays, a deque, a frozenset, a module of
 its own.
 
 With "retained" among its arguments, the census also records the retained
-size of each of RETAINERS, its module-level containers (see retained()).
+size of each of RETAINERS, its module-level containers, and of main()'s
+local "held" (see retained()).
 
 With "leak" among them: after READY, SIGUSR1 makes it leak (20000 more
 LeakItem objects in the module-level list LEAKED, 5000 strings in the
@@ -221,13 +222,17 @@ def reached(roots, skip):
     return total, n
 
 
-def retained():
+def retained(frame):
+    """The retained size and number of objects of each of RETAINERS and of
+    FRAME's local "held" (FRAME: main()'s), from the roots pycore reads:
+    sys.modules, sys.__dict__, builtins.__dict__, and the locals of every
+    Python frame but a module's (whose locals are its globals): main()'s."""
     import builtins
-    roots = (sys.modules, sys.__dict__, builtins.__dict__)
+    roots = (sys.modules, sys.__dict__, builtins.__dict__) + tuple(frame.f_locals.values())
     everything = reached(roots, object())   # (skips nothing: no path reaches a new object)
     out = {}
-    for name in RETAINERS:
-        x = globals()[name]
+    named = [(name, globals()[name]) for name in RETAINERS] + [("held", frame.f_locals["held"])]
+    for name, x in named:
         without = reached(roots, x)
         out[name] = [id(x), everything[0] - without[0], everything[1] - without[1]]
     return out
@@ -239,7 +244,7 @@ def census(path, with_retained=False):
     # 3.11 and older make when the function starts)
     # (first, and as text: what it makes is gone before gc.get_objects(),
     # and a str holds nothing the census counts)
-    held = json.dumps(retained()) if with_retained else "null"
+    held = json.dumps(retained(sys._getframe(1))) if with_retained else "null"
     me = sys._getframe()
     objs = gc.get_objects()
     counts = {}
@@ -270,21 +275,29 @@ def census(path, with_retained=False):
 
 import json  # noqa: E402  (after the heap: its objects are the interpreter's own)
 
+
+def main():
+    # a list of lists only this frame holds: its local (a root)
+    held = [[i] for i in range(3000)]
+    if leak:
+        signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
+    gc.collect()
+    gc.disable()
+    print("", end="", flush=True)
+    census(sys.argv[1])
+    census(sys.argv[1], "retained" in sys.argv[2:])
+    print("READY", flush=True)
+    if leak:
+        _signal.sigwait(WAIT)   # (signal.sigwait is Python: a frame 3.6 tracks)
+        LEAKED.extend(LeakItem() for _ in range(20000))
+        for i in range(5000):
+            LEAKED_TEXT[i] = "leaked text %d " % i * 4
+        census(sys.argv[1] + ".2")
+        print("READY", flush=True)
+    time.sleep(3600)
+    return held
+
+
 leak = "leak" in sys.argv[2:]
 WAIT = {signal.SIGUSR1}     # (made before the census, as sigwait's argument is there after it)
-if leak:
-    signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
-gc.collect()
-gc.disable()
-print("", end="", flush=True)
-census(sys.argv[1])
-census(sys.argv[1], "retained" in sys.argv[2:])
-print("READY", flush=True)
-if leak:
-    _signal.sigwait(WAIT)   # (signal.sigwait is Python: a frame 3.6 tracks)
-    LEAKED.extend(LeakItem() for _ in range(20000))
-    for i in range(5000):
-        LEAKED_TEXT[i] = "leaked text %d " % i * 4
-    census(sys.argv[1] + ".2")
-    print("READY", flush=True)
-time.sleep(3600)
+main()
