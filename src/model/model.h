@@ -514,6 +514,14 @@ struct model_heap_retained {
 	struct ptrvec roots;             /* of const char *: what the roots are, one line each */
 	uint64_t reached_objects, reached_bytes;   /* from the roots */
 	uint64_t edges;                  /* references between objects counted */
+	/* garbage: the objects on the GC's lists that only references from
+	 * each other hold (the GC's own test: ob_refcnt less the references
+	 * from tracked objects the census reads, then what the others reach),
+	 * which a collection would free; and the untracked objects they alone
+	 * hold */
+	uint64_t garbage_objects, garbage_bytes, garbage_untracked, garbage_untracked_bytes;
+	struct ptrvec garbage_types;     /* of struct model_heap_type (count, bytes; the
+					    tracked garbage), most bytes first */
 	struct ptrvec retainers;         /* of struct model_heap_retainer: most retained
 					    first (MODEL_HEAP_LARGEST) */
 	double ms;                       /* how long the graph and its dominators took */

@@ -74,9 +74,21 @@ static json_t *retained_json(const struct model_heap_retained *r, json_t *(*str)
 						     (json_int_t)o->retained, "objects", (json_int_t)o->objects,
 						     "path", str(o->path)));
 	}
-	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:f}", "roots", roots ? roots : json_null(), "reached_objects",
+	json_t *gtypes = json_array();
+	for (size_t i = 0; gtypes && i < r->garbage_types.n; i++) {
+		const struct model_heap_type *t = r->garbage_types.items[i];
+		json_array_append_new(gtypes, json_pack("{s:o, s:o, s:I, s:I}", "module", str(t->module), "qualname",
+							str(t->qualname), "count", (json_int_t)t->count, "bytes",
+							(json_int_t)t->bytes));
+	}
+	json_t *garbage = json_pack("{s:I, s:I, s:I, s:I, s:o}", "objects", (json_int_t)r->garbage_objects, "bytes",
+				    (json_int_t)r->garbage_bytes, "untracked_objects",
+				    (json_int_t)r->garbage_untracked, "untracked_bytes",
+				    (json_int_t)r->garbage_untracked_bytes, "types", gtypes ? gtypes : json_null());
+	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:o, s:f}", "roots", roots ? roots : json_null(), "reached_objects",
 			 (json_int_t)r->reached_objects, "reached_bytes", (json_int_t)r->reached_bytes, "edges",
-			 (json_int_t)r->edges, "retainers", top ? top : json_null(), "ms", r->ms);
+			 (json_int_t)r->edges, "retainers", top ? top : json_null(), "garbage",
+			 garbage ? garbage : json_null(), "ms", r->ms);
 }
 
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
@@ -175,6 +187,22 @@ static void retained_text(FILE *out, const struct model_heap_retained *r, uint64
 	fprintf(out, "\nReached from the roots (sys.modules, sys.__dict__, builtins, the frames' locals) through "
 		"the references counted: %" PRIu64 " of %" PRIu64 " objects, %s\n", r->reached_objects, counted,
 		human(r->reached_bytes, b1, sizeof(b1)));
+	if (r->garbage_objects) {
+		fprintf(out, "Garbage (cycles the GC has not collected yet: only each other holds them): %" PRIu64
+			" objects, %s", r->garbage_objects, human(r->garbage_bytes, b1, sizeof(b1)));
+		if (r->garbage_untracked)
+			fprintf(out, ", and %" PRIu64 " untracked objects they alone hold, %s", r->garbage_untracked,
+				human(r->garbage_untracked_bytes, b2, sizeof(b2)));
+		fputc('\n', out);
+		for (size_t i = 0; i < r->garbage_types.n && i < 5; i++) {
+			const struct model_heap_type *t = r->garbage_types.items[i];
+			fprintf(out, "%12" PRIu64 " %13" PRIu64 "   ", t->count, t->bytes);
+			type_name(out, t->module, t->qualname);
+			fputc('\n', out);
+		}
+	} else {
+		fprintf(out, "Garbage (cycles the GC has not collected yet): none\n");
+	}
 	if (!r->retainers.n)
 		return;
 	fprintf(out, "Largest retainers (what each holds alone: freed with it):\n");

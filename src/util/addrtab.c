@@ -68,6 +68,19 @@ void *addrtab_get(struct addrtab *t, uint64_t key, bool *found)
 	}
 }
 
+void *addrtab_find(const struct addrtab *t, uint64_t key)
+{
+	if (!key || !t->cap)
+		return NULL;
+	for (size_t j = mix(key) & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
+		uint64_t k = key_at(t, j);
+		if (k == key)
+			return t->slots + j * t->esize;
+		if (!k)
+			return NULL;
+	}
+}
+
 int addrtab_add(struct addrtab *t, uint64_t key)
 {
 	bool found;

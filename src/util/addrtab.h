@@ -22,6 +22,9 @@ struct addrtab {
  * when the table grows: a pointer is valid until the next call. */
 void *addrtab_get(struct addrtab *t, uint64_t key, bool *found);
 
+/* The entry for KEY, NULL when there is none (nothing added). */
+void *addrtab_find(const struct addrtab *t, uint64_t key);
+
 /* Add KEY to a set: 1 if it was there already, 0 if added, -1 when out
  * of memory. */
 int addrtab_add(struct addrtab *t, uint64_t key);

@@ -67,7 +67,7 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	t->count++;
 	t->bytes += size;
 	heap_seen(k, obj, type, size);
-	heap_graph_node(k, obj, type, size);
+	heap_graph_node(k, obj, type, size, true);
 	if (t->walk != HW_NONE || t->instance)
 		heap_reach(k, obj, t);
 	k->h->objects++;

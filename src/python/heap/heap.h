@@ -56,6 +56,7 @@ struct big {
 struct heap_graph {
 	struct addrtab index;        /* struct heap_node_ref, by address */
 	uint64_t *addr, *size, *type;   /* by node */
+	uint64_t *refcnt;            /* by node: its ob_refcnt when the GC tracks it, else 0 */
 	uint64_t *first;             /* its run's start in dst */
 	uint32_t *count;             /* its run's length */
 	size_t n, cap;
@@ -131,8 +132,9 @@ void heap_reach_free(struct census *k);
 
 /* ---- retain.c ---- */
 
-/* OBJ, of TYPE and SIZE, counted: a node of the graph. */
-void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
+/* OBJ, of TYPE and SIZE, counted (TRACKED: on the GC's lists): a node of
+ * the graph. */
+void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size, bool tracked);
 /* The references edges() reads from OBJ (a node) start, one R each, and
  * end. */
 void heap_graph_begin(struct census *k, uint64_t obj);

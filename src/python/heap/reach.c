@@ -110,7 +110,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	t->ucount++;
 	t->ubytes += size;
 	heap_seen(k, r, type, size);
-	heap_graph_node(k, r, type, size);
+	heap_graph_node(k, r, type, size, false);
 	k->h->untracked_objects++;
 	k->h->untracked_bytes += size;
 	if (t->walk != HW_NONE || t->instance)

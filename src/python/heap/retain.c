@@ -42,7 +42,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t esize)
 	return true;
 }
 
-void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
+void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size, bool tracked)
 {
 	struct heap_graph *g = &k->g;
 	if (g->failed)
@@ -61,7 +61,10 @@ void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t siz
 		uint64_t *t = s ? realloc(g->type, cap * 8) : NULL;
 		if (t)
 			g->type = t;
-		uint64_t *f = t ? realloc(g->first, cap * 8) : NULL;
+		uint64_t *rc = t ? realloc(g->refcnt, cap * 8) : NULL;
+		if (rc)
+			g->refcnt = rc;
+		uint64_t *f = rc ? realloc(g->first, cap * 8) : NULL;
 		if (f)
 			g->first = f;
 		uint32_t *c = f ? realloc(g->count, cap * 4) : NULL;
@@ -84,6 +87,14 @@ void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t siz
 	g->addr[g->n] = obj;
 	g->size[g->n] = size;
 	g->type[g->n] = type;
+	/* ob_refcnt (3.14+: its low 32 bits, ob_flags above them);
+	 * unreadable: as if held from outside, never garbage */
+	uint64_t rc = 0;
+	if (tracked && py_rd_ptr(k->c, obj, &rc) != PC_OK)
+		rc = UINT64_MAX;
+	else if (tracked && k->c->L->minor >= 14)
+		rc &= UINT32_MAX;
+	g->refcnt[g->n] = tracked && !rc ? UINT64_MAX : rc;
 	g->first[g->n] = 0;
 	g->count[g->n] = 0;
 	g->n++;
@@ -92,9 +103,8 @@ void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t siz
 void heap_graph_begin(struct census *k, uint64_t obj)
 {
 	struct heap_graph *g = &k->g;
-	bool found = false;
-	struct heap_node_ref *r = g->failed ? NULL : addrtab_get(&g->index, obj, &found);
-	g->cur = r && found ? r->node : HEAP_NO_NODE;
+	const struct heap_node_ref *r = g->failed ? NULL : addrtab_find(&g->index, obj);
+	g->cur = r ? r->node : HEAP_NO_NODE;
 	if (g->cur != HEAP_NO_NODE)
 		g->first[g->cur] = g->ne;
 }
@@ -130,6 +140,7 @@ void heap_graph_free(struct census *k)
 	free(g->addr);
 	free(g->size);
 	free(g->type);
+	free(g->refcnt);
 	free(g->first);
 	free(g->count);
 	free(g->dst);
@@ -137,11 +148,10 @@ void heap_graph_free(struct census *k)
 }
 
 /* The node of ADDR, UNDEF when it is none. */
-static uint32_t node_of(struct heap_graph *g, uint64_t addr)
+static uint32_t node_of(const struct heap_graph *g, uint64_t addr)
 {
-	bool found;
-	struct heap_node_ref *r = addr ? addrtab_get(&g->index, addr, &found) : NULL;
-	return r && found ? r->node : UNDEF;
+	const struct heap_node_ref *r = addrtab_find(&g->index, addr);
+	return r ? r->node : UNDEF;
 }
 
 /* What one computation holds: the nodes 0 .. n-1 and the root, n, whose
@@ -485,6 +495,102 @@ static bool find_roots(struct census *k, uint64_t head, struct dom *d, const cha
 	return ok;
 }
 
+/* garbage's types: a small table by type address */
+struct gtype {
+	uint64_t addr;
+	uint64_t count, bytes;
+};
+
+static int gtype_by_bytes(const void *a, const void *b)
+{
+	const struct model_heap_type *x = *(const struct model_heap_type *const *)a;
+	const struct model_heap_type *y = *(const struct model_heap_type *const *)b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* What a collection would free, by the GC's own test (Modules/gcmodule.c's
+ * update_refs, subtract_refs, move_unreachable): each tracked object's
+ * ob_refcnt less the references to it from tracked objects (the runs DST
+ * read); those with some left are held from outside (C, the stack, an
+ * object whose references the census does not read), and so is all they
+ * reach; the rest of the tracked objects is garbage.  A reference pycore
+ * does not read is never subtracted: an object held through one counts as
+ * held from outside, so nothing held is ever called garbage. */
+static bool garbage(struct census *k, const uint32_t *dst, struct model_heap_retained *r)
+{
+	struct heap_graph *g = &k->g;
+	struct py_ctx *c = k->c;
+	uint64_t *left = malloc((g->n ? g->n : 1) * sizeof(*left));
+	bool *alive = calloc(g->n ? g->n : 1, sizeof(*alive));
+	uint32_t *queue = malloc((g->n ? g->n : 1) * sizeof(*queue));
+	struct addrtab types = ADDRTAB_INIT(struct gtype);
+	bool ok = left && alive && queue;
+	size_t head = 0, tail = 0;
+	if (ok) {
+		memcpy(left, g->refcnt, g->n * sizeof(*left));
+		for (uint32_t v = 0; v < g->n; v++)
+			for (uint32_t j = 0; g->refcnt[v] && j < g->count[v]; j++) {
+				uint32_t w = dst[g->first[v] + j];
+				/* (more references than ob_refcnt: a misread, held) */
+				if (w != UNDEF && g->refcnt[w] && left[w] != UINT64_MAX)
+					left[w] = left[w] > 0 ? left[w] - 1 : UINT64_MAX;
+			}
+		for (uint32_t v = 0; v < g->n; v++)
+			if (g->refcnt[v] && left[v] > 0) {
+				alive[v] = true;
+				queue[tail++] = v;
+			}
+		while (head < tail) {
+			uint32_t v = queue[head++];
+			for (uint32_t j = 0; j < g->count[v]; j++) {
+				uint32_t w = dst[g->first[v] + j];
+				if (w != UNDEF && !alive[w]) {
+					alive[w] = true;
+					queue[tail++] = w;
+				}
+			}
+		}
+		for (uint32_t v = 0; ok && v < g->n; v++) {
+			if (alive[v])
+				continue;
+			if (!g->refcnt[v]) {
+				/* untracked, held by garbage alone (else not in the graph) */
+				r->garbage_untracked++;
+				r->garbage_untracked_bytes += g->size[v];
+				continue;
+			}
+			r->garbage_objects++;
+			r->garbage_bytes += g->size[v];
+			bool found;
+			struct gtype *t = addrtab_get(&types, g->type[v], &found);
+			if (!t) {
+				ok = false;
+				break;
+			}
+			t->count++;
+			t->bytes += g->size[v];
+		}
+	}
+	for (size_t i = 0; ok && i < types.cap; i++) {
+		struct gtype *t = addrtab_slot(&types, i);
+		struct model_heap_type *m = t ? arena_alloc(c->a, sizeof(*m)) : NULL;
+		if (!m)
+			continue;
+		*m = (struct model_heap_type){ .address = t->addr, .count = t->count, .bytes = t->bytes, .exact = true };
+		py_type_qualname(c, t->addr, &m->module, &m->qualname);
+		ptrvec_push(c->a, &r->garbage_types, m);
+	}
+	if (r->garbage_types.n > 1)
+		qsort(r->garbage_types.items, r->garbage_types.n, sizeof(void *), gtype_by_bytes);
+	addrtab_free(&types);
+	free(left);
+	free(alive);
+	free(queue);
+	return ok;
+}
+
 void heap_retain(struct census *k, uint64_t head)
 {
 	struct heap_graph *g = &k->g;
@@ -523,7 +629,8 @@ void heap_retain(struct census *k, uint64_t head)
 		d.idom = malloc((size_t)d.m * sizeof(*d.idom));
 		d.retained = malloc((size_t)d.m * sizeof(*d.retained));
 		d.nobjects = malloc((size_t)d.m * sizeof(*d.nobjects));
-		ok = d.idom && d.retained && d.nobjects && dominators(&d) && shortest(g, &d, dst);
+		ok = d.idom && d.retained && d.nobjects && dominators(&d) && shortest(g, &d, dst) &&
+		     garbage(k, dst, r);
 	}
 	if (ok) {
 		uint32_t top = d.m - 1;

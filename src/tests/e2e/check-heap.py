@@ -21,7 +21,10 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              builtins.__dict__ or a frame's locals reaches but through
              it, over the same references), which the report's largest
              retainers must give, with the number of objects and the path
-             sys.modules['__main__'].NAME or <thread PID, main()>.held
+             sys.modules['__main__'].NAME or <thread PID, main()>.held;
+             and the garbage (cycles it made with the GC off) a forked
+             copy's collection finds (gc.garbage, DEBUG_SAVEALL), whose
+             count and types the report's garbage must give
   NAME live  `pycore heap --format json --pid` of it running
 
   NAME diff  `pycore heap --diff` of two gcores of it, the second after it
@@ -168,10 +171,18 @@ def compare_retained(report, truth):
         elif (o["retained"], o["objects"], o["path"]) != (size, count, path):
             errors.append("%s: %d bytes in %d objects retained, path %s; the process: %d bytes in %d objects, %s" % (
                 name, o["retained"], o["objects"], o["path"], size, count, path))
+    # the garbage: what a forked copy's collection found (gc.garbage with
+    # DEBUG_SAVEALL), by type
+    g, want = r["garbage"], truth["garbage"]
+    got_types = {"%s.%s" % (t["module"], t["qualname"]): t["count"] for t in g["types"]}
+    if g["objects"] != want["objects"] or got_types != want["types"]:
+        errors.append("garbage: %d objects %s; the process's collection: %d %s" % (
+            g["objects"], got_types, want["objects"], want["types"]))
     if errors:
         raise pt.Failure("; ".join(errors))
     return "the retained sizes of %s as the process computes them, with their paths; %d of the objects reached " \
-           "from the roots" % (", ".join(sorted(truth["retained"])), r["reached_objects"])
+           "from the roots; garbage: %d objects of %d types, as the process's collection found" % (
+               ", ".join(sorted(truth["retained"])), r["reached_objects"], g["objects"], len(got_types))
 
 
 def check_core(target, work):

@@ -4,13 +4,15 @@ READY, and sleeps until killed.
 
 The heap: a module-level cache of dicts of lists, instances with
 __slots__ and with a __dict__, subclasses of dict, list, set, str and int,
-a leaking list of closures, reference cycles no one holds (left for a GC
-that is off), big bytes and bytearrays, a deque, a frozenset, a module of
-its own.
+a leaking list of closures, reference cycles no one holds (those made
+with the module, which the first collection frees, and make_garbage()'s,
+made with the GC off: garbage), big bytes and bytearrays, a deque, a
+frozenset, a module of its own.
 
 With "retained" among its arguments, the census also records the retained
 size of each of RETAINERS, its module-level containers, and of main()'s
-local "held" (see retained()).
+local "held" (see retained()), and the garbage a collection would free
+(made by make_garbage(), counted by garbage()).
 
 With "leak" among them: after READY, SIGUSR1 makes it leak (20000 more
 LeakItem objects in the module-level list LEAKED, 5000 strings in the
@@ -238,6 +240,48 @@ def retained(frame):
     return out
 
 
+def make_garbage():
+    """Cycles no one holds, made with the GC off: 300 lists and dicts that
+    hold each other, 200 Node instances that hold themselves (and their
+    kids lists)."""
+    for i in range(300):
+        a, b = [], {}
+        a.append(b)
+        b["a"] = a
+    for i in range(200):
+        n = Node(i)
+        n.me = n
+
+
+def garbage():
+    """What a collection would free, as the interpreter's own GC finds it:
+    a forked copy of the process collects with DEBUG_SAVEALL and says how
+    many objects, of which types, its gc.garbage holds (as JSON text: a
+    str holds nothing the census counts)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        counts = {}
+        for o in gc.garbage:
+            t = type(o)
+            k = "%s.%s" % (t.__module__, t.__qualname__)
+            counts[k] = counts.get(k, 0) + 1
+        os.write(w, json.dumps({"objects": len(gc.garbage), "types": counts}).encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
 def census(path, with_retained=False):
     # (nothing made before gc.get_objects() that is gone after: 3.14's
     # empty dicts are tracked; no comprehension or closure, whose cells
@@ -245,6 +289,7 @@ def census(path, with_retained=False):
     # (first, and as text: what it makes is gone before gc.get_objects(),
     # and a str holds nothing the census counts)
     held = json.dumps(retained(sys._getframe(1))) if with_retained else "null"
+    freed = garbage() if with_retained else "null"
     me = sys._getframe()
     objs = gc.get_objects()
     counts = {}
@@ -267,7 +312,8 @@ def census(path, with_retained=False):
     for (m, q), (n, b) in counts.items():
         types_.append([m, q, n, b, owners[(m, q)]])
     text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "untracked": loose,
-                       "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})[:-1] + ', "retained": %s}' % held
+                       "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})[:-1] + \
+        ', "retained": %s, "garbage": %s}' % (held, freed)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, text.encode())
     os.close(fd)
@@ -283,6 +329,7 @@ def main():
         signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
     gc.collect()
     gc.disable()
+    make_garbage()
     print("", end="", flush=True)
     census(sys.argv[1])
     census(sys.argv[1], "retained" in sys.argv[2:])
