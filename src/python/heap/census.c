@@ -299,11 +299,11 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	if (k.unreadable)
 		unread(&k, "%llu references led to no readable object: what they hold is not counted",
 		       (unsigned long long)k.unreadable);
+	heap_reach_free(&k);   /* (its table of what was seen: not needed past the walk) */
 	if (!py_layout_free_threaded(L))
 		heap_retain(&k, head);
 	heap_graph_free(&k);
 	types_out(&k);
-	heap_reach_free(&k);
 	heap_memory_free(&k);
 	free(k.watch);
 	free(k.watched);

@@ -609,9 +609,13 @@ void heap_retain(struct census *k, uint64_t head)
 	const char **names = NULL;
 	bool ok = r && dst && ns;
 	if (ok) {
-		/* the runs' addresses as nodes; a module's dict marked */
+		/* the runs' addresses as nodes (the addresses then freed); a
+		 * module's dict marked */
 		for (size_t i = 0; i < g->ne; i++)
 			dst[i] = node_of(g, g->dst[i]);
+		free(g->dst);
+		g->dst = NULL;
+		g->cape = 0;
 		for (uint32_t v = 0; v < d.n; v++) {
 			struct heap_type *t = heap_type_entry(k, g->type[v]);
 			if (t && t->walk == HW_MODULE && !t->instance && g->count[v] == 1 && dst[g->first[v]] != UNDEF)
