@@ -360,14 +360,14 @@ def check_flamegraph(target, work):
         got["version"], len(want), len(got["frames"]), got["total_weight"])
 
 
-def sampled_until(target, work, code, samples=20):
-    """The samples of a process running CODE (it prints READY first), 0.1
-    s apart: the samples object of its JSON report."""
+def sampled_until(target, work, code, samples=20, interval=0.1):
+    """The samples of a process running CODE (it prints READY first),
+    INTERVAL s apart: the samples object of its JSON report."""
     proc = target.popen(["-c", code], work, stdout=subprocess.PIPE)
     try:
         proc.stdout.readline()
         rc, out, err = pt.run_pycore(["analyze", "--format", "json", "--pid", "--samples", str(samples),
-                                      "--interval", "0.1", str(proc.pid)])
+                                      "--interval", "%g" % interval, str(proc.pid)])
     finally:
         proc.wait(timeout=scaled(30))
     if rc not in (0, 1) or not out.strip():
@@ -398,9 +398,12 @@ def check_exec(target, work):
 def check_late(target, work):
     """A thread started half-way through the samples: classed on the
     samples it is in, and saying so."""
-    s = sampled_until(target, work, "import threading, time; print('READY', flush=True); time.sleep(0.45); "
-                      "t = threading.Thread(target=time.sleep, args=(1.5,), name='late'); t.start(); t.join()",
-                      samples=10)
+    # (the process outlives the ten samples as long on this machine now:
+    # a read under the sanitizers takes several times a quiet one's)
+    s = sampled_until(target, work, "import threading, time; print('READY', flush=True); time.sleep(%g); "
+                      "t = threading.Thread(target=time.sleep, args=(%g,), name='late'); t.start(); t.join()" % (
+                          scaled(0.45), scaled(1.5)),
+                      samples=10, interval=scaled(0.1))
     late = [t for t in s["threads"] if t["name"] == "late"]
     if s["taken"] != 10 or len(late) != 1:
         raise pt.Failure("taken %s, threads named late: %d" % (s["taken"], len(late)))
