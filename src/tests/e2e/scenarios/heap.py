@@ -197,7 +197,8 @@ def untracked(objs):
 # The named roots whose retained sizes the census records: what would be
 # freed with each (it and every object that no path from the roots reaches
 # but through it), over the references pycore follows (referents()), from
-# the roots pycore reads: sys.modules, sys.__dict__ and builtins.__dict__.
+# the roots pycore reads: sys.modules, sys.__dict__, builtins.__dict__ and
+# the frames' locals (retained()).
 RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS")
 
 
