@@ -2,10 +2,10 @@
  * full, grown by doubling. */
 #include "util/addrtab.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "util/hugeheap.h"
 
 static uint64_t mix(uint64_t x)
 {
@@ -28,17 +28,8 @@ static int grow(struct addrtab *t)
 	unsigned char *slots = calloc(cap, t->esize);
 	if (!slots)
 		return -1;
-#ifdef MADV_HUGEPAGE
-	/* a big table is probed at random: on 2 MB pages, not 4 KB ones, its
-	 * probes do not each miss the TLB (a calloc this big is an mmap's,
-	 * not touched yet) */
-	if (cap * t->esize >= (8u << 20)) {
-		uintptr_t a = ((uintptr_t)slots + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
-		uintptr_t e = ((uintptr_t)slots + cap * t->esize) & ~(uintptr_t)((2u << 20) - 1);
-		if (e > a)
-			(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-	}
-#endif
+	if (cap * t->esize >= (8u << 20))
+		hugeheap_advise(slots, cap * t->esize);
 	for (size_t i = 0; i < t->cap; i++) {
 		uint64_t k = key_at(t, i);
 		if (!k)

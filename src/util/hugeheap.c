@@ -34,6 +34,19 @@
  * (volatile: a block that is never read is otherwise no call at all). */
 static void *volatile below_huge_page;
 
+void hugeheap_advise(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE) && !defined(HUGEHEAP_SANITIZED)
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
 void hugeheap_init(void)
 {
 #if defined(__GLIBC__) && defined(M_TOP_PAD) && defined(M_MMAP_THRESHOLD) && defined(MADV_HUGEPAGE) && \
@@ -55,7 +68,7 @@ void hugeheap_init(void)
 	uintptr_t start = (before + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	if (end < start + HUGE_PAGE)
 		return;
-	(void)madvise((void *)start, (end - start) & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
+	hugeheap_advise((void *)before, end - before);
 	/* The heap hands out its lowest free addresses first: those below
 	 * the first huge page, where the first block was carved from the top
 	 * chunk (two words of header below it), are given to one block that

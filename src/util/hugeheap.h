@@ -12,6 +12,13 @@
 #ifndef PYCORE_UTIL_HUGEHEAP_H
 #define PYCORE_UTIL_HUGEHEAP_H
 
+#include <stddef.h>
+
 void hugeheap_init(void);
+
+/* The same for the N bytes at P, memory not touched yet (a big calloc,
+ * which is an mmap's): its 2 MB-aligned part on huge pages, for a table
+ * probed at random, whose probes on 4 KB pages each missed the TLB. */
+void hugeheap_advise(void *p, size_t n);
 
 #endif

@@ -27,17 +27,25 @@
 
 #define UNDEF UINT32_MAX
 
+/* *P reallocated to N entries of ESIZE bytes; false (and *P as it was)
+ * when out of memory. */
+static bool resize(void **p, size_t n, size_t esize)
+{
+	void *q = realloc(*p, n * esize);
+	if (q)
+		*p = q;
+	return q != NULL;
+}
+
+/* *P grown by doubling to hold NEED entries of ESIZE bytes (*CAP of
+ * them now); false when out of memory. */
 static bool grow(void **p, size_t *cap, size_t need, size_t esize)
 {
-	if (need <= *cap)
-		return true;
 	size_t c = *cap ? *cap : 4096;
 	while (c < need)
 		c *= 2;
-	void *q = realloc(*p, c * esize);
-	if (!q)
+	if (c != *cap && !resize(p, c, esize))
 		return false;
-	*p = q;
 	*cap = c;
 	return true;
 }
@@ -52,27 +60,14 @@ void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t siz
 		return;
 	}
 	if (g->n == g->cap) {
+		/* (each array grown in turn: one that could not be is the graph's end) */
 		size_t cap = g->cap ? 2 * g->cap : 4096;
-		uint64_t *a = realloc(g->addr, cap * 8), *s = a ? realloc(g->size, cap * 8) : NULL;
-		if (a)
-			g->addr = a;
-		if (s)
-			g->size = s;
-		uint64_t *t = s ? realloc(g->type, cap * 8) : NULL;
-		if (t)
-			g->type = t;
-		uint64_t *rc = t ? realloc(g->refcnt, cap * 8) : NULL;
-		if (rc)
-			g->refcnt = rc;
-		uint64_t *f = rc ? realloc(g->first, cap * 8) : NULL;
-		if (f)
-			g->first = f;
-		uint32_t *c = f ? realloc(g->count, cap * 4) : NULL;
-		if (!c) {
+		if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 8) ||
+		    !resize((void **)&g->type, cap, 8) || !resize((void **)&g->refcnt, cap, 8) ||
+		    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4)) {
 			g->failed = true;
 			return;
 		}
-		g->count = c;
 		g->cap = cap;
 	}
 	bool found;
