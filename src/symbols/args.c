@@ -31,6 +31,7 @@
  * frame has no value there: what is located in it is optimized out, as
  * gdb says; nothing is guessed. */
 #include "symbols/args_int.h"
+#include "symbols/cuslice.h"
 #include "symbols/names.h"
 
 #include <dwarf.h>
@@ -153,7 +154,7 @@ static bool call_site(struct arg_frame *caller, Dwarf_Die *out)
 		Dwarf_Die sub = pa->sub;
 		bool has = pa->has_sub;
 		if (!has) {
-			Dwarf_Die *cu = dwfl_module_addrdie(caller->mod, caller->lookup, &pa->bias);
+			Dwarf_Die *cu = symbols_addrdie(caller->mod, caller->lookup, &pa->bias);
 			has = cu && symbols_subprogram_at(caller->mod, cu, caller->lookup - pa->bias, &sub);
 		}
 		pa->cs_state = has && find_call_site(&sub, caller->lookup - pa->bias, caller->pc - pa->bias, &pa->cs, 0)
@@ -202,7 +203,8 @@ static int chain(Dwarf_Die *die, Dwarf_Off *out)
  * function of a module: a static one's need not be). */
 static bool is_function(Dwarf_Die *o, bool same, struct pc_args *pa)
 {
-	if (same) {
+	/* (DIEs of two units given their own Dwarfs are never one: cuslice.h) */
+	if (same && dwarf_cu_getdwarf(o->cu) == dwarf_cu_getdwarf(pa->sub.cu)) {
 		Dwarf_Off mine[4];
 		int n = chain(&pa->sub, mine);
 		Dwarf_Off theirs[4];
@@ -308,7 +310,7 @@ static bool tail_entry_value(struct symbols *s, struct arg_frame *f, struct arg_
 	uint64_t ret = f->tail_ret;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, ret - 1);
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, ret - 1, &bias) : NULL;
+	Dwarf_Die *cu = mod ? symbols_addrdie(mod, ret - 1, &bias) : NULL;
 	Dwarf_Die sub, cs;
 	if (!cu || !symbols_subprogram_at(mod, cu, ret - 1 - bias, &sub) ||
 	    !find_call_site(&sub, ret - 1 - bias, ret - bias, &cs, 0))

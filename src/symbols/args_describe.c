@@ -2,6 +2,7 @@
  * parameters (args_describe; args.c evaluates them at each frame).  The
  * facts used are args.c's. */
 #include "symbols/args_int.h"
+#include "symbols/cuslice.h"
 #include "symbols/names.h"
 
 #include <stdlib.h>
@@ -122,7 +123,7 @@ static void describe_cfa(Dwfl_Module *mod, uint64_t lookup, struct pc_args *pa)
 struct pc_args *args_describe(Dwfl_Module *mod, const struct pc_frames *pf, uint64_t lookup, bool dwarf)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwarf ? dwfl_module_addrdie(mod, lookup, &bias) : NULL;
+	Dwarf_Die *cu = dwarf ? symbols_addrdie(mod, lookup, &bias) : NULL;
 	struct pc_args *pa = calloc(1, sizeof(*pa));
 	if (!pa)
 		return NULL;

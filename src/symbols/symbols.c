@@ -1,5 +1,6 @@
 /* libdwfl session over a dump's modules. */
 #include "symbols/symbols_int.h"
+#include "symbols/cuslice.h"
 #include "symbols/tailcall.h"
 #include "symbols/args.h"
 #include "symbols/names.h"
@@ -183,9 +184,11 @@ void symbols_close(struct symbols *s)
 		dwfl_end(s->dwfl);
 	for (size_t i = 0; s->refs && i < s->dump->nmodules; i++) {
 		symindex_free(s->refs[i].index);
+		cuslice_free(s->refs[i].slice);
 		symbols_name_tables_free(&s->refs[i]);
 	}
 	symindex_free(s->vdso_ref.index);
+	cuslice_free(s->vdso_ref.slice);
 	free(s->vdso);
 	free(s->mods);
 	free(s->refs);

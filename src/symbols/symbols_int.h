@@ -18,6 +18,7 @@ struct module_ref {
 	bool vdso;                   /* the vDSO: its ELF is the dump's copy */
 	struct symindex *index;      /* its symbols by address, once asked (symindex.h) */
 	struct name_table *names[2]; /* its .symtab's and .dynsym's names, once asked (lookup.c) */
+	struct cuslice *slice;       /* its units as Dwarfs of their own, once asked (cuslice.h) */
 };
 
 /* What the unwinder learns of one code address, kept for the next stack

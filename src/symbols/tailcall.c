@@ -22,6 +22,7 @@
  * The frames, from the callee out: the shared sites from the callee's
  * side, then, unless they are the whole chain, those from the caller's. */
 #include "symbols/tailcall.h"
+#include "symbols/cuslice.h"
 #include "symbols/names.h"
 #include "symbols/symindex.h"
 
@@ -156,7 +157,7 @@ static long tail_sites(struct symbols *s, uint64_t entry, Dwfl_Module *also, str
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, entry);
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, entry, &bias) : NULL;
+	Dwarf_Die *cu = mod ? symbols_addrdie(mod, entry, &bias) : NULL;
 	Dwarf_Die sub;
 	Dwarf_Addr low;
 	if (!cu || !symbols_subprogram_at(mod, cu, entry - bias, &sub) || !names_entry(&sub, &low) ||

@@ -1,5 +1,6 @@
 /* Native stacks: libdwfl's unwinder over a session of symbols.c. */
 #include "symbols/symbols_int.h"
+#include "symbols/cuslice.h"
 #include "symbols/args.h"
 #include "symbols/names.h"
 #include "symbols/symindex.h"
@@ -157,16 +158,17 @@ static void describe(struct unwind *u, Dwfl_Module *mod, Dwarf_Addr lookup, bool
 	const char *function = names_unversioned(names_demangle(symindex_addrname(mod, lookup), u->demangled,
 						    sizeof(u->demangled)), u->name, sizeof(u->name));
 	char *symbol = function ? strdup(function) : NULL;
-	Dwfl_Line *line = quiet ? NULL : dwfl_module_getsrc(mod, lookup);
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = quiet ? NULL : symbols_addrdie(mod, lookup, &bias);
+	Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, lookup - bias) : NULL;
 	const char *file = NULL;
 	int lineno = 0;
 	if (line) {
-		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-		Dwarf_Addr bias;
-		Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
+		file = dwarf_linesrc(line, NULL, NULL);
+		dwarf_lineno(line, &lineno);
 		Dwarf_Die chain[MAX_INLINE_DEPTH], sub;
 		bool has_sub;
-		int n = cu ? symbols_inline_chain(mod, cu, lookup - bias, chain, &sub, &has_sub) : 0;
+		int n = symbols_inline_chain(mod, cu, lookup - bias, chain, &sub, &has_sub);
 		for (int i = n - 1; i >= 0; i--) {
 			char buf[1024];
 			if (!pc_add(pf, names_inlined(&chain[i], buf, sizeof(buf)), file, lineno, true))
