@@ -3,11 +3,12 @@
  *
  * An image for libelf's elf_memory must hold its headers and its
  * sections' bytes in one range of memory.  A block is such a range: SLOTS
- * header slots (each an ELF header and the file's section headers, as
- * the file has them but for the offsets), then the file mapped whole, then
- * zeros.  The image of slot I starts at the slot and ends with the zeros:
- * its sections lie (SLOTS - I) slots further than in the file, its
- * .debug_info starts at the one unit (slice says how far it goes).  The file is opened again by the path libdwfl names, and kept
+ * header slots (each an ELF header and the headers of the file's .debug_
+ * sections and section names, as the file has them but for the offsets),
+ * then the file mapped whole, then zeros.  The image of slot I starts at
+ * the slot and ends with the zeros: its sections lie as much further than
+ * in the file as the file lies from the slot, its .debug_info starts at
+ * the one unit (slice says how far it goes).  The file is opened again by the path libdwfl names, and kept
  * open when its size, first page and section headers are the bytes of the
  * image libdwfl verified.
  *
@@ -35,6 +36,7 @@
 #define SLOTS 16
 #define MAX_UNITS 4096               /* units sliced in one module: past them, libdwfl's */
 #define MAX_ABBREVS 100000           /* declarations read of one unit's table */
+#define MAX_KEEP 63                  /* sections an image has, past its null one */
 
 struct arange {
 	uint64_t lo, hi;             /* [lo, hi): the DWARF's addresses */
@@ -62,7 +64,11 @@ struct cuslice {
 	size_t raw_size;
 	Elf64_Ehdr ehdr;
 	const unsigned char *shdrs;  /* in RAW */
-	size_t nsec, info_index, slot, page;
+	size_t nsec, slot, page;
+	/* the sections an image has: its section 0 (null), then these of
+	 * the file (the .debug_ ones and the names' table) */
+	uint32_t keep[MAX_KEEP];
+	size_t nkeep, info_keep, names_keep;   /* .debug_info's and the names' in the image */
 	uint64_t info_off, info_size, abbrev_off, abbrev_size;
 	int fd;                      /* the same file, to map again (open_same) */
 	const unsigned char *file;   /* the first block's map of it: what is read here */
@@ -94,12 +100,6 @@ static uint64_t get(const unsigned char *p, size_t n)
 	uint64_t v = 0;
 	memcpy(&v, p, n);    /* (the machine's byte order: is_native_elf64) */
 	return v;
-}
-
-static int by_lo(const void *a, const void *b)
-{
-	const struct arange *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* The sets of .debug_aranges [P, END), each in bounds or dropped. */
@@ -149,11 +149,6 @@ static bool read_aranges(struct cuslice *c, const unsigned char *p, const unsign
 		}
 		p = next;
 	}
-	bool sorted = true;
-	for (size_t i = 1; i < c->nar && sorted; i++)
-		sorted = c->ar[i - 1].lo <= c->ar[i].lo;
-	if (!sorted)
-		qsort(c->ar, c->nar, sizeof(*c->ar), by_lo);
 	return c->nar > 0;
 }
 
@@ -181,10 +176,16 @@ static size_t round_up(size_t n, size_t page)
 	return (n + page - 1) / page * page;
 }
 
+/* Where a block's file starts: after its slots, at a page. */
+static size_t head_size(const struct cuslice *c)
+{
+	return round_up(SLOTS * c->slot, c->page);
+}
+
 /* Where a block's file ends, its pages' zeros beyond it: from its base. */
 static size_t file_end(const struct cuslice *c)
 {
-	return SLOTS * c->slot + round_up(c->raw_size, c->page);
+	return head_size(c) + round_up(c->raw_size, c->page);
 }
 
 /* One more block (a range of SLOTS headers' slots, the file, then as
@@ -195,7 +196,7 @@ static bool new_block(struct cuslice *c)
 	if (!bs)
 		return false;
 	c->blocks = bs;
-	size_t head = SLOTS * c->slot, file = round_up(c->raw_size, c->page), span = file_end(c) + c->info_size;
+	size_t head = head_size(c), file = round_up(c->raw_size, c->page), span = file_end(c) + c->info_size;
 	/* (reserved without access, which no limit on data counts) */
 	unsigned char *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
@@ -221,7 +222,7 @@ static unsigned char *new_slot(struct cuslice *c, size_t *delta, size_t *size)
 		return NULL;
 	struct block *b = &c->blocks[c->nblocks - 1];
 	unsigned i = b->used++;
-	*delta = (SLOTS - i) * c->slot;
+	*delta = head_size(c) - (size_t)i * c->slot;
 	*size = *delta + round_up(c->raw_size, c->page) + c->info_size;
 	return b->base + (size_t)i * c->slot;
 }
@@ -251,10 +252,16 @@ static bool prepare(struct cuslice *c, Dwfl_Module *mod)
 		if (strncmp(name, ".zdebug", 7) == 0 ||
 		    (strncmp(name, ".debug", 6) == 0 && (s.sh_flags & SHF_COMPRESSED)))
 			return false;
-		if (s.sh_type == SHT_NOBITS || s.sh_offset > c->raw_size || s.sh_size > c->raw_size - s.sh_offset)
+		if (s.sh_type == SHT_NOBITS || s.sh_offset > c->raw_size || s.sh_size > c->raw_size - s.sh_offset ||
+		    (strncmp(name, ".debug_", 7) != 0 && i != shstrndx))
 			continue;
+		if (c->nkeep == MAX_KEEP)
+			return false;
+		if (i == shstrndx)
+			c->names_keep = c->nkeep + 1;
+		c->keep[c->nkeep++] = (uint32_t)i;
 		if (strcmp(name, ".debug_info") == 0) {
-			c->info_index = i;
+			c->info_keep = c->nkeep;
 			c->info_off = s.sh_offset;
 			c->info_size = s.sh_size;
 		} else if (strcmp(name, ".debug_abbrev") == 0) {
@@ -265,14 +272,14 @@ static bool prepare(struct cuslice *c, Dwfl_Module *mod)
 			ar_size = s.sh_size;
 		}
 	}
-	if (!c->info_index || !c->abbrev_size || !ar_size)
+	if (!c->info_keep || !c->names_keep || !c->abbrev_size || !ar_size)
 		return false;
 	const char *main_path = NULL, *debug_path = NULL;
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &main_path, &debug_path);
 	if ((c->fd = open_same(c, debug_path)) < 0)
 		c->fd = open_same(c, main_path);
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
-	c->slot = round_up(sizeof(Elf64_Ehdr) + nsec * sizeof(Elf64_Shdr), c->page);
+	c->slot = round_up(sizeof(Elf64_Ehdr) + (1 + c->nkeep) * sizeof(Elf64_Shdr), 64);
 	/* (read through the blocks' map, which libdw reads too: a page of
 	 * the file touched once) */
 	return c->fd >= 0 && new_block(c) && read_aranges(c, c->file + ar_off, c->file + ar_off + ar_size);
@@ -391,15 +398,18 @@ static bool slice(struct cuslice *c, uint64_t offset, struct unit *u)
 	e.e_shoff = sizeof(e);
 	e.e_phoff = 0;
 	e.e_phnum = 0;
+	e.e_shnum = (Elf64_Half)(1 + c->nkeep);
+	e.e_shstrndx = (Elf64_Half)c->names_keep;
 	memcpy(img, &e, sizeof(e));
 	unsigned char *table = img + sizeof(e);
-	for (size_t i = 0; i < c->nsec; i++) {
-		Elf64_Shdr s = shdr(c, i);
-		if (i > 0 && s.sh_type != SHT_NOBITS && s.sh_type != SHT_NULL)
-			s.sh_offset += delta;
-		if (i == c->info_index)
+	memset(table, 0, sizeof(Elf64_Shdr));
+	for (size_t k = 0; k < c->nkeep; k++) {
+		Elf64_Shdr s = shdr(c, c->keep[k]);
+		s.sh_offset += delta;
+		if (k + 1 == c->info_keep)
 			s.sh_offset += offset;    /* (its size the file's: see the top) */
-		memcpy(table + i * sizeof(s), &s, sizeof(s));
+		s.sh_link = 0;
+		memcpy(table + (k + 1) * sizeof(s), &s, sizeof(s));
 	}
 	u->elf = elf_memory((char *)img, size);
 	u->dwarf = u->elf ? dwarf_begin_elf(u->elf, DWARF_C_READ, NULL) : NULL;
@@ -434,18 +444,15 @@ static struct unit *unit_at(struct cuslice *c, uint64_t offset)
 	return u->ok ? u : NULL;
 }
 
-/* The unit .debug_aranges gives ADDR (the DWARF's), or NULL. */
+/* The unit .debug_aranges gives ADDR (the DWARF's), or NULL: the first
+ * range holding it, in the section's order (a scan: a module is asked for
+ * tens of addresses, where sorting libc's 2083 ranges cost more). */
 static struct unit *unit_of(struct cuslice *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nar;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->ar[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && addr < c->ar[lo - 1].hi ? unit_at(c, c->ar[lo - 1].unit) : NULL;
+	for (size_t i = 0; i < c->nar; i++)
+		if (addr - c->ar[i].lo < c->ar[i].hi - c->ar[i].lo)
+			return unit_at(c, c->ar[i].unit);
+	return NULL;
 }
 
 Dwarf_Die *symbols_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
