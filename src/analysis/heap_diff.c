@@ -2,7 +2,10 @@
  * censuses, matched by the type's module and qualified name (a type
  * object's address holds within one process, not across a restart, and
  * dumps of one pid are one process); the new dump's largest objects
- * that the old one holds at the same address, of the same type, smaller. */
+ * that the old one holds at the same address, of the same type, smaller;
+ * and the new dump's largest retainers, by path, against what the object
+ * at that path retained in the old one (the old census's own largest, and
+ * those at the new retainers' addresses: a path's object may be another). */
 #include "analysis/heap.h"
 
 #include <stdio.h>
@@ -53,9 +56,60 @@ static struct model_heap_delta *delta_of(struct arena *a, struct ptrvec *v, cons
 	return d;
 }
 
+static int64_t root_added(const struct model_heap_root_delta *d)
+{
+	return (int64_t)(d->retained_new - d->retained_old);
+}
+
+static int by_root_growth(const void *a, const void *b)
+{
+	const struct model_heap_root_delta *x = *(const struct model_heap_root_delta *const *)a;
+	const struct model_heap_root_delta *y = *(const struct model_heap_root_delta *const *)b;
+	if (root_added(x) != root_added(y))
+		return root_added(x) < root_added(y) ? 1 : -1;
+	return strcmp(x->path, y->path);
+}
+
+/* The retainer of OLD (its largest, or those at NEW's retainers'
+ * addresses) whose path is PATH, or NULL. */
+static const struct model_heap_retainer *old_at(const struct model_heap_retained *o, const char *path)
+{
+	const struct ptrvec *lists[2] = { &o->retainers, &o->watched };
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			const struct model_heap_retainer *r = lists[l]->items[i];
+			if (r->path && strcmp(r->path, path) == 0)
+				return r;
+		}
+	return NULL;
+}
+
+/* Each of NEW's largest retainers against what its path retained in OLD
+ * (nothing: OLD has no object reached there), into DF's roots. */
+static struct pc_error *root_deltas(const struct model_heap_retained *o, const struct model_heap_retained *n,
+				    struct arena *a, struct model_heap_diff *df)
+{
+	for (size_t i = 0; i < n->retainers.n; i++) {
+		const struct model_heap_retainer *r = n->retainers.items[i];
+		const struct model_heap_retainer *was = r->path && o ? old_at(o, r->path) : NULL;
+		if (!r->path || (was && was->retained == r->retained && was->objects == r->objects))
+			continue;
+		struct model_heap_root_delta *d = arena_alloc(a, sizeof(*d));
+		if (!d || ptrvec_push(a, &df->roots, d) != 0)
+			return pc_error_new(PC_ENOMEM, NULL, "out of memory");
+		*d = (struct model_heap_root_delta){ .path = r->path, .module = r->module, .qualname = r->qualname,
+						     .retained_new = r->retained, .objects_new = r->objects,
+						     .retained_old = was ? was->retained : 0,
+						     .objects_old = was ? was->objects : 0 };
+	}
+	qsort(df->roots.items, df->roots.n, sizeof(void *), by_root_growth);
+	return NULL;
+}
+
 static struct pc_error *compare(const struct model_heap *o, struct model_heap *n, struct arena *a,
 				const char *old_path)
 {
+	struct pc_error *e;
 	struct model_heap_diff *df = arena_alloc(a, sizeof(*df));
 	struct ptrvec all = { 0 };
 	if (!df)
@@ -97,6 +151,9 @@ static struct pc_error *compare(const struct model_heap *o, struct model_heap *n
 		}
 	}
 	qsort(df->grown.items, df->grown.n, sizeof(void *), by_object_growth);
+	df->roots_known = n->retained && o->retained;
+	if (df->roots_known && (e = root_deltas(o->retained, n->retained, a, df)) != NULL)
+		return e;
 	n->diff = df;
 	return NULL;
 }
@@ -126,9 +183,14 @@ static struct pc_error *diff(const char *old, const char *new, long long pid, bo
 		return named(e, new);
 	struct model_report *rn = (struct model_report *)analysis_report(a_new);
 	struct analysis_options with = *opt;
-	uint64_t watch[MODEL_HEAP_LARGEST];
+	/* the new dump's largest objects, and its largest retainers (what each
+	 * retained in the old one) */
+	uint64_t watch[2 * MODEL_HEAP_LARGEST];
 	for (size_t i = 0; rn->heap && i < rn->heap->largest.n && i < MODEL_HEAP_LARGEST; i++)
 		watch[with.py.heap_nwatch++] = ((struct model_heap_object *)rn->heap->largest.items[i])->address;
+	const struct model_heap_retained *rr = rn->heap ? rn->heap->retained : NULL;
+	for (size_t i = 0; rr && i < rr->retainers.n && i < MODEL_HEAP_LARGEST; i++)
+		watch[with.py.heap_nwatch++] = ((struct model_heap_retainer *)rr->retainers.items[i])->address;
 	with.py.heap_watch = watch;
 	if ((e = analysis_run(old, &with, &a_old)) != NULL) {
 		analysis_free(a_new);

@@ -495,6 +495,18 @@ struct model_heap_diff {
 	struct ptrvec grown;             /* of struct model_heap_object: of NEW's largest,
 					    those OLD holds at one address, of one type,
 					    smaller; most growth first */
+	struct ptrvec roots;             /* of struct model_heap_root_delta: NEW's largest
+					    retainers whose retained size changed, by path;
+					    most bytes added first */
+	bool roots_known;                /* both dumps' retained sizes were computed */
+};
+
+/* A retainer's path in both dumps: what it retained in each (0 and NULL
+ * module in OLD: OLD has no object there, or none it reached). */
+struct model_heap_root_delta {
+	const char *path;
+	const char *module, *qualname;   /* NEW's object's type */
+	uint64_t retained_old, retained_new, objects_old, objects_new;
 };
 
 /* An object that retains much: what would be freed with it. */
@@ -524,6 +536,8 @@ struct model_heap_retained {
 					    tracked garbage), most bytes first */
 	struct ptrvec retainers;         /* of struct model_heap_retainer: most retained
 					    first (MODEL_HEAP_LARGEST) */
+	struct ptrvec watched;           /* of struct model_heap_retainer: those of
+					    py_options.heap_watch reached (heap --diff's) */
 	double ms;                       /* how long the graph and its dominators took */
 };
 

@@ -38,9 +38,20 @@ static json_t *diff_json(const struct model_heap_diff *d, json_t *(*str)(const c
 						       "bytes_old", (json_int_t)t->bytes_old, "bytes_new",
 						       (json_int_t)t->bytes_new));
 	}
-	return json_pack("{s:o, s:I, s:I, s:o, s:o}", "old_input", str(d->old_input), "objects_old",
+	json_t *roots = d->roots_known ? json_array() : json_null();
+	for (size_t i = 0; d->roots_known && roots && i < d->roots.n; i++) {
+		const struct model_heap_root_delta *t = d->roots.items[i];
+		json_array_append_new(roots, json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I}", "path", str(t->path),
+						       "module", str(t->module), "qualname", str(t->qualname),
+						       "retained_old", (json_int_t)t->retained_old, "retained_new",
+						       (json_int_t)t->retained_new, "objects_old",
+						       (json_int_t)t->objects_old, "objects_new",
+						       (json_int_t)t->objects_new));
+	}
+	return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o}", "old_input", str(d->old_input), "objects_old",
 			 (json_int_t)d->objects_old, "bytes_old", (json_int_t)d->bytes_old, "types",
-			 types ? types : json_null(), "grown", objects_json(&d->grown, true, str));
+			 types ? types : json_null(), "grown", objects_json(&d->grown, true, str), "roots",
+			 roots ? roots : json_null());
 }
 
 static json_t *types_json(const struct ptrvec *v, json_t *(*str)(const char *))
@@ -301,6 +312,20 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 	}
 	if (shown < d->types.n)
 		fprintf(out, "%12s %14s  and %zu types more (--top N shows N)\n", "", "", d->types.n - shown);
+	if (d->roots.n)
+		fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes",
+			"what each of the new dump's largest retainers retains (most bytes added first)");
+	shown = top && top < d->roots.n ? top : d->roots.n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_heap_root_delta *t = d->roots.items[i];
+		fprintf(out, "%+12" PRId64 " %+14" PRId64 "  %s (", (int64_t)(t->objects_new - t->objects_old),
+			(int64_t)(t->retained_new - t->retained_old), t->path);
+		type_name(out, t->module, t->qualname);
+		fprintf(out, "): %s to %s\n", human(t->retained_old, b1, sizeof(b1)),
+			human(t->retained_new, b2, sizeof(b2)));
+	}
+	if (shown < d->roots.n)
+		fprintf(out, "%12s %14s  and %zu retainers more (--top N shows N)\n", "", "", d->roots.n - shown);
 	if (d->grown.n)
 		fprintf(out, "\nGrew in place (of the new dump's 50 largest, those the old held smaller at one address):\n");
 	for (size_t i = 0; i < d->grown.n && i < 10; i++) {

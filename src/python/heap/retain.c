@@ -374,6 +374,22 @@ static const char *path_of(struct census *k, const struct dom *d, uint32_t v, co
 	return s;
 }
 
+/* Node V (reached) as a retainer, into OUT. */
+static void add_retainer(struct census *k, const struct dom *d, const char **names, uint32_t v, struct ptrvec *out)
+{
+	struct py_ctx *c = k->c;
+	const struct heap_graph *g = &k->g;
+	uint32_t i = d->post[v];
+	struct model_heap_retainer *o = arena_alloc(c->a, sizeof(*o));
+	if (!o)
+		return;
+	*o = (struct model_heap_retainer){ .address = g->addr[v], .bytes = g->size[v], .retained = d->retained[i],
+					   .objects = d->nobjects[i] };
+	py_type_qualname(c, g->type[v], &o->module, &o->qualname);
+	o->path = path_of(k, d, v, names);
+	ptrvec_push(c->a, out, o);
+}
+
 /* the largest retainers: a min-heap of postorder numbers by retained size */
 static void keep(const struct dom *d, uint32_t *heap, size_t *n, uint32_t b)
 {
@@ -652,17 +668,13 @@ void heap_retain(struct census *k, uint64_t head)
 				keep(&d, heap, &nh, i);
 		sort_dom = &d;
 		qsort(heap, nh, sizeof(heap[0]), by_retained);
-		for (size_t i = 0; i < nh; i++) {
-			uint32_t v = d.order[heap[i]];
-			struct model_heap_retainer *o = arena_alloc(c->a, sizeof(*o));
-			if (!o)
-				break;
-			*o = (struct model_heap_retainer){ .address = g->addr[v], .bytes = g->size[v],
-							   .retained = d.retained[heap[i]],
-							   .objects = d.nobjects[heap[i]] };
-			py_type_qualname(c, g->type[v], &o->module, &o->qualname);
-			o->path = path_of(k, &d, v, names);
-			ptrvec_push(c->a, &r->retainers, o);
+		for (size_t i = 0; i < nh; i++)
+			add_retainer(k, &d, names, d.order[heap[i]], &r->retainers);
+		/* heap --diff's: the newer dump's retainers, at the same addresses here */
+		for (size_t i = 0; i < k->nwatch; i++) {
+			uint32_t v = node_of(g, k->watch[i]);
+			if (v != UNDEF && d.post[v] != UNDEF)
+				add_retainer(k, &d, names, v, &r->watched);
 		}
 		r->ms = (double)(py_now_ns() - t0) / 1e6;
 		k->h->retained = r;

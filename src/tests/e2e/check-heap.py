@@ -277,9 +277,11 @@ def check_diff(target, work, live=False):
     `--diff --pid`): every type's change (on the GC's lists and untracked)
     as the process's two censuses say, LeakItem first, the 5000 strings
     counted, the list that holds the LeakItems and the dict that holds the
-    strings grown in place."""
+    strings grown in place; and by root, LEAKED first, then LEAKED_TEXT,
+    each with what it retained before and after (bytes and objects) as the
+    process computed it in each census."""
     truth_path = os.path.join(work, "truth.json")
-    proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path), "leak"], work,
+    proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path), "leak", "retained"], work,
                         stdout=subprocess.PIPE)
     try:
         if not wait_ready(proc):
@@ -341,11 +343,25 @@ def check_diff(target, work, live=False):
             text_dict, d["grown"][:3]))
     if "__main__.LeakItem (1000 to 21000)" not in text or ("%s list:" % leaked) not in text:
         errors.append("the text (exit %d) has no LeakItem line or no grown LEAKED: %s" % (rc, text[:500]))
+    roots = d.get("roots") or []
+    for i, name in enumerate(("LEAKED", "LEAKED_TEXT")):
+        path = "sys.modules['__main__'].%s" % name
+        want = (path, t1["retained"][name][1], t2["retained"][name][1], t1["retained"][name][2],
+                t2["retained"][name][2])
+        r = roots[i] if i < len(roots) else None
+        have = r and (r["path"], r["retained_old"], r["retained_new"], r["objects_old"], r["objects_new"])
+        if have != want:
+            errors.append("root %d is %s, not %s (path, bytes before and after, objects before and after)" % (
+                i + 1, have, want))
+        if ("%s (" % path) not in text:
+            errors.append("the text has no line for the root %s" % path)
     if errors:
         raise pt.Failure("; ".join(errors[:10]))
-    return "%sLeakItem first: %+d objects, %+d bytes; %d types changed as the process says; LEAKED grew %d to %d" % (
+    return ("%sLeakItem first: %+d objects, %+d bytes; %d types changed as the process says; LEAKED grew %d to %d; "
+            "roots LEAKED then LEAKED_TEXT, retaining %+d and %+d bytes as the process says") % (
         "a gcore against the process read live: " if live else "", first["count_new"] - first["count_old"],
-        first["bytes_new"] - first["bytes_old"], len(d["types"]), grown[0]["bytes_old"], grown[0]["bytes"])
+        first["bytes_new"] - first["bytes_old"], len(d["types"]), grown[0]["bytes_old"], grown[0]["bytes"],
+        roots[0]["retained_new"] - roots[0]["retained_old"], roots[1]["retained_new"] - roots[1]["retained_old"])
 
 
 def check_diff_refused(target, work):

@@ -17,7 +17,9 @@ local "held" (see retained()), and the garbage a collection would free
 With "leak" among them: after READY, SIGUSR1 makes it leak (20000 more
 LeakItem objects in the module-level list LEAKED, 5000 strings in the
 dict LEAKED_TEXT), take its census again
-into argv[1] + ".2" (with LEAKED's id) and print READY again.
+into argv[1] + ".2" (with LEAKED's id) and print READY again; with
+"retained" too, both censuses record the retained sizes of LEAKED and
+LEAKED_TEXT as well.
 
 The census is what the interpreter itself says: gc.get_objects() (every
 object on the GC's lists but the permanent generation's), each counted by
@@ -226,15 +228,17 @@ def reached(roots, skip):
 
 
 def retained(frame):
-    """The retained size and number of objects of each of RETAINERS and of
-    FRAME's local "held" (FRAME: main()'s), from the roots pycore reads:
+    """The retained size and number of objects of each of RETAINERS (and,
+    leaking, of LEAKED and LEAKED_TEXT) and of FRAME's local "held" (FRAME:
+    main()'s), from the roots pycore reads:
     sys.modules, sys.__dict__, builtins.__dict__, and the locals of every
     Python frame but a module's (whose locals are its globals): main()'s."""
     import builtins
     roots = (sys.modules, sys.__dict__, builtins.__dict__) + tuple(frame.f_locals.values())
     everything = reached(roots, object())   # (skips nothing: no path reaches a new object)
     out = {}
-    named = [(name, globals()[name]) for name in RETAINERS] + [("held", frame.f_locals["held"])]
+    names = RETAINERS + (("LEAKED", "LEAKED_TEXT") if leak else ())
+    named = [(name, globals()[name]) for name in names] + [("held", frame.f_locals["held"])]
     for name, x in named:
         without = reached(roots, x)
         out[name] = [id(x), everything[0] - without[0], everything[1] - without[1]]
@@ -340,7 +344,7 @@ def main():
         LEAKED.extend(LeakItem() for _ in range(20000))
         for i in range(5000):
             LEAKED_TEXT[i] = "leaked text %d " % i * 4
-        census(sys.argv[1] + ".2")
+        census(sys.argv[1] + ".2", "retained" in sys.argv[2:])
         print("READY", flush=True)
     time.sleep(3600)
     return held
