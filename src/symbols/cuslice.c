@@ -8,9 +8,9 @@
  * then the file mapped whole, then zeros.  The image of slot I starts at
  * the slot and ends with the zeros: its sections lie as much further than
  * in the file as the file lies from the slot, its .debug_info starts at
- * the one unit (slice says how far it goes).  The file is opened again by the path libdwfl names, and kept
- * open when its size, first page and section headers are the bytes of the
- * image libdwfl verified.
+ * the one unit (slice says how far it goes).  The file is opened again by
+ * the path libdwfl names, and kept open when its size, first page and
+ * section headers are the bytes of the image libdwfl verified.
  *
  * The formats (DWARF 5, sections 6.1.2 and 7.5.1, 7.5.3; DWARF 2 to 4
  * the same but for the unit header's order): .debug_aranges is a list of
@@ -95,11 +95,28 @@ static Elf64_Shdr shdr(const struct cuslice *c, size_t i)
 	return s;
 }
 
+/* The N-byte (1, 2, 4, 8) number at P, in the machine's byte order
+ * (is_native_elf64's). */
 static uint64_t get(const unsigned char *p, size_t n)
 {
-	uint64_t v = 0;
-	memcpy(&v, p, n);    /* (the machine's byte order: is_native_elf64) */
-	return v;
+	uint8_t b;
+	uint16_t h;
+	uint32_t w;
+	uint64_t d;
+	switch (n) {
+	case 1:
+		memcpy(&b, p, 1);
+		return b;
+	case 2:
+		memcpy(&h, p, 2);
+		return h;
+	case 4:
+		memcpy(&w, p, 4);
+		return w;
+	default:
+		memcpy(&d, p, 8);
+		return d;
+	}
 }
 
 /* The sets of .debug_aranges [P, END), each in bounds or dropped. */
