@@ -67,9 +67,11 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	t->count++;
 	t->bytes += size;
 	heap_seen(k, obj, type, size);
-	heap_graph_node(k, obj, type, size, true);
+	uint32_t node;
+	if (heap_graph_claim(k, obj, &node) == 0)
+		heap_graph_set(k, node, obj, type, size, true);
 	if (t->walk != HW_NONE || t->instance)
-		heap_reach(k, obj, t);
+		heap_reach(k, obj, node, t);
 	k->h->objects++;
 	k->h->bytes += size;
 	(*n)++;
@@ -299,7 +301,7 @@ void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t 
 	if (k.unreadable)
 		unread(&k, "%llu references led to no readable object: what they hold is not counted",
 		       (unsigned long long)k.unreadable);
-	heap_reach_free(&k);   /* (its table of what was seen: not needed past the walk) */
+	heap_reach_free(&k);
 	if (!py_layout_free_threaded(L))
 		heap_retain(&k, head);
 	heap_graph_free(&k);

@@ -68,6 +68,10 @@ struct heap_graph {
 #define HEAP_NO_NODE UINT32_MAX
 struct heap_node_ref {
 	uint64_t addr;
+	uint32_t node;               /* HEAP_NO_NODE: seen after the graph failed */
+};
+struct heap_pending {
+	uint64_t obj;
 	uint32_t node;
 };
 
@@ -79,10 +83,10 @@ struct census {
 	uint64_t inexact_objects;    /* objects whose size could not be read */
 	struct big big[MODEL_HEAP_LARGEST];
 	size_t nbig;
-	/* reach.c: the untracked objects seen, those still to walk, and
-	 * subtype_traverse (Python classes' tp_traverse; 0 unknown) */
-	struct addrtab seen;
-	uint64_t *stack;
+	/* reach.c: the untracked objects still to walk (those seen are the
+	 * graph's index), and subtype_traverse (Python classes' tp_traverse;
+	 * 0 unknown) */
+	struct heap_pending *stack;
 	size_t nstack, capstack;
 	uint64_t subtype_traverse;
 	uint64_t unreadable;         /* references to no readable object */
@@ -124,20 +128,24 @@ void heap_memory_free(struct census *k);
 /* The walk of the untracked: subtype_traverse found (from the builtins'
  * __loader__, a Python class), for interpreter HEAD. */
 void heap_reach_init(struct census *k, uint64_t head);
-/* Every object the GC does not track that OBJ (a tracked one, of type T)
- * holds, and all that those hold, counted once each in their type's
- * ucount and ubytes. */
-void heap_reach(struct census *k, uint64_t obj, const struct heap_type *t);
+/* Every object the GC does not track that OBJ (a tracked one, of type T,
+ * the graph's NODE) holds, and all that those hold, counted once each in
+ * their type's ucount and ubytes. */
+void heap_reach(struct census *k, uint64_t obj, uint32_t node, const struct heap_type *t);
 void heap_reach_free(struct census *k);
 
 /* ---- retain.c ---- */
 
-/* OBJ, of TYPE and SIZE, counted (TRACKED: on the GC's lists): a node of
- * the graph. */
-void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size, bool tracked);
-/* The references edges() reads from OBJ (a node) start, one R each, and
- * end. */
-void heap_graph_begin(struct census *k, uint64_t obj);
+/* OBJ seen: 0 the first time, its node *NODE made (HEAP_NO_NODE when the
+ * graph has failed: the index, which is also the census's set of the
+ * objects seen, goes on), 1 when it was seen before (*NODE its node), -1
+ * out of memory (not kept). */
+int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node);
+/* A node claim made: its object OBJ, of TYPE and SIZE, counted (TRACKED:
+ * on the GC's lists). */
+void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint64_t type, uint64_t size, bool tracked);
+/* The references edges() reads from NODE start, one R each, and end. */
+void heap_graph_begin(struct census *k, uint32_t node);
 void heap_graph_edge(struct census *k, uint64_t r);
 void heap_graph_end(struct census *k);
 /* The graph rooted at the sys.modules, sys.__dict__ and builtins of every

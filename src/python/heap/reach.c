@@ -28,7 +28,6 @@ void heap_reach_init(struct census *k, uint64_t head)
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
 	uint64_t builtins, loader;
-	k->seen = (struct addrtab)ADDRTAB_INIT(uint64_t);
 	/* builtins.__loader__ is importlib's BuiltinImporter, a class
 	 * statement's class: its tp_traverse is subtype_traverse */
 	if (head && L->interp_builtins >= 0 && py_rd_ptr(c, head + L->interp_builtins, &builtins) == PC_OK &&
@@ -42,7 +41,6 @@ void heap_reach_init(struct census *k, uint64_t head)
 
 void heap_reach_free(struct census *k)
 {
-	addrtab_free(&k->seen);
 	free(k->stack);
 	k->stack = NULL;
 }
@@ -59,17 +57,17 @@ static bool tracked(struct py_ctx *c, uint64_t obj)
 	return py_rd_ptr(c, next + 8, &back) == PC_OK && (back & mask) == node;
 }
 
-static void push(struct census *k, uint64_t obj)
+static void push(struct census *k, uint64_t obj, uint32_t node)
 {
 	if (k->nstack == k->capstack) {
 		size_t cap = k->capstack ? 2 * k->capstack : 1024;
-		uint64_t *s = realloc(k->stack, cap * sizeof(*s));
+		struct heap_pending *s = realloc(k->stack, cap * sizeof(*s));
 		if (!s)
 			return;   /* (its references go unwalked: counted in unreadable) */
 		k->stack = s;
 		k->capstack = cap;
 	}
-	k->stack[k->nstack++] = obj;
+	k->stack[k->nstack++] = (struct heap_pending){ obj, node };
 }
 
 /* R, a reference: counted when untracked and not seen yet, and queued
@@ -97,9 +95,10 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 		if (tracked(c, r))
 			return 0;
 	}
-	int added = addrtab_add(&k->seen, r);
-	if (added != 0) {
-		if (added < 0)
+	uint32_t node;
+	int seen = heap_graph_claim(k, r, &node);
+	if (seen != 0) {
+		if (seen < 0)
 			k->unreadable++;
 		return 0;
 	}
@@ -110,11 +109,11 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	t->ucount++;
 	t->ubytes += size;
 	heap_seen(k, r, type, size);
-	heap_graph_node(k, r, type, size, false);
+	heap_graph_set(k, node, r, type, size, false);
 	k->h->untracked_objects++;
 	k->h->untracked_bytes += size;
 	if (t->walk != HW_NONE || t->instance)
-		push(k, r);
+		push(k, r, node);
 	return 0;
 }
 
@@ -145,14 +144,14 @@ static void visit_array(struct census *k, uint64_t items, int64_t n)
 	}
 }
 
-/* the references of OBJ, of type T */
-static void edges(struct census *k, uint64_t obj, const struct heap_type *t)
+/* the references of OBJ, of type T, the graph's NODE */
+static void edges(struct census *k, uint64_t obj, uint32_t node, const struct heap_type *t)
 {
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
 	int64_t n;
 	uint64_t p;
-	heap_graph_begin(k, obj);
+	heap_graph_begin(k, node);
 	if (t->instance && py_instance_referents(c, obj, t->addr, visit, k) != 0)
 		k->unreadable++;
 	switch (t->walk) {
@@ -189,17 +188,18 @@ static void edges(struct census *k, uint64_t obj, const struct heap_type *t)
 	heap_graph_end(k);
 }
 
-void heap_reach(struct census *k, uint64_t obj, const struct heap_type *t)
+void heap_reach(struct census *k, uint64_t obj, uint32_t node, const struct heap_type *t)
 {
 	struct heap_type first = *t;   /* (the type table may grow under edges) */
-	edges(k, obj, &first);
+	edges(k, obj, node, &first);
 	while (k->nstack) {
-		uint64_t r = k->stack[--k->nstack], type;
+		struct heap_pending r = k->stack[--k->nstack];
+		uint64_t type;
 		const struct heap_type *rt;
-		if (py_rd_ptr(k->c, r + k->c->L->object_type, &type) == PC_OK &&
+		if (py_rd_ptr(k->c, r.obj + k->c->L->object_type, &type) == PC_OK &&
 		    (rt = heap_type_entry(k, type)) != NULL) {
 			struct heap_type copy = *rt;   /* (the table may grow under edges) */
-			edges(k, r, &copy);
+			edges(k, r.obj, r.node, &copy);
 		}
 	}
 }

@@ -50,38 +50,44 @@ static bool grow(void **p, size_t *cap, size_t need, size_t esize)
 	return true;
 }
 
-void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t size, bool tracked)
+int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
 {
 	struct heap_graph *g = &k->g;
-	if (g->failed)
-		return;
-	if (g->n >= UNDEF - 1) {
-		g->failed = true;
-		return;
+	bool found;
+	struct heap_node_ref *r = addrtab_get(&g->index, obj, &found);
+	*node = HEAP_NO_NODE;
+	if (!r)
+		return -1;
+	if (found) {
+		*node = r->node;
+		return 1;
 	}
-	if (g->n == g->cap) {
+	r->node = HEAP_NO_NODE;
+	if (!g->failed && g->n >= UNDEF - 1)
+		g->failed = true;
+	if (!g->failed && g->n == g->cap) {
 		/* (each array grown in turn: one that could not be is the graph's end) */
 		size_t cap = g->cap ? 2 * g->cap : 4096;
 		if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 8) ||
 		    !resize((void **)&g->type, cap, 8) || !resize((void **)&g->refcnt, cap, 8) ||
-		    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4)) {
+		    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4))
 			g->failed = true;
-			return;
-		}
-		g->cap = cap;
+		else
+			g->cap = cap;
 	}
-	bool found;
-	struct heap_node_ref *r = addrtab_get(&g->index, obj, &found);
-	if (!r) {
-		g->failed = true;
+	if (!g->failed)
+		r->node = *node = (uint32_t)g->n++;
+	return 0;
+}
+
+void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint64_t type, uint64_t size, bool tracked)
+{
+	struct heap_graph *g = &k->g;
+	if (g->failed || node == HEAP_NO_NODE)
 		return;
-	}
-	if (found)
-		return;   /* (counted once: never twice) */
-	r->node = (uint32_t)g->n;
-	g->addr[g->n] = obj;
-	g->size[g->n] = size;
-	g->type[g->n] = type;
+	g->addr[node] = obj;
+	g->size[node] = size;
+	g->type[node] = type;
 	/* ob_refcnt (3.14+: its low 32 bits, ob_flags above them);
 	 * unreadable: as if held from outside, never garbage */
 	uint64_t rc = 0;
@@ -89,17 +95,15 @@ void heap_graph_node(struct census *k, uint64_t obj, uint64_t type, uint64_t siz
 		rc = UINT64_MAX;
 	else if (tracked && k->c->L->minor >= 14)
 		rc &= UINT32_MAX;
-	g->refcnt[g->n] = tracked && !rc ? UINT64_MAX : rc;
-	g->first[g->n] = 0;
-	g->count[g->n] = 0;
-	g->n++;
+	g->refcnt[node] = tracked && !rc ? UINT64_MAX : rc;
+	g->first[node] = 0;
+	g->count[node] = 0;
 }
 
-void heap_graph_begin(struct census *k, uint64_t obj)
+void heap_graph_begin(struct census *k, uint32_t node)
 {
 	struct heap_graph *g = &k->g;
-	const struct heap_node_ref *r = g->failed ? NULL : addrtab_find(&g->index, obj);
-	g->cur = r ? r->node : HEAP_NO_NODE;
+	g->cur = g->failed ? HEAP_NO_NODE : node;
 	if (g->cur != HEAP_NO_NODE)
 		g->first[g->cur] = g->ne;
 }
@@ -614,26 +618,47 @@ void heap_retain(struct census *k, uint64_t head)
 		return;
 	}
 	struct model_heap_retained *r = arena_alloc(c->a, sizeof(*r));
-	uint32_t *dst = malloc((g->ne ? g->ne : 1) * sizeof(*dst));
+	/* the nodes' arrays cut to their length (grown by doubling: up to
+	 * half of them unused) */
+	size_t n1 = g->n ? g->n : 1;
+	if (resize((void **)&g->addr, n1, 8) && resize((void **)&g->size, n1, 8) && resize((void **)&g->type, n1, 8) &&
+	    resize((void **)&g->refcnt, n1, 8) && resize((void **)&g->first, n1, 8) && resize((void **)&g->count, n1, 4))
+		g->cap = n1;
+	/* the runs' addresses as nodes, in place (node I's 4 bytes lie at or
+	 * below address I's 8, read before), then cut to their length */
+	unsigned char *runs = (unsigned char *)g->dst;
+	for (size_t i = 0; i < g->ne; i++) {
+		uint64_t a;
+		memcpy(&a, runs + 8 * i, 8);
+		uint32_t v = node_of(g, a);
+		memcpy(runs + 4 * i, &v, 4);
+	}
+	uint32_t *dst = (uint32_t *)(void *)runs;
+	g->dst = NULL;
+	g->cape = 0;
+	if (!resize((void **)&dst, g->ne ? g->ne : 1, sizeof(*dst)) && !g->ne) {
+		free(dst);
+		dst = NULL;
+	}
 	bool *ns = calloc((size_t)g->n + 1, sizeof(*ns));
+	uint32_t *watch = calloc(k->nwatch ? k->nwatch : 1, sizeof(*watch));
 	struct dom d = { .n = (uint32_t)g->n, .root = (uint32_t)g->n };
 	const char **names = NULL;
-	bool ok = r && dst && ns;
+	bool ok = r && (dst || !g->ne) && ns && watch;
 	if (ok) {
-		/* the runs' addresses as nodes (the addresses then freed); a
-		 * module's dict marked */
-		for (size_t i = 0; i < g->ne; i++)
-			dst[i] = node_of(g, g->dst[i]);
-		free(g->dst);
-		g->dst = NULL;
-		g->cape = 0;
+		/* a module's dict marked */
 		for (uint32_t v = 0; v < d.n; v++) {
 			struct heap_type *t = heap_type_entry(k, g->type[v]);
 			if (t && t->walk == HW_MODULE && !t->instance && g->count[v] == 1 && dst[g->first[v]] != UNDEF)
 				ns[dst[g->first[v]]] = true;
 		}
 		ok = find_roots(k, head, &d, &names, r);
+		for (size_t i = 0; i < k->nwatch; i++)
+			watch[i] = node_of(g, k->watch[i]);
 	}
+	/* (the last look-up by address: the index goes before the
+	 * dominators' arrays come) */
+	addrtab_free(&g->index);
 	if (ok) {
 		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
 		d.order = malloc(((size_t)d.n + 1) * sizeof(*d.order));
@@ -671,11 +696,9 @@ void heap_retain(struct census *k, uint64_t head)
 		for (size_t i = 0; i < nh; i++)
 			add_retainer(k, &d, names, d.order[heap[i]], &r->retainers);
 		/* heap --diff's: the newer dump's retainers, at the same addresses here */
-		for (size_t i = 0; i < k->nwatch; i++) {
-			uint32_t v = node_of(g, k->watch[i]);
-			if (v != UNDEF && d.post[v] != UNDEF)
-				add_retainer(k, &d, names, v, &r->watched);
-		}
+		for (size_t i = 0; i < k->nwatch; i++)
+			if (watch[i] != UNDEF && d.post[watch[i]] != UNDEF)
+				add_retainer(k, &d, names, watch[i], &r->watched);
 		r->ms = (double)(py_now_ns() - t0) / 1e6;
 		k->h->retained = r;
 	} else {
@@ -683,6 +706,7 @@ void heap_retain(struct census *k, uint64_t head)
 	}
 	free(dst);
 	free(ns);
+	free(watch);
 	free(d.roots);
 	free(names);
 	free(d.post);
