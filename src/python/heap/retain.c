@@ -56,8 +56,10 @@ int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
 	bool found;
 	struct heap_node_ref *r = addrtab_get(&g->index, obj, &found);
 	*node = HEAP_NO_NODE;
-	if (!r)
+	if (!r) {
+		g->failed = true;   /* (an object not kept: the graph would lack it) */
 		return -1;
+	}
 	if (found) {
 		*node = r->node;
 		return 1;
