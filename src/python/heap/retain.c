@@ -50,6 +50,19 @@ static bool grow(void **p, size_t *cap, size_t need, size_t esize)
 	return true;
 }
 
+/* The nodes' arrays reallocated to CAP entries each, in turn: false when
+ * one could not be (it and those after it as they were, each holding the
+ * nodes so far either way). */
+static bool resize_nodes(struct heap_graph *g, size_t cap)
+{
+	if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 8) ||
+	    !resize((void **)&g->type, cap, 8) || !resize((void **)&g->refcnt, cap, 8) ||
+	    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4))
+		return false;
+	g->cap = cap;
+	return true;
+}
+
 int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
 {
 	struct heap_graph *g = &k->g;
@@ -67,16 +80,9 @@ int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
 	r->node = HEAP_NO_NODE;
 	if (!g->failed && g->n >= UNDEF - 1)
 		g->failed = true;
-	if (!g->failed && g->n == g->cap) {
-		/* (each array grown in turn: one that could not be is the graph's end) */
-		size_t cap = g->cap ? 2 * g->cap : 4096;
-		if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 8) ||
-		    !resize((void **)&g->type, cap, 8) || !resize((void **)&g->refcnt, cap, 8) ||
-		    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4))
-			g->failed = true;
-		else
-			g->cap = cap;
-	}
+	/* (an array that could not grow is the graph's end) */
+	if (!g->failed && g->n == g->cap && !resize_nodes(g, g->cap ? 2 * g->cap : 4096))
+		g->failed = true;
 	if (!g->failed)
 		r->node = *node = (uint32_t)g->n++;
 	return 0;
@@ -622,10 +628,7 @@ void heap_retain(struct census *k, uint64_t head)
 	struct model_heap_retained *r = arena_alloc(c->a, sizeof(*r));
 	/* the nodes' arrays cut to their length (grown by doubling: up to
 	 * half of them unused) */
-	size_t n1 = g->n ? g->n : 1;
-	if (resize((void **)&g->addr, n1, 8) && resize((void **)&g->size, n1, 8) && resize((void **)&g->type, n1, 8) &&
-	    resize((void **)&g->refcnt, n1, 8) && resize((void **)&g->first, n1, 8) && resize((void **)&g->count, n1, 4))
-		g->cap = n1;
+	resize_nodes(g, g->n ? g->n : 1);
 	/* the runs' addresses as nodes, in place (node I's 4 bytes lie at or
 	 * below address I's 8, read before), then cut to their length */
 	unsigned char *runs = (unsigned char *)g->dst;
@@ -638,15 +641,12 @@ void heap_retain(struct census *k, uint64_t head)
 	uint32_t *dst = (uint32_t *)(void *)runs;
 	g->dst = NULL;
 	g->cape = 0;
-	if (!resize((void **)&dst, g->ne ? g->ne : 1, sizeof(*dst)) && !g->ne) {
-		free(dst);
-		dst = NULL;
-	}
+	resize((void **)&dst, g->ne ? g->ne : 1, sizeof(*dst));   /* (else as it was) */
 	bool *ns = calloc((size_t)g->n + 1, sizeof(*ns));
 	uint32_t *watch = calloc(k->nwatch ? k->nwatch : 1, sizeof(*watch));
 	struct dom d = { .n = (uint32_t)g->n, .root = (uint32_t)g->n };
 	const char **names = NULL;
-	bool ok = r && (dst || !g->ne) && ns && watch;
+	bool ok = r && dst && ns && watch;
 	if (ok) {
 		/* a module's dict marked */
 		for (uint32_t v = 0; v < d.n; v++) {
