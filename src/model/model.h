@@ -554,6 +554,22 @@ struct model_heap_memory {
 					    arenas, mmapped blocks */
 	uint64_t python;                 /* of anonymous: the objects counted (tracked and
 					    untracked) that lie there */
+	struct model_heap_malloc *malloc; /* the C library's heap; NULL: not read */
+	const char *malloc_unread;       /* why it was not read (or read in part); NULL */
+};
+
+/* glibc's malloc as its own state records it (python/heap/cmalloc.c): its
+ * arenas (the main one on the brk heap, the threads' in heaps of their
+ * own) and the blocks it mapped apart, as mallinfo2() counts them. */
+struct model_heap_malloc {
+	const char *allocator;           /* "glibc 2.36" */
+	uint64_t arenas;
+	uint64_t arena_bytes;            /* the arenas' memory from the system (system_mem) */
+	uint64_t in_use;                 /* of it, in blocks in use (or in a thread's tcache) */
+	uint64_t free;                   /* of it, free: the top chunks, bins and fastbins */
+	uint64_t top;                    /* of free, the arenas' top chunks (can go back to the system) */
+	uint64_t free_chunks;            /* the free chunks in bins and fastbins (tops apart) */
+	uint64_t mmapped, mmapped_blocks; /* blocks mmapped apart (mp_.mmapped_mem, n_mmaps) */
 };
 
 /* pycore heap: every object on the GC's lists, counted by type. */

@@ -102,6 +102,18 @@ static json_t *retained_json(const struct model_heap_retained *r, json_t *(*str)
 			 garbage ? garbage : json_null(), "ms", r->ms);
 }
 
+/* glibc's malloc as it counts itself */
+static json_t *malloc_json(const struct model_heap_malloc *m, json_t *(*str)(const char *))
+{
+	if (!m)
+		return json_null();
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "allocator", str(m->allocator), "arenas",
+			 (json_int_t)m->arenas, "arena_bytes", (json_int_t)m->arena_bytes, "in_use",
+			 (json_int_t)m->in_use, "free", (json_int_t)m->free, "top", (json_int_t)m->top, "free_chunks",
+			 (json_int_t)m->free_chunks, "mmapped", (json_int_t)m->mmapped, "mmapped_blocks",
+			 (json_int_t)m->mmapped_blocks);
+}
+
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
 {
 	if (!h)
@@ -117,12 +129,16 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 			      types ? types : json_null(), "unread", unread ? unread : json_null(), "read_ms", h->read_ms,
 			      "largest", objects_json(&h->largest, false, str), "diff", diff_json(h->diff, str));
 	const struct model_heap_memory *m = &h->memory;
+	json_t *mem = !m->known ? json_null()
+		: json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "mapped", (json_int_t)m->mapped, "files",
+			    (json_int_t)m->files, "stacks", (json_int_t)m->stacks, "reserved", (json_int_t)m->reserved,
+			    "anonymous", (json_int_t)m->anonymous, "python", (json_int_t)m->python);
+	if (mem && m->known) {
+		json_object_set_new(mem, "malloc", malloc_json(m->malloc, str));
+		json_object_set_new(mem, "malloc_unread", m->malloc_unread ? str(m->malloc_unread) : json_null());
+	}
 	if (j)
-		json_object_set_new(j, "memory", !m->known ? json_null()
-				    : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "mapped", (json_int_t)m->mapped,
-						"files", (json_int_t)m->files, "stacks", (json_int_t)m->stacks,
-						"reserved", (json_int_t)m->reserved, "anonymous",
-						(json_int_t)m->anonymous, "python", (json_int_t)m->python));
+		json_object_set_new(j, "memory", mem ? mem : json_null());
 	if (j)
 		json_object_set_new(j, "retained", retained_json(h->retained, str));
 	if (j)
@@ -187,6 +203,20 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		human(m->files, b[1], 32), human(m->stacks, b[2], 32), human(m->reserved, b[5], 32),
 		human(m->anonymous, b[3], 32), human(m->python, b[4], 32),
 		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
+	const struct model_heap_malloc *c = m->malloc;
+	if (c) {
+		uint64_t in_malloc = c->arena_bytes + c->mmapped;
+		fprintf(out, "  C heap (%s's malloc): %" PRIu64 " arena%s, %s from the system: %s in use, %s free "
+			"(%s of it at the arenas' tops, the rest in %" PRIu64 " free chunks); %" PRIu64 " block%s "
+			"mapped apart, %s\n", c->allocator, c->arenas, c->arenas == 1 ? "" : "s",
+			human(c->arena_bytes, b[0], 32), human(c->in_use, b[1], 32), human(c->free, b[2], 32),
+			human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks, c->mmapped_blocks == 1 ? "" : "s",
+			human(c->mmapped, b[4], 32));
+		fprintf(out, "  anonymous memory outside malloc's (pymalloc's arenas, other mappings): %s\n",
+			human(m->anonymous > in_malloc ? m->anonymous - in_malloc : 0, b[5], 32));
+	}
+	if (m->malloc_unread)
+		fprintf(out, "  %s\n", m->malloc_unread);
 }
 
 /* "Largest retainers: ..." (TOP of them; 0: all) */

@@ -171,9 +171,15 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
  * what __sizeof__ reads is not captured. */
 int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size);
 
+/* ---- cmalloc.c ---- */
+
+/* glibc's malloc state, through the symbols S gives of the C library:
+ * k->h->memory.malloc, or why not in its malloc_unread. */
+void heap_malloc_read(struct census *k, struct symbols *s);
+
 /* The census of every interpreter (from HEAD; 3.7 and 3.8 keep the lists
  * in RUNTIME, 3.6 in the static state _PyGC_generation0, at GEN0, points
- * into) into c->r->heap. */
-void py_heap_census(struct py_ctx *c, uint64_t runtime, uint64_t head, uint64_t gen0);
+ * into) into c->r->heap; the C heap through S's symbols. */
+void py_heap_census(struct py_ctx *c, struct symbols *s, uint64_t runtime, uint64_t head, uint64_t gen0);
 
 #endif

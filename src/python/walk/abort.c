@@ -85,9 +85,8 @@ static bool crash_is_abort(const struct py_ctx *c)
 	return c->d->has_signal && c->d->signal.number == SIGABRT_LINUX;
 }
 
-/* The module whose symbols hold glibc's __abort_msg: libc.so.6, or a
- * static executable glibc may be linked into; NULL with *DYNAMIC unset. */
-static struct dump_module *glibc_module(struct dump *d, bool *dynamic)
+/* (walk.h) */
+struct dump_module *py_glibc_module(struct dump *d, bool *dynamic)
 {
 	if (dump_libc(d) != &libc_glibc)
 		return NULL;
@@ -175,7 +174,7 @@ static void glibc_message(struct py_ctx *c, struct symbols *s, const struct seek
 {
 	struct dump *d = c->d;
 	bool dynamic = false;
-	struct dump_module *m = glibc_module(d, &dynamic);
+	struct dump_module *m = py_glibc_module(d, &dynamic);
 	if (!m)
 		return;
 	struct symbol_want want = { "__abort_msg", 0, 0 };

@@ -102,6 +102,10 @@ int64_t py_crash_tid(const struct py_ctx *c);
 /* When the crash is an abort: the message the C library kept of why
  * (glibc's __abort_msg), into c->r->abort; Python need not be found. */
 void py_find_abort(struct py_ctx *c, struct symbols *s);
+/* The module whose symbols hold glibc's own state (__abort_msg,
+ * main_arena): libc.so.6, or a static executable glibc is linked into
+ * (*DYNAMIC false); NULL when the C library is not glibc. */
+struct dump_module *py_glibc_module(struct dump *d, bool *dynamic);
 
 /* ---- fatal_error.c ---- */
 

@@ -32,6 +32,12 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              SIGUSR1) and took its census again
   NAME diff live  (py3.12, debian3.11, sid3.15) `pycore heap --diff --pid`
              of the first gcore and the process itself, read after the leak
+  NAME malloc  (py3.12, py3.6, debian3.11; py3.12 live too) scenarios/
+             cmalloc.py's C heap (four arenas, free chunks in bins and
+             fastbins, blocks mapped apart): the report's heap.memory.malloc
+             must be glibc's own account the process wrote (mallinfo2(),
+             the arenas malloc_info() lists); in the Debian unstable root
+             (sid3.15), without libc6-dbg, it must say why it is not read
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -211,6 +217,74 @@ def check_mimalloc_said(target, work):
     raise pt.Skip("%s; its report says so: %s" % (MIMALLOC, said[0]))
 
 
+def compare_malloc(report, truth):
+    """glibc's malloc as pycore reads it from the dump, against glibc's
+    own account that the process took (scenarios/cmalloc.py): the arenas
+    malloc_info() lists; their memory, in use and free, and the blocks
+    mapped apart as mallinfo2() counts them; its free blocks (ordblks:
+    the bins' chunks and one top an arena; smblks: the fastbins')."""
+    m, t = report["heap"]["memory"], truth["mallinfo"]
+    if m is None or m["malloc"] is None:
+        raise pt.Failure("the C heap is not read: %s" % (m and m["malloc_unread"]))
+    c = m["malloc"]
+    if t["smblks"] == 0:
+        raise pt.Failure("the scenario left no chunk in a fastbin: %s" % t)
+    got = {"arenas": c["arenas"], "arena": c["arena_bytes"], "uordblks": c["in_use"], "fordblks": c["free"],
+           "hblks": c["mmapped_blocks"], "hblkhd": c["mmapped"], "blocks": c["free_chunks"] + c["arenas"]}
+    want = {"arenas": truth["arenas"], "arena": t["arena"], "uordblks": t["uordblks"], "fordblks": t["fordblks"],
+            "hblks": t["hblks"], "hblkhd": t["hblkhd"], "blocks": t["ordblks"] + t["smblks"]}
+    if got != want or m["malloc_unread"] or c["arena_bytes"] + c["mmapped"] > m["anonymous"]:
+        raise pt.Failure("the C heap %s, unread %s, anonymous %d; glibc's own account (mallinfo2, malloc_info) %s" % (
+            got, m["malloc_unread"], m["anonymous"], want))
+    return "glibc's malloc as its own mallinfo2() counts it: %d arenas, %d bytes (%d in use, %d free in %d " \
+        "chunks, %d of them in fastbins), %d blocks mapped apart (%d bytes)" % (
+            c["arenas"], c["arena_bytes"], c["in_use"], c["free"], c["free_chunks"], t["smblks"],
+            c["mmapped_blocks"], c["mmapped"])
+
+
+def check_malloc(target, work):
+    core, truth_path, _ = take_snapshot(target, "cmalloc", work)
+    with open(truth_path) as f:
+        truth = json.load(f)
+    return compare_malloc(heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core]), truth)
+
+
+def while_running(target, work, scenario, during):
+    """SCENARIO started and READY: (its truth, DURING(its pid)), the
+    process killed after."""
+    truth_path = os.path.join(work, "truth.json")
+    proc = target.popen([target.scenario(work, scenario), target.inside(truth_path)], work, stdout=subprocess.PIPE)
+    try:
+        if not wait_ready(proc):
+            raise pt.Failure("the scenario did not get ready (exit %s)" % proc.poll())
+        with open(truth_path) as f:
+            truth = json.load(f)
+        return truth, during(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(timeout=scaled(30))
+
+
+def live_json(target, pid):
+    return heap_json(gdb_native.debug_args(target) + target.pycore_args() + ["--pid", str(pid)])
+
+
+def check_malloc_live(target, work):
+    truth, report = while_running(target, work, "cmalloc.py", lambda pid: live_json(target, pid))
+    return compare_malloc(report, truth)
+
+
+def check_malloc_unread(target, work):
+    """A root without glibc's debug file (the Debian unstable root: no
+    libc6-dbg), where main_arena is no symbol: the report says the C heap
+    is not read, and why, with no number of it."""
+    core, _, _ = take_snapshot(target, "cmalloc", work)
+    m = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])["heap"]["memory"]
+    if m is None or m["malloc"] is not None or "main_arena" not in (m["malloc_unread"] or ""):
+        raise pt.Failure("memory %s" % m)
+    return "says: %s" % m["malloc_unread"]
+
+
 def maps_summary(text):
     """/proc/PID/maps summed: files, the kernel's pseudo-files ([vdso],
     [vvar], [vvar_vclock], [vsyscall]), reserved (no access) and anonymous
@@ -228,22 +302,13 @@ def maps_summary(text):
 
 
 def check_live(target, work):
-    truth_path = os.path.join(work, "truth.json")
-    proc = target.popen([target.scenario(work, "heap.py"), target.inside(truth_path)], work,
-                        stdout=subprocess.PIPE)
-    try:
-        if not wait_ready(proc):
-            raise pt.Failure("the scenario did not get ready (exit %s)" % proc.poll())
-        with open(truth_path) as f:
-            truth = json.load(f)
-        report = heap_json(gdb_native.debug_args(target) + target.pycore_args() + ["--pid", str(proc.pid)])
-        with open("/proc/%d/maps" % proc.pid) as f:
+    def during(pid):
+        report = live_json(target, pid)
+        with open("/proc/%d/maps" % pid) as f:
             maps_text = f.read()
-        rc, text, err = pt.run_pycore(["heap", "--top", "100"] + gdb_native.debug_args(target) + target.pycore_args() +
-                                      ["--pid", str(proc.pid)])
-    finally:
-        proc.kill()
-        proc.wait(timeout=scaled(30))
+        return (report, maps_text) + pt.run_pycore(["heap", "--top", "100"] + gdb_native.debug_args(target) +
+                                                   target.pycore_args() + ["--pid", str(pid)])
+    truth, (report, maps_text, rc, text, err) = while_running(target, work, "heap.py", during)
     summary = compare(report, truth)
     # where the memory is, against the kernel's list of the process's
     # mappings, read right after pycore's (it sleeps: nothing moves); the
@@ -255,8 +320,20 @@ def check_live(target, work):
             m["reserved"] != maps.get("reserved", 0) or m["stacks"] + m["anonymous"] != maps.get("anonymous", 0) or \
             not 0 < m["python"] <= m["anonymous"]:
         raise pt.Failure("memory %s; /proc/PID/maps %s" % (m, maps))
-    return summary + "; memory as /proc/self/maps has it: %d MB anonymous, %d MB of it objects" % (
-        m["stacks"] + m["anonymous"] >> 20, m["python"] >> 20)
+    # the text census of the same process: its biggest type and the
+    # scenario's own classes among the 100 types most bytes, each a line,
+    # and the C heap's line (or why it is not read)
+    names = ["%s.%s" % (t["module"], t["qualname"]) if t["module"] != "builtins" else t["qualname"]
+             for t in report["heap"]["types"][:100]]
+    want = [names[0]] + [n for n in names if n in ("__main__.Slotted", "__main__.Node", "__main__.MyDict")]
+    lines = text.splitlines()
+    said = "C heap (%s's malloc)" % m["malloc"]["allocator"] if m["malloc"] else m["malloc_unread"]
+    missing = [n for n in want if not any(line.split()[-1:] == [n] for line in lines)]
+    if rc not in (0, 1) or len(want) < 4 or missing or not any(said in line for line in lines):
+        raise pt.Failure("the text census (exit %d) lacks %s (of %s) or %r: %s" % (
+            rc, missing, want, said, err.strip()[-200:]))
+    return summary + "; memory as /proc/self/maps has it: %d MB anonymous, %d MB of it objects; the text names " \
+        "%s and the C heap" % (m["stacks"] + m["anonymous"] >> 20, m["python"] >> 20, ", ".join(want))
 
 
 def gcore(proc, work, name):
@@ -450,6 +527,10 @@ def main():
                 pt.run_on(tap, name, case, check_mimalloc_said if name.startswith("ft") else fn)
     for name in ("py3.12", "debian3.11", "sid3.15"):
         pt.run_on(tap, name, "diff live", check_diff, True)
+    for name, fn in (("py3.12", check_malloc), ("py3.6", check_malloc), ("debian3.11", check_malloc),
+                     ("sid3.15", check_malloc_unread)):
+        pt.run_on(tap, name, "malloc", fn)
+    pt.run_on(tap, "py3.12", "malloc live", check_malloc_live)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)

@@ -1,0 +1,97 @@
+"""A C heap of known shape, for check-heap.py's malloc cases: the process
+allocates through glibc's malloc (ctypes) on its main thread and on three
+threads of its own (each given an arena of its own by glibc), frees some
+blocks into the bins and some, after the last large request, into the
+fastbins, keeps blocks mapped apart (1 MiB each), then writes glibc's own
+account of its heap to argv[1] (JSON): mallinfo2() and the number of
+arenas malloc_info() lists.  mallinfo2() is taken again after the write
+until two agree, so that the account is the heap's as it is left; then
+READY (os.write: nothing allocated) and it sleeps until killed.
+
+Needs glibc 2.33+ (mallinfo2)."""
+import ctypes
+import json
+import os
+import sys
+import threading
+import time
+
+FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+          "keepcost")
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in FIELDS]
+
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+
+
+def build(n):
+    """N blocks of sizes up to 3 KB, a third of them and a few more freed
+    (into the bins), two blocks mapped apart, then 200 of 24 bytes of
+    which every other is freed: the tcache takes 7 a size, the fastbins
+    the rest."""
+    keep = [libc.malloc(i * 7 % 3000 + 16) for i in range(n)]
+    for i in range(n):
+        if i % 3 == 0 or i % 51 == 1:
+            libc.free(keep[i])
+    big = [libc.malloc(1 << 20) for _ in range(2)]
+    small = [libc.malloc(24) for _ in range(200)]
+    for p in small[::2]:
+        libc.free(p)
+    return keep, big, small
+
+
+def account(path):
+    fp = libc.fopen(path.encode() + b".xml", b"w")
+    libc.malloc_info(0, fp)
+    libc.fclose(fp)
+    with open(path + ".xml") as f:
+        arenas = f.read().count('<heap nr="')
+    m = libc.mallinfo2()
+    return {"pid": os.getpid(), "arenas": arenas, "mallinfo": dict((n, getattr(m, n)) for n in FIELDS)}
+
+
+def main():
+    go, done = threading.Event(), threading.Event()
+    started = []
+
+    def worker():
+        started.append(build(5000))
+        go.set()
+        done.wait()
+
+    threads = []
+    for _ in range(3):
+        go.clear()
+        t = threading.Thread(target=worker)
+        t.start()
+        go.wait()
+        threads.append(t)
+    heap = build(20000)
+    truth = account(sys.argv[1])
+    for _ in range(20):
+        text = json.dumps(truth)
+        fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, text.encode())
+        os.close(fd)
+        m = libc.mallinfo2()
+        now = dict((n, getattr(m, n)) for n in FIELDS)
+        if now == truth["mallinfo"]:
+            break
+        truth["mallinfo"] = now
+    os.write(1, b"READY\n")
+    time.sleep(3600)
+    return heap, started
+
+
+main()
