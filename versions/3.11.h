@@ -140,4 +140,8 @@
 	.list_allocated = 32,
 	.bytearray_alloc = 24,
 	.dictkeys_refcnt = 0,
+	.interp_obmalloc = -1,
+	.interp_obmalloc_ptr = -1,
+	.obmalloc_arenas = -1,
+	.obmalloc_maxarenas = -1,
 },

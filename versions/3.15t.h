@@ -140,4 +140,8 @@
 	.list_allocated = 48,
 	.bytearray_alloc = 40,
 	.dictkeys_refcnt = 0,
+	.interp_obmalloc = -1,
+	.interp_obmalloc_ptr = 17280,
+	.obmalloc_arenas = 512,
+	.obmalloc_maxarenas = 520,
 },

@@ -556,6 +556,17 @@ struct model_heap_memory {
 					    untracked) that lie there */
 	struct model_heap_malloc *malloc; /* the C library's heap; NULL: not read */
 	const char *malloc_unread;       /* why it was not read (or read in part); NULL */
+	struct model_heap_pymalloc *pymalloc; /* pymalloc's arenas; NULL: not read */
+	const char *pymalloc_unread;     /* why not (or read in part); NULL */
+};
+
+/* pymalloc's arenas (python/heap/pymalloc.c), as sys._debugmallocstats()
+ * counts them. */
+struct model_heap_pymalloc {
+	uint64_t arenas, arena_size, pool_size;
+	uint64_t arena_bytes;            /* arenas * arena_size */
+	uint64_t allocated, blocks;      /* the blocks in use: bytes, how many */
+	uint64_t free_pools;             /* pools holding no block (never used, or emptied) */
 };
 
 /* glibc's malloc as its own state records it (python/heap/cmalloc.c): its

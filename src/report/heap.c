@@ -114,6 +114,17 @@ static json_t *malloc_json(const struct model_heap_malloc *m, json_t *(*str)(con
 			 (json_int_t)m->mmapped_blocks);
 }
 
+/* pymalloc's arenas as it counts them */
+static json_t *pymalloc_json(const struct model_heap_pymalloc *m)
+{
+	if (!m)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "arenas", (json_int_t)m->arenas, "arena_size",
+			 (json_int_t)m->arena_size, "pool_size", (json_int_t)m->pool_size, "arena_bytes",
+			 (json_int_t)m->arena_bytes, "allocated", (json_int_t)m->allocated, "blocks",
+			 (json_int_t)m->blocks, "free_pools", (json_int_t)m->free_pools);
+}
+
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
 {
 	if (!h)
@@ -136,6 +147,9 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 	if (mem && m->known) {
 		json_object_set_new(mem, "malloc", malloc_json(m->malloc, str));
 		json_object_set_new(mem, "malloc_unread", m->malloc_unread ? str(m->malloc_unread) : json_null());
+		json_object_set_new(mem, "pymalloc", pymalloc_json(m->pymalloc));
+		json_object_set_new(mem, "pymalloc_unread", m->pymalloc_unread ? str(m->pymalloc_unread)
+				    : json_null());
 	}
 	if (j)
 		json_object_set_new(j, "memory", mem ? mem : json_null());
@@ -203,20 +217,33 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		human(m->files, b[1], 32), human(m->stacks, b[2], 32), human(m->reserved, b[5], 32),
 		human(m->anonymous, b[3], 32), human(m->python, b[4], 32),
 		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
+	const struct model_heap_pymalloc *p = m->pymalloc;
 	const struct model_heap_malloc *c = m->malloc;
-	if (c) {
-		uint64_t in_malloc = c->arena_bytes + c->mmapped;
+	if (p)
+		fprintf(out, "  pymalloc: %" PRIu64 " arena%s of %s, %s: %s in %" PRIu64 " blocks in use, %s free (%"
+			PRIu64 " pools unused, the rest free blocks, pool headers and rounding)\n", p->arenas,
+			p->arenas == 1 ? "" : "s", human(p->arena_size, b[0], 32), human(p->arena_bytes, b[1], 32),
+			human(p->allocated, b[2], 32), p->blocks, human(p->arena_bytes - p->allocated, b[3], 32),
+			p->free_pools);
+	if (m->pymalloc_unread)
+		fprintf(out, "  %s\n", m->pymalloc_unread);
+	if (c)
 		fprintf(out, "  C heap (%s's malloc): %" PRIu64 " arena%s, %s from the system: %s in use, %s free "
 			"(%s of it at the arenas' tops, the rest in %" PRIu64 " free chunks); %" PRIu64 " block%s "
 			"mapped apart, %s\n", c->allocator, c->arenas, c->arenas == 1 ? "" : "s",
 			human(c->arena_bytes, b[0], 32), human(c->in_use, b[1], 32), human(c->free, b[2], 32),
 			human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks, c->mmapped_blocks == 1 ? "" : "s",
 			human(c->mmapped, b[4], 32));
-		fprintf(out, "  anonymous memory outside malloc's (pymalloc's arenas, other mappings): %s\n",
-			human(m->anonymous > in_malloc ? m->anonymous - in_malloc : 0, b[5], 32));
-	}
 	if (m->malloc_unread)
 		fprintf(out, "  %s\n", m->malloc_unread);
+	if (p || c) {
+		/* what neither allocator holds: the other's, when one is not read */
+		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0);
+		fprintf(out, "  anonymous memory outside %s: %s\n",
+			p && c ? "pymalloc's and malloc's" : p ? "pymalloc's (malloc's among it)"
+			: "malloc's (pymalloc's arenas among it)",
+			human(m->anonymous > held ? m->anonymous - held : 0, b[5], 32));
+	}
 }
 
 /* "Largest retainers: ..." (TOP of them; 0: all) */

@@ -246,7 +246,8 @@ static void types_out(struct census *k)
 	objects_out(c, k->watched, k->nwatched, &k->h->watched);
 }
 
-void py_heap_census(struct py_ctx *c, struct symbols *s, uint64_t runtime, uint64_t head, uint64_t gen0)
+void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod, uint64_t runtime, uint64_t head,
+		    uint64_t gen0)
 {
 	const struct py_layout *L = c->L;
 	struct model_heap *h = arena_alloc(c->a, sizeof(*h));
@@ -260,6 +261,7 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, uint64_t runtime, uint6
 	heap_reach_init(&k, head);
 	heap_memory_init(&k);
 	heap_malloc_read(&k, s);
+	heap_pymalloc_read(&k, s, mod, head);
 	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL &&
 	    (k.watched = malloc(c->opt->heap_nwatch * sizeof(*k.watched))) != NULL) {
 		memcpy(k.watch, c->opt->heap_watch, c->opt->heap_nwatch * sizeof(uint64_t));

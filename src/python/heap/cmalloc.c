@@ -20,7 +20,6 @@
 #include "platform/libc.h"
 #include "symbols/symbols.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +52,7 @@ struct cm {
 	struct py_ctx *c;
 	struct model_heap_malloc *m;
 	bool mangled;                /* 2.32+: fastbin links safe-linked */
-	const char *why;             /* the first part not read; NULL */
-	char buf[200];
+	struct heap_part part;       /* the first part not read */
 };
 
 static bool rd(struct cm *k, uint64_t addr, uint64_t *out)
@@ -62,18 +60,6 @@ static bool rd(struct cm *k, uint64_t addr, uint64_t *out)
 	return dump_read_u64(k->c->d, addr, out) == PC_OK;
 }
 
-/* The first part not read, said once */
-static void part_unread(struct cm *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void part_unread(struct cm *k, const char *fmt, ...)
-{
-	va_list ap;
-	if (k->why)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(k->buf, sizeof(k->buf), fmt, ap);
-	va_end(ap);
-	k->why = k->buf;
-}
 
 /* A free chunk at P of an arena of SYSTEM_MEM bytes: its size, 0 when P
  * is no chunk. */
@@ -86,22 +72,30 @@ static uint64_t chunk_size(struct cm *k, uint64_t p, uint64_t system_mem)
 	return size >= MIN_CHUNK && size <= system_mem ? size : 0;
 }
 
+/* The free chunks counted up to their budget: said, in the arena at A */
+static bool over_budget(struct cm *k, uint64_t a)
+{
+	if (k->m->free_chunks < MAX_FREE_CHUNKS)
+		return false;
+	heap_part_unread(&k->part, "the free chunks were counted up to %llu (a budget), in the arena at 0x%llx",
+			 U(MAX_FREE_CHUNKS), U(a));
+	return true;
+}
+
 /* The chunks of fastbin I of the arena at A: their bytes into *FREE. */
 static void fastbin(struct cm *k, uint64_t a, int i, uint64_t system_mem, uint64_t *free_)
 {
 	uint64_t p, link, size;
 	if (!rd(k, a + MS_FASTBINS + 8 * (uint64_t)i, &p)) {
-		part_unread(k, "fastbin %llu of the arena at 0x%llx is not in the dump", U(i), U(a));
+		heap_part_unread(&k->part, "fastbin %llu of the arena at 0x%llx is not in the dump", U(i), U(a));
 		return;
 	}
 	while (p) {
-		if (k->m->free_chunks >= MAX_FREE_CHUNKS) {
-			part_unread(k, "the free chunks were counted up to %llu (a budget), in the arena at 0x%llx",
-				    U(MAX_FREE_CHUNKS), U(a));
+		if (over_budget(k, a))
 			return;
-		}
 		if (!(size = chunk_size(k, p, system_mem)) || !rd(k, p + CHUNK_FD, &link)) {
-			part_unread(k, "a fastbin of the arena at 0x%llx holds 0x%llx, no chunk", U(a), U(p));
+			heap_part_unread(&k->part, "a fastbin of the arena at 0x%llx holds 0x%llx, no chunk", U(a),
+					 U(p));
 			return;
 		}
 		*free_ += size;
@@ -118,21 +112,18 @@ static void bin(struct cm *k, uint64_t a, int i, uint64_t system_mem, uint64_t *
 	/* bin_at(a, i): the bin's two links seen as a chunk's fd and bk */
 	uint64_t b = a + MS_BINS + 16 * (uint64_t)(i - 1) - CHUNK_FD, p, size;
 	if (!rd(k, b + CHUNK_BK, &p)) {
-		part_unread(k, "bin %llu of the arena at 0x%llx is not in the dump", U(i), U(a));
+		heap_part_unread(&k->part, "bin %llu of the arena at 0x%llx is not in the dump", U(i), U(a));
 		return;
 	}
 	while (p != b) {
-		if (k->m->free_chunks >= MAX_FREE_CHUNKS) {
-			part_unread(k, "the free chunks were counted up to %llu (a budget), in the arena at 0x%llx",
-				    U(MAX_FREE_CHUNKS), U(a));
+		if (over_budget(k, a))
 			return;
-		}
 		if ((k->m->free_chunks & 0xffff) == 0xffff && py_out_of_time(k->c)) {
-			part_unread(k, "the time budget ran out in the bins of the arena at 0x%llx", U(a));
+			heap_part_unread(&k->part, "the time budget ran out in the bins of the arena at 0x%llx", U(a));
 			return;
 		}
 		if (!(size = chunk_size(k, p, system_mem)) || !rd(k, p + CHUNK_BK, &p)) {
-			part_unread(k, "a bin of the arena at 0x%llx holds 0x%llx, no chunk", U(a), U(p));
+			heap_part_unread(&k->part, "a bin of the arena at 0x%llx holds 0x%llx, no chunk", U(a), U(p));
 			return;
 		}
 		*free_ += size;
@@ -145,11 +136,11 @@ static bool arena(struct cm *k, uint64_t a)
 {
 	uint64_t system_mem, top, top_size, free_ = 0;
 	if (!rd(k, a + MS_SYSTEM_MEM, &system_mem) || !rd(k, a + MS_TOP, &top)) {
-		part_unread(k, "the arena at 0x%llx is not in the dump", U(a));
+		heap_part_unread(&k->part, "the arena at 0x%llx is not in the dump", U(a));
 		return false;
 	}
 	if (!(top_size = chunk_size(k, top, system_mem))) {
-		part_unread(k, "the top chunk of the arena at 0x%llx (0x%llx) is no chunk", U(a), U(top));
+		heap_part_unread(&k->part, "the top chunk of the arena at 0x%llx (0x%llx) is no chunk", U(a), U(top));
 		return false;
 	}
 	free_ = top_size;
@@ -158,7 +149,8 @@ static bool arena(struct cm *k, uint64_t a)
 	for (int i = 1; i < NBINS; i++)
 		bin(k, a, i, system_mem, &free_);
 	if (free_ > system_mem) {
-		part_unread(k, "the arena at 0x%llx counts more free bytes than its %llu", U(a), U(system_mem));
+		heap_part_unread(&k->part, "the arena at 0x%llx counts more free bytes than its %llu", U(a),
+				 U(system_mem));
 		free_ = system_mem;
 	}
 	k->m->arenas++;
@@ -187,13 +179,13 @@ static void mmapped(struct cm *k, const struct symbol_want *mp)
 	uint32_t n;
 	uint64_t mem;
 	if (!mp->addr || !n_at) {
-		part_unread(k, "the blocks malloc mapped apart are not counted: its mp_ is %llu bytes, not the 112 or "
-			    "136 pycore reads", U(mp->size));
+		heap_part_unread(&k->part, "the blocks malloc mapped apart are not counted: its mp_ is %llu bytes, "
+				 "not the 112 or 136 pycore reads", U(mp->size));
 		return;
 	}
 	if (dump_read_u32(k->c->d, mp->addr + n_at, &n) != PC_OK || !rd(k, mp->addr + mem_at, &mem)) {
-		part_unread(k, "the blocks malloc mapped apart are not counted: its mp_ (0x%llx) is not in the "
-			    "dump", U(mp->addr));
+		heap_part_unread(&k->part, "the blocks malloc mapped apart are not counted: its mp_ (0x%llx) is not "
+				 "in the dump", U(mp->addr));
 		return;
 	}
 	k->m->mmapped = mem;
@@ -243,20 +235,20 @@ void heap_malloc_read(struct census *kc, struct symbols *s)
 	uint64_t a = want[0].addr;
 	do {
 		if (k.m->arenas >= MAX_ARENAS) {
-			part_unread(&k, "the arenas were read up to %llu (a budget)", U(MAX_ARENAS));
+			heap_part_unread(&k.part, "the arenas were read up to %llu (a budget)", U(MAX_ARENAS));
 			break;
 		}
 		if (!arena(&k, a))
 			break;
 		uint64_t next;
 		if (!rd(&k, a + MS_NEXT, &next)) {
-			part_unread(&k, "the arena list breaks after 0x%llx", U(a));
+			heap_part_unread(&k.part, "the arena list breaks after 0x%llx", U(a));
 			break;
 		}
 		a = next;
 	} while (a != want[0].addr);
 	mmapped(&k, &want[1]);
 	kc->h->memory.malloc = k.m;
-	if (k.why)
-		kc->h->memory.malloc_unread = arena_printf(c->a, "the C heap is read in part: %s", k.why);
+	if (k.part.why)
+		kc->h->memory.malloc_unread = arena_printf(c->a, "the C heap is read in part: %s", k.part.why);
 }

@@ -171,15 +171,32 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
  * what __sizeof__ reads is not captured. */
 int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size);
 
+/* The first part of an allocator's state not read (cmalloc.c, pymalloc.c):
+ * said once, in BUF */
+struct heap_part {
+	const char *why;             /* NULL: all read */
+	char buf[200];
+};
+void heap_part_unread(struct heap_part *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- cmalloc.c ---- */
 
 /* glibc's malloc state, through the symbols S gives of the C library:
  * k->h->memory.malloc, or why not in its malloc_unread. */
 void heap_malloc_read(struct census *k, struct symbols *s);
 
+/* ---- pymalloc.c ---- */
+
+/* pymalloc's arenas (3.6-3.11 through the symbols S gives of MOD, the
+ * interpreter's module; 3.12+ each interpreter's from HEAD):
+ * k->h->memory.pymalloc, or why not in its pymalloc_unread. */
+void heap_pymalloc_read(struct census *k, struct symbols *s, struct dump_module *mod, uint64_t head);
+
 /* The census of every interpreter (from HEAD; 3.7 and 3.8 keep the lists
  * in RUNTIME, 3.6 in the static state _PyGC_generation0, at GEN0, points
- * into) into c->r->heap; the C heap through S's symbols. */
-void py_heap_census(struct py_ctx *c, struct symbols *s, uint64_t runtime, uint64_t head, uint64_t gen0);
+ * into) into c->r->heap; the C heap and pymalloc's arenas through S's
+ * symbols (MOD: the interpreter's module). */
+void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod, uint64_t runtime, uint64_t head,
+		    uint64_t gen0);
 
 #endif

@@ -8,6 +8,8 @@
  * its file's data, not there). */
 #include "python/heap/heap.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +101,17 @@ void heap_memory_object(struct census *k, uint64_t obj, uint64_t size)
 			return;
 		}
 	}
+}
+
+void heap_part_unread(struct heap_part *p, const char *fmt, ...)
+{
+	va_list ap;
+	if (p->why)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->buf, sizeof(p->buf), fmt, ap);
+	va_end(ap);
+	p->why = p->buf;
 }
 
 void heap_memory_free(struct census *k)

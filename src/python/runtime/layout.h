@@ -196,6 +196,11 @@ struct py_layout {
 	int64_t list_allocated;              /* PyListObject.allocated */
 	int64_t bytearray_alloc;             /* PyByteArrayObject.ob_alloc */
 	int64_t dictkeys_refcnt;             /* PyDictKeysObject.dk_refcnt */
+	/* pymalloc's arenas (3.12+; before, static in Objects/obmalloc.c) */
+	int64_t interp_obmalloc;             /* PyInterpreterState.obmalloc, the state inline (3.12) */
+	int64_t interp_obmalloc_ptr;         /* PyInterpreterState.obmalloc, a pointer to it (3.13+) */
+	int64_t obmalloc_arenas;             /* struct _obmalloc_state's mgmt.arenas */
+	int64_t obmalloc_maxarenas;          /* its mgmt.maxarenas (a uint) */
 };
 
 #endif

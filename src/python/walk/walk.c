@@ -254,7 +254,7 @@ struct pc_error *py_analyze(struct dump *d, const struct locate *loc, struct sym
 	py_walk_interpreters(&c, runtime, head, rt.sym[PY_SYM_TSTATE_CURRENT]);
 	py_check_python_ran(&c, s, refused);
 	if (opt->heap)
-		py_heap_census(&c, s, runtime, head, rt.sym[PY_SYM_GC_GENERATION0]);
+		py_heap_census(&c, s, rt.mod, runtime, head, rt.sym[PY_SYM_GC_GENERATION0]);
 	if (opt->native) {
 		native_stacks(&c, s, rt.mod);
 		py_gc_after_native(&c);

@@ -32,12 +32,15 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              SIGUSR1) and took its census again
   NAME diff live  (py3.12, debian3.11, sid3.15) `pycore heap --diff --pid`
              of the first gcore and the process itself, read after the leak
-  NAME malloc  (py3.12, py3.6, debian3.11; py3.12 live too) scenarios/
-             cmalloc.py's C heap (four arenas, free chunks in bins and
-             fastbins, blocks mapped apart): the report's heap.memory.malloc
-             must be glibc's own account the process wrote (mallinfo2(),
-             the arenas malloc_info() lists); in the Debian unstable root
-             (sid3.15), without libc6-dbg, it must say why it is not read
+  NAME allocators  (every build but the free-threaded; py3.12 live too)
+             scenarios/allocators.py's heaps: pymalloc's arenas (heap.
+             memory.pymalloc) as the process's sys._debugmallocstats()
+             counts them (arenas, bytes in blocks in use, unused pools);
+             glibc's malloc (heap.memory.malloc: four arenas, free chunks
+             in bins and fastbins, blocks mapped apart) as its mallinfo2()
+             and malloc_info() count it; in the Debian unstable root,
+             without libc6-dbg, the report must say why the C heap is not
+             read
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -217,15 +220,48 @@ def check_mimalloc_said(target, work):
     raise pt.Skip("%s; its report says so: %s" % (MIMALLOC, said[0]))
 
 
-def compare_malloc(report, truth):
+def debugmallocstats(path):
+    """What the process's sys._debugmallocstats() wrote to PATH: pymalloc's
+    arenas, the bytes in its blocks in use and its unused pools."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.partition("=")
+            value = value.strip().replace(",", "")
+            if key.startswith("# arenas allocated current"):
+                out["arenas"] = int(value)
+            elif key.startswith("# bytes in allocated blocks"):
+                out["allocated"] = int(value)
+            elif "unused pools *" in key:
+                out["free_pools"] = int(key.split()[0])
+    if len(out) != 3:
+        raise pt.Failure("sys._debugmallocstats() wrote no account of pymalloc (%s)" % out)
+    return out
+
+
+def compare_pymalloc(m, stats):
+    """pymalloc's arenas as pycore reads them, against the account
+    sys._debugmallocstats() gave in the process."""
+    p = m["pymalloc"]
+    if p is None:
+        raise pt.Failure("pymalloc is not read: %s" % m["pymalloc_unread"])
+    got = {"arenas": p["arenas"], "allocated": p["allocated"], "free_pools": p["free_pools"]}
+    if got != stats or m["pymalloc_unread"] or p["arena_bytes"] != p["arenas"] * p["arena_size"]:
+        raise pt.Failure("pymalloc %s, unread %s; sys._debugmallocstats() %s" % (p, m["pymalloc_unread"], stats))
+    return "pymalloc as sys._debugmallocstats() counts it: %d arenas of %d KiB, %d bytes in %d blocks in use, " \
+        "%d pools unused" % (p["arenas"], p["arena_size"] >> 10, p["allocated"], p["blocks"], p["free_pools"])
+
+
+def compare_malloc(m, truth):
     """glibc's malloc as pycore reads it from the dump, against glibc's
-    own account that the process took (scenarios/cmalloc.py): the arenas
-    malloc_info() lists; their memory, in use and free, and the blocks
-    mapped apart as mallinfo2() counts them; its free blocks (ordblks:
-    the bins' chunks and one top an arena; smblks: the fastbins')."""
-    m, t = report["heap"]["memory"], truth["mallinfo"]
-    if m is None or m["malloc"] is None:
-        raise pt.Failure("the C heap is not read: %s" % (m and m["malloc_unread"]))
+    own account that the process took (scenarios/allocators.py): the
+    arenas malloc_info() lists; their memory, in use and free, and the
+    blocks mapped apart as mallinfo2() counts them; its free blocks
+    (ordblks: the bins' chunks and one top an arena; smblks: the
+    fastbins')."""
+    t = truth["mallinfo"]
+    if m["malloc"] is None:
+        raise pt.Failure("the C heap is not read: %s" % m["malloc_unread"])
     c = m["malloc"]
     if t["smblks"] == 0:
         raise pt.Failure("the scenario left no chunk in a fastbin: %s" % t)
@@ -242,11 +278,29 @@ def compare_malloc(report, truth):
             c["mmapped_blocks"], c["mmapped"])
 
 
-def check_malloc(target, work):
-    core, truth_path, _ = take_snapshot(target, "cmalloc", work)
+def compare_allocators(target, report, truth_path):
+    """Both allocators against the process's own accounts; in a root
+    without glibc's debug file (the Debian unstable root: no libc6-dbg),
+    where main_arena is no symbol, the report must say the C heap is not
+    read, and why, with no number of it."""
     with open(truth_path) as f:
         truth = json.load(f)
-    return compare_malloc(heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core]), truth)
+    m = report["heap"]["memory"]
+    if m is None:
+        raise pt.Failure("no memory in the report")
+    said = compare_pymalloc(m, debugmallocstats(truth_path + ".stats"))
+    if target.root:
+        if m["malloc"] is not None or "main_arena" not in (m["malloc_unread"] or ""):
+            raise pt.Failure("in %s (no libc6-dbg): malloc %s, unread %s" % (target.root, m["malloc"],
+                                                                            m["malloc_unread"]))
+        return said + "; says: " + m["malloc_unread"]
+    return said + "; " + compare_malloc(m, truth)
+
+
+def check_allocators(target, work):
+    core, truth_path, _ = take_snapshot(target, "allocators", work)
+    return compare_allocators(target, heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core]),
+                              truth_path)
 
 
 def while_running(target, work, scenario, during):
@@ -269,20 +323,9 @@ def live_json(target, pid):
     return heap_json(gdb_native.debug_args(target) + target.pycore_args() + ["--pid", str(pid)])
 
 
-def check_malloc_live(target, work):
-    truth, report = while_running(target, work, "cmalloc.py", lambda pid: live_json(target, pid))
-    return compare_malloc(report, truth)
-
-
-def check_malloc_unread(target, work):
-    """A root without glibc's debug file (the Debian unstable root: no
-    libc6-dbg), where main_arena is no symbol: the report says the C heap
-    is not read, and why, with no number of it."""
-    core, _, _ = take_snapshot(target, "cmalloc", work)
-    m = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])["heap"]["memory"]
-    if m is None or m["malloc"] is not None or "main_arena" not in (m["malloc_unread"] or ""):
-        raise pt.Failure("memory %s" % m)
-    return "says: %s" % m["malloc_unread"]
+def check_allocators_live(target, work):
+    _, report = while_running(target, work, "allocators.py", lambda pid: live_json(target, pid))
+    return compare_allocators(target, report, os.path.join(work, "truth.json"))
 
 
 def maps_summary(text):
@@ -527,10 +570,10 @@ def main():
                 pt.run_on(tap, name, case, check_mimalloc_said if name.startswith("ft") else fn)
     for name in ("py3.12", "debian3.11", "sid3.15"):
         pt.run_on(tap, name, "diff live", check_diff, True)
-    for name, fn in (("py3.12", check_malloc), ("py3.6", check_malloc), ("debian3.11", check_malloc),
-                     ("sid3.15", check_malloc_unread)):
-        pt.run_on(tap, name, "malloc", fn)
-    pt.run_on(tap, "py3.12", "malloc live", check_malloc_live)
+    for name in interpreters.names():
+        if not name.startswith("ft"):
+            pt.run_on(tap, name, "allocators", check_allocators)
+    pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)

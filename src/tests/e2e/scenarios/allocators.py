@@ -1,15 +1,20 @@
-"""A C heap of known shape, for check-heap.py's malloc cases: the process
-allocates through glibc's malloc (ctypes) on its main thread and on three
-threads of its own (each given an arena of its own by glibc), frees some
-blocks into the bins and some, after the last large request, into the
-fastbins, keeps blocks mapped apart (1 MiB each), then writes glibc's own
-account of its heap to argv[1] (JSON): mallinfo2() and the number of
-arenas malloc_info() lists.  mallinfo2() is taken again after the write
-until two agree, so that the account is the heap's as it is left; then
-READY (os.write: nothing allocated) and it sleeps until killed.
+"""The two allocators' heaps of known shape, for check-heap.py's
+allocators cases.  The process allocates through glibc's malloc (ctypes)
+on its main thread and on three threads of its own (each given an arena
+of its own by glibc), frees some blocks into the bins and some, after the
+last large request, into the fastbins, keeps blocks mapped apart (1 MiB
+each); its lists of their addresses and 100000 strings, a third of them
+dropped, fill pymalloc's arenas.  Then it writes each allocator's own
+account: glibc's mallinfo2() and the number of arenas malloc_info()
+lists to argv[1] (JSON; mallinfo2() taken again after the write until two
+agree, so that it is the heap's as it is left), then, last,
+sys._debugmallocstats() to argv[1] + ".stats" (pymalloc's arenas, the
+bytes in its blocks in use, its unused pools); then READY (os.write:
+nothing allocated) and it sleeps until killed.
 
 Needs glibc 2.33+ (mallinfo2)."""
 import ctypes
+import gc
 import json
 import os
 import sys
@@ -78,7 +83,18 @@ def main():
         go.wait()
         threads.append(t)
     heap = build(20000)
+    strings = [str(i) * 3 for i in range(100000)]
+    del strings[::3]
+    # no collection from here on: 3.12+ runs one at the next check of the
+    # eval breaker, which can come after the accounts and free blocks
+    gc.collect()
+    gc.disable()
     truth = account(sys.argv[1])
+    # sys._debugmallocstats() writes to the C library's stderr: fd 2, the
+    # stats file from now on
+    fd = os.open(sys.argv[1] + ".stats", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
     for _ in range(20):
         text = json.dumps(truth)
         fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -89,9 +105,11 @@ def main():
         if now == truth["mallinfo"]:
             break
         truth["mallinfo"] = now
+    # last, pymalloc's own account (stderr is unbuffered: no allocation)
+    sys._debugmallocstats()
     os.write(1, b"READY\n")
     time.sleep(3600)
-    return heap, started
+    return heap, started, strings
 
 
 main()
