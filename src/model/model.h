@@ -554,6 +554,7 @@ struct model_heap_memory {
 					    arenas, mmapped blocks */
 	uint64_t python;                 /* of anonymous: the objects counted (tracked and
 					    untracked) that lie there */
+	uint64_t modules_bss;            /* of anonymous: the modules' zero-initialised data */
 	struct model_heap_malloc *malloc; /* the C library's heap; NULL: not read */
 	const char *malloc_unread;       /* why it was not read (or read in part); NULL */
 	struct model_heap_pymalloc *pymalloc; /* pymalloc's arenas; NULL: not read */
@@ -581,6 +582,9 @@ struct model_heap_malloc {
 	uint64_t top;                    /* of free, the arenas' top chunks (can go back to the system) */
 	uint64_t free_chunks;            /* the free chunks in bins and fastbins (tops apart) */
 	uint64_t mmapped, mmapped_blocks; /* blocks mmapped apart (mp_.mmapped_mem, n_mmaps) */
+	uint64_t reserved;               /* the threads' heaps' reserved tails (no access) */
+	uint64_t reserved_anonymous;     /* of it, what the dump recorded as readable: moved
+					    from the anonymous memory to the reserved */
 };
 
 /* pycore heap: every object on the GC's lists, counted by type. */

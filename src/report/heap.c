@@ -107,11 +107,11 @@ static json_t *malloc_json(const struct model_heap_malloc *m, json_t *(*str)(con
 {
 	if (!m)
 		return json_null();
-	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "allocator", str(m->allocator), "arenas",
-			 (json_int_t)m->arenas, "arena_bytes", (json_int_t)m->arena_bytes, "in_use",
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "allocator", str(m->allocator),
+			 "arenas", (json_int_t)m->arenas, "arena_bytes", (json_int_t)m->arena_bytes, "in_use",
 			 (json_int_t)m->in_use, "free", (json_int_t)m->free, "top", (json_int_t)m->top, "free_chunks",
 			 (json_int_t)m->free_chunks, "mmapped", (json_int_t)m->mmapped, "mmapped_blocks",
-			 (json_int_t)m->mmapped_blocks);
+			 (json_int_t)m->mmapped_blocks, "reserved", (json_int_t)m->reserved);
 }
 
 /* pymalloc's arenas as it counts them */
@@ -145,6 +145,7 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 			    (json_int_t)m->files, "stacks", (json_int_t)m->stacks, "reserved", (json_int_t)m->reserved,
 			    "anonymous", (json_int_t)m->anonymous, "python", (json_int_t)m->python);
 	if (mem && m->known) {
+		json_object_set_new(mem, "modules_bss", json_integer((json_int_t)m->modules_bss));
 		json_object_set_new(mem, "malloc", malloc_json(m->malloc, str));
 		json_object_set_new(mem, "malloc_unread", m->malloc_unread ? str(m->malloc_unread) : json_null());
 		json_object_set_new(mem, "pymalloc", pymalloc_json(m->pymalloc));
@@ -230,19 +231,21 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 	if (c)
 		fprintf(out, "  C heap (%s's malloc): %" PRIu64 " arena%s, %s from the system: %s in use, %s free "
 			"(%s of it at the arenas' tops, the rest in %" PRIu64 " free chunks); %" PRIu64 " block%s "
-			"mapped apart, %s\n", c->allocator, c->arenas, c->arenas == 1 ? "" : "s",
-			human(c->arena_bytes, b[0], 32), human(c->in_use, b[1], 32), human(c->free, b[2], 32),
-			human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks, c->mmapped_blocks == 1 ? "" : "s",
-			human(c->mmapped, b[4], 32));
+			"mapped apart, %s; its threads' heaps reserve %s more (no access%s)\n", c->allocator,
+			c->arenas, c->arenas == 1 ? "" : "s", human(c->arena_bytes, b[0], 32),
+			human(c->in_use, b[1], 32), human(c->free, b[2], 32), human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks,
+			c->mmapped_blocks == 1 ? "" : "s", human(c->mmapped, b[4], 32), human(c->reserved, b[5], 32),
+			c->reserved_anonymous ? ": the dump records them readable, counted reserved above" : "");
 	if (m->malloc_unread)
 		fprintf(out, "  %s\n", m->malloc_unread);
 	if (p || c) {
 		/* what neither allocator holds: the other's, when one is not read */
-		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0);
-		fprintf(out, "  anonymous memory outside %s: %s\n",
-			p && c ? "pymalloc's and malloc's" : p ? "pymalloc's (malloc's among it)"
-			: "malloc's (pymalloc's arenas among it)",
-			human(m->anonymous > held ? m->anonymous - held : 0, b[5], 32));
+		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0) + m->modules_bss;
+		uint64_t rest = m->anonymous > held ? m->anonymous - held : 0;
+		fprintf(out, "  modules' zero-initialised data (.bss): %s\n", human(m->modules_bss, b[4], 32));
+		fprintf(out, "  unattributed (anonymous memory none of those holds%s): %s (%.0f %% of the anonymous)\n",
+			p && c ? "" : p ? ", malloc's among it" : ", pymalloc's among it", human(rest, b[5], 32),
+			m->anonymous ? 100.0 * (double)rest / (double)m->anonymous : 0.0);
 	}
 }
 

@@ -260,6 +260,7 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 			    .g = { .index = ADDRTAB_INIT(struct heap_node_ref), .cur = HEAP_NO_NODE } };
 	heap_reach_init(&k, head);
 	heap_memory_init(&k);
+	heap_memory_modules(&k);
 	heap_malloc_read(&k, s);
 	heap_pymalloc_read(&k, s, mod, head);
 	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL &&

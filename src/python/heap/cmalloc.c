@@ -14,7 +14,16 @@
  * 12's 2.36 debug info has it (gdb's ptype /o); struct malloc_par 112
  * bytes, or 136 with 2.35's tunables (thp_pagesize, hp_pagesize,
  * hp_flags) before n_mmaps.  Since 2.32 a fastbin's links are mangled
- * (safe-linking: stored as (&fd >> 12) ^ fd). */
+ * (safe-linking: stored as (&fd >> 12) ^ fd).
+ *
+ * A thread's arena lives in heaps of its own (arena.c): each a
+ * HEAP_MAX_SIZE-aligned mapping of HEAP_MAX_SIZE bytes (2 *
+ * DEFAULT_MMAP_THRESHOLD_MAX: 64 MiB on LP64, unless glibc.malloc.hugetlb
+ * sets 2.35's mp_.hp_pagesize), from a struct heap_info: ar_ptr (its
+ * arena), prev (the arena's heap before), size, mprotect_size (what is
+ * readable and writable; the rest of the mapping is PROT_NONE).  Those
+ * reserved tails are said, and moved from the anonymous memory to the
+ * reserved where the dump records them as readable (gdb's gcore does). */
 #include "python/heap/heap.h"
 #include "python/walk/walk.h"
 #include "platform/libc.h"
@@ -40,6 +49,12 @@
 #define MIN_CHUNK 32ull
 #define ALIGN_MASK 15ull
 
+#define HEAP_MAX ((uint64_t)64 << 20)
+#define HI_AR_PTR 0
+#define HI_PREV 8
+#define HI_MPROTECT_SIZE 24
+#define MAX_HEAPS (1u << 16)
+
 /* arenas read at most (glibc's arena_max is 8 a processor) and free chunks
  * over all of them: budgets of pycore's, not glibc's */
 #define MAX_ARENAS 4096
@@ -49,9 +64,12 @@
 #define U(x) ((unsigned long long)(x))
 
 struct cm {
+	struct census *k;
 	struct py_ctx *c;
 	struct model_heap_malloc *m;
 	bool mangled;                /* 2.32+: fastbin links safe-linked */
+	bool heap_max_known;         /* HEAP_MAX (no hugetlb tunable set) */
+	uint64_t main;               /* main_arena */
 	struct heap_part part;       /* the first part not read */
 };
 
@@ -131,6 +149,30 @@ static void bin(struct cm *k, uint64_t a, int i, uint64_t system_mem, uint64_t *
 	}
 }
 
+/* The heaps of a thread's arena A, from the one its TOP is in: their
+ * reserved tails. */
+static void heaps(struct cm *k, uint64_t a, uint64_t top)
+{
+	uint64_t h = top & ~(HEAP_MAX - 1), ar, mprotect_size;
+	for (unsigned n = 0; h; n++) {
+		if (n == MAX_HEAPS) {
+			heap_part_unread(&k->part, "the heaps of the arena at 0x%llx were read up to %u (a budget)",
+					 U(a), MAX_HEAPS);
+			return;
+		}
+		if (!rd(k, h + HI_AR_PTR, &ar) || ar != a || !rd(k, h + HI_MPROTECT_SIZE, &mprotect_size) ||
+		    mprotect_size > HEAP_MAX) {
+			heap_part_unread(&k->part, "the heap at 0x%llx is none of the arena at 0x%llx's: its reserved "
+					 "tail is not counted", U(h), U(a));
+			return;
+		}
+		k->m->reserved += HEAP_MAX - mprotect_size;
+		k->m->reserved_anonymous += heap_memory_reserved(k->k, h + mprotect_size, h + HEAP_MAX);
+		if (!rd(k, h + HI_PREV, &h))
+			return;
+	}
+}
+
 /* The arena at A: its memory, its top and free chunks, into k->m. */
 static bool arena(struct cm *k, uint64_t a)
 {
@@ -158,6 +200,8 @@ static bool arena(struct cm *k, uint64_t a)
 	k->m->free += free_;
 	k->m->in_use += system_mem - free_;
 	k->m->top += top_size;
+	if (a != k->main && k->heap_max_known)
+		heaps(k, a, top);
 	return true;
 }
 
@@ -223,7 +267,7 @@ void heap_malloc_read(struct census *kc, struct symbols *s)
 	struct py_ctx *c = kc->c;
 	struct symbol_want want[] = { { "main_arena", 0, 0 }, { "mp_", 0, 0 }, { "__libc_version", 0, 0 } };
 	int major = 0, minor = 0;
-	struct cm k = { .c = c };
+	struct cm k = { .k = kc, .c = c };
 	if ((kc->h->memory.malloc_unread = refusal(&k, s, want, &major, &minor)) != NULL)
 		return;
 	if (!(k.m = arena_alloc(c->a, sizeof(*k.m)))) {
@@ -232,6 +276,12 @@ void heap_malloc_read(struct census *kc, struct symbols *s)
 	}
 	k.m->allocator = arena_printf(c->a, "glibc %d.%d", major, minor);
 	k.mangled = major * 100 + minor >= 232;
+	k.main = want[0].addr;
+	/* mp_.hp_pagesize (2.35+, after five size_t and thp_pagesize): 0
+	 * unless glibc.malloc.hugetlb made the heaps' size another */
+	uint64_t hp_pagesize = 0;
+	k.heap_max_known = want[1].size == 112 || (want[1].size == 136 && rd(&k, want[1].addr + 48, &hp_pagesize) &&
+						   hp_pagesize == 0);
 	uint64_t a = want[0].addr;
 	do {
 		if (k.m->arenas >= MAX_ARENAS) {

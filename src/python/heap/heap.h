@@ -119,6 +119,13 @@ int heap_cmp_u64(const void *a, const void *b);
 /* The mappings split into files, stacks and anonymous memory into
  * k->h->memory; the anonymous ones kept for heap_memory_object. */
 void heap_memory_init(struct census *k);
+/* [START, END), memory that glibc's heap_info proves reserved (no access):
+ * the part of it the dump records as anonymous moved to the reserved;
+ * that part's bytes. */
+uint64_t heap_memory_reserved(struct census *k, uint64_t start, uint64_t end);
+/* The modules' zero-initialised data (their .bss) in the anonymous
+ * memory: k->h->memory.modules_bss. */
+void heap_memory_modules(struct census *k);
 /* OBJ, of SIZE, counted: in anonymous memory? */
 void heap_memory_object(struct census *k, uint64_t obj, uint64_t size);
 void heap_memory_free(struct census *k);

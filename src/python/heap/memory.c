@@ -8,10 +8,14 @@
  * its file's data, not there). */
 #include "python/heap/heap.h"
 
+#include <elf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the loader's page: 4 KiB (x86-64, and aarch64 as Debian builds it) */
+#define PAGE ((uint64_t)4096)
 
 static bool holds_stack(const struct dump *d, const struct dump_vma *v)
 {
@@ -84,6 +88,66 @@ void heap_memory_init(struct census *k)
 		not_a_file(k, &loads[i], loads[i].end - loads[i].start);
 	}
 	m->mapped = m->files + m->stacks + m->reserved + m->anonymous;
+}
+
+/* The bytes of [START, END) in the anonymous memory */
+static uint64_t in_anonymous(const struct census *k, uint64_t start, uint64_t end)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < k->nanon; i++) {
+		const struct dump_vma *v = k->anon[i];
+		uint64_t lo = v->start > start ? v->start : start, hi = v->end < end ? v->end : end;
+		if (lo < hi)
+			n += hi - lo;
+	}
+	return n;
+}
+
+uint64_t heap_memory_reserved(struct census *k, uint64_t start, uint64_t end)
+{
+	struct model_heap_memory *m = &k->h->memory;
+	uint64_t moved = in_anonymous(k, start, end);
+	moved = moved < m->anonymous ? moved : m->anonymous;
+	m->anonymous -= moved;
+	m->reserved += moved;
+	return moved;
+}
+
+/* The anonymous memory of module M's zero-initialised data: each
+ * PT_LOAD segment's memory past its file bytes, which the loader maps
+ * anonymous from the page after them (its .bss; CPython's _PyRuntime in
+ * part), by the program headers the dump holds at its base. */
+static uint64_t module_bss(const struct census *k, const struct dump_module *m)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	struct dump *d = k->c->d;
+	if (!m->base || dump_read(d, m->base, &eh, sizeof(eh)) != PC_OK ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 64 || eh.e_phoff > (1u << 20) ||
+	    dump_read(d, m->base + eh.e_phoff, ph, eh.e_phnum * sizeof(*ph)) != PC_OK)
+		return 0;
+	uint64_t bias = 0, n = 0;
+	bool first = true;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (first && eh.e_type == ET_DYN)
+			bias = m->base - (ph[i].p_vaddr & ~(PAGE - 1));
+		first = false;
+		uint64_t from = (ph[i].p_vaddr + ph[i].p_filesz + PAGE - 1) & ~(PAGE - 1);
+		uint64_t to = (ph[i].p_vaddr + ph[i].p_memsz + PAGE - 1) & ~(PAGE - 1);
+		if (ph[i].p_memsz > ph[i].p_filesz && to > from && to - from < ((uint64_t)1 << 40))
+			n += in_anonymous(k, bias + from, bias + to);
+	}
+	return n;
+}
+
+void heap_memory_modules(struct census *k)
+{
+	struct model_heap_memory *m = &k->h->memory;
+	for (size_t i = 0; m->known && i < k->c->d->nmodules; i++)
+		m->modules_bss += module_bss(k, &k->c->d->modules[i]);
 }
 
 void heap_memory_object(struct census *k, uint64_t obj, uint64_t size)
