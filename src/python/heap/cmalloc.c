@@ -90,9 +90,17 @@ static uint64_t chunk_size(struct cm *k, uint64_t p, uint64_t system_mem)
 	return size >= MIN_CHUNK && size <= system_mem ? size : 0;
 }
 
-/* The free chunks counted up to their budget: said, in the arena at A */
-static bool over_budget(struct cm *k, uint64_t a)
+/* Whether a free list of the arena at A, of SYSTEM_MEM bytes, is to stop
+ * before its next chunk: the chunks' budget, or more free bytes (FREE)
+ * than the arena has (a list that does not end: each chunk is 32 bytes at
+ * least, so a cycle stops within SYSTEM_MEM / 32 steps), said. */
+static bool over_budget(struct cm *k, uint64_t a, uint64_t system_mem, uint64_t free_)
 {
+	if (free_ > system_mem) {
+		heap_part_unread(&k->part, "a free list of the arena at 0x%llx does not end: it counts more free "
+				 "bytes than its %llu", U(a), U(system_mem));
+		return true;
+	}
 	if (k->m->free_chunks < MAX_FREE_CHUNKS)
 		return false;
 	heap_part_unread(&k->part, "the free chunks were counted up to %llu (a budget), in the arena at 0x%llx",
@@ -109,7 +117,7 @@ static void fastbin(struct cm *k, uint64_t a, int i, uint64_t system_mem, uint64
 		return;
 	}
 	while (p) {
-		if (over_budget(k, a))
+		if (over_budget(k, a, system_mem, *free_))
 			return;
 		if (!(size = chunk_size(k, p, system_mem)) || !rd(k, p + CHUNK_FD, &link)) {
 			heap_part_unread(&k->part, "a fastbin of the arena at 0x%llx holds 0x%llx, no chunk", U(a),
@@ -134,7 +142,7 @@ static void bin(struct cm *k, uint64_t a, int i, uint64_t system_mem, uint64_t *
 		return;
 	}
 	while (p != b) {
-		if (over_budget(k, a))
+		if (over_budget(k, a, system_mem, *free_))
 			return;
 		if ((k->m->free_chunks & 0xffff) == 0xffff && py_out_of_time(k->c)) {
 			heap_part_unread(&k->part, "the time budget ran out in the bins of the arena at 0x%llx", U(a));

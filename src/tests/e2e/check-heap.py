@@ -42,6 +42,10 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              modules' .bss hold 5 % of the anonymous memory at most; in
              the Debian unstable root, without libc6-dbg, the report must
              say why the C heap is not read
+  py3.12 allocators corrupt  its gcore patched in the allocators' state
+             (addresses from gdb): a free list that never ends, a top chunk
+             at 0x10, a broken arena ring, a pool naming another arena;
+             each report says what it could not read ("read in part")
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -571,6 +575,65 @@ def check_corrupt(target, work):
     return "; ".join(patched(*case) for case in cases)
 
 
+def gdb_values(target, core, exprs):
+    """gdb's values of EXPRS (hexadecimal) in CORE: the addresses the
+    corrupt cases patch, from the debug files, not from pycore."""
+    args = []
+    for e in exprs:
+        args += ["-ex", "printf \"VALUE %%lx\\n\", (unsigned long)(%s)" % e]
+    g = subprocess.run(["gdb", "-nx", "-batch", "-ex", "set debuginfod enabled off"] + target.gdb_args() + args +
+                       [target.host_exe(), core], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=scaled(120))
+    values = [int(line.split()[1], 16) for line in g.stdout.decode().splitlines() if line.startswith("VALUE ")]
+    if len(values) != len(exprs):
+        raise pt.Failure("gdb gave %d of the values of %s" % (len(values), exprs))
+    return values
+
+
+def check_allocators_corrupt(target, work):
+    """A gcore of scenarios/allocators.py patched in the allocators' own
+    state, at addresses gdb gives from the debug files: a bin's chunk whose
+    back link is itself (a list that never ends), a top chunk at 0x10, an
+    arena ring broken by a next of 0x10, a pymalloc pool that names
+    another arena: the report says which part of which allocator it could
+    not read ("read in part: ..."), its numbers never above the intact
+    ones', and ends."""
+    core, _, _ = take_snapshot(target, "allocators", work)
+    intact = heap_json([core])["heap"]["memory"]
+    arena, top, bins, nxt, pm = gdb_values(target, core, [
+        "&main_arena", "&main_arena.top", "&main_arena.bins", "&main_arena.next",
+        "_PyRuntime._main_interpreter.obmalloc.mgmt.arenas[0].address"])
+    c = Core(core)
+    # a bin holding a chunk (its bk is not the bin itself)
+    chunk = next((c.u64(bins + 16 * i + 8) for i in range(127) if c.u64(bins + 16 * i + 8) != bins + 16 * i - 16),
+                 None)
+    if chunk is None:
+        raise pt.Failure("main_arena's bins hold no chunk")
+    first_pool = (pm + 16383) & ~16383
+
+    def patched(patch, which, want):
+        c2 = Core(core)
+        patch(c2)
+        path = os.path.join(work, "patched")
+        c2.save(path)
+        rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
+        m = load_report(out)["heap"]["memory"] if out.strip() else None
+        said = m and m[which + "_unread"] or ""
+        got = m and m[which]
+        if rc not in (0, 1) or want not in said or (got and intact[which] and any(
+                got[k] > intact[which][k] for k in ("arenas", "arena_bytes"))):
+            raise pt.Failure("%s: exit %d, %s %s, unread %r (want %r): %s" % (
+                which, rc, which, got, said, want, err.strip()[-200:]))
+        return said
+
+    cases = [
+        (lambda c2: c2.put64(chunk + 24, chunk), "malloc", "does not end"),
+        (lambda c2: c2.put64(top, 0x10), "malloc", "is no chunk"),
+        (lambda c2: c2.put64(nxt, 0x10), "malloc", "the arena at 0x10 is not in the dump"),
+        (lambda c2: c2.put64(first_pool + 32, 7 << 32 | 99), "pymalloc", "is none of arena 0's"),
+    ]
+    return "main_arena at 0x%x: %s" % (arena, "; ".join(patched(*case) for case in cases))
+
+
 def main():
     tap = pt.TAP()
     for name in interpreters.names():
@@ -585,6 +648,7 @@ def main():
         if not name.startswith("ft"):
             pt.run_on(tap, name, "allocators", check_allocators)
     pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
+    pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)
