@@ -24,11 +24,12 @@ enum heap_sizeof {
 #define TPF_TYPE_SUBCLASS   (1ul << 31)
 
 /* The references reach.c follows from an object of a type: those of the
- * exact built-in containers, and of instances of Python classes (whose
+ * exact built-in containers, of instances of Python classes (whose
  * tp_traverse is subtype_traverse) their attributes and what their
- * built-in base holds. */
+ * built-in base holds, and of a class its namespace. */
 enum heap_walk {
 	HW_NONE, HW_LIST, HW_TUPLE, HW_DICT, HW_SET, HW_CELL, HW_MODULE,
+	HW_TYPE,                     /* a class (a heap type): its namespace, tp_dict */
 };
 
 /* What the census knows of one type, cached by its address. */
@@ -131,6 +132,10 @@ void heap_memory_object(struct census *k, uint64_t obj, uint64_t size);
 void heap_memory_free(struct census *k);
 
 /* ---- reach.c ---- */
+
+/* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
+ * a static type, whose namespace is no heap's), -1 not in the dump. */
+int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
 
 /* The walk of the untracked: subtype_traverse found (from the builtins'
  * __loader__, a Python class), for interpreter HEAD. */

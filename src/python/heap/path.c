@@ -136,6 +136,9 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 	case HW_MODULE:
 		*ns = true;
 		return;
+	case HW_TYPE:
+		*ns = true;   /* (its namespace: the one reference followed) */
+		return;
 	case HW_NONE:
 		break;
 	}

@@ -144,6 +144,16 @@ static void visit_array(struct census *k, uint64_t items, int64_t n)
 	}
 }
 
+/* (heap.h) */
+int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
+{
+	uint64_t flags;
+	*dict = 0;
+	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
+		return -1;
+	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
+}
+
 /* the references of OBJ, of type T, the graph's NODE */
 static void edges(struct census *k, uint64_t obj, uint32_t node, const struct heap_type *t)
 {
@@ -180,6 +190,12 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 		if (py_rd_ptr(c, obj + (t->walk == HW_CELL ? L->cell_ref : L->module_dict), &p) != PC_OK)
 			k->unreadable++;
 		else
+			visit(c, 0, p, k);
+		break;
+	case HW_TYPE:     /* a class's namespace; a static type's is not its heap */
+		if (heap_type_dict(c, obj, &p) != 0)
+			k->unreadable++;
+		else if (p)
 			visit(c, 0, p, k);
 		break;
 	case HW_NONE:

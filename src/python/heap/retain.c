@@ -331,9 +331,10 @@ static bool shortest(const struct heap_graph *g, struct dom *d, const uint32_t *
 	return true;
 }
 
-/* Whether node V is a module, a module's dict (MODDICT) or an
- * interpreter's dict among the roots: they hold everything below them,
- * and are no answer to "who holds it". */
+/* Whether node V is a module, a module's dict or a class's namespace
+ * (MODDICT) or an interpreter's dict among the roots: they hold
+ * everything below them (the class itself is an answer), and are no
+ * answer to "who holds it". */
 static bool structural(struct census *k, const struct dom *d, const bool *moddict, uint32_t v)
 {
 	for (size_t i = 0; i < d->ndicts; i++)
@@ -648,10 +649,11 @@ void heap_retain(struct census *k, uint64_t head)
 	const char **names = NULL;
 	bool ok = r && dst && ns && watch;
 	if (ok) {
-		/* a module's dict marked */
+		/* a module's dict, a class's namespace marked */
 		for (uint32_t v = 0; v < d.n; v++) {
 			struct heap_type *t = heap_type_entry(k, g->type[v]);
-			if (t && t->walk == HW_MODULE && !t->instance && g->count[v] == 1 && dst[g->first[v]] != UNDEF)
+			if (t && (t->walk == HW_MODULE || t->walk == HW_TYPE) && !t->instance && g->count[v] == 1 &&
+			    dst[g->first[v]] != UNDEF)
 				ns[dst[g->first[v]]] = true;
 		}
 		ok = find_roots(k, head, &d, &names, r);

@@ -38,8 +38,9 @@ int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav)
 }
 
 /* Which references of T's objects reach.c follows: the exact built-in
- * containers' (known by their names: static types), and a Python class's
- * instance's attributes and its built-in base's items. */
+ * containers' (known by their names: static types), a Python class's
+ * instance's attributes and its built-in base's items, and a class's
+ * namespace (T is type or a metaclass). */
 static void walk_rule(struct census *k, struct heap_type *t)
 {
 	static const struct {
@@ -47,7 +48,7 @@ static void walk_rule(struct census *k, struct heap_type *t)
 		enum heap_walk walk;
 	} builtin[] = {
 		{ "list", HW_LIST }, { "tuple", HW_TUPLE }, { "dict", HW_DICT }, { "set", HW_SET },
-		{ "frozenset", HW_SET }, { "cell", HW_CELL }, { "module", HW_MODULE },
+		{ "frozenset", HW_SET }, { "cell", HW_CELL }, { "module", HW_MODULE }, { "type", HW_TYPE },
 	};
 	struct py_ctx *c = k->c;
 	uint64_t trav;
@@ -58,9 +59,12 @@ static void walk_rule(struct census *k, struct heap_type *t)
 				t->walk = builtin[i].walk;
 		return;
 	}
-	/* (a Python metaclass's instances are classes: type_traverse's
-	 * references, not followed) */
-	if (!k->subtype_traverse || (t->flags & TPF_TYPE_SUBCLASS) ||
+	/* a Python metaclass's instances are classes: their namespaces */
+	if (t->flags & TPF_TYPE_SUBCLASS) {
+		t->walk = HW_TYPE;
+		return;
+	}
+	if (!k->subtype_traverse ||
 	    heap_type_traverse(c, t->addr, &trav) != PC_OK || trav != k->subtype_traverse)
 		return;
 	t->instance = true;

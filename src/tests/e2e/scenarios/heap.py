@@ -114,6 +114,11 @@ MODULE = types.ModuleType("heapmod")
 MODULE.x = [1, 2, 3]
 
 
+class Registry:
+    """A class-level cache: reached through the class's namespace."""
+    items = [[i, "registry %d" % i] for i in range(2000)]
+
+
 def owner(t):
     """The class along T's MRO that defines __sizeof__, named as pycore
     names a type."""
@@ -126,9 +131,9 @@ def owner(t):
 # exact built-in containers' and Python classes' instances' (whose
 # tp_traverse, the word after tp_flags and tp_doc in PyTypeObject, at 184
 # on 64-bit builds of every version, is subtype_traverse, but for the
-# classes a Python metaclass makes); gc.get_referents gives an instance's
-# attributes and its built-in base's items, but not a dict's str keys,
-# which pycore counts.
+# classes a Python metaclass makes), and a class's namespace;
+# gc.get_referents gives an instance's attributes and its built-in base's
+# items, but not a dict's str keys, which pycore counts.
 HEAPTYPE = 1 << 9
 CELL = type((lambda x: (lambda: x))(0).__closure__[0])
 
@@ -145,6 +150,10 @@ SUBTYPE = tp_traverse(Probe)
 
 
 def referents(o, t):
+    if isinstance(o, type):
+        # a class: its namespace (the dict its mappingproxy holds); a
+        # static type's is not the heap's
+        return gc.get_referents(vars(o))[:1] if o.__flags__ & HEAPTYPE else []
     if t is list or t is tuple or t is set or t is frozenset:
         return list(o)
     if t is dict:
@@ -201,7 +210,7 @@ def untracked(objs):
 # but through it), over the references pycore follows (referents()), from
 # the roots pycore reads: sys.modules, sys.__dict__, builtins.__dict__ and
 # the frames' locals (retained()).
-RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS")
+RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS", "Registry.items")
 
 
 def reached(roots, skip):
@@ -227,6 +236,12 @@ def reached(roots, skip):
     return total, n
 
 
+def attr(name):
+    """The module-level object NAME ("CACHE", "Registry.items")"""
+    first, _, rest = name.partition(".")
+    return getattr(globals()[first], rest) if rest else globals()[first]
+
+
 def retained(frame):
     """The retained size and number of objects of each of RETAINERS (and,
     leaking, of LEAKED and LEAKED_TEXT) and of FRAME's local "held" (FRAME:
@@ -238,7 +253,7 @@ def retained(frame):
     everything = reached(roots, object())   # (skips nothing: no path reaches a new object)
     out = {}
     names = RETAINERS + (("LEAKED", "LEAKED_TEXT") if leak else ())
-    named = [(name, globals()[name]) for name in names] + [("held", frame.f_locals["held"])]
+    named = [(name, attr(name)) for name in names] + [("held", frame.f_locals["held"])]
     for name, x in named:
         without = reached(roots, x)
         out[name] = [id(x), everything[0] - without[0], everything[1] - without[1]]
