@@ -262,8 +262,8 @@ static void retained_text(FILE *out, const struct model_heap_retained *r, uint64
 		fprintf(out, "Garbage (cycles the GC has not collected yet: only each other holds them): %" PRIu64
 			" objects, %s", r->garbage_objects, human(r->garbage_bytes, b1, sizeof(b1)));
 		if (r->garbage_untracked)
-			fprintf(out, ", and %" PRIu64 " untracked objects they alone hold, %s", r->garbage_untracked,
-				human(r->garbage_untracked_bytes, b2, sizeof(b2)));
+			fprintf(out, ", and %" PRIu64 " untracked object%s they alone hold, %s", r->garbage_untracked,
+				r->garbage_untracked == 1 ? "" : "s", human(r->garbage_untracked_bytes, b2, sizeof(b2)));
 		fputc('\n', out);
 		for (size_t i = 0; i < r->garbage_types.n && i < 5; i++) {
 			const struct model_heap_type *t = r->garbage_types.items[i];

@@ -26,10 +26,12 @@ enum heap_sizeof {
 /* The references reach.c follows from an object of a type: those of the
  * exact built-in containers, of instances of Python classes (whose
  * tp_traverse is subtype_traverse) their attributes and what their
- * built-in base holds, and of a class its namespace. */
+ * built-in base holds, of a class its namespace, and of a function what
+ * it holds of its own (defaults, keyword defaults, closure). */
 enum heap_walk {
 	HW_NONE, HW_LIST, HW_TUPLE, HW_DICT, HW_SET, HW_CELL, HW_MODULE,
 	HW_TYPE,                     /* a class (a heap type): its namespace, tp_dict */
+	HW_FUNCTION,                 /* a function: its defaults, keyword defaults, closure */
 };
 
 /* What the census knows of one type, cached by its address. */

@@ -139,6 +139,17 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 	case HW_TYPE:
 		*ns = true;   /* (its namespace: the one reference followed) */
 		return;
+	case HW_FUNCTION: {
+		static const char *const attr[] = { ".__defaults__", ".__kwdefaults__", ".__closure__" };
+		int64_t at[] = { L->function_defaults, L->function_kwdefaults, L->function_closure };
+		uint64_t p;
+		for (int i = 0; i < 3; i++)
+			if (at[i] >= 0 && py_rd_ptr(c, parent + (uint64_t)at[i], &p) == PC_OK && p == child) {
+				fputs(attr[i], out);
+				return;
+			}
+		break;
+	}
 	case HW_NONE:
 		break;
 	}

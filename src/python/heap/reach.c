@@ -198,6 +198,15 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 		else if (p)
 			visit(c, 0, p, k);
 		break;
+	case HW_FUNCTION:
+		for (int i = 0; i < 3; i++) {
+			int64_t at = i == 0 ? L->function_defaults : i == 1 ? L->function_kwdefaults : L->function_closure;
+			if (at < 0 || py_rd_ptr(c, obj + (uint64_t)at, &p) != PC_OK)
+				k->unreadable++;
+			else if (p)
+				visit(c, 0, p, k);
+		}
+		break;
 	case HW_NONE:
 		break;
 	}

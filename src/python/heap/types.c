@@ -39,8 +39,8 @@ int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav)
 
 /* Which references of T's objects reach.c follows: the exact built-in
  * containers' (known by their names: static types), a Python class's
- * instance's attributes and its built-in base's items, and a class's
- * namespace (T is type or a metaclass). */
+ * instance's attributes and its built-in base's items, a class's
+ * namespace (T is type or a metaclass), a function's own. */
 static void walk_rule(struct census *k, struct heap_type *t)
 {
 	static const struct {
@@ -49,6 +49,7 @@ static void walk_rule(struct census *k, struct heap_type *t)
 	} builtin[] = {
 		{ "list", HW_LIST }, { "tuple", HW_TUPLE }, { "dict", HW_DICT }, { "set", HW_SET },
 		{ "frozenset", HW_SET }, { "cell", HW_CELL }, { "module", HW_MODULE }, { "type", HW_TYPE },
+		{ "function", HW_FUNCTION },
 	};
 	struct py_ctx *c = k->c;
 	uint64_t trav;

@@ -196,6 +196,10 @@ struct py_layout {
 	int64_t list_allocated;              /* PyListObject.allocated */
 	int64_t bytearray_alloc;             /* PyByteArrayObject.ob_alloc */
 	int64_t dictkeys_refcnt;             /* PyDictKeysObject.dk_refcnt */
+	/* a function's references the heap census follows */
+	int64_t function_defaults;           /* PyFunctionObject.func_defaults */
+	int64_t function_kwdefaults;         /* PyFunctionObject.func_kwdefaults */
+	int64_t function_closure;            /* PyFunctionObject.func_closure */
 	/* pymalloc's arenas (3.12+; before, static in Objects/obmalloc.c) */
 	int64_t interp_obmalloc;             /* PyInterpreterState.obmalloc, the state inline (3.12) */
 	int64_t interp_obmalloc_ptr;         /* PyInterpreterState.obmalloc, a pointer to it (3.13+) */

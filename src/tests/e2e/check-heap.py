@@ -15,8 +15,9 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
 
   NAME core  `pycore heap --format json` of a snapshot of it (gcore; a
              process in a root: the kernel's core of SIGQUIT); the
-             process also computes the retained size of five of its
-             module-level containers, of a class-level one
+             process also computes the retained size of six of its
+             module-level containers (LEAK: functions whose defaults
+             hold lists), of a class-level one
              (Registry.items: through the class's namespace) and of a
              local of its main()
              (what no path from sys.modules, sys.__dict__,

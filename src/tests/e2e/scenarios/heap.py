@@ -131,11 +131,13 @@ def owner(t):
 # exact built-in containers' and Python classes' instances' (whose
 # tp_traverse, the word after tp_flags and tp_doc in PyTypeObject, at 184
 # on 64-bit builds of every version, is subtype_traverse, but for the
-# classes a Python metaclass makes), and a class's namespace;
+# classes a Python metaclass makes), a class's namespace, and a
+# function's defaults, keyword defaults and closure;
 # gc.get_referents gives an instance's attributes and its built-in base's
 # items, but not a dict's str keys, which pycore counts.
 HEAPTYPE = 1 << 9
 CELL = type((lambda x: (lambda: x))(0).__closure__[0])
+FUNCTION = type(owner)
 
 
 class Probe:
@@ -154,6 +156,9 @@ def referents(o, t):
         # a class: its namespace (the dict its mappingproxy holds); a
         # static type's is not the heap's
         return gc.get_referents(vars(o))[:1] if o.__flags__ & HEAPTYPE else []
+    if t is FUNCTION:
+        # what a function holds of its own
+        return [x for x in (o.__defaults__, o.__kwdefaults__, o.__closure__) if x is not None]
     if t is list or t is tuple or t is set or t is frozenset:
         return list(o)
     if t is dict:
@@ -210,7 +215,7 @@ def untracked(objs):
 # but through it), over the references pycore follows (referents()), from
 # the roots pycore reads: sys.modules, sys.__dict__, builtins.__dict__ and
 # the frames' locals (retained()).
-RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS", "Registry.items")
+RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS", "Registry.items", "LEAK")
 
 
 def reached(roots, skip):
