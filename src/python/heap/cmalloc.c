@@ -78,7 +78,6 @@ static bool rd(struct cm *k, uint64_t addr, uint64_t *out)
 	return dump_read_u64(k->c->d, addr, out) == PC_OK;
 }
 
-
 /* A free chunk at P of an arena of SYSTEM_MEM bytes: its size, 0 when P
  * is no chunk. */
 static uint64_t chunk_size(struct cm *k, uint64_t p, uint64_t system_mem)

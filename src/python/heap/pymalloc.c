@@ -46,7 +46,6 @@ struct pm {
 	struct heap_part part;       /* the first part not read */
 };
 
-
 /* The arena of slot I at ADDRESS, its pools up to POOL_ADDRESS: the
  * blocks in use, into k->m. */
 static void arena(struct pm *k, uint32_t i, uint64_t address, uint64_t pool_address)
@@ -92,7 +91,7 @@ static void arenas(struct pm *k, uint64_t array, uint32_t max)
 		uint32_t nfree;
 		if (dump_read(k->c->d, array + (uint64_t)i * ARENA_OBJECT, ao, sizeof(ao)) != PC_OK) {
 			heap_part_unread(&k->part, "its arena array (0x%llx) is not in the dump from slot %u",
-				    (unsigned long long)array, i);
+					 (unsigned long long)array, i);
 			return;
 		}
 		memcpy(&address, ao, 8);
@@ -126,7 +125,7 @@ static void states(struct pm *k, uint64_t head)
 		if (!state || py_rd_ptr(k->c, state + (uint64_t)L->obmalloc_arenas, &array) != PC_OK ||
 		    dump_read_u32(k->c->d, state + (uint64_t)L->obmalloc_maxarenas, &max) != PC_OK) {
 			heap_part_unread(&k->part, "the obmalloc state of the interpreter at 0x%llx is not in the dump",
-				    (unsigned long long)in);
+					 (unsigned long long)in);
 		} else if (array) {
 			bool again = false;
 			for (size_t i = 0; i < nseen; i++)
