@@ -201,7 +201,9 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 	case HW_FUNCTION:
 		for (int i = 0; i < 3; i++) {
 			int64_t at = i == 0 ? L->function_defaults : i == 1 ? L->function_kwdefaults : L->function_closure;
-			if (at < 0 || py_rd_ptr(c, obj + (uint64_t)at, &p) != PC_OK)
+			if (at < 0)
+				continue;   /* (a layout without it: not followed) */
+			if (py_rd_ptr(c, obj + (uint64_t)at, &p) != PC_OK)
 				k->unreadable++;
 			else if (p)
 				visit(c, 0, p, k);
