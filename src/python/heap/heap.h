@@ -111,6 +111,9 @@ void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
 
 /* TYPE's entry, proven a type on first sight; NULL when it is not. */
 struct heap_type *heap_type_entry(struct census *k, uint64_t type);
+/* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
+ * a static type, whose namespace is no heap's), -1 not in the dump. */
+int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
 /* TYPE's tp_traverse (after tp_flags and tp_doc in PyTypeObject,
  * Include/cpython/object.h, 3.6-3.15) into *TRAV: a PC_* code. */
 int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav);
@@ -133,11 +136,19 @@ void heap_memory_modules(struct census *k);
 void heap_memory_object(struct census *k, uint64_t obj, uint64_t size);
 void heap_memory_free(struct census *k);
 
+/* The offsets of a function's references the census follows (reach.c's
+ * edges, path.c's steps): its defaults, keyword defaults, closure; -1 one
+ * the layout lacks. */
+#define HEAP_FUNCTION_REFS 3
+static inline void heap_function_refs(const struct py_layout *L, int64_t at[HEAP_FUNCTION_REFS])
+{
+	at[0] = L->function_defaults;
+	at[1] = L->function_kwdefaults;
+	at[2] = L->function_closure;
+}
+
 /* ---- reach.c ---- */
 
-/* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
- * a static type, whose namespace is no heap's), -1 not in the dump. */
-int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
 
 /* The walk of the untracked: subtype_traverse found (from the builtins'
  * __loader__, a Python class), for interpreter HEAD. */

@@ -140,10 +140,12 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 		*ns = true;   /* (its namespace: the one reference followed) */
 		return;
 	case HW_FUNCTION: {
-		static const char *const attr[] = { ".__defaults__", ".__kwdefaults__", ".__closure__" };
-		int64_t at[] = { L->function_defaults, L->function_kwdefaults, L->function_closure };
+		static const char *const attr[HEAP_FUNCTION_REFS] = { ".__defaults__", ".__kwdefaults__",
+								      ".__closure__" };
+		int64_t at[HEAP_FUNCTION_REFS];
 		uint64_t p;
-		for (int i = 0; i < 3; i++)
+		heap_function_refs(L, at);
+		for (int i = 0; i < HEAP_FUNCTION_REFS; i++)
 			if (at[i] >= 0 && py_rd_ptr(c, parent + (uint64_t)at[i], &p) == PC_OK && p == child) {
 				fputs(attr[i], out);
 				return;

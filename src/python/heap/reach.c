@@ -144,16 +144,6 @@ static void visit_array(struct census *k, uint64_t items, int64_t n)
 	}
 }
 
-/* (heap.h) */
-int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
-{
-	uint64_t flags;
-	*dict = 0;
-	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
-		return -1;
-	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
-}
-
 /* the references of OBJ, of type T, the graph's NODE */
 static void edges(struct census *k, uint64_t obj, uint32_t node, const struct heap_type *t)
 {
@@ -198,17 +188,19 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 		else if (p)
 			visit(c, 0, p, k);
 		break;
-	case HW_FUNCTION:
-		for (int i = 0; i < 3; i++) {
-			int64_t at = i == 0 ? L->function_defaults : i == 1 ? L->function_kwdefaults : L->function_closure;
-			if (at < 0)
+	case HW_FUNCTION: {
+		int64_t at[HEAP_FUNCTION_REFS];
+		heap_function_refs(L, at);
+		for (int i = 0; i < HEAP_FUNCTION_REFS; i++) {
+			if (at[i] < 0)
 				continue;   /* (a layout without it: not followed) */
-			if (py_rd_ptr(c, obj + (uint64_t)at, &p) != PC_OK)
+			if (py_rd_ptr(c, obj + (uint64_t)at[i], &p) != PC_OK)
 				k->unreadable++;
 			else if (p)
 				visit(c, 0, p, k);
 		}
 		break;
+	}
 	case HW_NONE:
 		break;
 	}

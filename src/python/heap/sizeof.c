@@ -42,10 +42,8 @@ static bool methods_define_sizeof(struct py_ctx *c, uint64_t type)
  * tp_methods (3.12+ keeps a static built-in type's dict outside it)? */
 static bool defines_sizeof(struct py_ctx *c, uint64_t type)
 {
-	uint64_t flags = 0, dict, v;
-	dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags));
-	if ((flags & TPF_HEAPTYPE) && py_rd_ptr(c, type + c->L->type_dict, &dict) == PC_OK && dict &&
-	    py_dict_get_str(c, dict, "__sizeof__", &v) == 0)
+	uint64_t dict, v;
+	if (heap_type_dict(c, type, &dict) == 0 && dict && py_dict_get_str(c, dict, "__sizeof__", &v) == 0)
 		return true;
 	return methods_define_sizeof(c, type);
 }

@@ -72,6 +72,7 @@ and then back from its end.
 
 The sanitizer pass runs the builds among pycoretest.interpreters'
 SANITIZER_PASS_NAMES only.  Output is TAP (pycoretest.tap)."""
+import glob
 import json
 import os
 import signal
@@ -286,22 +287,40 @@ def compare_malloc(m, truth):
             c["mmapped_blocks"], c["mmapped"])
 
 
+def libc_debug_file(target):
+    """The separate debug file of the target's libc.so.6 (by its build-id)
+    where pycore is told to look (the build-id trees of the host, or of a
+    root and the debug tree beside it), or None: only that file names
+    glibc's main_arena."""
+    root = target.root or ""
+    libc = (glob.glob(root + "/usr/lib/*-linux-gnu/libc.so.6") or [root + "/lib/libc.so.6"])[0]
+    out = subprocess.run(["readelf", "-n", libc], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    ids = [line.split()[-1] for line in out.splitlines() if "Build ID" in line]
+    if not ids:
+        raise pt.Failure("no build-id in %s (readelf -n)" % libc)
+    tail = "/usr/lib/debug/.build-id/%s/%s.debug" % (ids[0][:2], ids[0][2:])
+    for path in ([root + tail, root + ".debug" + tail] if root else [tail]):
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def compare_allocators(target, report, truth_path):
-    """Both allocators against the process's own accounts; in a root
-    without glibc's debug file (the Debian unstable root: no libc6-dbg),
-    where main_arena is no symbol, the report must say the C heap is not
-    read, and why, with no number of it."""
+    """Both allocators against the process's own accounts; where the
+    target's libc has no debug file (the Debian unstable root has no
+    libc6-dbg), main_arena is no symbol: the report must say the C heap
+    is not read, and why, with no number of it."""
     with open(truth_path) as f:
         truth = json.load(f)
     m = report["heap"]["memory"]
     if m is None:
         raise pt.Failure("no memory in the report")
     said = compare_pymalloc(m, debugmallocstats(truth_path + ".stats"))
-    if target.root:
+    if not libc_debug_file(target):
         if m["malloc"] is not None or "main_arena" not in (m["malloc_unread"] or ""):
-            raise pt.Failure("in %s (no libc6-dbg): malloc %s, unread %s" % (target.root, m["malloc"],
-                                                                            m["malloc_unread"]))
-        return said + "; says: " + m["malloc_unread"]
+            raise pt.Failure("no debug file of %s's libc: malloc %s, unread %s" % (
+                target.root or "this machine", m["malloc"], m["malloc_unread"]))
+        return said + "; no debug file of its libc, and it says: " + m["malloc_unread"]
     said += "; " + compare_malloc(m, truth)
     # the split adds up: what neither allocator nor the modules' .bss
     # holds is 5 % of the anonymous memory at most (the issue's bar)
