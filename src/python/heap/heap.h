@@ -111,9 +111,6 @@ void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
 
 /* TYPE's entry, proven a type on first sight; NULL when it is not. */
 struct heap_type *heap_type_entry(struct census *k, uint64_t type);
-/* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
- * a static type, whose namespace is no heap's), -1 not in the dump. */
-int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
 /* TYPE's tp_traverse (after tp_flags and tp_doc in PyTypeObject,
  * Include/cpython/object.h, 3.6-3.15) into *TRAV: a PC_* code. */
 int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav);
@@ -192,6 +189,9 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 
 /* The rule of TYPE (t->addr): t->rule, t->owner filled. */
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
+/* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
+ * a static type, whose namespace is no heap's), -1 not in the dump. */
+int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
 /* sys.getsizeof of the object at OBJ of type T: 0 and *SIZE, or -1 when
  * what __sizeof__ reads is not captured. */
 int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size);

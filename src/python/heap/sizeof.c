@@ -18,6 +18,17 @@
 #define TPF_MANAGED_WEAKREF (1ul << 3)    /* 3.12+ */
 #define TPF_MANAGED_DICT    (1ul << 4)    /* 3.11+ */
 
+/* Here rather than in types.c, which asks this file for a type's rule:
+ * reach.c and path.c also follow a class's namespace through it. */
+int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
+{
+	uint64_t flags;
+	*dict = 0;
+	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
+		return -1;
+	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
+}
+
 /* Does the static type TYPE's tp_methods define __sizeof__?  tp_methods
  * is three words before tp_base in every version's PyTypeObject
  * (tp_methods, tp_members, tp_getset, tp_base); a PyMethodDef is four

@@ -32,15 +32,6 @@ static void keep_big(struct census *k, uint64_t obj, uint64_t type, uint64_t byt
 	h[i] = b;
 }
 
-int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
-{
-	uint64_t flags;
-	*dict = 0;
-	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
-		return -1;
-	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
-}
-
 int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav)
 {
 	return py_rd_ptr(c, type + c->L->type_flags + 16, trav);
