@@ -40,12 +40,13 @@ static enum exit_code heap_one(const char *path, const char *new, const struct o
 	if (e)
 		return analyze_failed(path, e);
 	const struct model_report *r = analysis_report(a);
-	if (!opt->json && *written)
+	if (!opt->json && !opt->html && *written)
 		putchar('\n');
 	*written = true;
 	enum exit_code rc = EXIT_COMPLETE;
 	errno = 0;
 	if ((opt->json ? report_json_write(stdout, r, opt->pretty)
+	     : opt->html ? report_heap_html(stdout, r, opt->top)
 	     : new ? report_heap_diff_text(stdout, r, opt->top) : report_heap_text(stdout, r, opt->top)) != 0 ||
 	    fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "pycore: %s: cannot write the census to standard output%s%s\n", path,
@@ -65,8 +66,12 @@ int heap_command(struct options *opt, int argc, char **argv, int first)
 		options_usage_error("%s is not an option of heap", opt->not_heap);
 		return EXIT_USAGE;
 	}
-	if (opt->collapsed || opt->html) {
-		options_usage_error("%s", "heap writes text or JSON: --format text or json");
+	if (opt->collapsed) {
+		options_usage_error("%s", "heap writes text, JSON or HTML: --format text, json or html");
+		return EXIT_USAGE;
+	}
+	if (opt->html && opt->heap_diff) {
+		options_usage_error("%s", "heap --diff writes text or JSON: --format text or json");
 		return EXIT_USAGE;
 	}
 	if (opt->heap_diff && argc - first != 2) {

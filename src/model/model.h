@@ -520,6 +520,19 @@ struct model_heap_retainer {
 					    words ("sys.modules['app'].CACHE[12]") */
 };
 
+/* A node of the dominator tree: an object and what it alone holds. */
+struct model_heap_node {
+	int64_t parent;                  /* its immediate dominator's index in the tree; -1:
+					    the roots together (no one object dominates it) */
+	uint64_t address;
+	const char *module, *qualname;   /* its type's; NULL unread */
+	const char *name;                /* a root's name ("sys.modules"), a module's
+					    __name__, a class's qualified name; NULL for
+					    any other object */
+	uint64_t bytes, retained, objects;   /* as a retainer's */
+};
+#define MODEL_HEAP_TREE 1000
+
 /* Who holds the memory (python/heap/retain.c): the graph of the objects
  * counted and the references the census follows, from the roots. */
 struct model_heap_retained {
@@ -538,6 +551,10 @@ struct model_heap_retained {
 					    first (MODEL_HEAP_LARGEST) */
 	struct ptrvec watched;           /* of struct model_heap_retainer: those of
 					    py_options.heap_watch reached (heap --diff's) */
+	struct ptrvec tree;              /* of struct model_heap_node: the top of the
+					    dominator tree (MODEL_HEAP_TREE nodes of most
+					    retained), most retained first: a node's parent
+					    before it */
 	double ms;                       /* how long the graph and its dominators took */
 };
 

@@ -85,6 +85,15 @@ static json_t *retained_json(const struct model_heap_retained *r, json_t *(*str)
 						     (json_int_t)o->retained, "objects", (json_int_t)o->objects,
 						     "path", str(o->path)));
 	}
+	json_t *tree = json_array();
+	for (size_t i = 0; tree && i < r->tree.n; i++) {
+		const struct model_heap_node *o = r->tree.items[i];
+		json_array_append_new(tree, json_pack("{s:I, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "parent",
+						      (json_int_t)o->parent, "address", address(o->address), "module",
+						      str(o->module), "qualname", str(o->qualname), "name",
+						      str(o->name), "bytes", (json_int_t)o->bytes, "retained",
+						      (json_int_t)o->retained, "objects", (json_int_t)o->objects));
+	}
 	json_t *gtypes = json_array();
 	for (size_t i = 0; gtypes && i < r->garbage_types.n; i++) {
 		const struct model_heap_type *t = r->garbage_types.items[i];
@@ -96,9 +105,10 @@ static json_t *retained_json(const struct model_heap_retained *r, json_t *(*str)
 				    (json_int_t)r->garbage_bytes, "untracked_objects",
 				    (json_int_t)r->garbage_untracked, "untracked_bytes",
 				    (json_int_t)r->garbage_untracked_bytes, "types", gtypes ? gtypes : json_null());
-	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:o, s:f}", "roots", roots ? roots : json_null(), "reached_objects",
-			 (json_int_t)r->reached_objects, "reached_bytes", (json_int_t)r->reached_bytes, "edges",
-			 (json_int_t)r->edges, "retainers", top ? top : json_null(), "garbage",
+	return json_pack("{s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f}", "roots", roots ? roots : json_null(),
+			 "reached_objects", (json_int_t)r->reached_objects, "reached_bytes",
+			 (json_int_t)r->reached_bytes, "edges", (json_int_t)r->edges, "retainers",
+			 top ? top : json_null(), "tree", tree ? tree : json_null(), "garbage",
 			 garbage ? garbage : json_null(), "ms", r->ms);
 }
 
@@ -164,8 +174,7 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 	return j;
 }
 
-/* 123456789 as "117.7 MiB" */
-static const char *human(uint64_t b, char *buf, size_t n)
+const char *report_heap_human(uint64_t b, char *buf, size_t n)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)b;
@@ -214,17 +223,17 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		return;
 	}
 	fprintf(out, "Memory: %s mapped: files %s, thread stacks %s, reserved (no access) %s; anonymous %s, of "
-		"which the objects counted fill %s (%.0f %%)\n", human(m->mapped, b[0], 32),
-		human(m->files, b[1], 32), human(m->stacks, b[2], 32), human(m->reserved, b[5], 32),
-		human(m->anonymous, b[3], 32), human(m->python, b[4], 32),
+		"which the objects counted fill %s (%.0f %%)\n", report_heap_human(m->mapped, b[0], 32),
+		report_heap_human(m->files, b[1], 32), report_heap_human(m->stacks, b[2], 32), report_heap_human(m->reserved, b[5], 32),
+		report_heap_human(m->anonymous, b[3], 32), report_heap_human(m->python, b[4], 32),
 		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
 	const struct model_heap_pymalloc *p = m->pymalloc;
 	const struct model_heap_malloc *c = m->malloc;
 	if (p)
 		fprintf(out, "  pymalloc: %" PRIu64 " arena%s of %s, %s: %s in %" PRIu64 " blocks in use, %s free (%"
 			PRIu64 " pools unused, the rest free blocks, pool headers and rounding)\n", p->arenas,
-			p->arenas == 1 ? "" : "s", human(p->arena_size, b[0], 32), human(p->arena_bytes, b[1], 32),
-			human(p->allocated, b[2], 32), p->blocks, human(p->arena_bytes - p->allocated, b[3], 32),
+			p->arenas == 1 ? "" : "s", report_heap_human(p->arena_size, b[0], 32), report_heap_human(p->arena_bytes, b[1], 32),
+			report_heap_human(p->allocated, b[2], 32), p->blocks, report_heap_human(p->arena_bytes - p->allocated, b[3], 32),
 			p->free_pools);
 	if (m->pymalloc_unread)
 		fprintf(out, "  %s\n", m->pymalloc_unread);
@@ -232,9 +241,9 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		fprintf(out, "  C heap (%s's malloc): %" PRIu64 " arena%s, %s from the system: %s in use, %s free "
 			"(%s of it at the arenas' tops, the rest in %" PRIu64 " free chunks); %" PRIu64 " block%s "
 			"mapped apart, %s; its threads' heaps reserve %s more (no access%s)\n", c->allocator,
-			c->arenas, c->arenas == 1 ? "" : "s", human(c->arena_bytes, b[0], 32),
-			human(c->in_use, b[1], 32), human(c->free, b[2], 32), human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks,
-			c->mmapped_blocks == 1 ? "" : "s", human(c->mmapped, b[4], 32), human(c->reserved, b[5], 32),
+			c->arenas, c->arenas == 1 ? "" : "s", report_heap_human(c->arena_bytes, b[0], 32),
+			report_heap_human(c->in_use, b[1], 32), report_heap_human(c->free, b[2], 32), report_heap_human(c->top, b[3], 32), c->free_chunks, c->mmapped_blocks,
+			c->mmapped_blocks == 1 ? "" : "s", report_heap_human(c->mmapped, b[4], 32), report_heap_human(c->reserved, b[5], 32),
 			c->reserved_anonymous ? ": the dump records them readable, counted reserved above" : "");
 	if (m->malloc_unread)
 		fprintf(out, "  %s\n", m->malloc_unread);
@@ -242,9 +251,9 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		/* what neither allocator holds: the other's, when one is not read */
 		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0) + m->modules_bss;
 		uint64_t rest = m->anonymous > held ? m->anonymous - held : 0;
-		fprintf(out, "  modules' zero-initialised data (.bss): %s\n", human(m->modules_bss, b[4], 32));
+		fprintf(out, "  modules' zero-initialised data (.bss): %s\n", report_heap_human(m->modules_bss, b[4], 32));
 		fprintf(out, "  unattributed (anonymous memory none of those holds%s): %s (%.0f %% of the anonymous)\n",
-			p && c ? "" : p ? ", malloc's among it" : ", pymalloc's among it", human(rest, b[5], 32),
+			p && c ? "" : p ? ", malloc's among it" : ", pymalloc's among it", report_heap_human(rest, b[5], 32),
 			m->anonymous ? 100.0 * (double)rest / (double)m->anonymous : 0.0);
 	}
 }
@@ -257,13 +266,13 @@ static void retained_text(FILE *out, const struct model_heap_retained *r, uint64
 		return;
 	fprintf(out, "\nReached from the roots (sys.modules, sys.__dict__, builtins, the frames' locals) through "
 		"the references counted: %" PRIu64 " of %" PRIu64 " objects, %s\n", r->reached_objects, counted,
-		human(r->reached_bytes, b1, sizeof(b1)));
+		report_heap_human(r->reached_bytes, b1, sizeof(b1)));
 	if (r->garbage_objects) {
 		fprintf(out, "Garbage (cycles the GC has not collected yet: only each other holds them): %" PRIu64
-			" objects, %s", r->garbage_objects, human(r->garbage_bytes, b1, sizeof(b1)));
+			" objects, %s", r->garbage_objects, report_heap_human(r->garbage_bytes, b1, sizeof(b1)));
 		if (r->garbage_untracked)
 			fprintf(out, ", and %" PRIu64 " untracked object%s they alone hold, %s", r->garbage_untracked,
-				r->garbage_untracked == 1 ? "" : "s", human(r->garbage_untracked_bytes, b2, sizeof(b2)));
+				r->garbage_untracked == 1 ? "" : "s", report_heap_human(r->garbage_untracked_bytes, b2, sizeof(b2)));
 		fputc('\n', out);
 		for (size_t i = 0; i < r->garbage_types.n && i < 5; i++) {
 			const struct model_heap_type *t = r->garbage_types.items[i];
@@ -280,9 +289,9 @@ static void retained_text(FILE *out, const struct model_heap_retained *r, uint64
 	size_t shown = top && top < r->retainers.n ? top : r->retainers.n;
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_heap_retainer *o = r->retainers.items[i];
-		fprintf(out, "  %10s  %9" PRIu64 " objects  ", human(o->retained, b1, sizeof(b1)), o->objects);
+		fprintf(out, "  %10s  %9" PRIu64 " objects  ", report_heap_human(o->retained, b1, sizeof(b1)), o->objects);
 		type_name(out, o->module, o->qualname);
-		fprintf(out, " of %s at 0x%" PRIx64 "  %s\n", human(o->bytes, b2, sizeof(b2)), o->address,
+		fprintf(out, " of %s at 0x%" PRIx64 "  %s\n", report_heap_human(o->bytes, b2, sizeof(b2)), o->address,
 			o->path ? o->path : "(no path)");
 	}
 }
@@ -300,7 +309,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 		for (size_t i = 0; i < h->types.n; i++)
 			inexact += !((const struct model_heap_type *)h->types.items[i])->exact;
 		fprintf(out, "Objects on the GC's lists: %" PRIu64 ", %s by sys.getsizeof%s\n", h->objects,
-			human(h->bytes, b1, sizeof(b1)), h->exact ? "" : " (not exact: see below)");
+			report_heap_human(h->bytes, b1, sizeof(b1)), h->exact ? "" : " (not exact: see below)");
 		fprintf(out, "  generations 0, 1, 2: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "; permanent (gc.freeze): %"
 			PRIu64 "; read in %.1f ms\n", h->generation[0], h->generation[1], h->generation[2],
 			h->permanent, h->read_ms);
@@ -323,7 +332,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 				"size counted instead\n", inexact, inexact == 1 ? " has" : "s have",
 				inexact == 1 ? "its" : "their", inexact == 1 ? "its" : "their");
 		fprintf(out, "\nObjects the GC does not track, reached from those it does: %" PRIu64 ", %s\n",
-			h->untracked_objects, human(h->untracked_bytes, b1, sizeof(b1)));
+			h->untracked_objects, report_heap_human(h->untracked_bytes, b1, sizeof(b1)));
 		shown = top && top < h->untracked_types.n ? top : h->untracked_types.n;
 		for (size_t i = 0; i < shown && i < 10; i++) {
 			const struct model_heap_type *t = h->untracked_types.items[i];
@@ -336,7 +345,7 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 			fprintf(out, "\nLargest objects:\n");
 		for (size_t i = 0; i < h->largest.n && i < 5; i++) {
 			const struct model_heap_object *o = h->largest.items[i];
-			fprintf(out, "  %10s  0x%" PRIx64 " ", human(o->bytes, b1, sizeof(b1)), o->address);
+			fprintf(out, "  %10s  0x%" PRIx64 " ", report_heap_human(o->bytes, b1, sizeof(b1)), o->address);
 			type_name(out, o->module, o->qualname);
 			fputc('\n', out);
 		}
@@ -357,9 +366,9 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 	int64_t grew = (int64_t)(bytes - d->bytes_old);
 	fprintf(out, "From %s to %s: %" PRIu64 " to %" PRIu64 " objects (%+" PRId64 "), %s to %s (%s%s)\n",
 		d->old_input, r->input_path ? r->input_path : "the new dump", d->objects_old, objects,
-		(int64_t)(objects - d->objects_old), human(d->bytes_old, b1, sizeof(b1)),
-		human(bytes, b2, sizeof(b2)), grew < 0 ? "-" : "+",
-		human(grew < 0 ? (uint64_t)-grew : (uint64_t)grew, b3, sizeof(b3)));
+		(int64_t)(objects - d->objects_old), report_heap_human(d->bytes_old, b1, sizeof(b1)),
+		report_heap_human(bytes, b2, sizeof(b2)), grew < 0 ? "-" : "+",
+		report_heap_human(grew < 0 ? (uint64_t)-grew : (uint64_t)grew, b3, sizeof(b3)));
 	if (d->types.n)
 		fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes", "type (what changed, most bytes added first)");
 	size_t shown = top && top < d->types.n ? top : d->types.n;
@@ -381,8 +390,8 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 		fprintf(out, "%+12" PRId64 " %+14" PRId64 "  %s (", (int64_t)(t->objects_new - t->objects_old),
 			(int64_t)(t->retained_new - t->retained_old), t->path);
 		type_name(out, t->module, t->qualname);
-		fprintf(out, "): %s to %s\n", human(t->retained_old, b1, sizeof(b1)),
-			human(t->retained_new, b2, sizeof(b2)));
+		fprintf(out, "): %s to %s\n", report_heap_human(t->retained_old, b1, sizeof(b1)),
+			report_heap_human(t->retained_new, b2, sizeof(b2)));
 	}
 	if (shown < d->roots.n)
 		fprintf(out, "%12s %14s  and %zu retainers more (--top N shows N)\n", "", "", d->roots.n - shown);
@@ -392,7 +401,7 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top)
 		const struct model_heap_object *o = d->grown.items[i];
 		fprintf(out, "  0x%" PRIx64 " ", o->address);
 		type_name(out, o->module, o->qualname);
-		fprintf(out, ": %s to %s\n", human(o->bytes_old, b1, sizeof(b1)), human(o->bytes, b2, sizeof(b2)));
+		fprintf(out, ": %s to %s\n", report_heap_human(o->bytes_old, b1, sizeof(b1)), report_heap_human(o->bytes, b2, sizeof(b2)));
 	}
 	warnings(out, r);
 	return ferror(out) ? -1 : 0;

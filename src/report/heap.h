@@ -16,5 +16,13 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 int report_heap_text(FILE *out, const struct model_report *r, size_t top);
 /* heap --diff: what changed from the old census to R's (R->heap->diff). */
 int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top);
+/* The census of R as one self-contained HTML page (heap_html.c): the
+ * memory's split, the top of the dominator tree as a treemap (each panel
+ * a node's; a click on a rectangle zooms into it, by the URL's fragment,
+ * without script), the largest retainers and the types in tables a click
+ * on a header sorts (with script). */
+int report_heap_html(FILE *out, const struct model_report *r, size_t top);
+/* B bytes as "117.7 MiB", into BUF */
+const char *report_heap_human(uint64_t b, char *buf, size_t n);
 
 #endif

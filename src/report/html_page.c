@@ -145,16 +145,38 @@ static const char style[] =
 	"table.groups th,table.groups td.n{white-space:nowrap;word-break:normal}\n"
 	".muted{color:var(--mut)}\n"
 	/* the dashboard's index pages' links between them (cli/group_pages.c) */
-	"p.pages .here{font-weight:600}\n";
+	"p.pages .here{font-weight:600}\n"
+	/* pycore heap's treemap (report/heap_html.c): the panel the URL's
+	 * fragment names, the roots' when it names none */
+	"#tmaps .tm{display:none}#tmaps .tm:target{display:block}\n"
+	"#tmaps:not(:has(.tm:target)) #tm-root{display:block}\n"
+	"p.crumbs{margin:6px 0}svg .tmrest{fill:#d5d9e0;stroke:#fff}\n"
+	"svg .tm0{fill:#8fb3e8}svg .tm1{fill:#f2b36f}svg .tm2{fill:#9ccf8f}svg .tm3{fill:#e99a9a}"
+	"svg .tm4{fill:#c3a6e0}svg .tm5{fill:#e8d37a}svg .tm6{fill:#86cfc9}svg .tm7{fill:#d9a98b}\n"
+	"svg rect.sub{fill-opacity:.6}svg a rect:hover{fill-opacity:.4}\n"
+	"svg rect{stroke:#fff;stroke-width:1}svg text.tml{font-size:11px;pointer-events:none}\n"
+	"table.heap td.n,table.heap th.n{text-align:right;white-space:nowrap;word-break:normal}\n"
+	"table.sortable th{cursor:pointer}table.sortable th.asc:after{content:' \\25b2'}"
+	"table.sortable th.desc:after{content:' \\25bc'}\n";
 
-/* Adds the buttons that open and close every <details> at once: nothing
- * it shows is missing without it. */
+/* Adds the buttons that open and close every <details> at once, and
+ * sorts a table.sortable's rows by a click on a column's header (by each
+ * cell's data-v when it has one, a number, else its text; a second click
+ * reverses): nothing it shows is missing without it. */
 static const char script[] =
-	"(function(){var t=document.getElementById('tools');if(!t)return;"
-	"function b(l,o){var e=document.createElement('button');e.type='button';e.textContent=l;"
+	"(function(){var t=document.getElementById('tools');if(t){"
+	"var b=function(l,o){var e=document.createElement('button');e.type='button';e.textContent=l;"
 	"e.addEventListener('click',function(){var d=document.querySelectorAll('details');"
-	"for(var i=0;i<d.length;i++)d[i].open=o;});t.appendChild(e);}"
-	"b('Expand all',true);b('Collapse all',false);})();";
+	"for(var i=0;i<d.length;i++)d[i].open=o;});t.appendChild(e);};"
+	"b('Expand all',true);b('Collapse all',false);}"
+	"var ts=document.querySelectorAll('table.sortable');"
+	"for(var i=0;i<ts.length;i++)(function(tb){var hs=tb.tHead.rows[0].cells;"
+	"for(var c=0;c<hs.length;c++)(function(c,h){h.addEventListener('click',function(){"
+	"var down=!h.classList.contains('desc'),body=tb.tBodies[0],rows=Array.prototype.slice.call(body.rows);"
+	"var key=function(r){var x=r.cells[c],v=x.getAttribute('data-v');return v===null?x.textContent:+v;};"
+	"rows.sort(function(a,b){var x=key(a),y=key(b),o=x<y?-1:x>y?1:0;return down?-o:o;});"
+	"for(var k=0;k<hs.length;k++)hs[k].classList.remove('asc','desc');h.classList.add(down?'desc':'asc');"
+	"for(var k=0;k<rows.length;k++)body.appendChild(rows[k]);});})(c,hs[c]);})(ts[i]);})();";
 
 /* the hashes of the style and the script, computed once (pycore group
  * --output-dir writes a page per group) */

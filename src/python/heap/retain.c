@@ -18,14 +18,13 @@
  * The largest retainers (modules and their dicts, and the roots, which
  * hold everything, left out) each get the shortest path from a root, by a
  * breadth-first walk, in Python's words (path.c). */
+#include "python/heap/dom.h"
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 #include "python/walk/walk.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define UNDEF UINT32_MAX
 
 /* *P reallocated to N entries of ESIZE bytes; false (and *P as it was)
  * when out of memory. */
@@ -161,22 +160,6 @@ static uint32_t node_of(const struct heap_graph *g, uint64_t addr)
 	return r ? r->node : UNDEF;
 }
 
-/* What one computation holds: the nodes 0 .. n-1 and the root, n, whose
- * references are the roots'. */
-struct dom {
-	uint32_t n, root;
-	uint32_t *roots;             /* the root's references */
-	size_t nroots;
-	size_t ndicts;               /* of them, the interpreters' dicts (first) */
-	uint32_t *post;              /* postorder number by node, UNDEF: not reached */
-	uint32_t *order;             /* node by postorder number */
-	uint32_t m;                  /* nodes reached, the root included (the last) */
-	uint64_t *pfirst;            /* predecessors by postorder number: pred[pfirst[i] ..] */
-	uint32_t *pred;              /* (postorder numbers) */
-	uint32_t *idom;              /* by postorder number */
-	uint64_t *retained, *nobjects;   /* by postorder number */
-	uint32_t *parent;            /* by node: the breadth-first walk's, UNDEF none */
-};
 
 /* Node V's references: *N of them, at the returned pointer (into the
  * resolved runs). */
@@ -401,28 +384,6 @@ static void add_retainer(struct census *k, const struct dom *d, const char **nam
 	py_type_qualname(c, g->type[v], &o->module, &o->qualname);
 	o->path = path_of(k, d, v, names);
 	ptrvec_push(c->a, out, o);
-}
-
-/* the largest retainers: a min-heap of postorder numbers by retained size */
-static void keep(const struct dom *d, uint32_t *heap, size_t *n, uint32_t b)
-{
-	size_t i;
-	if (*n < MODEL_HEAP_LARGEST) {
-		for (i = (*n)++; i && d->retained[heap[(i - 1) / 2]] > d->retained[b]; i = (i - 1) / 2)
-			heap[i] = heap[(i - 1) / 2];
-		heap[i] = b;
-		return;
-	}
-	if (d->retained[b] <= d->retained[heap[0]])
-		return;
-	for (i = 0;;) {
-		size_t l = 2 * i + 1, m = l + 1 < *n && d->retained[heap[l + 1]] < d->retained[heap[l]] ? l + 1 : l;
-		if (l >= *n || d->retained[heap[m]] >= d->retained[b])
-			break;
-		heap[i] = heap[m];
-		i = m;
-	}
-	heap[i] = b;
 }
 
 static const struct dom *sort_dom;
@@ -694,11 +655,12 @@ void heap_retain(struct census *k, uint64_t head)
 		size_t nh = 0;
 		for (uint32_t i = 0; i < top; i++)
 			if (!structural(k, &d, ns, d.order[i]))
-				keep(&d, heap, &nh, i);
+				heap_dom_keep(&d, heap, &nh, MODEL_HEAP_LARGEST, i);
 		sort_dom = &d;
 		qsort(heap, nh, sizeof(heap[0]), by_retained);
 		for (size_t i = 0; i < nh; i++)
 			add_retainer(k, &d, names, d.order[heap[i]], &r->retainers);
+		heap_dom_tree(k, &d, names, r);
 		/* heap --diff's: the newer dump's retainers, at the same addresses here */
 		for (size_t i = 0; i < k->nwatch; i++)
 			if (watch[i] != UNDEF && d.post[watch[i]] != UNDEF)

@@ -24,7 +24,10 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              builtins.__dict__ or a frame's locals reaches but through
              it, over the same references), which the report's largest
              retainers must give, with the number of objects and the path
-             sys.modules['__main__'].NAME or <thread PID, main()>.held;
+             sys.modules['__main__'].NAME or <thread PID, main()>.held,
+             and heap.retained.tree must hold them with the same sizes,
+             each node after its parent and retaining at least itself and
+             its children;
              and the garbage (cycles it made with the GC off) a forked
              copy's collection finds (gc.garbage, DEBUG_SAVEALL), whose
              count and types the report's garbage must give
@@ -45,6 +48,15 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              modules' .bss hold 5 % of the anonymous memory at most; in
              the Debian unstable root, without libc6-dbg, the report must
              say why the C heap is not read
+  NAME html  (py3.12, sid3.15) `pycore heap --format html` of the core
+             case's snapshot, as written and in Chromium: a treemap panel
+             for the roots and for each node of heap.retained.tree with
+             nodes under it, every link to one; the retainers' table's
+             retained bytes of the named containers the process's; no
+             console message or request in Chromium; a fragment shows its
+             panel alone; a click on a header sorts; loaded within 1 s of
+             a blank page (medians of 3); py3.12's picture in the build
+             directory (heap-page.png, the README's)
   py3.12 allocators corrupt  its gcore patched in the allocators' state
              (addresses from gdb): a free list that never ends, a top chunk
              at 0x10, a broken arena ring, a pool naming another arena;
@@ -208,7 +220,143 @@ def check_core(target, work):
     with open(truth_path) as f:
         truth = json.load(f)
     report = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])
-    return compare(report, truth) + "; " + compare_retained(report, truth)
+    return compare(report, truth) + "; " + compare_retained(report, truth) + "; " + compare_tree(report, truth)
+
+
+def compare_tree(report, truth):
+    """The top of the dominator tree: each node after its parent, retaining
+    its own size and at least what its children in the tree retain; the
+    scenario's named containers in it with what the process computed."""
+    r = report["heap"]["retained"]
+    tree, errors = r["tree"], []
+    kids = [[] for _ in tree]
+    for i, n in enumerate(tree):
+        if not -1 <= n["parent"] < i:
+            errors.append("node %d: parent %d, not one before it" % (i, n["parent"]))
+        elif n["parent"] >= 0:
+            kids[n["parent"]].append(n)
+    for i, n in enumerate(tree):
+        below = sum(k["retained"] for k in kids[i])
+        if n["retained"] < n["bytes"] + below or n["objects"] < 1 + sum(k["objects"] for k in kids[i]):
+            errors.append("node %d (%s at %s) retains %d bytes in %d objects: less than itself (%d) and its "
+                          "children (%d)" % (i, n["qualname"], n["address"], n["retained"], n["objects"],
+                                             n["bytes"], below))
+    top = sum(n["retained"] for n in tree if n["parent"] < 0)
+    if top > r["reached_bytes"]:
+        errors.append("the tree's top retains %d bytes, more than the %d reached" % (top, r["reached_bytes"]))
+    at = {int(n["address"], 16): n for n in tree}
+    for name, (addr, size, count) in sorted(truth["retained"].items()):
+        n = at.get(addr)
+        if n is None or (n["retained"], n["objects"]) != (size, count):
+            errors.append("%s: %s in the tree; the process: %d bytes in %d objects" % (
+                name, n and (n["retained"], n["objects"]), size, count))
+    if errors:
+        raise pt.Failure("; ".join(errors[:5]))
+    return "a tree of %d nodes, %d at its top" % (len(tree), sum(n["parent"] < 0 for n in tree))
+
+
+def heap_page(args, work, name):
+    page = os.path.join(work, name + ".html")
+    with open(page, "wb") as f:
+        p = subprocess.run([os.environ["PYCORE"], "heap", "--format", "html"] + args, stdout=f,
+                           stderr=subprocess.PIPE)
+    if p.returncode not in (0, 1):
+        raise pt.Failure("--format html: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-300:]))
+    return page
+
+
+def compare_page(page, report, truth):
+    """The page's treemap: a panel for the roots and for each node of the
+    tree with nodes under it, each link to one of them; the retainers'
+    table: each named container's path and retained bytes the process's."""
+    tree = report["heap"]["retained"]["tree"]
+    panels = {n.attrs.get("id") for n in page.root.find("div", "tm")}
+    want = {"tm-root"} | {"tm-%d" % n["parent"] for n in tree if n["parent"] >= 0}
+    if panels != want:
+        raise pt.Failure("treemap panels %s, the tree's nodes with children %s" % (
+            sorted(panels - want)[:5], sorted(want - panels)[:5]))
+    links = {n.attrs["href"][1:] for n in page.root.find("a") if n.attrs.get("href", "").startswith("#tm-")}
+    if not links or links - panels:
+        raise pt.Failure("treemap links to no panel: %s" % sorted(links - panels)[:5])
+    rows = {}
+    for tr in page.root.find("tr"):
+        tds = [c for c in tr.children if not isinstance(c, str) and c.tag == "td"]
+        if len(tds) == 6 and tr.inside("section", "card"):
+            rows[tds[0].text()] = int(tds[2].attrs["data-v"])
+    errors = []
+    for name, (addr, size, count) in sorted(truth["retained"].items()):
+        path = "<thread %d, main()>.%s" % (truth["pid"], name) if name == "held" else \
+            "sys.modules['__main__'].%s" % name
+        if rows.get(path) != size:
+            errors.append("%s: %s bytes retained in the table; the process: %d" % (path, rows.get(path), size))
+    if errors:
+        raise pt.Failure("; ".join(errors))
+    return len(panels), len(links)
+
+
+def check_html(target, work, shot=False):
+    """`pycore heap --format html` of the core case's snapshot: checked as
+    written and in Chromium (no console message, no request, the CSP
+    kept; loaded within a second of a blank page; a click on a
+    rectangle's link shows that node's panel alone; a click on the
+    retained column's header sorts the retainers by it).  SHOT: its
+    picture into the current directory (the build's), heap-page.png."""
+    from pycoretest import htmlpage as hp
+    hp.need_chromium()
+    core, truth_path, _ = take_snapshot(target, "heap", work, args=("retained",))
+    with open(truth_path) as f:
+        truth = json.load(f)
+    args = target.pycore_args() + gdb_native.debug_args(target) + [core]
+    report = heap_json(args)
+    detail = compare_tree(report, truth)
+    page = heap_page(args, work, "heap")
+    with open(page, encoding="utf-8") as f:
+        parsed = hp.Page(f.read())
+    hp.check_markup(parsed, "the page")
+    npanels, nlinks = compare_page(parsed, report, truth)
+    blank = os.path.join(work, "blank.html")
+    with open(blank, "w") as f:
+        f.write("<!DOCTYPE html><html><body></body></html>\n")
+    browser = hp.Browser(work)
+    try:
+        loads, blanks = [], []
+        for _ in range(3):
+            dom, problems, secs = browser.load(page)
+            if problems:
+                raise pt.Failure("in Chromium: %s" % problems[:5])
+            loads.append(secs)
+            blanks.append(browser.load(blank)[2])
+        live = hp.Page(dom)
+        hp.check_markup(live, "Chromium's DOM")
+        compare_page(live, report, truth)
+        tree = report["heap"]["retained"]["tree"]
+        zoom = min(n["parent"] for n in tree if n["parent"] >= 0)
+        shown, = browser.evaluate(page, ["return Array.prototype.map.call(document.querySelectorAll('div.tm'),"
+                                         "function(d){return getComputedStyle(d).display=='none'?'':d.id})"
+                                         ".filter(function(x){return x})"], fragment="tm-%d" % zoom)
+        if shown != ["tm-%d" % zoom]:
+            raise pt.Failure("at #tm-%d the panels shown are %s" % (zoom, shown))
+        root, = browser.evaluate(page, ["return Array.prototype.map.call(document.querySelectorAll('div.tm'),"
+                                        "function(d){return getComputedStyle(d).display=='none'?'':d.id})"
+                                        ".filter(function(x){return x})"])
+        if root != ["tm-root"]:
+            raise pt.Failure("with no fragment the panels shown are %s" % root)
+        js = ("var t=document.querySelector('#retainers table'),h=t.tHead.rows[0].cells[2];%s;"
+              "return Array.prototype.map.call(t.tBodies[0].rows,function(r){return +r.cells[2].getAttribute("
+              "'data-v')})")
+        once, twice = browser.evaluate(page, [js % "h.click()", js % "h.click()"])
+        if once != sorted(once, reverse=True) or twice != sorted(twice) or len(once) < 2:
+            raise pt.Failure("the retainers sorted by a click on 'retained': %s, then %s" % (once[:5], twice[:5]))
+    finally:
+        browser.close()
+    if shot:
+        hp.screenshot(page, os.path.join(os.getcwd(), "heap-page.png"), work, size="1300,1100")
+    over = sorted(loads)[1] - sorted(blanks)[1]
+    if over > scaled(1):
+        raise pt.Failure("the page loads in %.2f s, a blank page in %.2f s (medians of 3): more than 1 s over" % (
+            sorted(loads)[1], sorted(blanks)[1]))
+    return "%s; %d panels, %d links; loads %.0f ms over a blank page; zoom and sort work in Chromium" % (
+        detail, npanels, nlinks, 1000 * over)
 
 
 MIMALLOC = "pycore heap does not read a free-threaded build's mimalloc heaps yet (issue 46)"
@@ -671,6 +819,8 @@ def main():
             pt.run_on(tap, name, "allocators", check_allocators)
     pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
     pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
+    for name in ("py3.12", "sid3.15"):
+        pt.run_on(tap, name, "html", check_html, name == "py3.12")
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
     pt.schema_summary(tap)

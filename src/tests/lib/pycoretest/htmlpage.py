@@ -8,7 +8,8 @@ and loaded by headless Chromium with the network off.
   check_markup(page, label)  no such markup, one <style> and one <script>,
                       the CSP allowing exactly their hashes
   esc(s)              how the page shows S, a string of the JSON report
-  Browser(work)       headless Chromium over a DevTools pipe: load(path)
+  Browser(work)       headless Chromium over a DevTools pipe: load(path),
+                      evaluate(path, expressions, fragment)
   no_script_dom(browser, path), screenshot(path, png, work)
   CHROMIUM, need_chromium()
 """
@@ -39,7 +40,7 @@ ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "hre
          "checked", "for", "open", "data-tids", "data-tid", "data-from", "data-to", "data-address",
          "data-tasks", "data-hash", "data-count", "data-ident", "xmlns", "width", "height", "viewbox", "role", "x",
          "y", "x1", "y1", "x2", "y2", "rx", "refx", "refy", "markerwidth", "markerheight", "orient", "d",
-         "text-anchor", "marker-end", "title"}
+         "text-anchor", "marker-end", "title", "data-v"}
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9 #._:;,()'=/+\-%]*$")
 HREF = re.compile(r"^(#[A-Za-z0-9-]+|[A-Za-z0-9._-]+\.html)$")
 VOID = {"meta", "input", "br", "img", "link", "hr"}
@@ -333,6 +334,29 @@ class Browser:
         if not cells:
             raise Failure("no element %s in %s" % (selector, os.path.basename(path)))
         return [(t, n) for t, n in cells if n > 1], len(cells)
+
+    def evaluate(self, path, expressions, fragment=""):
+        """The values of EXPRESSIONS (JavaScript, each JSON.stringify'd in
+        the page) evaluated in turn in PATH#FRAGMENT after its load."""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        try:
+            self.send("Page.enable", session=session)
+            self.events = []
+            url = "file://" + os.path.abspath(path) + ("#" + fragment if fragment else "")
+            self.send("Page.navigate", {"url": url}, session=session)
+            self.wait_event("Page.loadEventFired", session)
+            out = []
+            for js in expressions:
+                res = self.send("Runtime.evaluate", {"expression": "JSON.stringify((function(){%s})())" % js,
+                                                     "returnByValue": True}, session=session)
+                if "exceptionDetails" in res:
+                    raise Failure("in %s: %s: %s" % (os.path.basename(path), js[:80],
+                                                     res["exceptionDetails"].get("text")))
+                out.append(json.loads(res["result"]["value"]))
+        finally:
+            self.send("Target.closeTarget", {"targetId": target})
+        return out
 
     def close(self):
         try:
