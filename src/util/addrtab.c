@@ -1,5 +1,5 @@
 /* The walk's one hash table (addrtab.h): linear probing, kept at most half
- * full, grown by doubling. */
+ * full (a dense one three quarters), grown by doubling. */
 #include "util/addrtab.h"
 
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static int grow(struct addrtab *t)
 
 void *addrtab_get(struct addrtab *t, uint64_t key, bool *found)
 {
-	if (!key || t->esize < 8 || (t->n * 2 >= t->cap && grow(t) != 0))
+	if (!key || t->esize < 8 || ((t->dense ? t->n * 4 >= t->cap * 3 : t->n * 2 >= t->cap) && grow(t) != 0))
 		return NULL;
 	size_t j = mix(key) & (t->cap - 1);
 	for (;;) {

@@ -13,9 +13,12 @@ struct addrtab {
 	unsigned char *slots;
 	size_t n, cap;
 	size_t esize;                /* bytes of one entry; its first 8 are the key */
+	bool dense;                  /* kept up to 3/4 full, not 1/2: less memory for a
+					few more probes (the heap census's index) */
 };
 
-#define ADDRTAB_INIT(type) { NULL, 0, 0, sizeof(type) }
+#define ADDRTAB_INIT(type) { NULL, 0, 0, sizeof(type), false }
+#define ADDRTAB_INIT_DENSE(type) { NULL, 0, 0, sizeof(type), true }
 
 /* The entry for KEY (non-zero): *FOUND says whether it was there; a new
  * one is zeroed but for its key.  NULL when out of memory.  Entries move

@@ -69,7 +69,7 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	heap_seen(k, obj, type, size);
 	uint32_t node;
 	if (heap_graph_claim(k, obj, &node) == 0)
-		heap_graph_set(k, node, obj, type, size, true);
+		heap_graph_set(k, node, obj, t->id, size, true);
 	if (t->walk != HW_NONE || t->instance)
 		heap_reach(k, obj, node, t);
 	k->h->objects++;
@@ -257,7 +257,8 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 	h->exact = true;
 	uint64_t t0 = py_now_ns();
 	struct census k = { .c = c, .h = h, .types = ADDRTAB_INIT(struct heap_type),
-			    .g = { .index = ADDRTAB_INIT(struct heap_node_ref), .cur = HEAP_NO_NODE } };
+			    .g = { .index = ADDRTAB_INIT_DENSE(struct heap_node_ref),
+				   .big = ADDRTAB_INIT(struct heap_big_size), .cur = HEAP_NO_NODE } };
 	heap_reach_init(&k, head);
 	heap_memory_init(&k);
 	heap_memory_modules(&k);
@@ -314,6 +315,7 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 	free(k.watch);
 	free(k.watched);
 	addrtab_free(&k.types);
+	free(k.type_addrs);
 	h->read_ms = (double)(py_now_ns() - t0) / 1e6;
 	if (!h->exact && h->unread.n)
 		c->r->incomplete = true;

@@ -17,10 +17,11 @@ struct dom {
 	uint32_t *post;              /* postorder number by node, UNDEF: not reached */
 	uint32_t *order;             /* node by postorder number */
 	uint32_t m;                  /* nodes reached, the root included (the last) */
-	uint64_t *pfirst;            /* predecessors by postorder number: pred[pfirst[i] ..] */
+	uint32_t *pfirst;            /* predecessors by postorder number: pred[pfirst[i] ..] */
 	uint32_t *pred;              /* (postorder numbers) */
 	uint32_t *idom;              /* by postorder number */
-	uint64_t *retained, *nobjects;   /* by postorder number */
+	uint64_t *retained;          /* by postorder number */
+	uint32_t *nobjects;          /* by postorder number */
 	uint32_t *parent;            /* by node: the breadth-first walk's, UNDEF none */
 };
 

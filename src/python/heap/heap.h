@@ -44,6 +44,7 @@ struct heap_type {
 	uint64_t flags;
 	enum heap_walk walk;         /* its layout's references */
 	bool instance;               /* an instance of a Python class: its attributes too */
+	uint32_t id;                 /* its number (1, 2, ...): the census's type_addrs[id - 1] */
 	uint64_t count, bytes, permanent, permanent_bytes;
 	uint64_t ucount, ubytes;     /* objects the GC does not track (reach.c) */
 };
@@ -54,24 +55,41 @@ struct big {
 };
 
 /* The object graph (retain.c): each object counted a node, by index, and
- * the references edges() reads from it, in order, a run of targets
- * (addresses while the census runs, node indices after). */
+ * the references edges() reads from it, in order, a run of targets' nodes
+ * (an object referred to gets its node at the first reference, before
+ * the census counts it; one it never counts is no object). */
 struct heap_graph {
 	struct addrtab index;        /* struct heap_node_ref, by address */
-	uint64_t *addr, *size, *type;   /* by node */
-	uint64_t *refcnt;            /* by node: its ob_refcnt when the GC tracks it, else 0 */
-	uint64_t *first;             /* its run's start in dst */
+	uint64_t *addr;              /* by node */
+	uint32_t *size;              /* by node: sys.getsizeof's; UINT32_MAX: in big */
+	struct addrtab big;          /* struct heap_big_size: the sizes of 4 GiB - 1 and
+					more, by node + 1 */
+	uint32_t *type;              /* by node: its type's id (heap_type's; 0: not counted,
+					only referred to) */
+	uint32_t *refcnt;            /* by node: its ob_refcnt when the GC tracks it (UINT32_MAX
+					at or above it, or unread: held), else 0; freed once
+					the garbage is known */
+	uint32_t *first;             /* its run's start in dst (the runs stay under 2**32) */
 	uint32_t *count;             /* its run's length */
 	size_t n, cap;
-	uint64_t *dst;               /* the runs, one after another */
+	uint32_t *dst;               /* the runs, one after another (HEAP_NO_NODE: no object) */
 	size_t ne, cape;
 	uint32_t cur;                /* the node whose run is being read; HEAP_NO_NODE none */
 	bool failed;                 /* out of memory or over the budget: no retained sizes */
 };
-#define HEAP_NO_NODE UINT32_MAX
-struct heap_node_ref {
+#define HEAP_NO_NODE 0x7fffffffu
+#define HEAP_COUNTED 0x80000000u
+/* (12 bytes, not 16: the index holds one per object) */
+struct __attribute__((packed)) heap_node_ref {
 	uint64_t addr;
-	uint32_t node;               /* HEAP_NO_NODE: seen after the graph failed */
+	/* its node (HEAP_NO_NODE: seen after the graph failed), with
+	 * HEAP_COUNTED once the census counted it (else only a reference to
+	 * it was read so far) */
+	uint32_t node;
+};
+struct heap_big_size {
+	uint64_t node1;              /* node + 1 */
+	uint64_t size;
 };
 struct heap_pending {
 	uint64_t obj;
@@ -83,6 +101,8 @@ struct census {
 	struct py_ctx *c;
 	struct model_heap *h;
 	struct addrtab types;        /* struct heap_type, by address */
+	uint64_t *type_addrs;        /* the proven types' addresses, by id - 1 */
+	size_t ntype_addrs, captype_addrs;
 	uint64_t inexact_objects;    /* objects whose size could not be read */
 	struct big big[MODEL_HEAP_LARGEST];
 	size_t nbig;
@@ -158,17 +178,35 @@ void heap_reach_free(struct census *k);
 
 /* ---- retain.c ---- */
 
-/* OBJ seen: 0 the first time, its node *NODE made (HEAP_NO_NODE when the
- * graph has failed: the index, which is also the census's set of the
- * objects seen, goes on), 1 when it was seen before (*NODE its node), -1
- * out of memory (not kept). */
+/* OBJ counted: 0 the first time, its node *NODE (made unless a reference
+ * made it; HEAP_NO_NODE when the graph has failed: the index, which is
+ * also the census's set of the objects seen, goes on), 1 when it was
+ * counted before (*NODE its node), -1 out of memory (not kept). */
 int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node);
-/* A node claim made: its object OBJ, of TYPE and SIZE, counted (TRACKED:
- * on the GC's lists). */
-void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint64_t type, uint64_t size, bool tracked);
-/* The references edges() reads from NODE start, one R each, and end. */
+/* A node claim made: its object OBJ, of the type whose id is TYPE_ID and
+ * of SIZE, counted (TRACKED: on the GC's lists). */
+void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint32_t type_id, uint64_t size, bool tracked);
+/* The size of node V (counted) */
+static inline uint64_t heap_node_size(const struct heap_graph *g, uint32_t v)
+{
+	const struct heap_big_size *b;
+	if (g->size[v] != UINT32_MAX)
+		return g->size[v];
+	b = addrtab_find(&g->big, (uint64_t)v + 1);
+	return b ? b->size : UINT32_MAX;
+}
+/* The address of the type of node V (counted) */
+static inline uint64_t heap_node_type(const struct census *k, uint32_t v)
+{
+	return k->type_addrs[k->g.type[v] - 1];
+}
+/* OBJ referred to: its node, made when it has none (not counted:
+ * heap_graph_claim counts it later); HEAP_NO_NODE when out of memory. */
+uint32_t heap_graph_ref(struct census *k, uint64_t obj);
+/* The references edges() reads from NODE start, one to each node (from
+ * heap_graph_claim or heap_graph_ref; HEAP_NO_NODE: no object), and end. */
 void heap_graph_begin(struct census *k, uint32_t node);
-void heap_graph_edge(struct census *k, uint64_t r);
+void heap_graph_edge(struct census *k, uint32_t node);
 void heap_graph_end(struct census *k);
 /* The graph rooted at the sys.modules, sys.__dict__ and builtins of every
  * interpreter from HEAD and at the frames' locals the walk read (the

@@ -80,23 +80,29 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	(void)key;
 	if (!r)
 		return 0;
-	heap_graph_edge(k, r);
 	struct heap_type *t;
 	if (py_rd_ptr(c, r + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
 		k->unreadable++;
+		heap_graph_edge(k, HEAP_NO_NODE);
 		return 0;
 	}
 	if (t->flags & TPF_HAVE_GC) {
 		if (t->flags & TPF_TYPE_SUBCLASS) {
 			uint64_t flags = 0;
-			if (dump_read(c->d, r + L->type_flags, &flags, 8) != PC_OK || !(flags & TPF_HEAPTYPE))
-				return 0;   /* a static type */
+			if (dump_read(c->d, r + L->type_flags, &flags, 8) != PC_OK || !(flags & TPF_HEAPTYPE)) {
+				heap_graph_edge(k, HEAP_NO_NODE);
+				return 0;   /* a static type: on no list */
+			}
 		}
-		if (tracked(c, r))
+		if (tracked(c, r)) {
+			/* (counted when its list is read) */
+			heap_graph_edge(k, heap_graph_ref(k, r));
 			return 0;
+		}
 	}
 	uint32_t node;
 	int seen = heap_graph_claim(k, r, &node);
+	heap_graph_edge(k, node);
 	if (seen != 0) {
 		if (seen < 0)
 			k->unreadable++;
@@ -109,7 +115,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	t->ucount++;
 	t->ubytes += size;
 	heap_seen(k, r, type, size);
-	heap_graph_set(k, node, r, type, size, false);
+	heap_graph_set(k, node, r, t->id, size, false);
 	k->h->untracked_objects++;
 	k->h->untracked_bytes += size;
 	if (t->walk != HW_NONE || t->instance)

@@ -54,12 +54,28 @@ static bool grow(void **p, size_t *cap, size_t need, size_t esize)
  * nodes so far either way). */
 static bool resize_nodes(struct heap_graph *g, size_t cap)
 {
-	if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 8) ||
-	    !resize((void **)&g->type, cap, 8) || !resize((void **)&g->refcnt, cap, 8) ||
-	    !resize((void **)&g->first, cap, 8) || !resize((void **)&g->count, cap, 4))
+	if (!resize((void **)&g->addr, cap, 8) || !resize((void **)&g->size, cap, 4) ||
+	    !resize((void **)&g->type, cap, 4) || !resize((void **)&g->refcnt, cap, 4) ||
+	    !resize((void **)&g->first, cap, 4) || !resize((void **)&g->count, cap, 4))
 		return false;
 	g->cap = cap;
 	return true;
+}
+
+/* a new node, not counted yet (type 0, no references); HEAP_NO_NODE when
+ * the graph has failed, or fails now */
+static uint32_t new_node(struct heap_graph *g)
+{
+	if (!g->failed && g->n >= HEAP_NO_NODE - 1)
+		g->failed = true;
+	/* (an array that could not grow is the graph's end) */
+	if (!g->failed && g->n == g->cap && !resize_nodes(g, g->cap ? 2 * g->cap : 4096))
+		g->failed = true;
+	if (g->failed)
+		return HEAP_NO_NODE;
+	g->addr[g->n] = 0;
+	g->size[g->n] = g->type[g->n] = g->refcnt[g->n] = g->first[g->n] = g->count[g->n] = 0;
+	return (uint32_t)g->n++;
 }
 
 int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
@@ -72,29 +88,52 @@ int heap_graph_claim(struct census *k, uint64_t obj, uint32_t *node)
 		g->failed = true;   /* (an object not kept: the graph would lack it) */
 		return -1;
 	}
-	if (found) {
-		*node = r->node;
+	if (found && (r->node & HEAP_COUNTED)) {
+		*node = r->node & ~HEAP_COUNTED;
 		return 1;
 	}
-	r->node = HEAP_NO_NODE;
-	if (!g->failed && g->n >= UNDEF - 1)
-		g->failed = true;
-	/* (an array that could not grow is the graph's end) */
-	if (!g->failed && g->n == g->cap && !resize_nodes(g, g->cap ? 2 * g->cap : 4096))
-		g->failed = true;
-	if (!g->failed)
-		r->node = *node = (uint32_t)g->n++;
+	if (!found)
+		r->node = new_node(g);
+	*node = r->node;
+	r->node |= HEAP_COUNTED;
 	return 0;
 }
 
-void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint64_t type, uint64_t size, bool tracked)
+uint32_t heap_graph_ref(struct census *k, uint64_t obj)
 {
 	struct heap_graph *g = &k->g;
+	bool found;
+	if (g->failed)
+		return HEAP_NO_NODE;
+	struct heap_node_ref *r = addrtab_get(&g->index, obj, &found);
+	if (!r) {
+		g->failed = true;
+		return HEAP_NO_NODE;
+	}
+	if (!found)
+		r->node = new_node(g);
+	return r->node & ~HEAP_COUNTED;
+}
+
+void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint32_t type_id, uint64_t size, bool tracked)
+{
+	struct heap_graph *g = &k->g;
+	if (!type_id)
+		g->failed = true;   /* (its type's number could not be kept) */
 	if (g->failed || node == HEAP_NO_NODE)
 		return;
 	g->addr[node] = obj;
-	g->size[node] = size;
-	g->type[node] = type;
+	g->size[node] = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+	g->type[node] = type_id;
+	if (size >= UINT32_MAX) {
+		bool found;
+		struct heap_big_size *b = addrtab_get(&g->big, (uint64_t)node + 1, &found);
+		if (!b) {
+			g->failed = true;
+			return;
+		}
+		b->size = size;
+	}
 	/* ob_refcnt (3.14+: its low 32 bits, ob_flags above them);
 	 * unreadable: as if held from outside, never garbage */
 	uint64_t rc = 0;
@@ -102,9 +141,7 @@ void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint64_t type
 		rc = UINT64_MAX;
 	else if (tracked && k->c->L->minor >= 14)
 		rc &= UINT32_MAX;
-	g->refcnt[node] = tracked && !rc ? UINT64_MAX : rc;
-	g->first[node] = 0;
-	g->count[node] = 0;
+	g->refcnt[node] = !tracked ? 0 : !rc || rc >= UINT32_MAX ? UINT32_MAX : (uint32_t)rc;
 }
 
 void heap_graph_begin(struct census *k, uint32_t node)
@@ -112,19 +149,19 @@ void heap_graph_begin(struct census *k, uint32_t node)
 	struct heap_graph *g = &k->g;
 	g->cur = g->failed ? HEAP_NO_NODE : node;
 	if (g->cur != HEAP_NO_NODE)
-		g->first[g->cur] = g->ne;
+		g->first[g->cur] = (uint32_t)g->ne;
 }
 
-void heap_graph_edge(struct census *k, uint64_t r)
+void heap_graph_edge(struct census *k, uint32_t node)
 {
 	struct heap_graph *g = &k->g;
-	if (g->failed || g->cur == HEAP_NO_NODE || !r)
+	if (g->failed || g->cur == HEAP_NO_NODE)
 		return;
-	if (!grow((void **)&g->dst, &g->cape, g->ne + 1, 8)) {
+	if (g->ne >= UINT32_MAX - 1 || !grow((void **)&g->dst, &g->cape, g->ne + 1, sizeof(*g->dst))) {
 		g->failed = true;
 		return;
 	}
-	g->dst[g->ne++] = r;
+	g->dst[g->ne++] = node;
 }
 
 void heap_graph_end(struct census *k)
@@ -143,6 +180,7 @@ void heap_graph_free(struct census *k)
 {
 	struct heap_graph *g = &k->g;
 	addrtab_free(&g->index);
+	addrtab_free(&g->big);
 	free(g->addr);
 	free(g->size);
 	free(g->type);
@@ -153,11 +191,12 @@ void heap_graph_free(struct census *k)
 	memset(g, 0, sizeof(*g));
 }
 
-/* The node of ADDR, UNDEF when it is none. */
+/* The node of the object counted at ADDR, UNDEF when it is none. */
 static uint32_t node_of(const struct heap_graph *g, uint64_t addr)
 {
 	const struct heap_node_ref *r = addrtab_find(&g->index, addr);
-	return r ? r->node : UNDEF;
+	return r && (r->node & HEAP_COUNTED) && r->node != (HEAP_NO_NODE | HEAP_COUNTED) ? r->node & ~HEAP_COUNTED
+										    : UNDEF;
 }
 
 
@@ -179,7 +218,7 @@ static const uint32_t *refs(const struct heap_graph *g, const struct dom *d, con
 static bool walk_postorder(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
 {
 	uint32_t *stack = malloc((size_t)(d->n + 1) * sizeof(*stack));
-	size_t *at = malloc((size_t)(d->n + 1) * sizeof(*at));
+	uint32_t *at = malloc((size_t)(d->n + 1) * sizeof(*at));
 	if (!stack || !at) {
 		free(stack);
 		free(at);
@@ -233,20 +272,19 @@ static bool predecessors(const struct heap_graph *g, struct dom *d, const uint32
 	for (uint32_t i = 0; i < d->m; i++)
 		d->pfirst[i + 1] += d->pfirst[i];
 	d->pred = malloc((d->pfirst[d->m] ? d->pfirst[d->m] : 1) * sizeof(*d->pred));
-	uint64_t *fill = malloc(((size_t)d->m + 1) * sizeof(*fill));
-	if (!d->pred || !fill) {
-		free(fill);
+	if (!d->pred)
 		return false;
-	}
-	memcpy(fill, d->pfirst, ((size_t)d->m + 1) * sizeof(*fill));
+	/* (each one's start its fill's cursor: after the fill, the next
+	 * one's start, shifted back in place) */
 	for (uint32_t i = 0; i < d->m; i++) {
 		size_t n;
 		const uint32_t *r = refs(g, d, dst, d->order[i], &n);
 		for (size_t j = 0; j < n; j++)
 			if (r[j] != UNDEF && d->post[r[j]] < d->m)
-				d->pred[fill[d->post[r[j]]]++] = i;
+				d->pred[d->pfirst[d->post[r[j]]]++] = i;
 	}
-	free(fill);
+	memmove(d->pfirst + 1, d->pfirst, (size_t)d->m * sizeof(*d->pfirst));
+	d->pfirst[0] = 0;
 	return true;
 }
 
@@ -262,7 +300,7 @@ static bool dominators(struct dom *d)
 		changed = false;
 		for (uint32_t b = root; b-- > 0;) {
 			uint32_t nd = UNDEF;
-			for (uint64_t j = d->pfirst[b]; j < d->pfirst[b + 1]; j++) {
+			for (uint32_t j = d->pfirst[b]; j < d->pfirst[b + 1]; j++) {
 				uint32_t p = d->pred[j];
 				if (idom[p] == UNDEF)
 					continue;
@@ -323,7 +361,7 @@ static bool structural(struct census *k, const struct dom *d, const bool *moddic
 	for (size_t i = 0; i < d->ndicts; i++)
 		if (d->roots[i] == v)
 			return true;
-	struct heap_type *t = heap_type_entry(k, k->g.type[v]);
+	struct heap_type *t = heap_type_entry(k, heap_node_type(k, v));
 	return (t && t->walk == HW_MODULE && !t->instance) || moddict[v];
 }
 
@@ -354,7 +392,7 @@ static const char *path_of(struct census *k, const struct dom *d, uint32_t v, co
 	bool ns = at < d->ndicts && !(nlen >= 7 && strcmp(name + nlen - 7, "modules") == 0);
 	for (size_t i = n - 1; i > 0; i--) {
 		uint32_t p = chain[i], c = chain[i - 1];
-		struct heap_type *t = heap_type_entry(k, g->type[p]);
+		struct heap_type *t = heap_type_entry(k, heap_node_type(k, p));
 		struct heap_type copy;
 		if (!t) {
 			fputs(".?", out);
@@ -379,9 +417,9 @@ static void add_retainer(struct census *k, const struct dom *d, const char **nam
 	struct model_heap_retainer *o = arena_alloc(c->a, sizeof(*o));
 	if (!o)
 		return;
-	*o = (struct model_heap_retainer){ .address = g->addr[v], .bytes = g->size[v], .retained = d->retained[i],
+	*o = (struct model_heap_retainer){ .address = g->addr[v], .bytes = heap_node_size(g, v), .retained = d->retained[i],
 					   .objects = d->nobjects[i] };
-	py_type_qualname(c, g->type[v], &o->module, &o->qualname);
+	py_type_qualname(c, heap_node_type(k, v), &o->module, &o->qualname);
 	o->path = path_of(k, d, v, names);
 	ptrvec_push(c->a, out, o);
 }
@@ -507,7 +545,7 @@ static bool garbage(struct census *k, const uint32_t *dst, struct model_heap_ret
 {
 	struct heap_graph *g = &k->g;
 	struct py_ctx *c = k->c;
-	uint64_t *left = malloc((g->n ? g->n : 1) * sizeof(*left));
+	uint32_t *left = malloc((g->n ? g->n : 1) * sizeof(*left));
 	bool *alive = calloc(g->n ? g->n : 1, sizeof(*alive));
 	uint32_t *queue = malloc((g->n ? g->n : 1) * sizeof(*queue));
 	struct addrtab types = ADDRTAB_INIT(struct gtype);
@@ -519,8 +557,8 @@ static bool garbage(struct census *k, const uint32_t *dst, struct model_heap_ret
 			for (uint32_t j = 0; g->refcnt[v] && j < g->count[v]; j++) {
 				uint32_t w = dst[g->first[v] + j];
 				/* (more references than ob_refcnt: a misread, held) */
-				if (w != UNDEF && g->refcnt[w] && left[w] != UINT64_MAX)
-					left[w] = left[w] > 0 ? left[w] - 1 : UINT64_MAX;
+				if (w != UNDEF && g->refcnt[w] && left[w] != UINT32_MAX)
+					left[w] = left[w] > 0 ? left[w] - 1 : UINT32_MAX;
 			}
 		for (uint32_t v = 0; v < g->n; v++)
 			if (g->refcnt[v] && left[v] > 0) {
@@ -538,24 +576,24 @@ static bool garbage(struct census *k, const uint32_t *dst, struct model_heap_ret
 			}
 		}
 		for (uint32_t v = 0; ok && v < g->n; v++) {
-			if (alive[v])
+			if (alive[v] || !g->type[v])   /* (not counted: no object) */
 				continue;
 			if (!g->refcnt[v]) {
 				/* untracked, held by garbage alone (else not in the graph) */
 				r->garbage_untracked++;
-				r->garbage_untracked_bytes += g->size[v];
+				r->garbage_untracked_bytes += heap_node_size(g, v);
 				continue;
 			}
 			r->garbage_objects++;
-			r->garbage_bytes += g->size[v];
+			r->garbage_bytes += heap_node_size(g, v);
 			bool found;
-			struct gtype *t = addrtab_get(&types, g->type[v], &found);
+			struct gtype *t = addrtab_get(&types, heap_node_type(k, v), &found);
 			if (!t) {
 				ok = false;
 				break;
 			}
 			t->count++;
-			t->bytes += g->size[v];
+			t->bytes += heap_node_size(g, v);
 		}
 	}
 	for (size_t i = 0; ok && i < types.cap; i++) {
@@ -591,16 +629,12 @@ void heap_retain(struct census *k, uint64_t head)
 	/* the nodes' arrays cut to their length (grown by doubling: up to
 	 * half of them unused) */
 	resize_nodes(g, g->n ? g->n : 1);
-	/* the runs' addresses as nodes, in place (node I's 4 bytes lie at or
-	 * below address I's 8, read before), then cut to their length */
-	unsigned char *runs = (unsigned char *)g->dst;
-	for (size_t i = 0; i < g->ne; i++) {
-		uint64_t a;
-		memcpy(&a, runs + 8 * i, 8);
-		uint32_t v = node_of(g, a);
-		memcpy(runs + 4 * i, &v, 4);
-	}
-	uint32_t *dst = (uint32_t *)(void *)runs;
+	/* the references to no object counted (only referred to, or none)
+	 * as UNDEF, then the runs cut to their length */
+	uint32_t *dst = g->dst;
+	for (size_t i = 0; i < g->ne; i++)
+		if (dst[i] == HEAP_NO_NODE || !g->type[dst[i]])
+			dst[i] = UNDEF;
 	g->dst = NULL;
 	g->cape = 0;
 	resize((void **)&dst, g->ne ? g->ne : 1, sizeof(*dst));   /* (else as it was) */
@@ -612,7 +646,7 @@ void heap_retain(struct census *k, uint64_t head)
 	if (ok) {
 		/* a module's dict, a class's namespace marked */
 		for (uint32_t v = 0; v < d.n; v++) {
-			struct heap_type *t = heap_type_entry(k, g->type[v]);
+			struct heap_type *t = heap_type_entry(k, heap_node_type(k, v));
 			if (t && (t->walk == HW_MODULE || t->walk == HW_TYPE) && !t->instance && g->count[v] == 1 &&
 			    dst[g->first[v]] != UNDEF)
 				ns[dst[g->first[v]]] = true;
@@ -624,23 +658,55 @@ void heap_retain(struct census *k, uint64_t head)
 	/* (the last look-up by address: the index goes before the
 	 * dominators' arrays come) */
 	addrtab_free(&g->index);
+	/* Each array goes as soon as nothing more reads it, and the next ones
+	 * come after: the garbage (then the reference counts go), the
+	 * postorder, the predecessors (then the postorder numbers by node
+	 * go), the dominators (then the predecessors go), the breadth-first
+	 * parents (then the references go: nothing follows them any more),
+	 * the retained sizes. */
+	ok = ok && garbage(k, dst, r);
+	free(g->refcnt);
+	g->refcnt = NULL;
 	if (ok) {
 		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
 		d.order = malloc(((size_t)d.n + 1) * sizeof(*d.order));
-		d.parent = malloc(((size_t)d.n + 1) * sizeof(*d.parent));
-		ok = d.post && d.order && d.parent && walk_postorder(g, &d, dst) && predecessors(g, &d, dst);
+		ok = d.post && d.order && walk_postorder(g, &d, dst) && predecessors(g, &d, dst);
 	}
+	free(d.post);
+	d.post = NULL;
 	if (ok) {
 		d.idom = malloc((size_t)d.m * sizeof(*d.idom));
+		ok = d.idom && dominators(&d);
+	}
+	free(d.pred);
+	free(d.pfirst);
+	d.pred = NULL;
+	d.pfirst = NULL;
+	if (ok) {
+		d.parent = malloc(((size_t)d.n + 1) * sizeof(*d.parent));
+		ok = d.parent && shortest(g, &d, dst);
+	}
+	free(dst);
+	free(g->first);
+	free(g->count);
+	dst = NULL;
+	g->first = g->count = NULL;
+	if (ok) {
+		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
 		d.retained = malloc((size_t)d.m * sizeof(*d.retained));
 		d.nobjects = malloc((size_t)d.m * sizeof(*d.nobjects));
-		ok = d.idom && d.retained && d.nobjects && dominators(&d) && shortest(g, &d, dst) &&
-		     garbage(k, dst, r);
+		ok = d.post && d.retained && d.nobjects;
+	}
+	if (ok) {
+		for (uint32_t i = 0; i <= d.n; i++)
+			d.post[i] = UNDEF;
+		for (uint32_t i = 0; i < d.m; i++)
+			d.post[d.order[i]] = i;
 	}
 	if (ok) {
 		uint32_t top = d.m - 1;
 		for (uint32_t i = 0; i < top; i++) {
-			d.retained[i] = g->size[d.order[i]];
+			d.retained[i] = heap_node_size(g, d.order[i]);
 			d.nobjects[i] = 1;
 		}
 		d.retained[top] = d.nobjects[top] = 0;

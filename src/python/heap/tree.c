@@ -70,7 +70,7 @@ static const char *node_name(struct census *k, const struct dom *d, const char *
 		return s;
 	}
 	struct py_ctx *c = k->c;
-	struct heap_type *t = heap_type_entry(k, k->g.type[v]);
+	struct heap_type *t = heap_type_entry(k, heap_node_type(k, v));
 	uint64_t dict, name;
 	const char *why = NULL, *module, *qualname;
 	if (!t || t->instance)
@@ -111,9 +111,9 @@ void heap_dom_tree(struct census *k, const struct dom *d, const char *const *nam
 		struct tree_at key = { d->idom[sel[i]], 0 };
 		const struct tree_at *p = key.post == top ? NULL : bsearch(&key, at, n, sizeof(*at), by_post);
 		*o = (struct model_heap_node){ .parent = p && p->index < i ? (int64_t)p->index : -1,
-					       .address = g->addr[v], .bytes = g->size[v],
+					       .address = g->addr[v], .bytes = heap_node_size(g, v),
 					       .retained = d->retained[sel[i]], .objects = d->nobjects[sel[i]] };
-		py_type_qualname(c, g->type[v], &o->module, &o->qualname);
+		py_type_qualname(c, heap_node_type(k, v), &o->module, &o->qualname);
 		o->name = node_name(k, d, names, v);
 		ptrvec_push(c->a, &r->tree, o);
 	}

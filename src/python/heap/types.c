@@ -99,6 +99,19 @@ struct heap_type *heap_type_entry(struct census *k, uint64_t type)
 				  .flags = flags };
 	heap_sizeof_rule(c, &copy);
 	walk_rule(k, &copy);
+	/* its number (0 when it cannot be kept: heap_graph_set fails the graph) */
+	if (k->ntype_addrs == k->captype_addrs) {
+		size_t cap = k->captype_addrs ? 2 * k->captype_addrs : 256;
+		uint64_t *a = realloc(k->type_addrs, cap * sizeof(*a));
+		if (a) {
+			k->type_addrs = a;
+			k->captype_addrs = cap;
+		}
+	}
+	if (k->ntype_addrs < k->captype_addrs) {
+		k->type_addrs[k->ntype_addrs++] = type;
+		copy.id = (uint32_t)k->ntype_addrs;
+	}
 	/* the rule's look-ups may have grown the table */
 	if ((t = addrtab_get(&k->types, type, &found)) == NULL)
 		return NULL;
