@@ -1,13 +1,13 @@
 /* pycore: the command line.  Options before the command, then dispatch
- * to analyze, batch and heap (cli/analyze.h, options in cli/options.h), group
- * (cli/group.h), coredump (cli/coredump.h) or help (cli/help.h). */
+ * to analyze, batch and heap (cli/analyze/analyze.h, options in cli/options.h), group
+ * (cli/group/group.h), coredump (cli/coredump/coredump.h) or help (cli/help.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/analyze.h"
-#include "cli/coredump.h"
-#include "cli/group.h"
+#include "cli/analyze/analyze.h"
+#include "cli/coredump/coredump.h"
+#include "cli/group/group.h"
 #include "cli/help.h"
 #include "cli/options.h"
 #include "util/hugeheap.h"

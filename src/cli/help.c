@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "cli/coredump.h"
+#include "cli/coredump/coredump.h"
 #include "cli/options.h"
 
 extern char **environ;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "cli/batch.h"
+#include "cli/batch/batch.h"
 
 enum exit_code {
 	EXIT_COMPLETE = 0,

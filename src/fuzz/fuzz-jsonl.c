@@ -1,5 +1,5 @@
 /* Fuzz target: pycore group's scanner of JSON Lines records
- * (src/cli/jsonl_scan.c) against jansson.  Whatever line the scanner
+ * (src/jsonl/jsonl_scan.c) against jansson.  Whatever line the scanner
  * reads, jansson must read too (after surrogates.c's pairing), and its
  * tree pruned as the scanner prunes must equal the scanner's, member
  * order included, both pruned and whole (jsonl_scan_check.h aborts
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/jsonl_scan_check.h"
+#include "jsonl/jsonl_scan_check.h"
 #include "fuzz-reader.h"
 
 static int fuzz_one(const uint8_t *data, size_t size)

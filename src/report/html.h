@@ -1,5 +1,5 @@
 /* The HTML renderers: one self-contained page per dump (html.c), and the
- * page primitives the crash dashboard (cli/group_html.c) shares with it.
+ * page primitives the crash dashboard (cli/group/group_html.c) shares with it.
  *
  * A page holds everything it shows: one inline <style>, one inline
  * <script> (it only adds buttons; everything is readable without it), no

@@ -144,7 +144,7 @@ static const char style[] =
 	 * crash line: break-all (above) would cut "dumps" into "dump|s" */
 	"table.groups th,table.groups td.n{white-space:nowrap;word-break:normal}\n"
 	".muted{color:var(--mut)}\n"
-	/* the dashboard's index pages' links between them (cli/group_pages.c) */
+	/* the dashboard's index pages' links between them (cli/group/group_pages.c) */
 	"p.pages .here{font-weight:600}\n"
 	/* pycore heap's treemap (report/heap_html.c): the panel the URL's
 	 * fragment names, the roots' when it names none */

@@ -126,15 +126,15 @@ cmd_optstring() {  # COMMAND
 	case $1 in
 	analyze | batch | heap)
 		grep -o 'options_parse(argc, argv, "[^"]*"' "$srcdir/src/pycore.c" | tail -n 1 | sed 's/.*, "//; s/"$//' ;;
-	group) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/group.c" | sed 's/.*, "//; s/"$//' ;;
-	coredump) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/coredump.c" | sed 's/.*, "//; s/"$//' ;;
+	group) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/group/group.c" | sed 's/.*, "//; s/"$//' ;;
+	coredump) grep -o 'getopt_long(argc, argv, "[^"]*"' "$srcdir/src/cli/coredump/coredump.c" | sed 's/.*, "//; s/"$//' ;;
 	esac
 }
 cmd_source() {
 	case $1 in
 	analyze | batch | heap) echo "$srcdir/src/cli/options.c" ;;
-	group) echo "$srcdir/src/cli/group.c" ;;
-	coredump) echo "$srcdir/src/cli/coredump.c" ;;
+	group) echo "$srcdir/src/cli/group/group.c" ;;
+	coredump) echo "$srcdir/src/cli/coredump/coredump.c" ;;
 	esac
 }
 # a value the option takes, for trying it
@@ -258,12 +258,12 @@ else
 fi
 
 # the hook's settings
-grep -o 'strcmp(key, "[A-Za-z]*")' "$srcdir/src/cli/coredump_config.c" | sed 's/.*"\(.*\)")/\1/' | sort -u >"$tmp/keys"
+grep -o 'strcmp(key, "[A-Za-z]*")' "$srcdir/src/cli/coredump/coredump_config.c" | sed 's/.*"\(.*\)")/\1/' | sort -u >"$tmp/keys"
 man_options "$man/pycore-coredump.conf.5" keys >"$tmp/man.keys"
 sed -n 's/^#\([A-Z][A-Za-z]*\)=.*/\1/p' "$srcdir/systemd/coredump.conf" | sort -u >"$tmp/conf.keys"
 d=$(differ "$tmp/keys" "$tmp/man.keys" coredump_config.c pycore-coredump.conf.5)$(differ "$tmp/keys" "$tmp/conf.keys" coredump_config.c systemd/coredump.conf)
 if [ ! -s "$tmp/keys" ]; then
-	tap_fail "the hook's settings" "none found in src/cli/coredump_config.c"
+	tap_fail "the hook's settings" "none found in src/cli/coredump/coredump_config.c"
 elif [ -z "$d" ]; then
 	tap_ok "the hook's $(wc -l <"$tmp/keys") settings are pycore-coredump.conf(5)'s items and systemd/coredump.conf's lines"
 else

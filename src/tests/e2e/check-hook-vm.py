@@ -74,7 +74,7 @@ def pycore_message_id():
     for line in open(os.path.join(pt.SRCDIR, "src", "cli", "coredump.h")):
         if line.startswith("#define PYCORE_MESSAGE_ID"):
             return line.split('"')[1]
-    raise Failure("PYCORE_MESSAGE_ID not found in src/cli/coredump.h")
+    raise Failure("PYCORE_MESSAGE_ID not found in src/cli/coredump/coredump.h")
 
 
 def vm(*args, timeout=60):

@@ -1,11 +1,11 @@
-/* jsonl_scan (src/cli/jsonl_scan.c) against jansson: lines it must read
+/* jsonl_scan (src/jsonl/jsonl_scan.c) against jansson: lines it must read
  * (and read as jansson does, pruned), lines it must leave to jansson,
  * and 200,000 one- and two-byte mutations of a report-like line, each
  * checked by jsonl_scan_check (jansson reads whatever the scanner reads,
  * and the same).  Prints TAP. */
 #include <stdint.h>
 
-#include "cli/jsonl_scan_check.h"
+#include "jsonl/jsonl_scan_check.h"
 
 static const char *reads[] = {
 	"{}",
