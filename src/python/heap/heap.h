@@ -12,6 +12,7 @@
 enum heap_sizeof {
 	HS_OBJECT,                   /* object.__sizeof__: basic + items */
 	HS_LIST, HS_DICT, HS_SET, HS_BYTEARRAY, HS_TYPE, HS_MODULE, HS_STR, HS_INT,
+	HS_NDARRAY,                  /* numpy.ndarray's: its dimensions and the data it owns */
 	HS_UNKNOWN,                  /* a __sizeof__ pycore does not know: object's, a lower bound */
 };
 
@@ -45,6 +46,8 @@ struct heap_type {
 	enum heap_walk walk;         /* its layout's references */
 	bool instance;               /* an instance of a Python class: its attributes too */
 	uint32_t id;                 /* its number (1, 2, ...): the census's type_addrs[id - 1] */
+	uint8_t elsize_at;           /* HS_NDARRAY: where a dtype keeps its item size (numpy
+					1: an int at 32; 2: an npy_intp at 40); 0 unknown */
 	uint64_t count, bytes, permanent, permanent_bytes;
 	uint64_t ucount, ubytes;     /* objects the GC does not track (reach.c) */
 };

@@ -6,7 +6,8 @@
  * _PyDict_KeysSize, setobject.c set_sizeof, bytearrayobject.c
  * bytearray_sizeof, typeobject.c object___sizeof__ and type___sizeof__,
  * moduleobject.c module___sizeof__, unicodeobject.c unicode_sizeof,
- * longobject.c int___sizeof__, bytesobject.c bytes_sizeof) of 3.6 to 3.15;
+ * longobject.c int___sizeof__, bytesobject.c bytes_sizeof) of 3.6 to 3.15,
+ * and numpy's ndarray (numpy/core/src/multiarray/methods.c array_sizeof);
  * a __sizeof__ of any other class is not guessed: the type is marked
  * inexact. */
 #include "python/heap/heap.h"
@@ -66,7 +67,24 @@ static const struct {
 	{ "object", HS_OBJECT }, { "list", HS_LIST }, { "dict", HS_DICT }, { "set", HS_SET },
 	{ "frozenset", HS_SET }, { "bytearray", HS_BYTEARRAY }, { "type", HS_TYPE },
 	{ "module", HS_MODULE }, { "str", HS_STR }, { "int", HS_INT }, { "bytes", HS_OBJECT },
+	{ "numpy.ndarray", HS_NDARRAY },
 };
+
+/* Where numpy's dtypes keep their item size, by numpy's major version
+ * (sys.modules['numpy'].__version__): PyArray_Descr's int elsize after
+ * PyObject_HEAD, typeobj, four chars and int type_num in numpy 1
+ * (numpy/ndarraytypes.h); numpy 2 put a 64-bit flags there and elsize, an
+ * npy_intp, after it (numpy/_core/include/numpy/ndarraytypes.h). 0 when
+ * the version cannot be read. */
+static uint8_t numpy_elsize_at(struct py_ctx *c)
+{
+	uint64_t dict, v;
+	const char *why = NULL, *s;
+	if (py_module_dict(c, c->interp, "numpy", &dict) != 0 || py_dict_get_str(c, dict, "__version__", &v) != 0 ||
+	    (s = py_str_utf8(c, v, 16, &why)) == NULL)
+		return 0;
+	return s[0] == '1' && s[1] == '.' ? 32 : s[0] == '2' && s[1] == '.' ? 40 : 0;
+}
 
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 {
@@ -93,6 +111,8 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 		for (size_t j = 0; name && j < sizeof(known) / sizeof(known[0]); j++)
 			if (strcmp(name, known[j].name) == 0)
 				t->rule = known[j].rule;
+		if (t->rule == HS_NDARRAY && !(t->elsize_at = numpy_elsize_at(c)))
+			t->rule = HS_UNKNOWN;
 		return;
 	}
 }
@@ -246,6 +266,47 @@ static int int_sizeof(struct py_ctx *c, uint64_t obj, uint64_t *size)
 	return 0;
 }
 
+/* numpy's array_sizeof: the type's basic size, the dimensions and strides
+ * (an npy_intp each per dimension), and the data when the array owns it
+ * (NPY_ARRAY_OWNDATA): the item size times every dimension.  The array's
+ * fields (PyArrayObject_fields, numpy 1 and 2 alike): data at 16, int nd
+ * at 24, dimensions at 32, descr at 56, int flags at 64. */
+#define NPY_ARRAY_OWNDATA 0x4
+static int ndarray_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+{
+	uint32_t nd, flags;
+	uint64_t dims, descr, d[64], n = 1;
+	int64_t elsize = 0;
+	if (dump_read_u32(c->d, obj + 24, &nd) != PC_OK || nd > 64 ||
+	    dump_read_u32(c->d, obj + 64, &flags) != PC_OK)
+		return -1;
+	*size = (uint64_t)t->basicsize + 16 * (uint64_t)nd;
+	if (!(flags & NPY_ARRAY_OWNDATA))
+		return 0;
+	if (py_rd_ptr(c, obj + 56, &descr) != PC_OK || (nd && (py_rd_ptr(c, obj + 32, &dims) != PC_OK ||
+							      dump_read(c->d, dims, d, 8 * (size_t)nd) != PC_OK)))
+		return -1;
+	if (t->elsize_at == 32) {
+		uint32_t e;
+		if (dump_read_u32(c->d, descr + 32, &e) != PC_OK)
+			return -1;
+		elsize = (int32_t)e;
+	} else if (py_rd_i64(c, descr + t->elsize_at, &elsize) != PC_OK) {
+		return -1;
+	}
+	if (elsize < 0 || elsize > (1 << 20))
+		return -1;
+	for (uint32_t i = 0; i < nd; i++) {
+		if ((int64_t)d[i] < 0 || (d[i] && n > (UINT64_C(1) << 48) / d[i]))
+			return -1;
+		n *= d[i];
+	}
+	if (n && (uint64_t)elsize > (UINT64_C(1) << 48) / n)
+		return -1;
+	*size += n * (uint64_t)elsize;
+	return 0;
+}
+
 static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
 {
 	const struct py_layout *L = c->L;
@@ -306,6 +367,8 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 		}
 		return 0;
 	}
+	case HS_NDARRAY:
+		return ndarray_sizeof(c, obj, t, size);
 	case HS_OBJECT:
 		return object_sizeof(c, obj, t, size);
 	case HS_STR:

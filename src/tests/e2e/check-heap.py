@@ -17,7 +17,8 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              process in a root: the kernel's core of SIGQUIT); the
              process also computes the retained size of six of its
              module-level containers (LEAK: functions whose defaults
-             hold lists), of a class-level one
+             hold lists; and ARRAYS, numpy's arrays, where the
+             interpreter has numpy: Debian's 3.11), of a class-level one
              (Registry.items: through the class's namespace) and of a
              local of its main()
              (what no path from sys.modules, sys.__dict__,
@@ -100,7 +101,8 @@ from pycoretest.env import scaled
 from pycoretest.schema import load_report
 
 # the __sizeof__ pycore computes, by the class that defines it
-KNOWN = {"object", "list", "dict", "set", "frozenset", "bytearray", "type", "module", "str", "int", "bytes"}
+KNOWN = {"object", "list", "dict", "set", "frozenset", "bytearray", "type", "module", "str", "int", "bytes",
+         "numpy.ndarray"}
 
 
 def by_name(types):

@@ -6,7 +6,8 @@ The heap: a module-level cache of dicts of lists, instances with
 __slots__ and with a __dict__, subclasses of dict, list, set, str and int,
 a leaking list of closures, reference cycles no one holds (those made
 with the module, which the first collection frees, and make_garbage()'s,
-made with the GC off: garbage), big bytes and bytearrays, a deque, a
+made with the GC off: garbage), big bytes and bytearrays, numpy arrays
+(where the interpreter has numpy), a deque, a
 frozenset, a module of its own.
 
 With "retained" among its arguments, the census also records the retained
@@ -102,6 +103,17 @@ for i in range(500):
     b["a"] = a
 del a, b
 BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in range(5)]
+# numpy's arrays where the interpreter has numpy (Debian's): arrays that
+# own their data (of three dtypes, one of them 2-D), views that do not, an
+# empty one
+try:
+    import numpy
+    _base = numpy.arange(30000, dtype=numpy.int32)
+    ARRAYS = [numpy.zeros(100000 + i) for i in range(3)] + [
+        numpy.ones((50, 60), dtype=numpy.complex128), _base, _base[::3], _base.reshape(100, 300), numpy.zeros(0)]
+    del _base
+except ImportError:
+    ARRAYS = []
 TEXTS = {"k%d" % i: ("value %d " % i) * (i % 40) + "\u00e9" * (i % 3) + "\u20ac" * (i % 5 == 0)
          for i in range(3000)}
 NUMBERS = [(i, i * 2**70, float(i)) for i in range(2000)]
@@ -215,7 +227,7 @@ def untracked(objs):
 # but through it), over the references pycore follows (referents()), from
 # the roots pycore reads: sys.modules, sys.__dict__, builtins.__dict__ and
 # the frames' locals (retained()).
-RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS", "Registry.items", "LEAK")
+RETAINERS = ("CACHE", "NODES", "SLOTTED", "TEXTS", "SUBS", "Registry.items", "LEAK") + (("ARRAYS",) if ARRAYS else ())
 
 
 def reached(roots, skip):
