@@ -47,7 +47,7 @@ struct heap_type {
 	bool instance;               /* an instance of a Python class: its attributes too */
 	uint32_t id;                 /* its number (1, 2, ...): the census's type_addrs[id - 1] */
 	uint8_t elsize_at;           /* HS_NDARRAY: where a dtype keeps its item size (numpy
-					1: an int at 32; 2: an npy_intp at 40); 0 unknown */
+					1: an int at 32); 0 unknown */
 	uint64_t count, bytes, permanent, permanent_bytes;
 	uint64_t ucount, ubytes;     /* objects the GC does not track (reach.c) */
 };

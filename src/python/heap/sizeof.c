@@ -73,9 +73,10 @@ static const struct {
 /* Where numpy's dtypes keep their item size, by numpy's major version
  * (sys.modules['numpy'].__version__): PyArray_Descr's int elsize after
  * PyObject_HEAD, typeobj, four chars and int type_num in numpy 1
- * (numpy/ndarraytypes.h); numpy 2 put a 64-bit flags there and elsize, an
- * npy_intp, after it (numpy/_core/include/numpy/ndarraytypes.h). 0 when
- * the version cannot be read. */
+ * (numpy/ndarraytypes.h).  numpy 2 put a 64-bit flags there and elsize,
+ * an npy_intp, after it (numpy/_core/include/numpy/ndarraytypes.h), but
+ * no test interpreter has numpy 2 yet: 0 (not computed), as when the
+ * version cannot be read. */
 static uint8_t numpy_elsize_at(struct py_ctx *c)
 {
 	uint64_t dict, v;
@@ -83,7 +84,7 @@ static uint8_t numpy_elsize_at(struct py_ctx *c)
 	if (py_module_dict(c, c->interp, "numpy", &dict) != 0 || py_dict_get_str(c, dict, "__version__", &v) != 0 ||
 	    (s = py_str_utf8(c, v, 16, &why)) == NULL)
 		return 0;
-	return s[0] == '1' && s[1] == '.' ? 32 : s[0] == '2' && s[1] == '.' ? 40 : 0;
+	return s[0] == '1' && s[1] == '.' ? 32 : 0;
 }
 
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
@@ -274,9 +275,9 @@ static int int_sizeof(struct py_ctx *c, uint64_t obj, uint64_t *size)
 #define NPY_ARRAY_OWNDATA 0x4
 static int ndarray_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
 {
-	uint32_t nd, flags;
+	uint32_t nd, flags, e;
 	uint64_t dims, descr, d[64], n = 1;
-	int64_t elsize = 0;
+	int64_t elsize;
 	if (dump_read_u32(c->d, obj + 24, &nd) != PC_OK || nd > 64 ||
 	    dump_read_u32(c->d, obj + 64, &flags) != PC_OK)
 		return -1;
@@ -286,14 +287,9 @@ static int ndarray_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type
 	if (py_rd_ptr(c, obj + 56, &descr) != PC_OK || (nd && (py_rd_ptr(c, obj + 32, &dims) != PC_OK ||
 							      dump_read(c->d, dims, d, 8 * (size_t)nd) != PC_OK)))
 		return -1;
-	if (t->elsize_at == 32) {
-		uint32_t e;
-		if (dump_read_u32(c->d, descr + 32, &e) != PC_OK)
-			return -1;
-		elsize = (int32_t)e;
-	} else if (py_rd_i64(c, descr + t->elsize_at, &elsize) != PC_OK) {
+	if (dump_read_u32(c->d, descr + t->elsize_at, &e) != PC_OK)
 		return -1;
-	}
+	elsize = (int32_t)e;
 	if (elsize < 0 || elsize > (1 << 20))
 		return -1;
 	for (uint32_t i = 0; i < nd; i++) {
