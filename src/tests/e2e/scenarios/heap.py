@@ -112,7 +112,7 @@ try:
     ARRAYS = [numpy.zeros(100000 + i) for i in range(3)] + [
         numpy.ones((50, 60), dtype=numpy.complex128), _base, _base[::3], _base.reshape(100, 300), numpy.zeros(0)]
     del _base
-except ImportError:
+except Exception:   # (not installed, or not for this interpreter)
     ARRAYS = []
 TEXTS = {"k%d" % i: ("value %d " % i) * (i % 40) + "\u00e9" * (i % 3) + "\u20ac" * (i % 5 == 0)
          for i in range(3000)}
