@@ -2,7 +2,8 @@
 
 scenarios/heap.py builds a heap of known shapes on each build the suite
 runs (pycoretest.interpreters.names(): 3.6 to 3.13, Debian's 3.11 and its
--dbg build, the Debian unstable root's 3.13 to 3.15; on the free-threaded
+-dbg build, the Debian unstable root's 3.13 to 3.15; and musl's 3.13, with
+and without build-ids, and a standalone 3.13, where built; on the free-threaded
 3.13, whose mimalloc heaps pycore does not read yet, the core case checks
 that the report says so, and each case is a skip saying what is not
 read), stops the GC, and
@@ -821,6 +822,13 @@ def main():
             pt.run_on(tap, name, "allocators", check_allocators)
     pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
     pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
+    # the builds made here (cached; skips by name until built): musl's
+    # (its C heap is no glibc's: allocators needs mallinfo2) and a
+    # standalone one
+    for name, cases in (("musl3.13", ("core", "live")), ("musl3.13-nobuildid", ("core",)),
+                        ("standalone3.13", ("core", "allocators"))):
+        for case in cases:
+            pt.run_on(tap, name, case, {"core": check_core, "live": check_live, "allocators": check_allocators}[case])
     for name in ("py3.12", "sid3.15"):
         pt.run_on(tap, name, "html", check_html, name == "py3.12")
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
