@@ -824,9 +824,10 @@ def main():
     pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
     # the builds made here (cached; skips by name until built): musl's
     # (its C heap is no glibc's: allocators needs mallinfo2) and a
-    # standalone one
-    for name, cases in (("musl3.13", ("core", "live")), ("musl3.13-nobuildid", ("core",)),
-                        ("standalone3.13", ("core", "allocators"))):
+    # standalone one; not in the sanitizer pass (its own builds only)
+    for name, cases in () if interpreters.sanitizer_pass() else (
+            ("musl3.13", ("core", "live")), ("musl3.13-nobuildid", ("core",)),
+            ("standalone3.13", ("core", "allocators"))):
         for case in cases:
             pt.run_on(tap, name, case, {"core": check_core, "live": check_live, "allocators": check_allocators}[case])
     for name in ("py3.12", "sid3.15"):
