@@ -169,7 +169,6 @@ static inline void heap_function_refs(const struct py_layout *L, int64_t at[HEAP
 
 /* ---- reach.c ---- */
 
-
 /* The walk of the untracked: subtype_traverse found (from the builtins'
  * __loader__, a Python class), for interpreter HEAD. */
 void heap_reach_init(struct census *k, uint64_t head);

@@ -199,7 +199,6 @@ static uint32_t node_of(const struct heap_graph *g, uint64_t addr)
 										    : UNDEF;
 }
 
-
 /* Node V's references: *N of them, at the returned pointer (into the
  * resolved runs). */
 static const uint32_t *refs(const struct heap_graph *g, const struct dom *d, const uint32_t *dst, uint32_t v,
