@@ -13,6 +13,7 @@ enum heap_sizeof {
 	HS_OBJECT,                   /* object.__sizeof__: basic + items */
 	HS_LIST, HS_DICT, HS_SET, HS_BYTEARRAY, HS_TYPE, HS_MODULE, HS_STR, HS_INT,
 	HS_NDARRAY,                  /* numpy.ndarray's: its dimensions and the data it owns */
+	HS_ARRAY,                    /* array.array's: its items' buffer as allocated */
 	HS_UNKNOWN,                  /* a __sizeof__ pycore does not know: object's, a lower bound */
 };
 

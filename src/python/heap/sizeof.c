@@ -7,7 +7,8 @@
  * bytearray_sizeof, typeobject.c object___sizeof__ and type___sizeof__,
  * moduleobject.c module___sizeof__, unicodeobject.c unicode_sizeof,
  * longobject.c int___sizeof__, bytesobject.c bytes_sizeof) of 3.6 to 3.15,
- * and numpy's ndarray (numpy/core/src/multiarray/methods.c array_sizeof);
+ * array.array's (Modules/arraymodule.c array_array___sizeof__) and numpy's
+ * ndarray (numpy/core/src/multiarray/methods.c array_sizeof);
  * a __sizeof__ of any other class is not guessed: the type is marked
  * inexact. */
 #include "python/heap/heap.h"
@@ -60,6 +61,18 @@ static bool defines_sizeof(struct py_ctx *c, uint64_t type)
 	return methods_define_sizeof(c, type);
 }
 
+/* Is the __sizeof__ in the heap type TYPE's dict a C method (a
+ * method_descriptor: an extension's type made by PyType_FromSpec, as
+ * array.array is from 3.10), not a Python function (a class's)? */
+static bool c_method_sizeof(struct py_ctx *c, uint64_t type)
+{
+	uint64_t dict, v, vt;
+	const char *name;
+	return heap_type_dict(c, type, &dict) == 0 && dict && py_dict_get_str(c, dict, "__sizeof__", &v) == 0 &&
+	       py_rd_ptr(c, v + c->L->object_type, &vt) == PC_OK && (name = py_type_tp_name(c, vt)) != NULL &&
+	       strcmp(name, "method_descriptor") == 0;
+}
+
 static const struct {
 	const char *name;
 	enum heap_sizeof rule;
@@ -67,7 +80,7 @@ static const struct {
 	{ "object", HS_OBJECT }, { "list", HS_LIST }, { "dict", HS_DICT }, { "set", HS_SET },
 	{ "frozenset", HS_SET }, { "bytearray", HS_BYTEARRAY }, { "type", HS_TYPE },
 	{ "module", HS_MODULE }, { "str", HS_STR }, { "int", HS_INT }, { "bytes", HS_OBJECT },
-	{ "numpy.ndarray", HS_NDARRAY },
+	{ "numpy.ndarray", HS_NDARRAY }, { "array.array", HS_ARRAY },
 };
 
 /* Where numpy's dtypes keep their item size, by numpy's major version
@@ -106,7 +119,7 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 		uint64_t flags = 0;
 		dump_read(c->d, k + L->type_flags, &flags, sizeof(flags));
 		t->owner = py_type_name(c, k);
-		if (flags & TPF_HEAPTYPE)
+		if ((flags & TPF_HEAPTYPE) && !c_method_sizeof(c, k))
 			return;      /* a class's own __sizeof__: not guessed */
 		const char *name = py_type_tp_name(c, k);
 		for (size_t j = 0; name && j < sizeof(known) / sizeof(known[0]); j++)
@@ -365,6 +378,20 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 	}
 	case HS_NDARRAY:
 		return ndarray_sizeof(c, obj, t, size);
+	case HS_ARRAY: {
+		/* Modules/arraymodule.c's arrayobject, 3.6-3.15: after
+		 * PyObject_VAR_HEAD, ob_item, allocated (the items allocated),
+		 * ob_descr (a struct arraydescr: its int itemsize after a char
+		 * typecode, at 4) */
+		uint64_t at = (uint64_t)L->var_size + 8;
+		uint32_t itemsize;
+		if (py_rd_i64(c, obj + at + 8, &n) != PC_OK || n < 0 || n > (1ll << 48) ||
+		    py_rd_ptr(c, obj + at + 16, &p) != PC_OK || dump_read_u32(c->d, p + 4, &itemsize) != PC_OK ||
+		    itemsize == 0 || itemsize > 16)
+			return -1;
+		*size = (uint64_t)t->basicsize + (uint64_t)n * itemsize;
+		return 0;
+	}
 	case HS_OBJECT:
 		return object_sizeof(c, obj, t, size);
 	case HS_STR:

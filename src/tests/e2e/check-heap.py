@@ -103,7 +103,7 @@ from pycoretest.schema import load_report
 
 # the __sizeof__ pycore computes, by the class that defines it
 KNOWN = {"object", "list", "dict", "set", "frozenset", "bytearray", "type", "module", "str", "int", "bytes",
-         "numpy.ndarray"}
+         "numpy.ndarray", "array.array"}
 
 
 def by_name(types):

@@ -6,9 +6,9 @@ The heap: a module-level cache of dicts of lists, instances with
 __slots__ and with a __dict__, subclasses of dict, list, set, str and int,
 a leaking list of closures, reference cycles no one holds (those made
 with the module, which the first collection frees, and make_garbage()'s,
-made with the GC off: garbage), big bytes and bytearrays, numpy arrays
-(where the interpreter has numpy), a deque, a
-frozenset, a module of its own.
+made with the GC off: garbage), big bytes, bytearrays and array.arrays,
+numpy arrays (where the interpreter has numpy), a deque, a frozenset, a
+module of its own.
 
 With "retained" among its arguments, the census also records the retained
 size of each of RETAINERS, its module-level containers, and of main()'s
@@ -33,6 +33,7 @@ C encoder, os.write), and everything made once on a first call (print's
 keyword tuple before 3.12) is made by a first census before the one
 written."""
 import _signal
+import array
 import collections
 import ctypes
 import gc
@@ -102,7 +103,9 @@ for i in range(500):
     a.append(b)
     b["a"] = a
 del a, b
-BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in range(5)]
+BIG = [bytes(100000 + i) for i in range(5)] + [bytearray(200000 + i) for i in range(5)] + [
+    array.array("d", range(1000 + i)) for i in range(3)] + [array.array("b"), array.array("q", [1] * 777)]
+BIG[-1].append(2)
 # numpy's arrays where the interpreter has numpy (Debian's): arrays that
 # own their data (of three dtypes, one of them 2-D), views that do not, an
 # empty one
