@@ -571,6 +571,10 @@ struct model_heap_memory {
 					    arenas, mmapped blocks */
 	uint64_t python;                 /* of anonymous: the objects counted (tracked and
 					    untracked) that lie there */
+	uint64_t buffers;                /* of python: what bytearray, array.array and numpy
+					    arrays among them hold outside themselves (their
+					    items, their data and dimensions), as their
+					    __sizeof__ counts it */
 	uint64_t modules_bss;            /* of anonymous: the modules' zero-initialised data */
 	struct model_heap_malloc *malloc; /* the C library's heap; NULL: not read */
 	const char *malloc_unread;       /* why it was not read (or read in part); NULL */

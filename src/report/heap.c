@@ -156,6 +156,7 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 			    "anonymous", (json_int_t)m->anonymous, "python", (json_int_t)m->python);
 	if (mem && m->known) {
 		json_object_set_new(mem, "modules_bss", json_integer((json_int_t)m->modules_bss));
+		json_object_set_new(mem, "buffers", json_integer((json_int_t)m->buffers));
 		json_object_set_new(mem, "malloc", malloc_json(m->malloc, str));
 		json_object_set_new(mem, "malloc_unread", m->malloc_unread ? str(m->malloc_unread) : json_null());
 		json_object_set_new(mem, "pymalloc", pymalloc_json(m->pymalloc));
@@ -223,10 +224,14 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		return;
 	}
 	fprintf(out, "Memory: %s mapped: files %s, thread stacks %s, reserved (no access) %s; anonymous %s, of "
-		"which the objects counted fill %s (%.0f %%)\n", report_heap_human(m->mapped, b[0], 32),
+		"which the objects counted fill %s (%.0f %%)", report_heap_human(m->mapped, b[0], 32),
 		report_heap_human(m->files, b[1], 32), report_heap_human(m->stacks, b[2], 32), report_heap_human(m->reserved, b[5], 32),
 		report_heap_human(m->anonymous, b[3], 32), report_heap_human(m->python, b[4], 32),
 		m->anonymous ? 100.0 * (double)m->python / (double)m->anonymous : 0.0);
+	if (m->buffers)
+		fprintf(out, ", %s of it in buffers they own (bytearrays', arrays', numpy arrays' data)",
+			report_heap_human(m->buffers, b[0], 32));
+	fputc('\n', out);
 	const struct model_heap_pymalloc *p = m->pymalloc;
 	const struct model_heap_malloc *c = m->malloc;
 	if (p)

@@ -395,6 +395,8 @@ static void memory(const struct model_heap_memory *m, FILE *out)
 	mem_row(out, "reserved (no access)", m->reserved, m->mapped);
 	mem_row(out, "anonymous", m->anonymous, m->mapped);
 	mem_row(out, "&#160;&#160;of it, the Python objects counted", m->python, m->mapped);
+	mem_row(out, "&#160;&#160;&#160;&#160;of them, buffers they own (bytearrays', arrays', numpy arrays' data)",
+		m->buffers, m->mapped);
 	const struct model_heap_pymalloc *p = m->pymalloc;
 	const struct model_heap_malloc *c = m->malloc;
 	if (p) {

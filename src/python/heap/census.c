@@ -49,14 +49,14 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 {
 	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
-	uint64_t type = 0, size;
+	uint64_t type = 0, size, buffer;
 	struct heap_type *t;
 	if (py_rd_ptr(c, obj + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
 		unread(k, "%s: the object at 0x%llx has no readable type (0x%llx); the list ends there", what,
 		       (unsigned long long)obj, (unsigned long long)type);
 		return false;
 	}
-	if (heap_sizeof(c, obj, t, &size) != 0) {
+	if (heap_sizeof(c, obj, t, &size, &buffer) != 0) {
 		size = (uint64_t)t->basicsize + (uint64_t)L->sizeof_gc_head;
 		k->inexact_objects++;
 	}
@@ -66,7 +66,7 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	}
 	t->count++;
 	t->bytes += size;
-	heap_seen(k, obj, type, size);
+	heap_seen(k, obj, type, size, buffer);
 	uint32_t node;
 	if (heap_graph_claim(k, obj, &node) == 0)
 		heap_graph_set(k, node, obj, t->id, size, true);

@@ -129,9 +129,9 @@ struct census {
 
 /* ---- types.c ---- */
 
-/* OBJ, of TYPE and SIZE, counted: among the largest?  One heap --diff
- * asked about? */
-void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size);
+/* OBJ, of TYPE and SIZE (BUFFER of it outside the object), counted: among
+ * the largest?  One heap --diff asked about? */
+void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size, uint64_t buffer);
 
 /* TYPE's entry, proven a type on first sight; NULL when it is not. */
 struct heap_type *heap_type_entry(struct census *k, uint64_t type);
@@ -153,8 +153,9 @@ uint64_t heap_memory_reserved(struct census *k, uint64_t start, uint64_t end);
 /* The modules' zero-initialised data (their .bss) in the anonymous
  * memory: k->h->memory.modules_bss. */
 void heap_memory_modules(struct census *k);
-/* OBJ, of SIZE, counted: in anonymous memory? */
-void heap_memory_object(struct census *k, uint64_t obj, uint64_t size);
+/* OBJ, of SIZE (BUFFER of it outside the object), counted: in anonymous
+ * memory? */
+void heap_memory_object(struct census *k, uint64_t obj, uint64_t size, uint64_t buffer);
 void heap_memory_free(struct census *k);
 
 /* The offsets of a function's references the census follows (reach.c's
@@ -233,9 +234,11 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
 /* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
  * a static type, whose namespace is no heap's), -1 not in the dump. */
 int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
-/* sys.getsizeof of the object at OBJ of type T: 0 and *SIZE, or -1 when
+/* sys.getsizeof of the object at OBJ of type T: 0 and *SIZE (and *BUFFER,
+ * of it what the object holds outside itself: a bytearray's, an
+ * array.array's or a numpy array's own allocation; else 0), or -1 when
  * what __sizeof__ reads is not captured. */
-int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size);
+int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size, uint64_t *buffer);
 
 /* The first part of an allocator's state not read (cmalloc.c, pymalloc.c):
  * said once, in BUF */

@@ -150,7 +150,7 @@ void heap_memory_modules(struct census *k)
 		m->modules_bss += module_bss(k, &k->c->d->modules[i]);
 }
 
-void heap_memory_object(struct census *k, uint64_t obj, uint64_t size)
+void heap_memory_object(struct census *k, uint64_t obj, uint64_t size, uint64_t buffer)
 {
 	size_t lo = 0, hi = k->nanon;
 	while (lo < hi) {
@@ -162,6 +162,7 @@ void heap_memory_object(struct census *k, uint64_t obj, uint64_t size)
 			lo = mid + 1;
 		else {
 			k->h->memory.python += size;
+			k->h->memory.buffers += buffer;
 			return;
 		}
 	}

@@ -76,7 +76,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 {
 	struct census *k = arg;
 	const struct py_layout *L = c->L;
-	uint64_t type, size;
+	uint64_t type, size, buffer;
 	(void)key;
 	if (!r)
 		return 0;
@@ -108,13 +108,13 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 			k->unreadable++;
 		return 0;
 	}
-	if (heap_sizeof(c, r, t, &size) != 0) {
+	if (heap_sizeof(c, r, t, &size, &buffer) != 0) {
 		size = (uint64_t)t->basicsize;
 		k->inexact_objects++;
 	}
 	t->ucount++;
 	t->ubytes += size;
-	heap_seen(k, r, type, size);
+	heap_seen(k, r, type, size, buffer);
 	heap_graph_set(k, node, r, t->id, size, false);
 	k->h->untracked_objects++;
 	k->h->untracked_bytes += size;

@@ -406,11 +406,15 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 	}
 }
 
-int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
+int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size, uint64_t *buffer)
 {
 	const struct py_layout *L = c->L;
+	*buffer = 0;
 	if (own_sizeof(c, obj, t, size) != 0)
 		return -1;
+	if ((t->rule == HS_BYTEARRAY || t->rule == HS_ARRAY || t->rule == HS_NDARRAY) &&
+	    *size > (uint64_t)t->basicsize)
+		*buffer = *size - (uint64_t)t->basicsize;
 	if (!(t->flags & TPF_HAVE_GC))
 		return 0;
 	*size += (uint64_t)L->sizeof_gc_head;

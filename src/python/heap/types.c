@@ -125,10 +125,10 @@ int heap_cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size)
+void heap_seen(struct census *k, uint64_t obj, uint64_t type, uint64_t size, uint64_t buffer)
 {
 	keep_big(k, obj, type, size);
-	heap_memory_object(k, obj, size);
+	heap_memory_object(k, obj, size, buffer);
 	/* one heap --diff asked about (each object is counted once) */
 	if (k->nwatch && k->nwatched < k->nwatch && bsearch(&obj, k->watch, k->nwatch, sizeof(obj), heap_cmp_u64))
 		k->watched[k->nwatched++] = (struct big){ obj, type, size };

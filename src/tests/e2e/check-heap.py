@@ -70,7 +70,10 @@ and for every type whose __sizeof__ pycore computes (exact) the bytes of
 the truth; for every type the class that defines __sizeof__ the truth
 names; the permanent generation's size gc.get_freeze_count(); nothing
 unread; and for the untracked objects reached, every type's count, and
-bytes where pycore computes them, as the truth's.  The live read's split of
+bytes where pycore computes them, as the truth's; and the buffers the
+bytearrays, array.arrays and (numpy 1's) arrays hold outside themselves
+(heap.memory.buffers) the sum the process makes of their __sizeof__ past
+their basic size.  The live read's split of
 the memory (files, reserved, stacks and anonymous) must be the kernel's
 /proc/PID/maps read right after it.  A type pycore marks inexact is one whose __sizeof__ it does not
 compute (the truth's owner is then no class pycore knows), and the report
@@ -169,13 +172,19 @@ def compare(report, truth):
         errors.append("permanent generation: %d, gc.get_freeze_count() %d" % (h["permanent"], truth["frozen"]))
     if h["exact"] != (inexact_types == 0):
         errors.append("exact is %s with %d inexact types" % (h["exact"], inexact_types))
+    # the buffers bytearrays, arrays and numpy arrays hold outside
+    # themselves: their __sizeof__ past their basic size, as the process sums it
+    m = h["memory"]
+    if m is not None and "buffers" in truth and m["buffers"] != truth["buffers"]:
+        errors.append("buffers the objects own: %d bytes, the process's %d" % (m["buffers"], truth["buffers"]))
     if errors:
         raise pt.Failure("; ".join(errors[:12]) + ("; and %d more" % (len(errors) - 12) if len(errors) > 12 else ""))
     objects = sum(n for n, _, _ in want.values())
     loose = sum(n for n, _, _ in uwant.values())
     return ("%d objects of %d types as the process counts them, bytes of %d types exact, %d inexact; "
-            "%d untracked objects reached, of %d types") % (objects, len(want), exact_types, inexact_types,
-                                                           loose, len(uwant))
+            "%d untracked objects reached, of %d types; %s bytes of buffers they own") % (
+                objects, len(want), exact_types, inexact_types, loose, len(uwant),
+                m["buffers"] if m is not None else "no mappings: no")
 
 
 def heap_json(args):

@@ -117,6 +117,12 @@ try:
     del _base
 except Exception:   # (not installed, or not for this interpreter)
     ARRAYS = []
+# the types whose objects hold buffers outside themselves that pycore
+# counts (heap.memory.buffers: their __sizeof__ past their basic size):
+# numpy's arrays only with numpy 1, whose arrays pycore sizes
+BUFFER_OWNERS = {"bytearray", "array.array"} | (
+    {"numpy.ndarray"} if ARRAYS and sys.modules["numpy"].__version__.startswith("1.") else set())
+BUFFERS = [0]
 TEXTS = {"k%d" % i: ("value %d " % i) * (i % 40) + "\u00e9" * (i % 3) + "\u20ac" * (i % 5 == 0)
          for i in range(3000)}
 NUMBERS = [(i, i * 2**70, float(i)) for i in range(2000)]
@@ -208,6 +214,8 @@ def reach(x, seen, stack, counts):
         counts[k] = c = [0, 0, owner(t)]
     c[0] += 1
     c[1] += sys.getsizeof(x)
+    if c[2] in BUFFER_OWNERS:
+        BUFFERS[0] += x.__sizeof__() - t.__basicsize__
     stack.append(x)
 
 
@@ -331,6 +339,7 @@ def census(path, with_retained=False):
     held = json.dumps(retained(sys._getframe(1))) if with_retained else "null"
     freed = garbage() if with_retained else "null"
     me = sys._getframe()
+    BUFFERS[0] = 0
     objs = gc.get_objects()
     counts = {}
     owners = {}
@@ -345,6 +354,8 @@ def census(path, with_retained=False):
             owners[k] = owner(t)
         c[0] += 1
         c[1] += sys.getsizeof(o)
+        if owners[k] in BUFFER_OWNERS:
+            BUFFERS[0] += o.__sizeof__() - t.__basicsize__
     loose = untracked(objs)   # (3.6's frame, me, holds nothing it follows)
     del objs, o, me
     frozen = gc.get_freeze_count() if hasattr(gc, "get_freeze_count") else 0
@@ -352,6 +363,7 @@ def census(path, with_retained=False):
     for (m, q), (n, b) in counts.items():
         types_.append([m, q, n, b, owners[(m, q)]])
     text = json.dumps({"pid": os.getpid(), "frozen": frozen, "types": types_, "untracked": loose,
+                       "buffers": BUFFERS[0],
                        "leaked": id(LEAKED), "leaked_text": id(LEAKED_TEXT)})[:-1] + \
         ', "retained": %s, "garbage": %s}' % (held, freed)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
