@@ -67,7 +67,7 @@ Skip = pt.Skip
 
 def pycore_message_id():
     """pycore's MESSAGE_ID, as src/cli/coredump/coredump.h defines it."""
-    for line in open(os.path.join(pt.SRCDIR, "src", "cli", "coredump.h")):
+    for line in open(os.path.join(pt.SRCDIR, "src", "cli", "coredump", "coredump.h")):
         if line.startswith("#define PYCORE_MESSAGE_ID"):
             return line.split('"')[1]
     raise Failure("PYCORE_MESSAGE_ID not found in src/cli/coredump/coredump.h")

@@ -71,7 +71,7 @@ CASES = ["the machine booted with systemd as PID 1 and ran the test",
 
 
 def pycore_message_id():
-    for line in open(os.path.join(pt.SRCDIR, "src", "cli", "coredump.h")):
+    for line in open(os.path.join(pt.SRCDIR, "src", "cli", "coredump", "coredump.h")):
         if line.startswith("#define PYCORE_MESSAGE_ID"):
             return line.split('"')[1]
     raise Failure("PYCORE_MESSAGE_ID not found in src/cli/coredump/coredump.h")
