@@ -59,8 +59,8 @@ static const char *node_name(struct census *k, const struct dom *d, const char *
 	for (size_t i = 0; i < d->nroots; i++) {
 		if (d->roots[i] != v)
 			continue;
-		/* (an interpreter's sys or builtins namespace is named as
-		 * paths start from it: "sys", not its dict's "sys.__dict__") */
+		/* (paths start from an interpreter's sys or builtins
+		 * namespace as "sys"; the node is that dict: "sys.__dict__") */
 		size_t len = names[i] ? strlen(names[i]) : 0;
 		if (i >= d->ndicts || !len || (len >= 7 && strcmp(names[i] + len - 7, "modules") == 0))
 			return names[i];
