@@ -188,12 +188,17 @@ const char *report_heap_human(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
-/* "module.qualname", bare for builtins */
+const char *report_heap_type_name(const char *module, const char *qualname, char *buf, size_t n)
+{
+	bool bare = !module || strcmp(module, "builtins") == 0;
+	snprintf(buf, n, "%s%s%s", bare ? "" : module, bare ? "" : ".", qualname ? qualname : "?");
+	return buf;
+}
+
 static void type_name(FILE *out, const char *module, const char *qualname)
 {
-	if (module && strcmp(module, "builtins") != 0)
-		fprintf(out, "%s.", module);
-	fputs(qualname ? qualname : "?", out);
+	char buf[REPORT_HEAP_NAME_MAX];
+	fputs(report_heap_type_name(module, qualname, buf, sizeof(buf)), out);
 }
 
 /* "Heap of pid N (CPython V)" */

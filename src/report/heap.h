@@ -22,6 +22,12 @@ int report_heap_diff_text(FILE *out, const struct model_report *r, size_t top);
  * without script), the largest retainers and the types in tables a click
  * on a header sorts (with script). */
 int report_heap_html(FILE *out, const struct model_report *r, size_t top);
+/* A type's name as the reports write it, "module.qualname" (bare for
+ * builtins; "?" for a qualname not read), into BUF of at least
+ * REPORT_HEAP_NAME_MAX bytes (room for what py_type_qualname reads: 256
+ * characters of each, 4 bytes each at most). */
+#define REPORT_HEAP_NAME_MAX 2064
+const char *report_heap_type_name(const char *module, const char *qualname, char *buf, size_t n);
 /* B bytes as "117.7 MiB", into BUF */
 const char *report_heap_human(uint64_t b, char *buf, size_t n);
 

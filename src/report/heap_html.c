@@ -32,7 +32,6 @@ struct box {
 /* one panel's node and its children, from the tree's parent indices */
 struct tm {
 	const struct model_heap_retained *r;
-	const struct model_heap *h;
 	size_t n;
 	int64_t *first, *next;       /* by node + 1 (0: the roots): first child, next sibling */
 };
@@ -42,14 +41,11 @@ static const struct model_heap_node *node(const struct tm *t, int64_t i)
 	return t->r->tree.items[i];
 }
 
-/* "module.qualname" (bare for builtins), escaped */
+/* a type's name (heap.h's), escaped */
 static void type_html(FILE *out, const char *module, const char *qualname)
 {
-	if (module && strcmp(module, "builtins") != 0) {
-		report_html_escape(out, module, true);
-		fputc('.', out);
-	}
-	report_html_escape(out, qualname ? qualname : "?", true);
+	char buf[REPORT_HEAP_NAME_MAX];
+	report_html_escape(out, report_heap_type_name(module, qualname, buf, sizeof(buf)), true);
 }
 
 /* The largest retainers' path of the object at ADDRESS; NULL none. */
@@ -64,16 +60,12 @@ static const char *path_of(const struct tm *t, uint64_t address)
 }
 
 /* What node I is called on the page: its name, else its path, else its
- * type (in BUF) */
-static const char *label(const struct tm *t, int64_t i, char *buf, size_t n)
+ * type (in BUF, of REPORT_HEAP_NAME_MAX bytes) */
+static const char *label(const struct tm *t, int64_t i, char *buf)
 {
 	const struct model_heap_node *o = node(t, i);
 	const char *p = o->name ? o->name : path_of(t, o->address);
-	if (p)
-		return p;
-	bool bare = !o->module || strcmp(o->module, "builtins") == 0;
-	snprintf(buf, n, "%s%s%s", bare ? "" : o->module, bare ? "" : ".", o->qualname ? o->qualname : "?");
-	return buf;
+	return p ? p : report_heap_type_name(o->module, o->qualname, buf, REPORT_HEAP_NAME_MAX);
 }
 
 /* S in at most MAX characters: its tail behind "..." when longer (a
@@ -151,7 +143,7 @@ static void draw(const struct tm *t, int64_t parent, struct box in, int depth, F
 static void draw_node(const struct tm *t, int64_t i, struct box b, int depth, FILE *out)
 {
 	const struct model_heap_node *o = node(t, i);
-	char buf[300], h1[32], h2[32];
+	char buf[REPORT_HEAP_NAME_MAX], h1[32], h2[32];
 	bool zoom = t->first[i + 1] >= 0;
 	if (b.w < 1 || b.h < 1)
 		return;
@@ -159,7 +151,7 @@ static void draw_node(const struct tm *t, int64_t i, struct box b, int depth, FI
 		fprintf(out, "<a href=\"#tm-%" PRId64 "\">", i);
 	fprintf(out, "<rect class=\"tm%u%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>",
 		colour(o), depth < TM_DEPTH - 1 ? " sub" : "", b.x, b.y, b.w, b.h);
-	const char *l = label(t, i, buf, sizeof(buf));
+	const char *l = label(t, i, buf);
 	report_html_escape(out, l, false);
 	fprintf(out, "\n");
 	type_html(out, o->module, o->qualname);
@@ -233,7 +225,7 @@ static void crumbs(const struct tm *t, int64_t i, FILE *out)
 {
 	int64_t chain[64];
 	size_t n = 0;
-	char buf[300];
+	char buf[REPORT_HEAP_NAME_MAX];
 	for (int64_t x = i; x >= 0 && n < 64; x = node(t, x)->parent)
 		chain[n++] = x;
 	fputs("<p class=\"crumbs\"><a href=\"#tm-root\">the roots</a>", out);
@@ -241,7 +233,7 @@ static void crumbs(const struct tm *t, int64_t i, FILE *out)
 		fputs(" &gt; ", out);
 		if (n)
 			fprintf(out, "<a href=\"#tm-%" PRId64 "\">", chain[n]);
-		report_html_escape(out, label(t, chain[n], buf, sizeof(buf)), true);
+		report_html_escape(out, label(t, chain[n], buf), true);
 		if (n)
 			fputs("</a>", out);
 	}
@@ -255,7 +247,7 @@ static void panel(const struct tm *t, int64_t i, FILE *out)
 	else
 		fprintf(out, "<div class=\"tm\" id=\"tm-%" PRId64 "\">\n", i);
 	crumbs(t, i, out);
-	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+	fprintf(out, "<svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
 		"%.0f\" role=\"img\">\n", TM_W, TM_H, TM_W, TM_H);
 	draw(t, i, (struct box){ 0, 0, TM_W, TM_H }, TM_DEPTH - 1, out);
 	fputs("</svg>\n</div>\n", out);
@@ -276,7 +268,7 @@ static void treemap(const struct model_heap *h, FILE *out)
 		"retain most are drawn, the grey is what the others retain.  A rectangle with others under it "
 		"opens them.</p>\n", r->reached_objects, h->objects + h->untracked_objects,
 		report_heap_human(r->reached_bytes, b1, sizeof(b1)), r->tree.n);
-	struct tm t = { .r = r, .h = h, .n = r->tree.n };
+	struct tm t = { .r = r, .n = r->tree.n };
 	t.first = malloc((t.n + 1) * sizeof(*t.first));
 	t.next = malloc((t.n + 1) * sizeof(*t.next));
 	int64_t *last = malloc((t.n + 1) * sizeof(*last));
@@ -427,15 +419,16 @@ static void memory(const struct model_heap_memory *m, FILE *out)
 int report_heap_html(FILE *out, const struct model_report *r, size_t top)
 {
 	const struct model_heap *h = r->heap;
-	char title[300], b1[32], b2[32];
-	/* (a live read has no input path) */
-	if (r->input_path || r->pid < 0)
-		snprintf(title, sizeof(title), "pycore heap: %s", r->input_path ? r->input_path : "the dump");
-	else
-		snprintf(title, sizeof(title), "pycore heap: pid %" PRId64, r->pid);
-	report_html_begin(out, title, "report heap");
+	char pid[32], b1[32], b2[32], *title = NULL;
+	/* the dump's path, whole (a live read has none: its pid) */
+	snprintf(pid, sizeof(pid), "pid %" PRId64, r->pid);
+	const char *what = r->input_path ? r->input_path : r->pid >= 0 ? pid : "the dump";
+	if (asprintf(&title, "pycore heap: %s", what) < 0)
+		title = NULL;
+	report_html_begin(out, title ? title : "pycore heap", "report heap");
+	free(title);
 	fputs("<header class=\"top\"><h1>", out);
-	report_html_escape(out, title + 13, true);
+	report_html_escape(out, what, true);
 	fputs("</h1><div class=\"sub\">", out);
 	if (r->input_path && r->pid >= 0)
 		fprintf(out, "pid %" PRId64 ", ", r->pid);

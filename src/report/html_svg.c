@@ -112,7 +112,7 @@ void html_waits(const struct hx *x, const struct report_summary *s)
 		nodes[i].y = height / 2 + ry * sin(a);
 	}
 	fprintf(out, "<section class=\"card\" id=\"waits\"><h2>Lock waits%s</h2>\n"
-		"<svg class=\"waits\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"<svg class=\"waits\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n<title>Each blocked thread points at the thread it "
 		"waits for</title>\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
 		"markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\"><path class=\"arrow\" d=\"M0,0L10,5L0,10z\"/>"
@@ -267,7 +267,7 @@ static void tree_svg(FILE *out, const struct tree *w)
 			width = right;
 	}
 	double height = (double)w->n * ROW_H + 10;
-	fprintf(out, "<svg class=\"tasks\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	fprintf(out, "<svg class=\"tasks\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n<title>Each awaited task under the tasks awaiting it</title>\n",
 		width, height, width, height);
 	for (size_t i = 0; i < w->n; i++) {

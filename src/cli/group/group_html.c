@@ -581,7 +581,7 @@ static void write_histogram(FILE *out, const struct group_html *h)
 	char d0[32], d1[32];
 	date_of(first, d0, sizeof(d0));
 	date_of(last, d1, sizeof(d1));
-	fprintf(out, "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	fprintf(out, "<svg class=\"histogram\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>Dumps per %s, %s to %s</title>\n",
 		W < 240 ? 240 : W, H + 20, W < 240 ? 240 : W, H + 20, per == 1 ? "day" : "bucket of days", d0, d1);
 	for (int64_t i = 0; i < nb; i++) {
@@ -666,7 +666,7 @@ static void write_flame(FILE *out, const struct group_html *h)
 	flame_sort(h->nodes, 0);
 	int depth = flame_depth(h, 0);
 	fprintf(out, "<h3>Stacks of all its dumps' threads (%lu)</h3>\n<svg class=\"flame\" "
-		"xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.0f %d\" role=\"img\">"
+		"width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.0f %d\" role=\"img\">"
 		"<title>Icicle graph: outermost frame on top, width by the number of threads</title>\n",
 		h->threads, FLAME_W, depth * FLAME_ROW, FLAME_W, depth * FLAME_ROW);
 	flame_node(out, h, 0, 0, 0);

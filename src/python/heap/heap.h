@@ -47,8 +47,6 @@ struct heap_type {
 	enum heap_walk walk;         /* its layout's references */
 	bool instance;               /* an instance of a Python class: its attributes too */
 	uint32_t id;                 /* its number (1, 2, ...): the census's type_addrs[id - 1] */
-	uint8_t elsize_at;           /* HS_NDARRAY: where a dtype keeps its item size (numpy
-					1: an int at 32); 0 unknown */
 	uint64_t count, bytes, permanent, permanent_bytes;
 	uint64_t ucount, ubytes;     /* objects the GC does not track (reach.c) */
 };

@@ -13,6 +13,7 @@
  * inexact. */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
+#include "python/repr/repr.h"
 
 #include <string.h>
 
@@ -52,24 +53,25 @@ static bool methods_define_sizeof(struct py_ctx *c, uint64_t type)
 
 /* Does TYPE define __sizeof__ itself: a heap type in its dict (a class
  * statement's def, or an extension's method), a static type in its
- * tp_methods (3.12+ keeps a static built-in type's dict outside it)? */
-static bool defines_sizeof(struct py_ctx *c, uint64_t type)
+ * tp_methods (3.12+ keeps a static built-in type's dict outside it)?
+ * *IN_DICT: the heap type's __sizeof__, 0 for a static type's. */
+static bool defines_sizeof(struct py_ctx *c, uint64_t type, uint64_t *in_dict)
 {
-	uint64_t dict, v;
-	if (heap_type_dict(c, type, &dict) == 0 && dict && py_dict_get_str(c, dict, "__sizeof__", &v) == 0)
+	uint64_t dict;
+	if (heap_type_dict(c, type, &dict) == 0 && dict && py_dict_get_str(c, dict, "__sizeof__", in_dict) == 0)
 		return true;
+	*in_dict = 0;
 	return methods_define_sizeof(c, type);
 }
 
-/* Is the __sizeof__ in the heap type TYPE's dict a C method (a
+/* Is V, the __sizeof__ in a heap type's dict, a C method (a
  * method_descriptor: an extension's type made by PyType_FromSpec, as
  * array.array is from 3.10), not a Python function (a class's)? */
-static bool c_method_sizeof(struct py_ctx *c, uint64_t type)
+static bool c_method(struct py_ctx *c, uint64_t v)
 {
-	uint64_t dict, v, vt;
+	uint64_t vt;
 	const char *name;
-	return heap_type_dict(c, type, &dict) == 0 && dict && py_dict_get_str(c, dict, "__sizeof__", &v) == 0 &&
-	       py_rd_ptr(c, v + c->L->object_type, &vt) == PC_OK && (name = py_type_tp_name(c, vt)) != NULL &&
+	return v && py_rd_ptr(c, v + c->L->object_type, &vt) == PC_OK && (name = py_type_tp_name(c, vt)) != NULL &&
 	       strcmp(name, "method_descriptor") == 0;
 }
 
@@ -83,22 +85,6 @@ static const struct {
 	{ "numpy.ndarray", HS_NDARRAY }, { "array.array", HS_ARRAY },
 };
 
-/* Where numpy's dtypes keep their item size, by numpy's major version
- * (sys.modules['numpy'].__version__): PyArray_Descr's int elsize after
- * PyObject_HEAD, typeobj, four chars and int type_num in numpy 1
- * (numpy/ndarraytypes.h).  numpy 2 put a 64-bit flags there and elsize,
- * an npy_intp, after it (numpy/_core/include/numpy/ndarraytypes.h), but
- * no test interpreter has numpy 2 yet: 0 (not computed), as when the
- * version cannot be read. */
-static uint8_t numpy_elsize_at(struct py_ctx *c)
-{
-	uint64_t dict, v;
-	const char *why = NULL, *s;
-	if (py_module_dict(c, c->interp, "numpy", &dict) != 0 || py_dict_get_str(c, dict, "__version__", &v) != 0 ||
-	    (s = py_str_utf8(c, v, 16, &why)) == NULL)
-		return 0;
-	return s[0] == '1' && s[1] == '.' ? 32 : 0;
-}
 
 void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 {
@@ -114,18 +100,23 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 	for (int64_t i = 0; i < n; i++) {
 		if (py_rd_ptr(c, mro + L->tuple_item + 8 * (uint64_t)i, &k) != PC_OK)
 			return;
-		if (!defines_sizeof(c, k))
+		uint64_t in_dict;
+		if (!defines_sizeof(c, k, &in_dict))
 			continue;
 		uint64_t flags = 0;
 		dump_read(c->d, k + L->type_flags, &flags, sizeof(flags));
 		t->owner = py_type_name(c, k);
-		if ((flags & TPF_HEAPTYPE) && !c_method_sizeof(c, k))
+		if ((flags & TPF_HEAPTYPE) && !c_method(c, in_dict))
 			return;      /* a class's own __sizeof__: not guessed */
 		const char *name = py_type_tp_name(c, k);
 		for (size_t j = 0; name && j < sizeof(known) / sizeof(known[0]); j++)
 			if (strcmp(name, known[j].name) == 0)
 				t->rule = known[j].rule;
-		if (t->rule == HS_NDARRAY && !(t->elsize_at = numpy_elsize_at(c)))
+		/* a dtype's item size: an int after PyObject_HEAD, typeobj, four
+		 * chars and int type_num in numpy 1 (numpy/ndarraytypes.h);
+		 * numpy 2 put a 64-bit flags there and elsize, an npy_intp,
+		 * after it, but no test interpreter has numpy 2 yet: not sized */
+		if (t->rule == HS_NDARRAY && py_numpy_major(c) != 1)
 			t->rule = HS_UNKNOWN;
 		return;
 	}
@@ -282,37 +273,30 @@ static int int_sizeof(struct py_ctx *c, uint64_t obj, uint64_t *size)
 
 /* numpy's array_sizeof: the type's basic size, the dimensions and strides
  * (an npy_intp each per dimension), and the data when the array owns it
- * (NPY_ARRAY_OWNDATA): the item size times every dimension.  The array's
- * fields (PyArrayObject_fields, numpy 1 and 2 alike): data at 16, int nd
- * at 24, dimensions at 32, descr at 56, int flags at 64. */
+ * (NPY_ARRAY_OWNDATA): the item size (numpy 1's descr->elsize, an int at
+ * 32) times every dimension. */
 #define NPY_ARRAY_OWNDATA 0x4
 static int ndarray_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint64_t *size)
 {
-	uint32_t nd, flags, e;
-	uint64_t dims, descr, d[64], n = 1;
-	int64_t elsize;
-	if (dump_read_u32(c->d, obj + 24, &nd) != PC_OK || nd > 64 ||
-	    dump_read_u32(c->d, obj + 64, &flags) != PC_OK)
+	struct py_ndarray a;
+	uint32_t e;
+	uint64_t d[64], n = 1;
+	if (py_numpy_array(c, obj, &a) != 0 || a.nd > 64)
 		return -1;
-	*size = (uint64_t)t->basicsize + 16 * (uint64_t)nd;
-	if (!(flags & NPY_ARRAY_OWNDATA))
+	*size = (uint64_t)t->basicsize + 16 * (uint64_t)a.nd;
+	if (!(a.flags & NPY_ARRAY_OWNDATA))
 		return 0;
-	if (py_rd_ptr(c, obj + 56, &descr) != PC_OK || (nd && (py_rd_ptr(c, obj + 32, &dims) != PC_OK ||
-							      dump_read(c->d, dims, d, 8 * (size_t)nd) != PC_OK)))
+	if ((a.nd && dump_read(c->d, a.dims, d, 8 * (size_t)a.nd) != PC_OK) ||
+	    dump_read_u32(c->d, a.descr + 32, &e) != PC_OK || (int32_t)e < 0 || e > (1u << 20))
 		return -1;
-	if (dump_read_u32(c->d, descr + t->elsize_at, &e) != PC_OK)
-		return -1;
-	elsize = (int32_t)e;
-	if (elsize < 0 || elsize > (1 << 20))
-		return -1;
-	for (uint32_t i = 0; i < nd; i++) {
+	for (int32_t i = 0; i < a.nd; i++) {
 		if ((int64_t)d[i] < 0 || (d[i] && n > (UINT64_C(1) << 48) / d[i]))
 			return -1;
 		n *= d[i];
 	}
-	if (n && (uint64_t)elsize > (UINT64_C(1) << 48) / n)
+	if (n && e > (UINT64_C(1) << 48) / n)
 		return -1;
-	*size += n * (uint64_t)elsize;
+	*size += n * e;
 	return 0;
 }
 

@@ -11,9 +11,7 @@
 
 #define NUMPY_OBVAL 16   /* sizeof(PyObject) on 64-bit, default builds */
 
-/* The numpy major version of the dump's interpreter: sys.modules['numpy']
- * .__version__.  0 when unknown. */
-static int numpy_major(struct py_ctx *c)
+int py_numpy_major(struct py_ctx *c)
 {
 	if (c->numpy_major)
 		return c->numpy_major > 0 ? c->numpy_major : 0;
@@ -85,18 +83,19 @@ const char *py_numpy_repr(struct py_ctx *c, uint64_t addr, uint64_t type)
 		}
 		break;
 	default:
-		if (numpy_major(c) >= 2)
+		if (py_numpy_major(c) >= 2)
 			return raw[0] ? "np.True_" : "np.False_";
 		return raw[0] ? "True" : "False";
 	}
-	if (numpy_major(c) >= 2)
+	if (py_numpy_major(c) >= 2)
 		return arena_printf(c->a, "np.%s(%s)", t, val);
 	return arena_strdup(c->a, val);
 }
 
 /* numpy arrays (numpy/core/include/numpy/ndarraytypes.h, the same in
  * numpy 1 and 2): PyArrayObject_fields {HEAD, char *data, int nd,
- * npy_intp *dimensions, *strides, PyObject *base, PyArray_Descr *descr};
+ * npy_intp *dimensions, *strides, PyObject *base, PyArray_Descr *descr,
+ * int flags};
  * PyArray_Descr {HEAD, typeobj, char kind, char type, ...}.
  * array_repr prints a 1-d array of the default int ('l') or of bool, up to
  * its summarising threshold (1000), as "array([" the items, each
@@ -120,19 +119,30 @@ static const char *array_dtype(struct py_ctx *c, uint64_t descr, char *kind, cha
 	return arena_strdup(c->a, strncmp(name, "numpy.", 6) == 0 ? name + 6 : name);
 }
 
+int py_numpy_array(struct py_ctx *c, uint64_t addr, struct py_ndarray *a)
+{
+	uint64_t h = (uint64_t)c->L->object_type + 8;
+	return dump_read_u64(c->d, addr + h, &a->data) == PC_OK && dump_read(c->d, addr + h + 8, &a->nd, 4) == PC_OK &&
+			       dump_read_u64(c->d, addr + h + 16, &a->dims) == PC_OK &&
+			       dump_read_u64(c->d, addr + h + 24, &a->strides) == PC_OK &&
+			       dump_read_u64(c->d, addr + h + 40, &a->descr) == PC_OK &&
+			       dump_read(c->d, addr + h + 48, &a->flags, 4) == PC_OK && a->nd >= 0
+		       ? 0
+		       : -1;
+}
+
 bool repr_numpy_array(struct rctx *r, uint64_t addr, uint64_t type, const char **note)
 {
 	struct py_ctx *c = r->c;
-	uint64_t h = (uint64_t)c->L->object_type + 8, p, data, dims, strides, descr;
+	uint64_t p;
+	struct py_ndarray a;
 	char name[32], kind = 0, code = 0;
-	int32_t nd;
 	if (dump_read_u64(c->d, type + c->L->type_name, &p) != PC_OK ||
 	    dump_read_cstr(c->d, p, name, sizeof(name)) != PC_OK || strcmp(name, "numpy.ndarray") != 0 ||
-	    dump_read_u64(c->d, addr + h, &data) != PC_OK || dump_read(c->d, addr + h + 8, &nd, 4) != PC_OK ||
-	    dump_read_u64(c->d, addr + h + 16, &dims) != PC_OK ||
-	    dump_read_u64(c->d, addr + h + 24, &strides) != PC_OK ||
-	    dump_read_u64(c->d, addr + h + 40, &descr) != PC_OK || nd < 0 || nd > 32)
+	    py_numpy_array(c, addr, &a) != 0 || a.nd > 32)
 		return false;
+	uint64_t data = a.data, dims = a.dims, strides = a.strides, descr = a.descr;
+	int32_t nd = a.nd;
 	int64_t shape[32], stride = 0;
 	for (int i = 0; i < nd; i++)
 		if (dump_read(c->d, dims + 8 * (uint64_t)i, &shape[i], 8) != PC_OK)

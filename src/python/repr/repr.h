@@ -29,6 +29,17 @@ int64_t py_len(struct py_ctx *c, uint64_t addr);
  * (BaseException's not found). */
 int py_exception_str_kind(struct py_ctx *c, uint64_t type);
 
+/* numpy's major version in the dump (sys.modules['numpy'].__version__,
+ * looked up once); 0 when unknown. */
+int py_numpy_major(struct py_ctx *c);
+/* The fields of the numpy array at ADDR that pycore reads (repr/numpy.c):
+ * 0, or -1 when one is not in the dump (or nd is negative). */
+struct py_ndarray {
+	uint64_t data, dims, strides, descr;
+	int32_t nd, flags;
+};
+int py_numpy_array(struct py_ctx *c, uint64_t addr, struct py_ndarray *a);
+
 /* Shortest repr of a double that reads back the same, as float.__repr__. */
 void py_float_repr(double v, char *out, size_t outlen);
 /* The same for a float32 (numpy.float32): fewest digits that read back as

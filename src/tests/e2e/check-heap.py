@@ -341,18 +341,16 @@ def check_html(target, work, shot=False):
         live = hp.Page(dom)
         hp.check_markup(live, "Chromium's DOM")
         compare_page(live, report, truth)
-        tree = report["heap"]["retained"]["tree"]
-        zoom = min(n["parent"] for n in tree if n["parent"] >= 0)
-        shown, = browser.evaluate(page, ["return Array.prototype.map.call(document.querySelectorAll('div.tm'),"
-                                         "function(d){return getComputedStyle(d).display=='none'?'':d.id})"
-                                         ".filter(function(x){return x})"], fragment="tm-%d" % zoom)
-        if shown != ["tm-%d" % zoom]:
-            raise pt.Failure("at #tm-%d the panels shown are %s" % (zoom, shown))
-        root, = browser.evaluate(page, ["return Array.prototype.map.call(document.querySelectorAll('div.tm'),"
-                                        "function(d){return getComputedStyle(d).display=='none'?'':d.id})"
-                                        ".filter(function(x){return x})"])
-        if root != ["tm-root"]:
-            raise pt.Failure("with no fragment the panels shown are %s" % root)
+        # the panels displayed: the one the fragment names, else the roots'
+        inner = [n["parent"] for n in report["heap"]["retained"]["tree"] if n["parent"] >= 0]
+        if not inner:
+            raise pt.Failure("the tree has no node under another: no panel to zoom into")
+        displayed = ("return Array.prototype.map.call(document.querySelectorAll('div.tm'),function(d){"
+                     "return getComputedStyle(d).display=='none'?'':d.id}).filter(function(x){return x})")
+        for fragment, want in (("tm-%d" % min(inner), ["tm-%d" % min(inner)]), ("", ["tm-root"])):
+            shown, = browser.evaluate(page, [displayed], fragment=fragment)
+            if shown != want:
+                raise pt.Failure("at #%s the panels shown are %s, not %s" % (fragment, shown, want))
         js = ("var t=document.querySelector('#retainers table'),h=t.tHead.rows[0].cells[2];%s;"
               "return Array.prototype.map.call(t.tBodies[0].rows,function(r){return +r.cells[2].getAttribute("
               "'data-v')})")

@@ -38,7 +38,7 @@ TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", 
         "marker", "path", "line", "g", "rect", "text", "script", "button"}
 ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "type",
          "checked", "for", "open", "data-tids", "data-tid", "data-from", "data-to", "data-address",
-         "data-tasks", "data-hash", "data-count", "data-ident", "xmlns", "width", "height", "viewbox", "role", "x",
+         "data-tasks", "data-hash", "data-count", "data-ident", "width", "height", "viewbox", "role", "x",
          "y", "x1", "y1", "x2", "y2", "rx", "refx", "refy", "markerwidth", "markerheight", "orient", "d",
          "text-anchor", "marker-end", "title", "data-v"}
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9 #._:;,()'=/+\-%]*$")
@@ -312,36 +312,29 @@ class Browser:
         window WIDTH pixels wide, that take more than one line: [(text,
         lines)].  A line is a distinct top of the text's client rectangles
         (a Range over the element's contents)."""
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        try:
-            self.send("Page.enable", session=session)
-            self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
-                                                             "deviceScaleFactor": 1, "mobile": False},
-                      session=session)
-            self.events = []
-            self.send("Page.navigate", {"url": "file://" + os.path.abspath(path)}, session=session)
-            self.wait_event("Page.loadEventFired", session)
-            js = ("(function(){var out=[],els=document.querySelectorAll(%s);"
-                  "for(var i=0;i<els.length;i++){var r=document.createRange();r.selectNodeContents(els[i]);"
-                  "var rs=r.getClientRects(),tops={},n=0;for(var k=0;k<rs.length;k++){"
-                  "if(rs[k].width<1)continue;var t=Math.round(rs[k].top);if(!(t in tops)){tops[t]=1;n++;}}"
-                  "out.push([els[i].textContent,n]);}return JSON.stringify(out);})()") % json.dumps(selector)
-            res = self.send("Runtime.evaluate", {"expression": js, "returnByValue": True}, session=session)
-            cells = json.loads(res["result"]["value"])
-        finally:
-            self.send("Target.closeTarget", {"targetId": target})
+        js = ("var out=[],els=document.querySelectorAll(%s);"
+              "for(var i=0;i<els.length;i++){var r=document.createRange();r.selectNodeContents(els[i]);"
+              "var rs=r.getClientRects(),tops={},n=0;for(var k=0;k<rs.length;k++){"
+              "if(rs[k].width<1)continue;var t=Math.round(rs[k].top);if(!(t in tops)){tops[t]=1;n++;}}"
+              "out.push([els[i].textContent,n]);}return out;") % json.dumps(selector)
+        cells, = self.evaluate(path, [js], size=(width, height))
         if not cells:
             raise Failure("no element %s in %s" % (selector, os.path.basename(path)))
         return [(t, n) for t, n in cells if n > 1], len(cells)
 
-    def evaluate(self, path, expressions, fragment=""):
-        """The values of EXPRESSIONS (JavaScript, each JSON.stringify'd in
-        the page) evaluated in turn in PATH#FRAGMENT after its load."""
+    def evaluate(self, path, expressions, fragment="", size=None):
+        """The values of EXPRESSIONS (JavaScript function bodies, each
+        value JSON.stringify'd in the page) evaluated in turn in
+        PATH#FRAGMENT after its load, in a window of SIZE (width, height)
+        pixels when given."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         try:
             self.send("Page.enable", session=session)
+            if size:
+                self.send("Emulation.setDeviceMetricsOverride", {"width": size[0], "height": size[1],
+                                                                 "deviceScaleFactor": 1, "mobile": False},
+                          session=session)
             self.events = []
             url = "file://" + os.path.abspath(path) + ("#" + fragment if fragment else "")
             self.send("Page.navigate", {"url": url}, session=session)
