@@ -8,6 +8,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 from .compare import compare
@@ -49,6 +50,43 @@ def take_gcore(python, scenario, workdir):
     return core, truth_path
 
 
+def where_stuck(proc):
+    """Where the threads of PROC, a scenario that did not get ready, stand:
+    pycore's own live read of it, cut short (a diagnostic, never a truth)."""
+    try:
+        rc, out, err = run_pycore(["analyze", "--pid", str(proc.pid)])
+    except subprocess.TimeoutExpired:
+        return "pycore --pid timed out"
+    text = out if rc == 0 else "pycore --pid: exit %d: %s" % (rc, err.strip())
+    return " | ".join(l.strip() for l in text.splitlines() if l.strip())[:3000]
+
+
+def start_ready(target, argv, workdir, preexec):
+    """TARGET running ARGV, once it has printed READY.  A process that is
+    still running without READY after wait_ready's time (once in thousands
+    of runs of a loaded machine, a free-threaded 3.13 scenario never got
+    there: a scenario's start, not anything pycore does) is read by
+    pycore --pid, for a diagnostic line saying where its threads stood,
+    ended, and started once more; a second such process, or one that
+    exited, is a failure with that line."""
+    stuck = None
+    for attempt in (1, 2):
+        proc = target.popen(argv, workdir, preexec=preexec, stdout=subprocess.PIPE)
+        ready = wait_ready(proc)
+        if ready:
+            if stuck:
+                sys.stdout.write("# the first process did not get ready; the second did. The first: %s\n" % stuck)
+                sys.stdout.flush()
+            return proc
+        code = proc.poll()
+        stuck = where_stuck(proc) if code is None else None
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if code is not None or attempt == 2:
+            raise Failure("the scenario did not get ready (exit %s)%s" % (code, ": " + stuck if stuck else ""))
+
+
 def take_snapshot(target, scenario, workdir, before=None, args=()):
     """A snapshot of the process (ARGS after its truth file's path) once it
     is READY (after BEFORE(proc), when
@@ -66,11 +104,9 @@ def take_snapshot(target, scenario, workdir, before=None, args=()):
     def unlimited():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
-    proc = target.popen([target.scenario(workdir, scenario + ".py"), target.inside(truth_path)] + list(args), workdir,
-                        preexec=unlimited if target.root else None, stdout=subprocess.PIPE)
+    argv = [target.scenario(workdir, scenario + ".py"), target.inside(truth_path)] + list(args)
+    proc = start_ready(target, argv, workdir, unlimited if target.root else None)
     try:
-        if not wait_ready(proc):
-            raise Failure("the scenario did not get ready (exit %s)" % proc.poll())
         if before:
             before(proc)
         if target.root:
