@@ -257,6 +257,10 @@ const char *dump_compression_of(const uint8_t *p, size_t n);
 
 /* Copy LEN bytes at ADDR.  PC_ENOTCAPTURED when any byte is missing. */
 enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, size_t len);
+/* Start fetching the dump's byte at ADDR into the cache, for a read soon
+ * after: a hint, for a byte in the segment the last read found (no search,
+ * nothing changes). */
+void dump_prefetch(const struct dump *d, uint64_t addr);
 /* Convenience readers for the process's integers (little-endian: every
  * platform pycore reads is). */
 enum pc_code dump_read_u64(struct dump *d, uint64_t addr, uint64_t *out);

@@ -230,6 +230,16 @@ PC_NOT_COVERED enum pc_code dump_read(struct dump *d, uint64_t addr, void *buf, 
 	return read_spanning(d, addr, buf, len);
 }
 
+void dump_prefetch(const struct dump *d, uint64_t addr)
+{
+	const struct dump_priv *p = d->p;
+	if (p->last_seg < p->nsegs) {
+		const struct dump_segment *s = &p->segs[p->last_seg];
+		if (addr - s->start < s->end - s->start && s->data)
+			__builtin_prefetch(s->data + (addr - s->start));
+	}
+}
+
 /* Any other read: another segment, several, or a page from a module's
  * file. */
 static enum pc_code read_spanning(struct dump *d, uint64_t addr, void *buf, size_t len)

@@ -85,6 +85,12 @@ void *addrtab_find(const struct addrtab *t, uint64_t key)
 	}
 }
 
+void addrtab_prefetch(const struct addrtab *t, uint64_t key)
+{
+	if (t->cap)
+		__builtin_prefetch(t->slots + (mix(key) & (t->cap - 1)) * t->esize);
+}
+
 int addrtab_add(struct addrtab *t, uint64_t key)
 {
 	bool found;

@@ -28,6 +28,10 @@ void *addrtab_get(struct addrtab *t, uint64_t key, bool *found);
 /* The entry for KEY, NULL when there is none (nothing added). */
 void *addrtab_find(const struct addrtab *t, uint64_t key);
 
+/* Start fetching the slot where KEY's entry is or would be into the
+ * cache, for a get or find soon after (a hint: nothing changes). */
+void addrtab_prefetch(const struct addrtab *t, uint64_t key);
+
 /* Add KEY to a set: 1 if it was there already, 0 if added, -1 when out
  * of memory. */
 int addrtab_add(struct addrtab *t, uint64_t key);

@@ -115,6 +115,12 @@ static uint64_t walk_ring(struct census *k, uint64_t head, uint64_t stop, bool b
 			       (unsigned long long)node, back ? "next" : "back", back ? "after" : "before");
 			return prev;
 		}
+		uint64_t ahead;   /* the next node, fetched into the cache while this one is counted */
+		if (dump_read(c->d, node + to, &ahead, 8) == PC_OK && (ahead &= mask) != head) {
+			dump_prefetch(c->d, ahead);
+			dump_prefetch(c->d, ahead + (uint64_t)L->sizeof_gc_head + 8);   /* ob_type */
+			addrtab_prefetch(&k->g.index, ahead + (uint64_t)L->sizeof_gc_head);
+		}
 		if (!count_object(k, node + (uint64_t)L->sizeof_gc_head, n, what))
 			return prev;
 		if (py_rd_ptr(c, node + to, &link) != PC_OK) {

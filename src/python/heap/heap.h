@@ -99,6 +99,8 @@ struct heap_pending {
 };
 
 /* One census in progress. */
+#define HEAP_AHEAD 8
+
 struct census {
 	struct py_ctx *c;
 	struct model_heap *h;
@@ -113,6 +115,11 @@ struct census {
 	 * 0 unknown) */
 	struct heap_pending *stack;
 	size_t nstack, capstack;
+	/* the references read but not yet visited: each one's object and
+	 * index slot are fetched into the cache while the ones before it are
+	 * visited (on 10 M objects, most of the time is those misses) */
+	uint64_t ahead[HEAP_AHEAD];
+	unsigned nahead, ahead_at;
 	uint64_t subtype_traverse;
 	uint64_t unreadable;         /* references to no readable object */
 	uint64_t *watch;             /* py_options.heap_watch, sorted */

@@ -72,32 +72,29 @@ static void push(struct census *k, uint64_t obj, uint32_t node)
 
 /* R, a reference: counted when untracked and not seen yet, and queued
  * when it holds references pycore reads. */
-static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
+static void reference(struct census *k, uint64_t r)
 {
-	struct census *k = arg;
+	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
 	uint64_t type, size, buffer;
-	(void)key;
-	if (!r)
-		return 0;
 	struct heap_type *t;
 	if (py_rd_ptr(c, r + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
 		k->unreadable++;
 		heap_graph_edge(k, HEAP_NO_NODE);
-		return 0;
+		return;
 	}
 	if (t->flags & TPF_HAVE_GC) {
 		if (t->flags & TPF_TYPE_SUBCLASS) {
 			uint64_t flags = 0;
 			if (dump_read(c->d, r + L->type_flags, &flags, 8) != PC_OK || !(flags & TPF_HEAPTYPE)) {
 				heap_graph_edge(k, HEAP_NO_NODE);
-				return 0;   /* a static type: on no list */
+				return;   /* a static type: on no list */
 			}
 		}
 		if (tracked(c, r)) {
 			/* (counted when its list is read) */
 			heap_graph_edge(k, heap_graph_ref(k, r));
-			return 0;
+			return;
 		}
 	}
 	uint32_t node;
@@ -106,7 +103,7 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	if (seen != 0) {
 		if (seen < 0)
 			k->unreadable++;
-		return 0;
+		return;
 	}
 	if (heap_sizeof(c, r, t, &size, &buffer) != 0) {
 		size = (uint64_t)t->basicsize;
@@ -120,7 +117,40 @@ static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
 	k->h->untracked_bytes += size;
 	if (t->walk != HW_NONE || t->instance)
 		push(k, r, node);
+}
+
+/* R, a reference of the object being walked: visited after the
+ * HEAP_AHEAD read after it, its header and its index slot fetched
+ * meanwhile (the order of one object's edges does not matter) */
+static int visit(struct py_ctx *c, uint64_t key, uint64_t r, void *arg)
+{
+	struct census *k = arg;
+	(void)key;
+	if (!r)
+		return 0;
+	dump_prefetch(c->d, r - 16);   /* a GC header (tracked() reads it) */
+	dump_prefetch(c->d, r + 8);    /* ob_type */
+	addrtab_prefetch(&k->g.index, r);
+	if (k->nahead == HEAP_AHEAD) {
+		uint64_t first = k->ahead[k->ahead_at];
+		k->ahead[k->ahead_at] = r;
+		k->ahead_at = (k->ahead_at + 1) % HEAP_AHEAD;
+		reference(k, first);
+	} else {
+		k->ahead[(k->ahead_at + k->nahead++) % HEAP_AHEAD] = r;
+	}
 	return 0;
+}
+
+/* the references still ahead, visited */
+static void visit_rest(struct census *k)
+{
+	while (k->nahead) {
+		uint64_t r = k->ahead[k->ahead_at];
+		k->ahead_at = (k->ahead_at + 1) % HEAP_AHEAD;
+		k->nahead--;
+		reference(k, r);
+	}
 }
 
 /* a dict's key and its value; a set's key (and 0) */
@@ -210,6 +240,7 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 	case HW_NONE:
 		break;
 	}
+	visit_rest(k);
 	heap_graph_end(k);
 }
 

@@ -22,15 +22,36 @@
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 #include "python/walk/walk.h"
+#include "util/hugeheap.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* P, N bytes just allocated (or NULL): an array of 8 MB or more is read
+ * and written at random, and on huge pages its faults and TLB misses are
+ * 512 times fewer (a fifth of the time at 2 M objects was page faults) */
+static void *advised(void *p, size_t n)
+{
+	if (p && n >= (8u << 20))
+		hugeheap_advise(p, n);
+	return p;
+}
+
+static void *big_malloc(size_t n)
+{
+	return advised(malloc(n), n);
+}
+
+static void *big_calloc(size_t n, size_t size)
+{
+	return advised(calloc(n, size), n * size);
+}
 
 /* *P reallocated to N entries of ESIZE bytes; false (and *P as it was)
  * when out of memory. */
 static bool resize(void **p, size_t n, size_t esize)
 {
-	void *q = realloc(*p, n * esize);
+	void *q = advised(realloc(*p, n * esize), n * esize);
 	if (q)
 		*p = q;
 	return q != NULL;
@@ -216,8 +237,8 @@ static const uint32_t *refs(const struct heap_graph *g, const struct dom *d, con
  * stack of nodes and how far each one's references were walked). */
 static bool walk_postorder(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
 {
-	uint32_t *stack = malloc((size_t)(d->n + 1) * sizeof(*stack));
-	uint32_t *at = malloc((size_t)(d->n + 1) * sizeof(*at));
+	uint32_t *stack = big_malloc((size_t)(d->n + 1) * sizeof(*stack));
+	uint32_t *at = big_malloc((size_t)(d->n + 1) * sizeof(*at));
 	if (!stack || !at) {
 		free(stack);
 		free(at);
@@ -258,7 +279,7 @@ static bool walk_postorder(const struct heap_graph *g, struct dom *d, const uint
  * number (a count, then a fill). */
 static bool predecessors(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
 {
-	d->pfirst = calloc((size_t)d->m + 1, sizeof(*d->pfirst));
+	d->pfirst = big_calloc((size_t)d->m + 1, sizeof(*d->pfirst));
 	if (!d->pfirst)
 		return false;
 	for (uint32_t i = 0; i < d->m; i++) {
@@ -270,7 +291,7 @@ static bool predecessors(const struct heap_graph *g, struct dom *d, const uint32
 	}
 	for (uint32_t i = 0; i < d->m; i++)
 		d->pfirst[i + 1] += d->pfirst[i];
-	d->pred = malloc((d->pfirst[d->m] ? d->pfirst[d->m] : 1) * sizeof(*d->pred));
+	d->pred = big_malloc((d->pfirst[d->m] ? d->pfirst[d->m] : 1) * sizeof(*d->pred));
 	if (!d->pred)
 		return false;
 	/* (each one's start its fill's cursor: after the fill, the next
@@ -329,7 +350,7 @@ static bool dominators(struct dom *d)
  * path. */
 static bool shortest(const struct heap_graph *g, struct dom *d, const uint32_t *dst)
 {
-	uint32_t *queue = malloc((size_t)d->m * sizeof(*queue));
+	uint32_t *queue = big_malloc((size_t)d->m * sizeof(*queue));
 	if (!queue)
 		return false;
 	for (uint32_t i = 0; i <= d->n; i++)
@@ -544,9 +565,9 @@ static bool garbage(struct census *k, const uint32_t *dst, struct model_heap_ret
 {
 	struct heap_graph *g = &k->g;
 	struct py_ctx *c = k->c;
-	uint32_t *left = malloc((g->n ? g->n : 1) * sizeof(*left));
-	bool *alive = calloc(g->n ? g->n : 1, sizeof(*alive));
-	uint32_t *queue = malloc((g->n ? g->n : 1) * sizeof(*queue));
+	uint32_t *left = big_malloc((g->n ? g->n : 1) * sizeof(*left));
+	bool *alive = big_calloc(g->n ? g->n : 1, sizeof(*alive));
+	uint32_t *queue = big_malloc((g->n ? g->n : 1) * sizeof(*queue));
 	struct addrtab types = ADDRTAB_INIT(struct gtype);
 	bool ok = left && alive && queue;
 	size_t head = 0, tail = 0;
@@ -637,8 +658,8 @@ void heap_retain(struct census *k, uint64_t head)
 	g->dst = NULL;
 	g->cape = 0;
 	resize((void **)&dst, g->ne ? g->ne : 1, sizeof(*dst));   /* (else as it was) */
-	bool *ns = calloc((size_t)g->n + 1, sizeof(*ns));
-	uint32_t *watch = calloc(k->nwatch ? k->nwatch : 1, sizeof(*watch));
+	bool *ns = big_calloc((size_t)g->n + 1, sizeof(*ns));
+	uint32_t *watch = big_calloc(k->nwatch ? k->nwatch : 1, sizeof(*watch));
 	struct dom d = { .n = (uint32_t)g->n, .root = (uint32_t)g->n };
 	const char **names = NULL;
 	bool ok = r && dst && ns && watch;
@@ -667,14 +688,14 @@ void heap_retain(struct census *k, uint64_t head)
 	free(g->refcnt);
 	g->refcnt = NULL;
 	if (ok) {
-		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
-		d.order = malloc(((size_t)d.n + 1) * sizeof(*d.order));
+		d.post = big_malloc(((size_t)d.n + 1) * sizeof(*d.post));
+		d.order = big_malloc(((size_t)d.n + 1) * sizeof(*d.order));
 		ok = d.post && d.order && walk_postorder(g, &d, dst) && predecessors(g, &d, dst);
 	}
 	free(d.post);
 	d.post = NULL;
 	if (ok) {
-		d.idom = malloc((size_t)d.m * sizeof(*d.idom));
+		d.idom = big_malloc((size_t)d.m * sizeof(*d.idom));
 		ok = d.idom && dominators(&d);
 	}
 	free(d.pred);
@@ -682,7 +703,7 @@ void heap_retain(struct census *k, uint64_t head)
 	d.pred = NULL;
 	d.pfirst = NULL;
 	if (ok) {
-		d.parent = malloc(((size_t)d.n + 1) * sizeof(*d.parent));
+		d.parent = big_malloc(((size_t)d.n + 1) * sizeof(*d.parent));
 		ok = d.parent && shortest(g, &d, dst);
 	}
 	free(dst);
@@ -691,9 +712,9 @@ void heap_retain(struct census *k, uint64_t head)
 	dst = NULL;
 	g->first = g->count = NULL;
 	if (ok) {
-		d.post = malloc(((size_t)d.n + 1) * sizeof(*d.post));
-		d.retained = malloc((size_t)d.m * sizeof(*d.retained));
-		d.nobjects = malloc((size_t)d.m * sizeof(*d.nobjects));
+		d.post = big_malloc(((size_t)d.n + 1) * sizeof(*d.post));
+		d.retained = big_malloc((size_t)d.m * sizeof(*d.retained));
+		d.nobjects = big_malloc((size_t)d.m * sizeof(*d.nobjects));
 		ok = d.post && d.retained && d.nobjects;
 	}
 	if (ok) {
