@@ -204,10 +204,11 @@ static inline uint64_t heap_node_size(const struct heap_graph *g, uint32_t v)
 	b = addrtab_find(&g->big, (uint64_t)v + 1);
 	return b ? b->size : UINT32_MAX;
 }
-/* The address of the type of node V (counted) */
+/* The address of the type of node V: 0 for one only referred to, never
+ * counted (the census did not read it: its page, its list) */
 static inline uint64_t heap_node_type(const struct census *k, uint32_t v)
 {
-	return k->type_addrs[k->g.type[v] - 1];
+	return k->g.type[v] ? k->type_addrs[k->g.type[v] - 1] : 0;
 }
 /* OBJ referred to: its node, made when it has none (not counted:
  * heap_graph_claim counts it later); HEAP_NO_NODE when out of memory. */
