@@ -612,6 +612,8 @@ struct model_heap_malloc {
 struct model_heap {
 	uint64_t objects, bytes;     /* over every list read */
 	uint64_t generation[3];      /* objects in each generation's list */
+	const char *found_in;        /* "gc lists", or "mimalloc heaps" (a free-threaded
+					build's: no generations, its GC has none) */
 	uint64_t permanent;          /* in the permanent generation (gc.freeze()) */
 	bool exact;                  /* every type's bytes exact, every list read whole */
 	struct ptrvec types;         /* of struct model_heap_type, most bytes first */

@@ -149,6 +149,8 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 			      "permanent", (json_int_t)h->permanent, "exact", h->exact, "types",
 			      types ? types : json_null(), "unread", unread ? unread : json_null(), "read_ms", h->read_ms,
 			      "largest", objects_json(&h->largest, false, str), "diff", diff_json(h->diff, str));
+	if (j)
+		json_object_set_new(j, "found_in", str(h->found_in));
 	const struct model_heap_memory *m = &h->memory;
 	json_t *mem = !m->known ? json_null()
 		: json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "mapped", (json_int_t)m->mapped, "files",
@@ -221,7 +223,7 @@ static void warnings(FILE *out, const struct model_report *r)
 }
 
 /* "Memory: 1.2 GiB mapped: ..." */
-static void memory_text(FILE *out, const struct model_heap_memory *m)
+static void memory_text(FILE *out, const struct model_heap_memory *m, bool mimalloc)
 {
 	char b[6][32];
 	if (!m->known) {
@@ -263,7 +265,8 @@ static void memory_text(FILE *out, const struct model_heap_memory *m)
 		uint64_t rest = m->anonymous > held ? m->anonymous - held : 0;
 		fprintf(out, "  modules' zero-initialised data (.bss): %s\n", report_heap_human(m->modules_bss, b[4], 32));
 		fprintf(out, "  unattributed (anonymous memory none of those holds%s): %s (%.0f %% of the anonymous)\n",
-			p && c ? "" : p ? ", malloc's among it" : ", pymalloc's among it", report_heap_human(rest, b[5], 32),
+			p && c ? "" : p ? ", malloc's among it" : mimalloc ? ", mimalloc's heaps among it" : ", pymalloc's among it",
+			report_heap_human(rest, b[5], 32),
 			m->anonymous ? 100.0 * (double)rest / (double)m->anonymous : 0.0);
 	}
 }
@@ -318,12 +321,18 @@ int report_heap_text(FILE *out, const struct model_report *r, size_t top)
 		size_t inexact = 0;
 		for (size_t i = 0; i < h->types.n; i++)
 			inexact += !((const struct model_heap_type *)h->types.items[i])->exact;
-		fprintf(out, "Objects on the GC's lists: %" PRIu64 ", %s by sys.getsizeof%s\n", h->objects,
+		bool mimalloc = h->found_in && !strcmp(h->found_in, "mimalloc heaps");
+		fprintf(out, "Objects %s: %" PRIu64 ", %s by sys.getsizeof%s\n",
+			mimalloc ? "the GC tracks (in mimalloc's heaps)" : "on the GC's lists", h->objects,
 			report_heap_human(h->bytes, b1, sizeof(b1)), h->exact ? "" : " (not exact: see below)");
-		fprintf(out, "  generations 0, 1, 2: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "; permanent (gc.freeze): %"
-			PRIu64 "; read in %.1f ms\n", h->generation[0], h->generation[1], h->generation[2],
-			h->permanent, h->read_ms);
-		memory_text(out, &h->memory);
+		if (mimalloc)
+			fprintf(out, "  no generations (a free-threaded build's GC has none); read in %.1f ms\n",
+				h->read_ms);
+		else
+			fprintf(out, "  generations 0, 1, 2: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "; permanent (gc.freeze): %"
+				PRIu64 "; read in %.1f ms\n", h->generation[0], h->generation[1], h->generation[2],
+				h->permanent, h->read_ms);
+		memory_text(out, &h->memory, mimalloc);
 		if (h->types.n)
 			fprintf(out, "\n%12s %14s  %s\n", "objects", "bytes", "type");
 		size_t shown = top && top < h->types.n ? top : h->types.n;

@@ -437,8 +437,10 @@ int report_heap_html(FILE *out, const struct model_report *r, size_t top)
 	if (r->free_threaded)
 		fputs(", free-threaded", out);
 	if (h)
-		fprintf(out, "; %" PRIu64 " objects on the GC's lists, %s by sys.getsizeof%s; %" PRIu64 " untracked "
-			"objects reached, %s; read in %.1f ms", h->objects, report_heap_human(h->bytes, b1, sizeof(b1)),
+		fprintf(out, "; %" PRIu64 " objects %s, %s by sys.getsizeof%s; %" PRIu64 " untracked "
+			"objects reached, %s; read in %.1f ms", h->objects,
+			h->found_in && !strcmp(h->found_in, "mimalloc heaps") ? "the GC tracks" : "on the GC's lists",
+			report_heap_human(h->bytes, b1, sizeof(b1)),
 			h->exact ? "" : " (not exact)", h->untracked_objects,
 			report_heap_human(h->untracked_bytes, b2, sizeof(b2)), h->read_ms);
 	fputs("</div></header>\n<main>\n", out);

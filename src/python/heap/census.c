@@ -10,7 +10,8 @@
  * against the dump: a node whose back link is not the node before it, or
  * whose type is no type, stops the walk, which goes on back from the
  * list's end to that node; both are said in the census's unread lines,
- * and the census is not exact. */
+ * and the census is not exact.  A free-threaded build has no lists: the
+ * objects its GC tracks are those mimalloc.c finds in its heaps. */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 #include "python/walk/walk.h"
@@ -43,8 +44,9 @@ static void unread(struct census *k, const char *fmt, ...)
 	k->h->exact = false;
 }
 
-/* One object of a list (a node before OBJ): counted, with what it holds;
- * false when its type is no type. */
+/* One object OBJ the GC tracks (a list's node's, or a block's of
+ * mimalloc): counted into *N and the census, with what it holds; false
+ * (and said, WHAT naming where it was found) when its type is no type. */
 static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char *what)
 {
 	struct py_ctx *c = k->c;
@@ -52,12 +54,12 @@ static bool count_object(struct census *k, uint64_t obj, uint64_t *n, const char
 	uint64_t type = 0, size, buffer;
 	struct heap_type *t;
 	if (py_rd_ptr(c, obj + L->object_type, &type) != PC_OK || (t = heap_type_entry(k, type)) == NULL) {
-		unread(k, "%s: the object at 0x%llx has no readable type (0x%llx); the list ends there", what,
+		unread(k, "%s: the object at 0x%llx has no readable type (0x%llx): not counted, nor is what it holds", what,
 		       (unsigned long long)obj, (unsigned long long)type);
 		return false;
 	}
 	if (heap_sizeof(c, obj, t, &size, &buffer) != 0) {
-		size = (uint64_t)t->basicsize + (uint64_t)L->sizeof_gc_head;
+		size = (uint64_t)t->basicsize + heap_gc_head_size(L);
 		k->inexact_objects++;
 	}
 	if (n == &k->h->permanent) {
@@ -192,6 +194,23 @@ static void walk_state(struct census *k, uint64_t gens, uint64_t perm)
 		walk_list(k, perm, "the permanent generation", &k->h->permanent);
 }
 
+/* a free-threaded build's: an object of mimalloc's GC heaps */
+static bool mimalloc_object(void *arg, uint64_t obj, const char *what)
+{
+	struct census *k = arg;
+	count_object(k, obj, &k->mimalloc_objects, what);   /* (false: said, and the next is read) */
+	if ((k->h->objects & 0xffff) == 0 && py_out_of_time(k->c)) {
+		unread(k, "%s: the time budget ran out at %llu objects", what, (unsigned long long)k->h->objects);
+		return false;
+	}
+	return true;
+}
+
+static void mimalloc_unread(void *arg, const char *line)
+{
+	unread(arg, "%s", line);
+}
+
 static int by_bytes(const void *a, const void *b)
 {
 	const struct model_heap_type *x = *(const struct model_heap_type *const *)a;
@@ -276,9 +295,10 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 		k.nwatch = c->opt->heap_nwatch;
 		qsort(k.watch, k.nwatch, sizeof(uint64_t), heap_cmp_u64);
 	}
+	h->found_in = py_layout_free_threaded(L) ? "mimalloc heaps" : "gc lists";
 	if (py_layout_free_threaded(L)) {
-		unread(&k, "a free-threaded build keeps its objects in mimalloc's heaps, which pycore does not "
-		       "read yet: no object is counted");
+		struct heap_mimalloc_visit v = { .c = c, .object = mimalloc_object, .unread = mimalloc_unread, .arg = &k };
+		heap_mimalloc_objects(&v, head);
 	} else if (L->sizeof_gc_generation <= 0 || L->sizeof_gc_head <= 0) {
 		unread(&k, "%s", "the GC's lists are not in this version's layout: no object is counted");
 	} else if (L->minor == 6) {
@@ -313,8 +333,7 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 		unread(&k, "%llu references led to no readable object: what they hold is not counted",
 		       (unsigned long long)k.unreadable);
 	heap_reach_free(&k);
-	if (!py_layout_free_threaded(L))
-		heap_retain(&k, head);
+	heap_retain(&k, head);
 	heap_graph_free(&k);
 	types_out(&k);
 	heap_memory_free(&k);

@@ -108,6 +108,7 @@ struct census {
 	uint64_t *type_addrs;        /* the proven types' addresses, by id - 1 */
 	size_t ntype_addrs, captype_addrs;
 	uint64_t inexact_objects;    /* objects whose size could not be read */
+	uint64_t mimalloc_objects;   /* a free-threaded build's, found in mimalloc's heaps */
 	struct big big[MODEL_HEAP_LARGEST];
 	size_t nbig;
 	/* reach.c: the untracked objects still to walk (those seen are the
@@ -253,6 +254,35 @@ struct heap_part {
 	char buf[200];
 };
 void heap_part_unread(struct heap_part *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The bytes sys.getsizeof adds for an object's GC header: none in a
+ * free-threaded build, whose objects keep their GC state in ob_gc_bits
+ * (_PyType_PreHeaderSize, Include/internal/pycore_object.h, 3.13) */
+static inline uint64_t heap_gc_head_size(const struct py_layout *L)
+{
+	return py_layout_free_threaded(L) ? 0 : (uint64_t)L->sizeof_gc_head;
+}
+
+/* ---- mimalloc.c ---- */
+
+/* The visitor of a free-threaded build's objects: OBJECT for each one the
+ * GC tracks (WHAT: where it was found), the walk stopped when it returns
+ * false; UNREAD for each line of what could not be read. */
+struct heap_mimalloc_visit {
+	struct py_ctx *c;
+	bool (*object)(void *arg, uint64_t obj, const char *what);
+	void (*unread)(void *arg, const char *line);
+	void *arg;
+};
+/* Every object the GC tracks in the GC heaps of every thread state of
+ * every interpreter from HEAD, to V (as mi_heap_visit_blocks visits them
+ * for the collector). */
+void heap_mimalloc_objects(const struct heap_mimalloc_visit *v, uint64_t head);
+/* Does the GC of a free-threaded build track OBJ (its ob_gc_bits)? */
+bool heap_mimalloc_tracked(struct py_ctx *c, uint64_t obj);
+/* OBJ's reference count in a free-threaded build, UINT64_MAX when not
+ * known (not read, immortal, or deferred: as if held from outside). */
+uint64_t heap_mimalloc_refcnt(struct py_ctx *c, uint64_t obj);
 
 /* ---- cmalloc.c ---- */
 

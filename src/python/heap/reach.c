@@ -12,7 +12,8 @@
  * (masked of its flags, 3.8+) points at it; the interpreter's static
  * objects (3.12+'s empty tuple, its static strings) fail that and are
  * counted, as gc.is_tracked() says; static types (the interpreter's image,
- * not its heap) are not. */
+ * not its heap) are not.  A free-threaded build has no lists: there its
+ * ob_gc_bits say (mimalloc.c). */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
 
@@ -46,9 +47,12 @@ void heap_reach_free(struct census *k)
 }
 
 /* Is OBJ (of a GC type) on one of the GC's lists? */
-static bool tracked(struct py_ctx *c, uint64_t obj)
+static bool tracked(struct census *k, uint64_t obj)
 {
+	struct py_ctx *c = k->c;
 	const struct py_layout *L = c->L;
+	if (py_layout_free_threaded(L))
+		return heap_mimalloc_tracked(c, obj);
 	uint64_t node = obj - (uint64_t)L->sizeof_gc_head, next, back;
 	uint64_t mask = L->minor >= 8 ? ~(uint64_t)3 : ~(uint64_t)0;
 	if (py_rd_ptr(c, node, &next) != PC_OK || !next)
@@ -91,7 +95,7 @@ static void reference(struct census *k, uint64_t r)
 				return;   /* a static type: on no list */
 			}
 		}
-		if (tracked(c, r)) {
+		if (tracked(k, r)) {
 			/* (counted when its list is read) */
 			heap_graph_edge(k, heap_graph_ref(k, r));
 			return;

@@ -158,7 +158,9 @@ void heap_graph_set(struct census *k, uint32_t node, uint64_t obj, uint32_t type
 	/* ob_refcnt (3.14+: its low 32 bits, ob_flags above them);
 	 * unreadable: as if held from outside, never garbage */
 	uint64_t rc = 0;
-	if (tracked && py_rd_ptr(k->c, obj, &rc) != PC_OK)
+	if (tracked && py_layout_free_threaded(k->c->L))
+		rc = heap_mimalloc_refcnt(k->c, obj);
+	else if (tracked && py_rd_ptr(k->c, obj, &rc) != PC_OK)
 		rc = UINT64_MAX;
 	else if (tracked && k->c->L->minor >= 14)
 		rc &= UINT32_MAX;

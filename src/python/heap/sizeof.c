@@ -401,7 +401,7 @@ int heap_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t, uint6
 		*buffer = *size - (uint64_t)t->basicsize;
 	if (!(t->flags & TPF_HAVE_GC))
 		return 0;
-	*size += (uint64_t)L->sizeof_gc_head;
+	*size += heap_gc_head_size(L);
 	uint64_t pre = L->minor >= 12 ? TPF_MANAGED_DICT | TPF_MANAGED_WEAKREF : L->minor == 11 ? TPF_MANAGED_DICT : 0;
 	if (t->flags & pre)
 		*size += 16;

@@ -55,6 +55,26 @@ same() {
 # method gives a build's values).
 # table_row TABLE MINOR: the row [MINOR] = { a, b, c, d } of
 # asyncio_offsets.c's TABLE, as "a b c d".
+# probe LABEL SRC ROOT V FLAG WANT FILE: SRC (in $tmp) compiled against
+# the headers of Debian's pythonV beside ROOT (with FLAG) and run: what it
+# prints must be WANT, FILE's numbers.
+probe() {
+	arch=$(${CC:-cc} -print-multiarch 2>/dev/null)
+	mkdir -p "$tmp/probe-inc"
+	[ -n "$arch" ] && ln -sfn "$3.debug/usr/include/$arch" "$tmp/probe-inc/$arch"
+	# shellcheck disable=SC2086
+	if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+		tap_skip "$1" "no C compiler"
+	elif ! ${CC:-cc} -w $5 -I "$3.debug/usr/include/python$4" -I "$tmp/probe-inc" \
+		-o "$tmp/probe" "$tmp/$2" 2>"$tmp/probe.log"; then
+		tap_diag <"$tmp/probe.log"
+		tap_fail "$1" "cannot compile a probe against the headers of python$4"
+	elif got=$("$tmp/probe") && [ "$got" = "$6" ]; then
+		tap_ok "$1: $6, what the headers of Debian's python$4${5:+ with Py_GIL_DISABLED} give"
+	else
+		tap_fail "$1" "$7 has ${6:-nothing}, the headers give $got"
+	fi
+}
 table_row() {
 	awk -v table="$1" -v m="$2" '
 		$0 ~ "^static const struct py_task_lists " table "\\[\\]" { on = 1; next }
@@ -77,26 +97,12 @@ asyncio_task_lists() {
 		return 0;
 	}
 	EOF
-	arch=$(${CC:-cc} -print-multiarch 2>/dev/null)
-	mkdir -p "$tmp/aio-inc"
-	[ -n "$arch" ] && ln -sfn "$1.debug/usr/include/$arch" "$tmp/aio-inc/$arch"
 	for t in 3.14 3.15 3.14t 3.15t; do
 		v=${t%t} table=task_lists flag=
 		[ "$t" != "$v" ] && table=task_lists_ft flag=-DPy_GIL_DISABLED=1
 		# the table's row: [MINOR] = { task_node, tstate_head, running_task, interp_head }
 		want=$(table_row "$table" "${v#3.}" | awk '{ print $2, $3, $4 }')
-		# shellcheck disable=SC2086
-		if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
-			tap_skip "asyncio task lists $t" "no C compiler"
-		elif ! ${CC:-cc} -w $flag -I "$1.debug/usr/include/python$v" -I "$tmp/aio-inc" \
-			-o "$tmp/aio" "$tmp/aio.c" 2>"$tmp/aio.log"; then
-			tap_diag <"$tmp/aio.log"
-			tap_fail "asyncio task lists $t" "cannot compile a probe against the headers of python$v"
-		elif got=$("$tmp/aio") && [ "$got" = "$want" ]; then
-			tap_ok "asyncio task lists $t: $want, what the headers of Debian's python$v${flag:+ with Py_GIL_DISABLED} give"
-		else
-			tap_fail "asyncio task lists $t" "asyncio_offsets.c has ${want:-nothing}, the headers give $got"
-		fi
+		probe "asyncio task lists $t" aio.c "$1" "$v" "$flag" "$want" asyncio_offsets.c
 	done
 	for v in 3.14 3.15; do
 		# in decimal, task_node after the 16-byte header as the section has it
@@ -118,6 +124,64 @@ asyncio_task_lists() {
 			tap_ok "asyncio task lists $v: the _AsyncioDebug of Debian's build ($got)"
 		else
 			tap_fail "asyncio task lists $v: _AsyncioDebug" "asyncio_offsets.c has $want, Debian's build $got"
+		fi
+	done
+}
+
+# mimalloc_layout ROOT: src/python/heap/mimalloc.c's row of 3.13 (where a
+# free-threaded build keeps mimalloc's heaps) against offsetof in the
+# headers of Debian's python3.13 with Py_GIL_DISABLED; 3.14t and 3.15t,
+# which it does not read, have another mimalloc (a page with block_size).
+mimalloc_layout() {
+	cat >"$tmp/mi.c" <<-'EOF'
+	#define Py_BUILD_CORE 1
+	#include <Python.h>
+	#include <internal/pycore_interp.h>
+	#include <internal/pycore_tstate.h>
+	#include <internal/pycore_mimalloc.h>
+	#include <stddef.h>
+	#include <stdio.h>
+	#include <string.h>
+	#ifdef NEWER
+	size_t probe = offsetof(mi_page_t, block_size);
+	int main(void) { return 0; }
+	#else
+	#define O(t, m) (int)offsetof(t, m)
+	int main(void)
+	{
+		/* where a page's tag (a bit-field) lies: a page with tag 1 */
+		mi_page_t page;
+		int tag_byte = -1, tag_shift = -1;
+		memset(&page, 0, sizeof(page));
+		page.tag = 1;
+		for (size_t i = 0; i < sizeof(page); i++)
+			for (int b = 0; b < 8; b++)
+				if (((unsigned char *)&page)[i] == 1u << b)
+					tag_byte = (int)i, tag_shift = b;
+		printf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", PY_MINOR_VERSION,
+		       O(_PyThreadStateImpl, mimalloc.heaps), O(_PyThreadStateImpl, mimalloc.initialized),
+		       (int)sizeof(mi_heap_t), O(mi_heap_t, pages), O(mi_page_t, slice_count), O(mi_page_t, capacity),
+		       O(mi_page_t, free), O(mi_page_t, xblock_size), O(mi_page_t, local_free),
+		       O(mi_page_t, xthread_free), O(mi_page_t, next), (int)sizeof(mi_page_t), O(mi_segment_t, slices),
+		       O(PyObject, ob_gc_bits), O(PyInterpreterState, mimalloc.abandoned_pool),
+		       O(mi_abandoned_pool_t, abandoned), O(mi_abandoned_pool_t, abandoned_visited),
+		       O(PyObject, ob_ref_local), O(PyObject, ob_ref_shared), O(mi_segment_t, slice_entries),
+		       O(mi_segment_t, abandoned_next), tag_byte, tag_shift);
+		return 0;
+	}
+	#endif
+	EOF
+	want=$(awk '/^static const struct heap_mimalloc_layout layouts\[\]/ { on = 1; next }
+		on && /^};/ { exit }
+		on && /^\t\{ 13,/ { gsub(/[{},]/, " "); $1 = $1; print }' "$srcdir/src/python/heap/mimalloc.c")
+	probe "mimalloc layout 3.13t" mi.c "$1" 3.13 -DPy_GIL_DISABLED=1 "$want" "mimalloc.c's row"
+	for v in 3.14 3.15; do
+		if ${CC:-cc} -w -DNEWER -DPy_GIL_DISABLED=1 -I "$1.debug/usr/include/python$v" -I "$tmp/probe-inc" \
+			-o "$tmp/probe" "$tmp/mi.c" 2>"$tmp/probe.log"; then
+			tap_ok "mimalloc layout ${v}t: another mimalloc (its page has block_size), which pycore says it does not read"
+		else
+			tap_diag <"$tmp/probe.log"
+			tap_fail "mimalloc layout ${v}t" "its mimalloc page has no block_size: see whether mimalloc.c's table reads it"
 		fi
 	done
 }
@@ -161,6 +225,7 @@ if root=$("$srcdir/scripts/sid-root" 2>"$tmp/sid.err"); then
 		fi
 	done
 	asyncio_task_lists "$root"
+	mimalloc_layout "$root"
 else
 	why="no Debian unstable root: $(cat "$tmp/sid.err")"
 	for t in 3.14 3.15 3.13t 3.14t 3.15t; do
@@ -168,6 +233,9 @@ else
 	done
 	for t in 3.14 3.15 3.14t 3.15t; do
 		tap_skip "asyncio task lists $t" "$why"
+	done
+	for t in 3.13t 3.14t 3.15t; do
+		tap_skip "mimalloc layout $t" "$why"
 	done
 fi
 

@@ -3,10 +3,9 @@
 scenarios/heap.py builds a heap of known shapes on each build the suite
 runs (pycoretest.interpreters.names(): 3.6 to 3.13, Debian's 3.11 and its
 -dbg build, the Debian unstable root's 3.13 to 3.15; and musl's 3.13, with
-and without build-ids, and a standalone 3.13, where built; on the free-threaded
-3.13, whose mimalloc heaps pycore does not read yet, the core case checks
-that the report says so, and each case is a skip saying what is not
-read), stops the GC, and
+and without build-ids, and a standalone 3.13, where built; the free-threaded
+3.13's, whose objects pycore finds in mimalloc's heaps, has three more
+threads with objects of their own, one of which has ended), stops the GC, and
 writes its own census (the truth): gc.get_objects() by type with
 sys.getsizeof, the class that defines each type's __sizeof__, and
 gc.get_freeze_count(); and the objects the GC does not track reached from
@@ -38,7 +37,7 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
   NAME diff  `pycore heap --diff` of two gcores of it, the second after it
              leaked 20000 LeakItem objects into a module-level list (on
              SIGUSR1) and took its census again
-  NAME diff live  (py3.12, debian3.11, sid3.15) `pycore heap --diff --pid`
+  NAME diff live  (py3.12, debian3.11, sid3.15, ft3.13) `pycore heap --diff --pid`
              of the first gcore and the process itself, read after the leak
   NAME allocators  (every build but the free-threaded; py3.12 live too)
              scenarios/allocators.py's heaps: pymalloc's arenas (heap.
@@ -63,6 +62,12 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              (addresses from gdb): a free list that never ends, a top chunk
              at 0x10, a broken arena ring, a pool naming another arena;
              each report says what it could not read ("read in part")
+  ft3.13 corrupt mimalloc  its gcore patched in a GC heap's first page
+             (its address and fields from gdb): a free list that leads
+             out of the page (fewer objects), a next page at 0x10, the
+             lists of the segments of threads that ended leading to no
+             memory; each report says what is not read, with no more
+             objects
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -168,6 +173,10 @@ def compare(report, truth):
     # the objects the GC does not track, reached through the references
     # pycore follows (the truth follows the same ones)
     uwant, _, _ = compare_types(truth["untracked"], h["untracked"]["types"], "untracked ", errors)
+    where = "mimalloc heaps" if report["python"]["free_threaded"] else "gc lists"
+    if h["found_in"] != where:
+        errors.append("found in %s, a %s build's objects are in its %s" % (
+            h["found_in"], "free-threaded" if where != "gc lists" else "default", where))
     if h["permanent"] != truth["frozen"]:
         errors.append("permanent generation: %d, gc.get_freeze_count() %d" % (h["permanent"], truth["frozen"]))
     if h["exact"] != (inexact_types == 0):
@@ -369,22 +378,8 @@ def check_html(target, work, shot=False):
         detail, npanels, nlinks, 1000 * over)
 
 
-MIMALLOC = "pycore heap does not read a free-threaded build's mimalloc heaps yet (issue 46)"
-
-
-def check_mimalloc_said(target, work):
-    """A free-threaded build (ftM.N), whose objects live in mimalloc's
-    heaps, which pycore heap does not read yet (issue 46): its report of a
-    snapshot must say so (unread, not exact, no object counted), never a
-    census stated as whole; then the case is a skip saying what is not
-    read."""
-    core, _, _ = take_snapshot(target, "heap", work)
-    h = heap_json(target.pycore_args() + gdb_native.debug_args(target) + [core])["heap"]
-    said = [u for u in h["unread"] if "mimalloc" in u]
-    if not said or h["exact"] or h["objects"]:
-        raise pt.Failure("a free-threaded build's heap: unread %s, exact %s, %d objects" % (
-            h["unread"], h["exact"], h["objects"]))
-    raise pt.Skip("%s; its report says so: %s" % (MIMALLOC, said[0]))
+MIMALLOC = ("a free-threaded build allocates with mimalloc: pycore does not split its free space out "
+            "(nor is there pymalloc to compare)")
 
 
 def debugmallocstats(path):
@@ -704,6 +699,56 @@ def check_diff_refused(target, work):
 # read (exit 1), never a crash, a hang or a total stated as exact.
 
 
+def census_patched(core, work, intact, patch, want, whole=False, fewer=False):
+    """pycore heap of CORE patched by PATCH: exit 1, WANT among its unread
+    lines, not exact, no more objects than INTACT's census (WHOLE: as
+    many; FEWER: fewer); what it says."""
+    c2 = Core(core)
+    patch(c2)
+    path = os.path.join(work, "patched")
+    c2.save(path)
+    rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
+    if rc != 1 or not out.strip():
+        raise pt.Failure("%s: exit %d (want 1): %s" % (want, rc, err.strip()[-300:]))
+    h = load_report(out)["heap"]
+    said = [u for u in h["unread"] if want in u]
+    if not said or h["exact"] or h["objects"] > intact["heap"]["objects"] or \
+            (whole and h["objects"] != intact["heap"]["objects"]) or \
+            (fewer and h["objects"] >= intact["heap"]["objects"]):
+        raise pt.Failure("%s: unread %s, exact %s, %d objects (intact %d)" % (
+            want, h["unread"], h["exact"], h["objects"], intact["heap"]["objects"]))
+    return "%s: %d of %d objects; %s" % (want, h["objects"], intact["heap"]["objects"], said[0])
+
+
+def check_corrupt_mimalloc(target, work):
+    """A free-threaded build's mimalloc heaps corrupt: a page whose free
+    list leads out of its blocks, and a queue whose next page is not in
+    the dump (the page's address and fields' offsets from gdb, the debug
+    information's): the rest of that queue is not read, and said.  The
+    page is the first of the newest thread's heap of objects with a
+    pre-header (its 500 Nodes are among them): fewer objects are counted."""
+    core, _, _ = take_snapshot(target, "heap", work)
+    intact = heap_json(target.pycore_args() + [core])
+    tstate = "((_PyThreadStateImpl *)_PyRuntime.interpreters.head->threads.head)"
+    firsts = gdb_values(target, core, ["%s->mimalloc.heaps[3].pages[%d].first" % (tstate, q) for q in range(75)])
+    pool = "_PyRuntime.interpreters.head->mimalloc.abandoned_pool"
+    free_at, next_at, abandoned, visited = gdb_values(target, core, [
+        "&((mi_page_t *)0)->free", "&((mi_page_t *)0)->next", "&%s.abandoned" % pool, "&%s.abandoned_visited" % pool])
+    page = next((p for p in firsts if p), None)
+    if page is None:
+        raise pt.Failure("gdb finds no page in the newest thread state's GC heap of objects with a pre-header")
+    cases = [
+        (lambda c2: c2.put64(page + free_at, 0x10), "its free lists lead out of it"),
+        (lambda c2: c2.put64(page + next_at, 0x10), "the page at 0x10 of queue"),
+        # (a segment-aligned address of no mapping: the lists of segments
+        # of threads that ended lead there)
+        (lambda c2: (c2.put64(abandoned, 0x7e0000000000), c2.put64(visited, 0x7e0000000000)),
+         "its number of slices is not in the dump"),
+    ]
+    return "the page at 0x%x: %s" % (page, "; ".join(
+        census_patched(core, work, intact, patch, want, fewer=(want == cases[0][1])) for patch, want in cases))
+
+
 def check_corrupt(target, work):
     core, truth_path, _ = take_snapshot(target, "heap", work)
     intact = heap_json([core])
@@ -728,20 +773,7 @@ def check_corrupt(target, work):
     dict_obj, list_obj = first("dict"), first("list")
 
     def patched(patch, want, whole=False):
-        c2 = Core(core)
-        patch(c2)
-        path = os.path.join(work, "patched")
-        c2.save(path)
-        rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
-        if rc != 1 or not out.strip():
-            raise pt.Failure("%s: exit %d (want 1): %s" % (want, rc, err.strip()[-300:]))
-        h = load_report(out)["heap"]
-        said = [u for u in h["unread"] if want in u]
-        if not said or h["exact"] or h["objects"] > intact["heap"]["objects"] or \
-                (whole and h["objects"] != intact["heap"]["objects"]):
-            raise pt.Failure("%s: unread %s, exact %s, %d objects (intact %d)" % (
-                want, h["unread"], h["exact"], h["objects"], intact["heap"]["objects"]))
-        return "%s: %d of %d objects; %s" % (want, h["objects"], intact["heap"]["objects"], said[0])
+        return census_patched(core, work, intact, patch, want, whole)
 
     cases = [
         # (one broken link: every object read, forward and back from the end)
@@ -818,14 +850,13 @@ def main():
     tap = pt.TAP()
     for name in interpreters.names():
         for case, fn in (("core", check_core), ("live", check_live), ("diff", check_diff)):
-            if name.startswith("ft") and case != "core":
-                tap.skip("%s %s" % (name, case), MIMALLOC + " (the core case checks that its report says so)")
-            else:
-                pt.run_on(tap, name, case, check_mimalloc_said if name.startswith("ft") else fn)
-    for name in ("py3.12", "debian3.11", "sid3.15"):
+            pt.run_on(tap, name, case, fn)
+    for name in ("py3.12", "debian3.11", "sid3.15", "ft3.13"):
         pt.run_on(tap, name, "diff live", check_diff, True)
     for name in interpreters.names():
-        if not name.startswith("ft"):
+        if name.startswith("ft"):
+            tap.skip("%s allocators" % name, MIMALLOC)
+        else:
             pt.run_on(tap, name, "allocators", check_allocators)
     pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
     pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
@@ -841,6 +872,7 @@ def main():
         pt.run_on(tap, name, "html", check_html, name == "py3.12")
     pt.run_on(tap, "py3.12", "diff refused", check_diff_refused)
     pt.run_on(tap, "py3.12", "corrupt", check_corrupt)
+    pt.run_on(tap, "ft3.13", "corrupt mimalloc", check_corrupt_mimalloc)
     pt.schema_summary(tap)
     return tap.done()
 

@@ -8,7 +8,8 @@ a leaking list of closures, reference cycles no one holds (those made
 with the module, which the first collection frees, and make_garbage()'s,
 made with the GC off: garbage), big bytes, bytearrays and array.arrays,
 numpy arrays (where the interpreter has numpy), a deque, a frozenset, a
-module of its own.
+module of its own; on a free-threaded build, objects three more threads made
+(in their own mimalloc heaps), one of which has ended.
 
 With "retained" among its arguments, the census also records the retained
 size of each of RETAINERS, its module-level containers, and of main()'s
@@ -133,6 +134,44 @@ LEAKED = [LeakItem() for _ in range(1000)]
 LEAKED_TEXT = {}
 MODULE = types.ModuleType("heapmod")
 MODULE.x = [1, 2, 3]
+# a free-threaded build's objects live in the heaps of the thread that
+# made them: there, two threads build objects of their own (held by
+# THREADED) and wait, and a third ends (its heaps' segments left to the
+# interpreter's pool, until another thread takes them over)
+FREE_THREADED = not getattr(sys, "_is_gil_enabled", lambda: True)()
+THREADED = {}
+ENDING = []
+
+
+def build_own(name, ready, never):
+    THREADED[name] = [Node(i) for i in range(500)] + [{"t": name, "i": [i]} for i in range(500)]
+    ready.set()
+    never.wait()
+
+
+def start_builders():
+    import threading
+    import warnings
+    # (the census's garbage is found in a forked copy: its own thread)
+    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+    never = threading.Event()
+    for name in ("builder-1", "builder-2"):
+        ready = threading.Event()
+        threading.Thread(target=build_own, args=(name, ready, never), name=name, daemon=True).start()
+        ready.wait()
+    ready = threading.Event()
+    ENDING.append(threading.Event())
+    ENDING.append(threading.Thread(target=build_own, args=("ended", ready, ENDING[0]), name="ended"))
+    ENDING[1].start()
+    ready.wait()
+
+
+def end_builder():
+    """The third builder ended, after a first census (when the census that
+    counts has no new page to make, the segments it left stay in the pool)."""
+    ENDING[0].set()
+    ENDING[1].join()
+    ENDING.clear()
 
 
 class Registry:
@@ -151,8 +190,9 @@ def owner(t):
 # The references pycore follows to the objects the GC does not track: the
 # exact built-in containers' and Python classes' instances' (whose
 # tp_traverse, the word after tp_flags and tp_doc in PyTypeObject, at 184
-# on 64-bit builds of every version, is subtype_traverse, but for the
-# classes a Python metaclass makes), a class's namespace, and a
+# on 64-bit builds of every version, 16 more where the object header is
+# (a free-threaded build's is 32 bytes, not 16), is subtype_traverse, but
+# for the classes a Python metaclass makes), a class's namespace, and a
 # function's defaults, keyword defaults and closure;
 # gc.get_referents gives an instance's attributes and its built-in base's
 # items, but not a dict's str keys, which pycore counts.
@@ -166,7 +206,7 @@ class Probe:
 
 
 def tp_traverse(t):
-    return ctypes.c_void_p.from_address(id(t) + 184).value
+    return ctypes.c_void_p.from_address(id(t) + 184 + object.__basicsize__ - 16).value
 
 
 SUBTYPE = tp_traverse(Probe)
@@ -377,6 +417,8 @@ import json  # noqa: E402  (after the heap: its objects are the interpreter's ow
 def main():
     # a list of lists only this frame holds: its local (a root)
     held = [[i] for i in range(3000)]
+    if FREE_THREADED:
+        start_builders()
     if leak:
         signal.pthread_sigmask(signal.SIG_BLOCK, WAIT)
     gc.collect()
@@ -384,6 +426,8 @@ def main():
     make_garbage()
     print("", end="", flush=True)
     census(sys.argv[1])
+    if FREE_THREADED:
+        end_builder()
     census(sys.argv[1], "retained" in sys.argv[2:])
     print("READY", flush=True)
     if leak:
