@@ -152,7 +152,8 @@ def build_own(name, ready, never):
 def start_builders():
     import threading
     import warnings
-    # (the census's garbage is found in a forked copy: its own thread)
+    # (the census finds the garbage in a forked copy, which Python warns of
+    # while threads run)
     warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
     never = threading.Event()
     for name in ("builder-1", "builder-2"):
