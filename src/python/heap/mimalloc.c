@@ -156,7 +156,9 @@ static bool walk_page(struct mwalk *w, uint64_t page, const unsigned char *p, ui
 		if (w->freebits[i / 64] & (1ull << (i % 64)))
 			continue;
 		uint64_t obj = start + (uint64_t)i * bs + off;
-		if (heap_mimalloc_tracked(w->c, obj) && !w->v->object(w->v->arg, obj, what))
+		uint8_t bits;
+		if (dump_read(w->c->d, obj + (uint64_t)M->object_gc_bits, &bits, 1) == PC_OK &&
+		    (bits & GC_BITS_TRACKED) && !w->v->object(w->v->arg, obj, what))
 			w->stopped = true;
 	}
 	return true;
