@@ -580,6 +580,8 @@ struct model_heap_memory {
 	const char *malloc_unread;       /* why it was not read (or read in part); NULL */
 	struct model_heap_pymalloc *pymalloc; /* pymalloc's arenas; NULL: not read */
 	const char *pymalloc_unread;     /* why not (or read in part); NULL */
+	struct model_heap_mimalloc *mimalloc; /* a free-threaded build's mimalloc; NULL: not read */
+	const char *mimalloc_unread;     /* why not (or read in part); NULL */
 };
 
 /* pymalloc's arenas (python/heap/pymalloc.c), as sys._debugmallocstats()
@@ -589,6 +591,20 @@ struct model_heap_pymalloc {
 	uint64_t arena_bytes;            /* arenas * arena_size */
 	uint64_t allocated, blocks;      /* the blocks in use: bytes, how many */
 	uint64_t free_pools;             /* pools holding no block (never used, or emptied) */
+};
+
+/* mimalloc's arenas (python/heap/mimalloc.c), a free-threaded build's
+ * allocator of objects and their buffers, as its own records count them:
+ * the memory it reserved from the system, the segments of it in use, their
+ * pages in use, and those pages' blocks in use. */
+struct model_heap_mimalloc {
+	uint64_t arenas, arena_bytes;    /* its arenas (mi_arenas), their memory */
+	uint64_t segments, segment_bytes; /* of it, the segments in use (32 MiB, or a
+					    huge block's) */
+	uint64_t pages, page_bytes;      /* of them, the pages in use (one size's
+					    blocks each), their 64 KiB slices */
+	uint64_t blocks, allocated;      /* of them, the blocks in use (each page's
+					    used) and their bytes (used times the size) */
 };
 
 /* glibc's malloc as its own state records it (python/heap/cmalloc.c): its

@@ -135,6 +135,25 @@ static json_t *pymalloc_json(const struct model_heap_pymalloc *m)
 			 (json_int_t)m->blocks, "free_pools", (json_int_t)m->free_pools);
 }
 
+/* mimalloc's arenas as it counts them */
+static json_t *mimalloc_json(const struct model_heap_mimalloc *m)
+{
+	if (!m)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "arenas", (json_int_t)m->arenas, "arena_bytes",
+			 (json_int_t)m->arena_bytes, "segments", (json_int_t)m->segments, "segment_bytes",
+			 (json_int_t)m->segment_bytes, "pages", (json_int_t)m->pages, "page_bytes",
+			 (json_int_t)m->page_bytes, "blocks", (json_int_t)m->blocks, "allocated",
+			 (json_int_t)m->allocated);
+}
+
+uint64_t report_heap_attributed(const struct model_heap_memory *m)
+{
+	const struct model_heap_malloc *c = m->malloc;
+	return (c ? c->arena_bytes + c->mmapped : 0) + (m->pymalloc ? m->pymalloc->arena_bytes : 0) +
+	       (m->mimalloc ? m->mimalloc->arena_bytes : 0) + m->modules_bss;
+}
+
 json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *))
 {
 	if (!h)
@@ -163,6 +182,9 @@ json_t *report_heap_json(const struct model_heap *h, json_t *(*str)(const char *
 		json_object_set_new(mem, "malloc_unread", m->malloc_unread ? str(m->malloc_unread) : json_null());
 		json_object_set_new(mem, "pymalloc", pymalloc_json(m->pymalloc));
 		json_object_set_new(mem, "pymalloc_unread", m->pymalloc_unread ? str(m->pymalloc_unread)
+				    : json_null());
+		json_object_set_new(mem, "mimalloc", mimalloc_json(m->mimalloc));
+		json_object_set_new(mem, "mimalloc_unread", m->mimalloc_unread ? str(m->mimalloc_unread)
 				    : json_null());
 	}
 	if (j)
@@ -249,6 +271,18 @@ static void memory_text(FILE *out, const struct model_heap_memory *m, bool mimal
 			p->free_pools);
 	if (m->pymalloc_unread)
 		fprintf(out, "  %s\n", m->pymalloc_unread);
+	const struct model_heap_mimalloc *mi = m->mimalloc;
+	if (mi)
+		fprintf(out, "  mimalloc: %" PRIu64 " arena%s, %s: %" PRIu64 " segment%s in use, %s; %" PRIu64 " page%s "
+			"in them, %s: %s in %" PRIu64 " blocks in use, %s free in the pages (free blocks, rounding), "
+			"%s in no page\n", mi->arenas, mi->arenas == 1 ? "" : "s",
+			report_heap_human(mi->arena_bytes, b[0], 32), mi->segments, mi->segments == 1 ? "" : "s",
+			report_heap_human(mi->segment_bytes, b[1], 32), mi->pages, mi->pages == 1 ? "" : "s",
+			report_heap_human(mi->page_bytes, b[2], 32), report_heap_human(mi->allocated, b[3], 32),
+			mi->blocks, report_heap_human(mi->page_bytes - mi->allocated, b[4], 32),
+			report_heap_human(mi->arena_bytes - mi->page_bytes, b[5], 32));
+	if (m->mimalloc_unread)
+		fprintf(out, "  %s\n", m->mimalloc_unread);
 	if (c)
 		fprintf(out, "  C heap (%s's malloc): %" PRIu64 " arena%s, %s from the system: %s in use, %s free "
 			"(%s of it at the arenas' tops, the rest in %" PRIu64 " free chunks); %" PRIu64 " block%s "
@@ -259,13 +293,14 @@ static void memory_text(FILE *out, const struct model_heap_memory *m, bool mimal
 			c->reserved_anonymous ? ": the dump records them readable, counted reserved above" : "");
 	if (m->malloc_unread)
 		fprintf(out, "  %s\n", m->malloc_unread);
-	if (p || c) {
-		/* what neither allocator holds: the other's, when one is not read */
-		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0) + m->modules_bss;
+	if (p || c || mi) {
+		/* what no allocator read holds: the others', when one is not read */
+		uint64_t held = report_heap_attributed(m);
 		uint64_t rest = m->anonymous > held ? m->anonymous - held : 0;
 		fprintf(out, "  modules' zero-initialised data (.bss): %s\n", report_heap_human(m->modules_bss, b[4], 32));
 		fprintf(out, "  unattributed (anonymous memory none of those holds%s): %s (%.0f %% of the anonymous)\n",
-			p && c ? "" : p ? ", malloc's among it" : mimalloc ? ", mimalloc's heaps among it" : ", pymalloc's among it",
+			(p || mi) && c ? "" : p || mi ? ", malloc's among it" : mimalloc ? ", mimalloc's heaps among it"
+			: ", pymalloc's among it",
 			report_heap_human(rest, b[5], 32),
 			m->anonymous ? 100.0 * (double)rest / (double)m->anonymous : 0.0);
 	}

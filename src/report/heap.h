@@ -30,5 +30,7 @@ int report_heap_html(FILE *out, const struct model_report *r, size_t top);
 const char *report_heap_type_name(const char *module, const char *qualname, char *buf, size_t n);
 /* B bytes as "117.7 MiB", into BUF */
 const char *report_heap_human(uint64_t b, char *buf, size_t n);
+/* The anonymous memory the allocators read and the modules' .bss hold */
+uint64_t report_heap_attributed(const struct model_heap_memory *m);
 
 #endif

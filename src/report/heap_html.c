@@ -395,18 +395,24 @@ static void memory(const struct model_heap_memory *m, FILE *out)
 		mem_row(out, "&#160;&#160;pymalloc's arenas", p->arena_bytes, m->mapped);
 		mem_row(out, "&#160;&#160;&#160;&#160;of them, free", p->arena_bytes - p->allocated, m->mapped);
 	}
+	const struct model_heap_mimalloc *mi = m->mimalloc;
+	if (mi) {
+		mem_row(out, "&#160;&#160;mimalloc's arenas", mi->arena_bytes, m->mapped);
+		mem_row(out, "&#160;&#160;&#160;&#160;of them, free (in no page, or free in a page)",
+			mi->arena_bytes - mi->allocated, m->mapped);
+	}
 	if (c) {
 		mem_row(out, "&#160;&#160;the C heap's arenas and mapped blocks", c->arena_bytes + c->mmapped, m->mapped);
 		mem_row(out, "&#160;&#160;&#160;&#160;of them, free", c->free, m->mapped);
 	}
-	if (p || c) {
-		uint64_t held = (c ? c->arena_bytes + c->mmapped : 0) + (p ? p->arena_bytes : 0) + m->modules_bss;
+	if (p || c || mi) {
+		uint64_t held = report_heap_attributed(m);
 		mem_row(out, "&#160;&#160;the modules' zero-initialised data (.bss)", m->modules_bss, m->mapped);
 		mem_row(out, "&#160;&#160;unattributed", m->anonymous > held ? m->anonymous - held : 0, m->mapped);
 	}
 	fputs("</tbody></table>\n", out);
-	for (int i = 0; i < 2; i++) {
-		const char *why = i ? m->malloc_unread : m->pymalloc_unread;
+	for (int i = 0; i < 3; i++) {
+		const char *why = i == 2 ? m->mimalloc_unread : i ? m->malloc_unread : m->pymalloc_unread;
 		if (why) {
 			fputs("<p class=\"muted\">", out);
 			report_html_escape(out, why, true);

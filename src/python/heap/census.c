@@ -289,6 +289,8 @@ void py_heap_census(struct py_ctx *c, struct symbols *s, struct dump_module *mod
 	heap_memory_modules(&k);
 	heap_malloc_read(&k, s);
 	heap_pymalloc_read(&k, s, mod, head);
+	if (py_layout_free_threaded(L))
+		heap_mimalloc_memory(c, s, mod, &h->memory);
 	if (c->opt->heap_nwatch && (k.watch = malloc(c->opt->heap_nwatch * sizeof(uint64_t))) != NULL &&
 	    (k.watched = malloc(c->opt->heap_nwatch * sizeof(*k.watched))) != NULL) {
 		memcpy(k.watch, c->opt->heap_watch, c->opt->heap_nwatch * sizeof(uint64_t));

@@ -283,6 +283,10 @@ bool heap_mimalloc_tracked(struct py_ctx *c, uint64_t obj);
 /* OBJ's reference count in a free-threaded build, UINT64_MAX when not
  * known (not read, immortal, or deferred: as if held from outside). */
 uint64_t heap_mimalloc_refcnt(struct py_ctx *c, uint64_t obj);
+/* mimalloc's arenas, through the symbols S gives of MOD, the
+ * interpreter's module: MEM->mimalloc, or why not in its mimalloc_unread. */
+void heap_mimalloc_memory(struct py_ctx *c, struct symbols *s, struct dump_module *mod,
+			  struct model_heap_memory *mem);
 
 /* ---- cmalloc.c ---- */
 

@@ -35,9 +35,12 @@
  * page_start): not read yet, and said so. */
 #include "python/heap/heap.h"
 #include "python/objects/objects.h"
+#include "python/walk/walk.h"
+#include "symbols/symbols.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MI_QUEUES 75                 /* MI_BIN_FULL + 1 */
@@ -63,6 +66,7 @@ struct heap_mimalloc_layout {
 	int64_t segment_slices, object_gc_bits, interp_pool, pool_abandoned, pool_visited;
 	int64_t object_ref_local, object_ref_shared, segment_slice_entries, segment_abandoned_next;
 	int64_t page_tag_byte, page_tag_shift;
+	int64_t page_used, segment_size, segment_used;
 };
 
 static const struct heap_mimalloc_layout layouts[] = {
@@ -74,8 +78,10 @@ static const struct heap_mimalloc_layout layouts[] = {
 	 * mimalloc.abandoned_pool), and its abandoned and abandoned_visited;
 	 * PyObject's ob_ref_local and ob_ref_shared; mi_segment_t's
 	 * slice_entries and abandoned_next; the byte of mi_page_t's tag and
-	 * its shift there */
-	{ 13, 360, 14224, 3064, 1040, 0, 10, 16, 28, 32, 40, 56, 96, 264, 11, 10816, 64, 0, 12, 16, 248, 176, 8, 3 },
+	 * its shift there; mi_page_t's used, mi_segment_t's segment_size
+	 * and used */
+	{ 13, 360, 14224, 3064, 1040, 0, 10, 16, 28, 32, 40, 56, 96, 264, 11, 10816, 64, 0, 12, 16, 248, 176, 8, 3,
+	  24, 32, 208 },
 };
 
 static const struct heap_mimalloc_layout *layout_of(unsigned minor)
@@ -335,4 +341,174 @@ uint64_t heap_mimalloc_refcnt(struct py_ctx *c, uint64_t obj)
 	    (bits & GC_BITS_DEFERRED) || shared < 0)
 		return UINT64_MAX;
 	return (uint64_t)local + ((uint64_t)shared >> REF_SHARED_SHIFT);
+}
+
+/* mimalloc's memory: its arenas (Objects/mimalloc/arena.c of 3.13,
+ * mimalloc 2.1.2), the static array mi_arenas (MI_MAX_ARENAS pointers:
+ * the symbol's size) and mi_arena_count.  mi_arena_t is that file's own:
+ * start at 32, block_count at 40 (blocks of MI_ARENA_BLOCK_SIZE, a
+ * segment's 32 MiB), field_count at 48 (the bitmaps' words) and the bitmap
+ * of the blocks in use at 136 (gdb's ptype/o of 3.13t's libpython;
+ * check-heap's allocators case holds the arenas' bytes to what mimalloc's
+ * own statistics say it reserved).  A segment in use starts at the first
+ * of its blocks, segment_size long (a huge one spans more than one); its
+ * pages are the slices after its first with a block size, slice_count
+ * slices each, which it counts itself (used): a proof it was read whole. */
+#define ARENA_START 32
+#define ARENA_BLOCK_COUNT 40
+#define ARENA_FIELD_COUNT 48
+#define ARENA_INUSE 136
+#define MAX_ARENA_BLOCKS (1ull << 20)   /* 32 TiB an arena */
+
+struct mmem {
+	struct py_ctx *c;
+	const struct heap_mimalloc_layout *M;
+	struct model_heap_mimalloc *m;
+	struct heap_part part;       /* the first part not read */
+	unsigned char *slices;       /* a segment's table of pages */
+};
+
+/* The segment in use at SEG (at most MAX bytes: the arena's blocks left):
+ * its pages and blocks into k->m; its size, 0 when it is not read */
+static uint64_t mem_segment(struct mmem *k, uint64_t seg, uint64_t max)
+{
+	const struct heap_mimalloc_layout *M = k->M;
+	const uint64_t most = MI_SEGMENT_SIZE / MI_SLICE_SIZE + 1;   /* MI_SLICES_PER_SEGMENT + 1 */
+	uint64_t size, entries, used, pages = 0;
+	if (py_rd_ptr(k->c, seg + (uint64_t)M->segment_size, &size) != PC_OK ||
+	    py_rd_ptr(k->c, seg + (uint64_t)M->segment_slice_entries, &entries) != PC_OK ||
+	    py_rd_ptr(k->c, seg + (uint64_t)M->segment_used, &used) != PC_OK) {
+		heap_part_unread(&k->part, "the segment at 0x%llx is not in the dump", (unsigned long long)seg);
+		return 0;
+	}
+	if (!size || size % MI_SLICE_SIZE || size > max || !entries || entries > most ||
+	    dump_read(k->c->d, seg + (uint64_t)M->segment_slices, k->slices, entries * (uint64_t)M->page_size) != PC_OK) {
+		heap_part_unread(&k->part, "the segment at 0x%llx gives its size as 0x%llx bytes and %llu slices, "
+				 "or its table of pages is not in the dump", (unsigned long long)seg,
+				 (unsigned long long)size, (unsigned long long)entries);
+		return 0;
+	}
+	for (uint64_t i = 0; i < entries;) {
+		const unsigned char *p = k->slices + i * (uint64_t)M->page_size;
+		uint32_t count, bs, n;
+		memcpy(&count, p + M->page_slice_count, 4);
+		memcpy(&bs, p + M->page_xblock_size, 4);
+		memcpy(&n, p + M->page_used, 4);
+		/* (a huge segment's one page spans past its table: its slices
+		 * are the segment's, its table MI_SLICES_PER_SEGMENT at most) */
+		if (count == 0 || count > size / MI_SLICE_SIZE - i) {
+			heap_part_unread(&k->part, "the segment at 0x%llx: its slice %llu spans %u slices", (unsigned long long)seg,
+					 (unsigned long long)i, count);
+			return size;
+		}
+		if (i > 0 && bs) {
+			uint64_t block = bs >= MI_HUGE_BLOCK ? (uint64_t)count * MI_SLICE_SIZE : bs;
+			pages++;
+			k->m->page_bytes += (uint64_t)count * MI_SLICE_SIZE;
+			k->m->blocks += n;
+			k->m->allocated += (uint64_t)n * block;
+		}
+		i += count;
+	}
+	k->m->pages += pages;
+	if (pages != used)
+		heap_part_unread(&k->part, "the segment at 0x%llx counts %llu pages in use, its table of pages %llu",
+				 (unsigned long long)seg, (unsigned long long)used, (unsigned long long)pages);
+	return size;
+}
+
+/* The arena at A: its memory, and each segment in use in it */
+static void mem_arena(struct mmem *k, uint64_t a)
+{
+	uint64_t start, blocks, fields;
+	if (py_rd_ptr(k->c, a + ARENA_START, &start) != PC_OK || py_rd_ptr(k->c, a + ARENA_BLOCK_COUNT, &blocks) != PC_OK ||
+	    py_rd_ptr(k->c, a + ARENA_FIELD_COUNT, &fields) != PC_OK) {
+		heap_part_unread(&k->part, "the arena at 0x%llx is not in the dump", (unsigned long long)a);
+		return;
+	}
+	/* field_count is block_count over 64, rounded up (_mi_divide_up) */
+	if (!start || start % MI_SEGMENT_SIZE || !blocks || blocks > MAX_ARENA_BLOCKS || fields != (blocks + 63) / 64) {
+		heap_part_unread(&k->part, "the arena at 0x%llx gives its memory as %llu blocks at 0x%llx (%llu bitmap "
+				 "words): no arena's", (unsigned long long)a, (unsigned long long)blocks,
+				 (unsigned long long)start, (unsigned long long)fields);
+		return;
+	}
+	uint64_t *inuse = malloc(fields * 8);
+	if (!inuse || dump_read(k->c->d, a + ARENA_INUSE, inuse, fields * 8) != PC_OK) {
+		heap_part_unread(&k->part, "the arena at 0x%llx: its bitmap of blocks in use is not in the dump",
+				 (unsigned long long)a);
+		free(inuse);
+		return;
+	}
+	k->m->arenas++;
+	k->m->arena_bytes += blocks * MI_SEGMENT_SIZE;
+	for (uint64_t b = 0; b < blocks;) {
+		if (!(inuse[b / 64] >> (b % 64) & 1)) {
+			b++;
+			continue;
+		}
+		uint64_t seg = start + b * MI_SEGMENT_SIZE;
+		uint64_t size = mem_segment(k, seg, (blocks - b) * MI_SEGMENT_SIZE);
+		if (size) {
+			k->m->segments++;
+			k->m->segment_bytes += size;
+		}
+		b += size ? (size + MI_SEGMENT_SIZE - 1) / MI_SEGMENT_SIZE : 1;
+		if (py_out_of_time(k->c)) {
+			heap_part_unread(&k->part, "the time budget ran out in the arena at 0x%llx", (unsigned long long)a);
+			break;
+		}
+	}
+	free(inuse);
+}
+
+void heap_mimalloc_memory(struct py_ctx *c, struct symbols *s, struct dump_module *mod,
+			  struct model_heap_memory *mem)
+{
+	struct mmem k = { .c = c, .M = layout_of(c->L->minor) };
+	/* (an LTO build would name them mi_arenas.lto_priv.0, ...) */
+	struct symbol_want want[] = { { "mi_arenas", 0, 0 }, { "mi_arena_count", 0, 0 },
+				      { "mi_arenas.lto_priv.0", 0, 0 }, { "mi_arena_count.lto_priv.0", 0, 0 } };
+	if (!k.M) {
+		mem->mimalloc_unread = arena_printf(c->a, "mimalloc is not read: a free-threaded 3.%u's mimalloc "
+						    "differs from 3.13's", c->L->minor);
+		return;
+	}
+	if (mod && s && symbols_lookup(s, mod, want, 4) >= 2 && !want[0].addr) {
+		want[0] = want[2];
+		want[1] = want[3];
+	}
+	if (!mod || !s || !want[0].addr || !want[1].addr || !want[0].size || want[0].size % 8 || want[1].size != 8) {
+		mem->mimalloc_unread = arena_printf(c->a, "mimalloc is not read: the symbols of %s do not name its "
+						    "arenas (mi_arenas, mi_arena_count)",
+						    mod && mod->path ? mod->path : "the interpreter");
+		return;
+	}
+	uint64_t count, slots = want[0].size / 8;
+	if (!(k.m = arena_alloc(c->a, sizeof(*k.m))) ||
+	    !(k.slices = malloc((MI_SEGMENT_SIZE / MI_SLICE_SIZE + 1) * (size_t)k.M->page_size))) {
+		mem->mimalloc_unread = "mimalloc is not read: out of memory";
+		k.m = NULL;
+	} else if (py_rd_ptr(c, want[1].addr, &count) != PC_OK) {
+		heap_part_unread(&k.part, "%s", "mi_arena_count is not in the dump");
+	} else {
+		if (count > slots) {
+			heap_part_unread(&k.part, "mi_arena_count says %llu arenas, more than mi_arenas holds (%llu): "
+					 "read those", (unsigned long long)count, (unsigned long long)slots);
+			count = slots;
+		}
+		for (uint64_t i = 0; i < count; i++) {
+			uint64_t a;
+			if (py_rd_ptr(c, want[0].addr + i * 8, &a) != PC_OK) {
+				heap_part_unread(&k.part, "mi_arenas is not in the dump from slot %llu", (unsigned long long)i);
+				break;
+			}
+			if (a)   /* (0: a slot being filled) */
+				mem_arena(&k, a);
+		}
+	}
+	free(k.slices);
+	mem->mimalloc = k.m;
+	if (k.m && k.part.why)
+		mem->mimalloc_unread = arena_printf(c->a, "mimalloc is read in part: %s", k.part.why);
 }

@@ -158,7 +158,7 @@ mimalloc_layout() {
 			for (int b = 0; b < 8; b++)
 				if (((unsigned char *)&page)[i] == 1u << b)
 					tag_byte = (int)i, tag_shift = b;
-		printf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", PY_MINOR_VERSION,
+		printf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", PY_MINOR_VERSION,
 		       O(_PyThreadStateImpl, mimalloc.heaps), O(_PyThreadStateImpl, mimalloc.initialized),
 		       (int)sizeof(mi_heap_t), O(mi_heap_t, pages), O(mi_page_t, slice_count), O(mi_page_t, capacity),
 		       O(mi_page_t, free), O(mi_page_t, xblock_size), O(mi_page_t, local_free),
@@ -166,14 +166,17 @@ mimalloc_layout() {
 		       O(PyObject, ob_gc_bits), O(PyInterpreterState, mimalloc.abandoned_pool),
 		       O(mi_abandoned_pool_t, abandoned), O(mi_abandoned_pool_t, abandoned_visited),
 		       O(PyObject, ob_ref_local), O(PyObject, ob_ref_shared), O(mi_segment_t, slice_entries),
-		       O(mi_segment_t, abandoned_next), tag_byte, tag_shift);
+		       O(mi_segment_t, abandoned_next), tag_byte, tag_shift, O(mi_page_t, used),
+		       O(mi_segment_t, segment_size), O(mi_segment_t, used));
 		return 0;
 	}
 	#endif
 	EOF
 	want=$(awk '/^static const struct heap_mimalloc_layout layouts\[\]/ { on = 1; next }
 		on && /^};/ { exit }
-		on && /^\t\{ 13,/ { gsub(/[{},]/, " "); $1 = $1; print }' "$srcdir/src/python/heap/mimalloc.c")
+		on && /^\t\{ 13,/ { row = 1 }
+		row { line = line " " $0 }
+		row && /\},/ { gsub(/[{},]/, " ", line); $0 = line; $1 = $1; print; exit }' "$srcdir/src/python/heap/mimalloc.c")
 	probe "mimalloc layout 3.13t" mi.c "$1" 3.13 -DPy_GIL_DISABLED=1 "$want" "mimalloc.c's row"
 	for v in 3.14 3.15; do
 		if ${CC:-cc} -w -DNEWER -DPy_GIL_DISABLED=1 -I "$1.debug/usr/include/python$v" -I "$tmp/probe-inc" \

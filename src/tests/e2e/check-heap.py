@@ -39,10 +39,14 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              SIGUSR1) and took its census again
   NAME diff live  (py3.12, debian3.11, sid3.15, ft3.13) `pycore heap --diff --pid`
              of the first gcore and the process itself, read after the leak
-  NAME allocators  (every build but the free-threaded; py3.12 live too)
+  NAME allocators  (every build; py3.12 live too)
              scenarios/allocators.py's heaps: pymalloc's arenas (heap.
              memory.pymalloc) as the process's sys._debugmallocstats()
              counts them (arenas, bytes in blocks in use, unused pools);
+             on a free-threaded build mimalloc's arenas (heap.memory.
+             mimalloc) as mimalloc's own statistics, read by the process,
+             count the memory it reserved, with its segments, pages and
+             blocks in use inside each other and the objects inside those;
              glibc's malloc (heap.memory.malloc: four arenas, free chunks
              in bins and fastbins, blocks mapped apart) as its mallinfo2()
              and malloc_info() count it, and what neither they nor the
@@ -67,7 +71,9 @@ exact built-in containers, a dict's keys), by type.  Then, each a case:
              out of the page (fewer objects), a next page at 0x10, the
              lists of the segments of threads that ended leading to no
              memory; each report says what is not read, with no more
-             objects
+             objects; and in mimalloc's arenas: an arena claiming 2**40
+             blocks, a segment counting a page more than its table holds
+             (the split says so, its arenas no bigger)
 
 must give, for every type, the count of the truth (pycore's count less
 those in the permanent generation, which gc.get_objects() leaves out),
@@ -378,8 +384,6 @@ def check_html(target, work, shot=False):
         detail, npanels, nlinks, 1000 * over)
 
 
-MIMALLOC = ("a free-threaded build allocates with mimalloc: pycore does not split its free space out "
-            "(nor is there pymalloc to compare)")
 
 
 def debugmallocstats(path):
@@ -440,6 +444,29 @@ def compare_malloc(m, truth):
             c["mmapped_blocks"], c["mmapped"])
 
 
+def compare_mimalloc(m, truth):
+    """A free-threaded build's mimalloc as pycore reads it, against the
+    memory mimalloc's own statistics say it reserved from the system: its
+    arenas, and a page for each arena's own header (_mi_arena_meta_zalloc
+    takes a few hundred bytes from the system, a page); its segments,
+    their pages and their blocks in use within each other, and the
+    objects counted within those blocks and the modules' .bss."""
+    mi, reserved = m["mimalloc"], truth.get("mimalloc_reserved")
+    if mi is None or m["mimalloc_unread"]:
+        raise pt.Failure("mimalloc %s: %s" % (mi, m["mimalloc_unread"]))
+    if reserved is None:
+        raise pt.Failure("the process found no _mi_stats_main in its files")
+    page = os.sysconf("SC_PAGE_SIZE")
+    if mi["arena_bytes"] + mi["arenas"] * page != reserved or m["pymalloc"] is not None or not \
+            m["python"] <= mi["allocated"] + m["modules_bss"] or not \
+            0 < mi["allocated"] <= mi["page_bytes"] <= mi["segment_bytes"] <= mi["arena_bytes"]:
+        raise pt.Failure("mimalloc %s, pymalloc %s, python %d; mimalloc's own statistics: %d bytes reserved" % (
+            mi, m["pymalloc"], m["python"], reserved))
+    return "mimalloc as its statistics count it: %d arena%s, %d MiB reserved; %d segments, %d pages, %d bytes in " \
+        "%d blocks in use" % (mi["arenas"], "" if mi["arenas"] == 1 else "s", reserved >> 20, mi["segments"],
+                               mi["pages"], mi["allocated"], mi["blocks"])
+
+
 def libc_debug_file(target):
     """The separate debug file of the target's libc.so.6 (by its build-id)
     where pycore is told to look (the build-id trees of the host, or of a
@@ -468,7 +495,8 @@ def compare_allocators(target, report, truth_path):
     m = report["heap"]["memory"]
     if m is None:
         raise pt.Failure("no memory in the report")
-    said = compare_pymalloc(m, debugmallocstats(truth_path + ".stats"))
+    said = compare_mimalloc(m, truth) if "mimalloc_reserved" in truth else \
+        compare_pymalloc(m, debugmallocstats(truth_path + ".stats"))
     if not libc_debug_file(target):
         if m["malloc"] is not None or "main_arena" not in (m["malloc_unread"] or ""):
             raise pt.Failure("no debug file of %s's libc: malloc %s, unread %s" % (
@@ -477,7 +505,7 @@ def compare_allocators(target, report, truth_path):
     said += "; " + compare_malloc(m, truth)
     # the split adds up: what neither allocator nor the modules' .bss
     # holds is 5 % of the anonymous memory at most (the issue's bar)
-    c, p = m["malloc"], m["pymalloc"]
+    c, p = m["malloc"], m["pymalloc"] or m["mimalloc"]
     held = c["arena_bytes"] + c["mmapped"] + p["arena_bytes"] + m["modules_bss"]
     if m["files"] + m["stacks"] + m["reserved"] + m["anonymous"] != m["mapped"] or held > m["anonymous"] or \
             m["anonymous"] - held > m["anonymous"] * 0.05:
@@ -726,7 +754,10 @@ def check_corrupt_mimalloc(target, work):
     the dump (the page's address and fields' offsets from gdb, the debug
     information's): the rest of that queue is not read, and said.  The
     page is the first of the newest thread's heap of objects with a
-    pre-header (its 500 Nodes are among them): fewer objects are counted."""
+    pre-header (its 500 Nodes are among them): fewer objects are counted.
+    Then mimalloc's arenas: an arena that claims more blocks than its
+    bitmap, a segment whose count of pages is not its table's: the split
+    says what it could not read, its arenas no bigger."""
     core, _, _ = take_snapshot(target, "heap", work)
     intact = heap_json(target.pycore_args() + [core])
     tstate = "((_PyThreadStateImpl *)_PyRuntime.interpreters.head->threads.head)"
@@ -745,8 +776,17 @@ def check_corrupt_mimalloc(target, work):
         (lambda c2: (c2.put64(abandoned, 0x7e0000000000), c2.put64(visited, 0x7e0000000000)),
          "its number of slices is not in the dump"),
     ]
-    return "the page at 0x%x: %s" % (page, "; ".join(
-        census_patched(core, work, intact, patch, want, fewer=(want == cases[0][1])) for patch, want in cases))
+    said = [census_patched(core, work, intact, patch, want, fewer=(want == cases[0][1])) for patch, want in cases]
+    # mimalloc's arenas (heap.memory.mimalloc): the first arena's block
+    # count past its bitmap, its first segment's count of pages in use one
+    # more than its table's
+    arena, start, blocks_at, used_at = gdb_values(target, core, [
+        "mi_arenas[0]", "mi_arenas[0]->start", "&((struct mi_arena_s *)0)->block_count", "&((mi_segment_t *)0)->used"])
+    mem = intact["heap"]["memory"]
+    said += [memory_patched(core, work, mem, lambda c2: c2.put64(arena + blocks_at, 1 << 40), "mimalloc", "no arena's"),
+             memory_patched(core, work, mem, lambda c2: c2.put64(start + used_at, Core(core).u64(start + used_at) + 1),
+                            "mimalloc", "pages in use, its table of pages")]
+    return "the page at 0x%x: %s" % (page, "; ".join(said))
 
 
 def check_corrupt(target, work):
@@ -801,6 +841,26 @@ def gdb_values(target, core, exprs):
     return values
 
 
+def memory_patched(core, work, intact, patch, which, want):
+    """pycore heap of CORE patched by PATCH: WHICH allocator's unread line
+    (heap.memory.WHICH_unread) says WANT, its arenas and their bytes no
+    more than INTACT's (the intact report's heap.memory), exit 0 or 1;
+    what it says."""
+    c2 = Core(core)
+    patch(c2)
+    path = os.path.join(work, "patched")
+    c2.save(path)
+    rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
+    m = load_report(out)["heap"]["memory"] if out.strip() else None
+    said = m and m[which + "_unread"] or ""
+    got = m and m[which]
+    if rc not in (0, 1) or want not in said or (got and intact[which] and any(
+            got[k] > intact[which][k] for k in ("arenas", "arena_bytes"))):
+        raise pt.Failure("%s: exit %d, %s %s, unread %r (want %r): %s" % (
+            which, rc, which, got, said, want, err.strip()[-200:]))
+    return said
+
+
 def check_allocators_corrupt(target, work):
     """A gcore of scenarios/allocators.py patched in the allocators' own
     state, at addresses gdb gives from the debug files: a bin's chunk whose
@@ -823,19 +883,7 @@ def check_allocators_corrupt(target, work):
     first_pool = (pm + 16383) & ~16383
 
     def patched(patch, which, want):
-        c2 = Core(core)
-        patch(c2)
-        path = os.path.join(work, "patched")
-        c2.save(path)
-        rc, out, err = pt.run_pycore(["heap", "--format", "json", path])
-        m = load_report(out)["heap"]["memory"] if out.strip() else None
-        said = m and m[which + "_unread"] or ""
-        got = m and m[which]
-        if rc not in (0, 1) or want not in said or (got and intact[which] and any(
-                got[k] > intact[which][k] for k in ("arenas", "arena_bytes"))):
-            raise pt.Failure("%s: exit %d, %s %s, unread %r (want %r): %s" % (
-                which, rc, which, got, said, want, err.strip()[-200:]))
-        return said
+        return memory_patched(core, work, intact, patch, which, want)
 
     cases = [
         (lambda c2: c2.put64(chunk + 24, chunk), "malloc", "does not end"),
@@ -854,10 +902,7 @@ def main():
     for name in ("py3.12", "debian3.11", "sid3.15", "ft3.13"):
         pt.run_on(tap, name, "diff live", check_diff, True)
     for name in interpreters.names():
-        if name.startswith("ft"):
-            tap.skip("%s allocators" % name, MIMALLOC)
-        else:
-            pt.run_on(tap, name, "allocators", check_allocators)
+        pt.run_on(tap, name, "allocators", check_allocators)
     pt.run_on(tap, "py3.12", "allocators live", check_allocators_live)
     pt.run_on(tap, "py3.12", "allocators corrupt", check_allocators_corrupt)
     # the builds made here (cached; skips by name until built): musl's
