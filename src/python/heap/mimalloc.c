@@ -401,8 +401,12 @@ static uint64_t mem_segment(struct mmem *k, uint64_t seg, uint64_t max)
 					 (unsigned long long)i, count);
 			return size;
 		}
-		if (i > 0 && bs) {
-			uint64_t block = bs >= MI_HUGE_BLOCK ? (uint64_t)count * MI_SLICE_SIZE : bs;
+		uint64_t block = bs >= MI_HUGE_BLOCK ? (uint64_t)count * MI_SLICE_SIZE : bs;
+		if (i > 0 && bs && (uint64_t)n * block > (uint64_t)count * MI_SLICE_SIZE) {
+			heap_part_unread(&k->part, "the page at 0x%llx counts %u blocks of %llu bytes in use, more than "
+					 "its %u slices hold: not counted", (unsigned long long)(seg + (uint64_t)M->segment_slices +
+					 i * (uint64_t)M->page_size), n, (unsigned long long)block, count);
+		} else if (i > 0 && bs) {
 			pages++;
 			k->m->page_bytes += (uint64_t)count * MI_SLICE_SIZE;
 			k->m->blocks += n;

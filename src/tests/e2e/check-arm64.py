@@ -32,6 +32,11 @@ Per case, TAP lines:
   for inlined call, PAC bits stripped, through the kernel's signal frame
   (gdb's tail-call frames aside: inferred from DWARF call-site entries,
   no unwinder of pycore's kind sees them);
+- pycore heap of a kernel core of scenarios/heap.py (the suite's last
+  Python), against the census the process took: every type's count and
+  bytes, the untracked objects reached, the retained sizes of its named
+  containers with their paths, the garbage, the dominator tree
+  (pycoretest.heap, check-heap.py's comparisons);
 - a thread of the suite's last Python called back into Python through
   hand-written assembly without CFI (scenarios/nocfi.S, built here for
   arm64 with Debian's cross compiler): pycore --native-all goes on past
@@ -85,6 +90,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pycoretest.tap import TAP, Failure, Skip  # noqa: E402
 from pycoretest import aio  # noqa: E402
+from pycoretest import heap as heapcheck  # noqa: E402
 
 SRCDIR = os.environ.get("srcdir") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PYCORE = os.environ.get("PYCORE") or os.path.join(SRCDIR, "pycore")
@@ -98,7 +104,9 @@ from pycoretest.env import scaled
 # asyncio, deep recursion, locals (kernel cores of blocked processes,
 # SIGABRT); a thread blocked in Python called back through hand-written
 # assembly without CFI (nocfi.S, built here for arm64): its caller found
-# by its frame record, or only by a scan (the suite's last Python only).
+# by its frame record, or only by a scan (the suite's last Python only);
+# a heap of known shapes (scenarios/heap.py, with the census and retained
+# sizes the process takes: the suite's last Python only).
 CASES = [
     ("crash", "crash.py", "crash", ""),
     ("crash_fh", "crash.py", "crash-fh", ""),
@@ -108,8 +116,10 @@ CASES = [
     ("locals", "locals.py", "ABRT", ""),
     ("nocfi_fp", "nocfi.py", "ABRT", "fp"),
     ("nocfi_scan", "nocfi.py", "ABRT", "scan"),
+    ("heap", "heap.py", "ABRT", "retained"),
 ]
 NOCFI = {"nocfi_fp": "frame pointer", "nocfi_scan": "scan"}
+HEAP = {"heap"}
 CROSS_CC = "aarch64-linux-gnu-gcc"
 def present(suite, cache):
     """The suite's Pythons its cached root holds (a root built before one
@@ -130,6 +140,8 @@ def cases(suite, cache):
     for py in pythons:
         for name, scenario, how, args in CASES:
             if name in NOCFI and (py != pythons[-1] or not NOCFI_LIB):
+                continue
+            if name in HEAP and py != pythons[-1]:
                 continue
             if how == "gcore" and py != pythons[-1]:
                 how = "ABRT"
@@ -535,6 +547,24 @@ def check_pycore(root, work, name, how):
         want = json.load(open(os.path.join(work, name + ".truth.json.asyncio")))
         return "%d threads, %d tasks" % (len(truth["threads"]), aio.compare_tasks(want, report))
     return "%d threads" % len(truth["threads"])
+
+
+def check_heap(root, work, name, how):
+    """pycore heap of the heap scenario's kernel core, read here with the
+    root's files, against the census the process took (check-heap.py's
+    comparisons: every type's count and bytes, the untracked objects
+    reached, the buffers they own, the retained sizes of its named
+    containers with their paths, the garbage, the dominator tree)."""
+    truth = json.load(open(os.path.join(work, name + ".truth.json")))
+    rc, out, err = stacks.run_pycore(["heap", "--format", "json", "--sysroot", root,
+                                      os.path.join(work, name + ".core")])
+    if rc not in (0, 1) or not out.strip():
+        raise Failure("pycore heap: exit %d: %s" % (rc, err.strip()[-300:]))
+    report = stacks.load_report(out)
+    if report["input"]["architecture"] != "aarch64":
+        raise Failure("input architecture %s, not aarch64" % report["input"]["architecture"])
+    return "; ".join(f(report, truth) for f in (heapcheck.compare, heapcheck.compare_retained,
+                                                  heapcheck.compare_tree))
 
 
 # the arm64 build of pycore (main() makes it): the command that runs it
@@ -953,7 +983,8 @@ def boot_in(work, suite, cache, timeout):
             shutil.copy(os.path.join(SCENARIOS, f), os.path.join(payload, "scenarios"))
     if ARM64_PYCORE is not None:
         arm64_payload(os.path.join(payload, "arm64"), os.path.join(cache, suite), os.path.join(cache, "cores", suite),
-                      [name for py, name, _, _, _ in cases(suite, cache) if py == in_vm_python(suite, cache)])
+                      [name for py, name, _, _, _ in cases(suite, cache)
+                       if py == in_vm_python(suite, cache) and name.split("-", 1)[1] not in HEAP])
     if NOCFI_LIB:
         shutil.copy(NOCFI_LIB, os.path.join(payload, "scenarios"))
     shutil.copy(INIT, os.path.join(payload, "init"))
@@ -1106,6 +1137,9 @@ def main():
             if tap.run("%s: %s" % (label, checks[0][0]), check_made, out, name, how, results) is None:
                 for what, _ in checks[1:]:
                     tap.skip("%s: %s" % (label, what), "no core")
+                continue
+            if name.split("-", 1)[1] in HEAP:
+                tap.run("%s: pycore heap against the process's census" % label, check_heap, root, out, name, how)
                 continue
             tap.run("%s: %s" % (label, checks[1][0]), checks[1][1], root, out, suite, name, how)
             tap.run("%s: %s" % (label, checks[2][0]), checks[2][1], out, suite, name, how)
