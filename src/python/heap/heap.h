@@ -14,6 +14,7 @@ enum heap_sizeof {
 	HS_LIST, HS_DICT, HS_SET, HS_BYTEARRAY, HS_TYPE, HS_MODULE, HS_STR, HS_INT,
 	HS_NDARRAY,                  /* numpy.ndarray's: its dimensions and the data it owns */
 	HS_ARRAY,                    /* array.array's: its items' buffer as allocated */
+	HS_CODE,                     /* a code object's (3.11+): basic + items, 8-aligned */
 	HS_UNKNOWN,                  /* a __sizeof__ pycore does not know: object's, a lower bound */
 };
 
@@ -28,12 +29,15 @@ enum heap_sizeof {
 /* The references reach.c follows from an object of a type: those of the
  * exact built-in containers, of instances of Python classes (whose
  * tp_traverse is subtype_traverse) their attributes and what their
- * built-in base holds, of a class its namespace, and of a function what
- * it holds of its own (defaults, keyword defaults, closure). */
+ * built-in base holds, of a class its namespace, of a function what it
+ * holds of its own (defaults, keyword defaults, closure, code), and of a
+ * code object its constants, names, file name, name and qualified name. */
 enum heap_walk {
 	HW_NONE, HW_LIST, HW_TUPLE, HW_DICT, HW_SET, HW_CELL, HW_MODULE,
 	HW_TYPE,                     /* a class (a heap type): its namespace, tp_dict */
-	HW_FUNCTION,                 /* a function: its defaults, keyword defaults, closure */
+	HW_FUNCTION,                 /* a function: its defaults, keyword defaults, closure, code */
+	HW_CODE,                     /* a code object: co_consts, co_names, co_filename,
+					co_name, co_qualname */
 };
 
 /* What the census knows of one type, cached by its address. */
@@ -164,15 +168,34 @@ void heap_memory_modules(struct census *k);
 void heap_memory_object(struct census *k, uint64_t obj, uint64_t size, uint64_t buffer);
 void heap_memory_free(struct census *k);
 
-/* The offsets of a function's references the census follows (reach.c's
- * edges, path.c's steps): its defaults, keyword defaults, closure; -1 one
- * the layout lacks. */
-#define HEAP_FUNCTION_REFS 3
-static inline void heap_function_refs(const struct py_layout *L, int64_t at[HEAP_FUNCTION_REFS])
+/* The offsets of the references the census follows in an object of a
+ * walk W of HW_FUNCTION or HW_CODE (reach.c's edges, path.c's steps), and
+ * their names as a path writes them (*ATTR); -1 one the layout lacks.
+ * Returns how many (0: another walk). */
+#define HEAP_FIXED_REFS 5
+static inline int heap_fixed_refs(const struct py_layout *L, int w, int64_t at[HEAP_FIXED_REFS],
+				  const char *const **attr)
 {
-	at[0] = L->function_defaults;
-	at[1] = L->function_kwdefaults;
-	at[2] = L->function_closure;
+	static const char *const function[] = { ".__defaults__", ".__kwdefaults__", ".__closure__", ".__code__" };
+	static const char *const code[] = { ".co_consts", ".co_names", ".co_filename", ".co_name", ".co_qualname" };
+	if (w == HW_FUNCTION) {
+		at[0] = L->function_defaults;
+		at[1] = L->function_kwdefaults;
+		at[2] = L->function_closure;
+		at[3] = L->function_code;
+		*attr = function;
+		return 4;
+	}
+	if (w == HW_CODE) {
+		at[0] = L->code_consts;
+		at[1] = L->code_names;
+		at[2] = L->code_filename;
+		at[3] = L->code_name;
+		at[4] = L->code_qualname;
+		*attr = code;
+		return 5;
+	}
+	return 0;
 }
 
 /* ---- reach.c ---- */

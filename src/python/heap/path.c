@@ -139,13 +139,13 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 	case HW_TYPE:
 		*ns = true;   /* (its namespace: the one reference followed) */
 		return;
-	case HW_FUNCTION: {
-		static const char *const attr[HEAP_FUNCTION_REFS] = { ".__defaults__", ".__kwdefaults__",
-								      ".__closure__" };
-		int64_t at[HEAP_FUNCTION_REFS];
+	case HW_FUNCTION:
+	case HW_CODE: {
+		int64_t at[HEAP_FIXED_REFS];
+		const char *const *attr;
 		uint64_t p;
-		heap_function_refs(L, at);
-		for (int i = 0; i < HEAP_FUNCTION_REFS; i++)
+		int nat = heap_fixed_refs(L, t->walk, at, &attr);
+		for (int i = 0; i < nat; i++)
 			if (at[i] >= 0 && py_rd_ptr(c, parent + (uint64_t)at[i], &p) == PC_OK && p == child) {
 				fputs(attr[i], out);
 				return;

@@ -228,10 +228,12 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 		else if (p)
 			visit(c, 0, p, k);
 		break;
-	case HW_FUNCTION: {
-		int64_t at[HEAP_FUNCTION_REFS];
-		heap_function_refs(L, at);
-		for (int i = 0; i < HEAP_FUNCTION_REFS; i++) {
+	case HW_FUNCTION:
+	case HW_CODE: {
+		int64_t at[HEAP_FIXED_REFS];
+		const char *const *attr;
+		int nat = heap_fixed_refs(L, t->walk, at, &attr);
+		for (int i = 0; i < nat; i++) {
 			if (at[i] < 0)
 				continue;   /* (a layout without it: not followed) */
 			if (py_rd_ptr(c, obj + (uint64_t)at[i], &p) != PC_OK)

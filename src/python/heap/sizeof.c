@@ -82,7 +82,7 @@ static const struct {
 	{ "object", HS_OBJECT }, { "list", HS_LIST }, { "dict", HS_DICT }, { "set", HS_SET },
 	{ "frozenset", HS_SET }, { "bytearray", HS_BYTEARRAY }, { "type", HS_TYPE },
 	{ "module", HS_MODULE }, { "str", HS_STR }, { "int", HS_INT }, { "bytes", HS_OBJECT },
-	{ "numpy.ndarray", HS_NDARRAY }, { "array.array", HS_ARRAY },
+	{ "numpy.ndarray", HS_NDARRAY }, { "array.array", HS_ARRAY }, { "code", HS_CODE },
 };
 
 
@@ -117,6 +117,10 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 		 * numpy 2 put a 64-bit flags there and elsize, an npy_intp,
 		 * after it, but no test interpreter has numpy 2 yet: not sized */
 		if (t->rule == HS_NDARRAY && py_numpy_major(c) != 1)
+			t->rule = HS_UNKNOWN;
+		/* code_sizeof before 3.11 adds its cell-to-argument map and
+		 * opcode cache: not computed */
+		if (t->rule == HS_CODE && L->minor < 11)
 			t->rule = HS_UNKNOWN;
 		return;
 	}
@@ -374,6 +378,17 @@ static int own_sizeof(struct py_ctx *c, uint64_t obj, const struct heap_type *t,
 		    itemsize == 0 || itemsize > 16)
 			return -1;
 		*size = (uint64_t)t->basicsize + (uint64_t)n * itemsize;
+		return 0;
+	}
+	case HS_CODE: {
+		/* code_sizeof (Objects/codeobject.c, 3.11-3.15):
+		 * _PyObject_VAR_SIZE, its code units after the header rounded
+		 * up to a pointer, and the co_extra block a tool may have set,
+		 * which is not read: such an object's size is not known */
+		if (L->code_extra < 0 || py_rd_ptr(c, obj + (uint64_t)L->code_extra, &p) != PC_OK || p ||
+		    object_sizeof(c, obj, t, size) != 0)
+			return -1;
+		*size = (*size + 7) & ~(uint64_t)7;
 		return 0;
 	}
 	case HS_OBJECT:

@@ -49,7 +49,7 @@ static void walk_rule(struct census *k, struct heap_type *t)
 	} builtin[] = {
 		{ "list", HW_LIST }, { "tuple", HW_TUPLE }, { "dict", HW_DICT }, { "set", HW_SET },
 		{ "frozenset", HW_SET }, { "cell", HW_CELL }, { "module", HW_MODULE }, { "type", HW_TYPE },
-		{ "function", HW_FUNCTION },
+		{ "function", HW_FUNCTION }, { "code", HW_CODE },
 	};
 	struct py_ctx *c = k->c;
 	uint64_t trav;

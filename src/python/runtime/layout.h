@@ -200,6 +200,11 @@ struct py_layout {
 	int64_t function_defaults;           /* PyFunctionObject.func_defaults */
 	int64_t function_kwdefaults;         /* PyFunctionObject.func_kwdefaults */
 	int64_t function_closure;            /* PyFunctionObject.func_closure */
+	int64_t function_code;               /* PyFunctionObject.func_code */
+	int64_t code_consts;                 /* PyCodeObject.co_consts: a tuple */
+	int64_t code_names;                  /* PyCodeObject.co_names: a tuple */
+	int64_t code_extra;                  /* PyCodeObject.co_extra (PEP 523's data; NULL
+						unless a tool set it) */
 	/* pymalloc's arenas (3.12+; before, static in Objects/obmalloc.c) */
 	int64_t interp_obmalloc;             /* PyInterpreterState.obmalloc, the state inline (3.12) */
 	int64_t interp_obmalloc_ptr;         /* PyInterpreterState.obmalloc, a pointer to it (3.13+) */

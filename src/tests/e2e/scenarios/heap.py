@@ -220,7 +220,13 @@ def referents(o, t):
         return gc.get_referents(vars(o))[:1] if o.__flags__ & HEAPTYPE else []
     if t is FUNCTION:
         # what a function holds of its own
-        return [x for x in (o.__defaults__, o.__kwdefaults__, o.__closure__) if x is not None]
+        return [x for x in (o.__defaults__, o.__kwdefaults__, o.__closure__, o.__code__) if x is not None]
+    if t is types.CodeType:
+        # what a code object holds that Python shows as it is kept (its
+        # constants, names, file name, name and, from 3.11, qualified
+        # name; not co_varnames and co_code, which 3.11+ make anew)
+        return [o.co_consts, o.co_names, o.co_filename, o.co_name] + (
+            [o.co_qualname] if sys.version_info >= (3, 11) else [])
     if t is list or t is tuple or t is set or t is frozenset:
         return list(o)
     if t is dict:
