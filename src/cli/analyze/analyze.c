@@ -25,7 +25,7 @@ static bool use_color(enum color_when when)
 }
 
 static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
-				const struct options *opt, bool *written);
+				const struct options *opt, bool *written, bool last);
 
 /* --compare: the dumps of one process as samples, one report */
 static enum exit_code analyze_compare(char *const *paths, size_t n, const struct options *opt, bool *written)
@@ -33,10 +33,11 @@ static enum exit_code analyze_compare(char *const *paths, size_t n, const struct
 	struct analysis *a;
 	char *folded = NULL;
 	struct pc_error *e = analysis_compare_dumps(paths, n, &opt->analysis, &a, opt->collapsed ? &folded : NULL);
-	return write_one(e && e->file ? e->file : "--compare", e, a, folded, opt, written);
+	return write_one(e && e->file ? e->file : "--compare", e, a, folded, opt, written, false);
 }
 
-static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written)
+/* LAST: the last dump of the command (its analysis left to the exit) */
+static enum exit_code analyze_one(const char *path, const struct options *opt, bool *written, bool last)
 {
 	struct analysis *a;
 	struct pc_error *e;
@@ -57,14 +58,19 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
 	} else {
 		e = analysis_run(path, &opt->analysis, &a);
 	}
-	return write_one(path, e, a, folded, opt, written);
+	return write_one(path, e, a, folded, opt, written, last && !opt->pid);
 }
 
 /* The report of A (or E's line) for PATH; frees A, E and FOLDED.
  * *WRITTEN: a report was written (by an earlier call); set once this
- * call writes one. */
+ * call writes one.  LAST: the command's last dump, whose analysis the
+ * process's exit frees: its mappings (the dump, the debug files) go with
+ * the process at once, where unmapping them one by one costs a tenth of
+ * a small read (scripts/bench --native); a build with sanitizers frees
+ * it, for their leak check.  (Never a live process: closing its dump
+ * resumes it.) */
 static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
-				const struct options *opt, bool *written)
+				const struct options *opt, bool *written, bool last)
 {
 	if (e) {
 		free(folded);
@@ -104,6 +110,14 @@ static enum exit_code write_one(const char *path, struct pc_error *e, struct ana
 			path);
 		rc = EXIT_INCOMPLETE;
 	}
+#if !defined(__SANITIZE_ADDRESS__)
+	if (last) {
+		free(folded);
+		return rc;
+	}
+#else
+	(void)last;
+#endif
 	analysis_free(a);
 	free(folded);
 	return rc;
@@ -215,7 +229,7 @@ int analyze_command(struct options *opt, int argc, char **argv, int first)
 	}
 	for (int i = first; i < argc; i++) {
 		errno = 0;
-		enum exit_code one = analyze_one(argv[i], opt, &written);
+		enum exit_code one = analyze_one(argv[i], opt, &written, i == argc - 1);
 		if (one > worst)
 			worst = one;
 		if (one == EXIT_WRITE)
