@@ -1,5 +1,7 @@
-/* The objects of a free-threaded build (3.13t), which has no GC lists:
- * every object with a GC is a block of one of mimalloc's heaps, as its
+/* The objects of a free-threaded build (3.13t), which has no GC lists
+ * (heap_mimalloc_objects), and its mimalloc's memory for the split
+ * (heap_mimalloc_memory, at the end).  Every object with a GC is a
+ * block of one of mimalloc's heaps, as its
  * collector finds them (Python/gc_free_threading.c, gc_visit_heaps): each
  * thread state's heaps _Py_MIMALLOC_HEAP_GC (the object at the block's
  * start) and _Py_MIMALLOC_HEAP_GC_PRE (after the two words of its
