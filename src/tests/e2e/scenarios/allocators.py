@@ -2,8 +2,8 @@
 allocators cases.  The process allocates through glibc's malloc (ctypes)
 on its main thread and on three threads of its own (each given an arena
 of its own by glibc), frees some blocks into the bins and some, after the
-last large request, into the fastbins (the main thread's last of all), keeps blocks mapped apart (1 MiB
-each); its lists of their addresses and 100000 strings, a third of them
+last large request, into the fastbins (the main thread's last of all),
+keeps blocks mapped apart (1 MiB each); its lists of their addresses and 100000 strings, a third of them
 dropped, fill pymalloc's arenas.  Then it writes each allocator's own
 account: glibc's mallinfo2() and the number of arenas malloc_info()
 lists to argv[1] (JSON; mallinfo2() taken again after the write until two
@@ -71,10 +71,12 @@ def build_small():
 
 def symbol(path, name):
     """The value of NAME in the symbol table (.symtab) of the ELF file at
-    PATH (64-bit, little-endian), or None."""
+    PATH (64-bit, little-endian), or None; the file mapped, not read: the
+    heaps are left as they are."""
+    import mmap
     import struct
     with open(path, "rb") as f:
-        data = f.read()
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     if data[:4] != b"\x7fELF" or data[4] != 2:
         return None
     shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -86,7 +88,7 @@ def symbol(path, name):
         strtab = sections[sh[6]][4]
         for at in range(sh[4], sh[4] + sh[5], 24):
             st_name, _, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", data, at)
-            end = data.index(b"\0", strtab + st_name)
+            end = data.find(b"\0", strtab + st_name)
             if data[strtab + st_name:end] == name:
                 return st_value
     return None
