@@ -144,6 +144,8 @@
 	.function_kwdefaults = 64,
 	.function_closure = 72,
 	.function_code = 48,
+	.type_bases = 336,
+	.type_mro = 344,
 	.code_consts = 24,
 	.code_names = 32,
 	.code_extra = 176,

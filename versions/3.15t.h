@@ -144,6 +144,8 @@
 	.function_kwdefaults = 80,
 	.function_closure = 88,
 	.function_code = 64,
+	.type_bases = 352,
+	.type_mro = 360,
 	.code_consts = 40,
 	.code_names = 48,
 	.code_extra = 216,

@@ -144,6 +144,8 @@
 	.function_kwdefaults = 40,
 	.function_closure = 48,
 	.function_code = 16,
+	.type_bases = 336,
+	.type_mro = 344,
 	.code_consts = 48,
 	.code_names = 56,
 	.code_extra = 136,

@@ -264,6 +264,11 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t);
 /* The namespace (tp_dict) of the class at TYPE into *DICT: 0 (*DICT 0 for
  * a static type, whose namespace is no heap's), -1 not in the dump. */
 int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict);
+/* The references the census follows in the class TYPE: its namespace
+ * (tp_dict), its bases (tp_bases) and its MRO (tp_mro), each 0 when a
+ * static type's (not its heap) or absent; -1 when not read. */
+#define HEAP_TYPE_REFS 3
+int heap_type_refs(struct py_ctx *c, uint64_t type, uint64_t refs[HEAP_TYPE_REFS]);
 /* sys.getsizeof of the object at OBJ of type T: 0 and *SIZE (and *BUFFER,
  * of it what the object holds outside itself: a bytearray's, an
  * array.array's or a numpy array's own allocation; else 0), or -1 when

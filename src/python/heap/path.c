@@ -136,9 +136,16 @@ void heap_path_step(struct census *k, uint64_t parent, const struct heap_type *t
 	case HW_MODULE:
 		*ns = true;
 		return;
-	case HW_TYPE:
-		*ns = true;   /* (its namespace: the one reference followed) */
+	case HW_TYPE: {
+		/* its bases, its MRO, else its namespace */
+		uint64_t refs[HEAP_TYPE_REFS];
+		if (heap_type_refs(c, parent, refs) == 0 && child && (child == refs[1] || child == refs[2])) {
+			fputs(child == refs[1] ? ".__bases__" : ".__mro__", out);
+			return;
+		}
+		*ns = true;
 		return;
+	}
 	case HW_FUNCTION:
 	case HW_CODE: {
 		int64_t at[HEAP_FIXED_REFS];

@@ -222,12 +222,15 @@ static void edges(struct census *k, uint64_t obj, uint32_t node, const struct he
 		else
 			visit(c, 0, p, k);
 		break;
-	case HW_TYPE:     /* a class's namespace; a static type's is not its heap */
-		if (heap_type_dict(c, obj, &p) != 0)
+	case HW_TYPE: {   /* a class's namespace, bases and MRO; a static type's are not its heap */
+		uint64_t refs[HEAP_TYPE_REFS];
+		if (heap_type_refs(c, obj, refs) != 0)
 			k->unreadable++;
-		else if (p)
-			visit(c, 0, p, k);
+		for (int i = 0; i < HEAP_TYPE_REFS; i++)
+			if (refs[i])
+				visit(c, 0, refs[i], k);
 		break;
+	}
 	case HW_FUNCTION:
 	case HW_CODE: {
 		int64_t at[HEAP_FIXED_REFS];

@@ -666,12 +666,21 @@ void heap_retain(struct census *k, uint64_t head)
 	const char **names = NULL;
 	bool ok = r && dst && ns && watch;
 	if (ok) {
-		/* a module's dict, a class's namespace marked */
+		/* a module's dict, a class's namespace marked: the one dict
+		 * among their references (a class's others are its bases and
+		 * MRO, tuples) */
 		for (uint32_t v = 0; v < d.n; v++) {
 			struct heap_type *t = heap_type_entry(k, heap_node_type(k, v));
-			if (t && (t->walk == HW_MODULE || t->walk == HW_TYPE) && !t->instance && g->count[v] == 1 &&
-			    dst[g->first[v]] != UNDEF)
-				ns[dst[g->first[v]]] = true;
+			if (!t || (t->walk != HW_MODULE && t->walk != HW_TYPE) || t->instance)
+				continue;
+			for (uint32_t e = 0; e < g->count[v]; e++) {
+				uint32_t w = dst[g->first[v] + e];
+				struct heap_type *wt = w != UNDEF ? heap_type_entry(k, heap_node_type(k, w)) : NULL;
+				if (wt && wt->walk == HW_DICT && !wt->instance) {
+					ns[w] = true;
+					break;
+				}
+			}
 		}
 		ok = find_roots(k, head, &d, &names, r);
 		for (size_t i = 0; i < k->nwatch; i++)

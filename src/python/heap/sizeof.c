@@ -25,11 +25,26 @@
  * reach.c and path.c also follow a class's namespace through it. */
 int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
 {
+	uint64_t refs[HEAP_TYPE_REFS];
+	int rc = heap_type_refs(c, type, refs);
+	*dict = refs[0];
+	return rc;
+}
+
+int heap_type_refs(struct py_ctx *c, uint64_t type, uint64_t refs[HEAP_TYPE_REFS])
+{
+	const struct py_layout *L = c->L;
+	const int64_t at[HEAP_TYPE_REFS] = { L->type_dict, L->type_bases, L->type_mro };
 	uint64_t flags;
-	*dict = 0;
-	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
+	memset(refs, 0, HEAP_TYPE_REFS * sizeof(refs[0]));
+	if (dump_read(c->d, type + L->type_flags, &flags, sizeof(flags)) != PC_OK)
 		return -1;
-	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
+	if (!(flags & TPF_HEAPTYPE))
+		return 0;
+	for (int i = 0; i < HEAP_TYPE_REFS; i++)
+		if (at[i] >= 0 && py_rd_ptr(c, type + (uint64_t)at[i], &refs[i]) != PC_OK)
+			return -1;
+	return 0;
 }
 
 /* Does the static type TYPE's tp_methods define __sizeof__?  tp_methods

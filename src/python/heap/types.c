@@ -40,7 +40,8 @@ int heap_type_traverse(struct py_ctx *c, uint64_t type, uint64_t *trav)
 /* Which references of T's objects reach.c follows: the exact built-in
  * containers' (known by their names: static types), a Python class's
  * instance's attributes and its built-in base's items, a class's
- * namespace (T is type or a metaclass), a function's own. */
+ * namespace, bases and MRO (T is type or a metaclass), a function's and
+ * a code object's own. */
 static void walk_rule(struct census *k, struct heap_type *t)
 {
 	static const struct {
@@ -53,16 +54,17 @@ static void walk_rule(struct census *k, struct heap_type *t)
 	};
 	struct py_ctx *c = k->c;
 	uint64_t trav;
+	/* a metaclass's instances are classes: type's, a Python metaclass's,
+	 * or a C one's (ctypes' PyCSimpleType, PyCStructType, ...) */
+	if (t->flags & TPF_TYPE_SUBCLASS) {
+		t->walk = HW_TYPE;
+		return;
+	}
 	if (!(t->flags & TPF_HEAPTYPE)) {
 		const char *name = py_type_tp_name(c, t->addr);
 		for (size_t i = 0; name && i < sizeof(builtin) / sizeof(builtin[0]); i++)
 			if (strcmp(name, builtin[i].name) == 0)
 				t->walk = builtin[i].walk;
-		return;
-	}
-	/* a Python metaclass's instances are classes: their namespaces */
-	if (t->flags & TPF_TYPE_SUBCLASS) {
-		t->walk = HW_TYPE;
 		return;
 	}
 	if (!k->subtype_traverse ||

@@ -201,6 +201,8 @@ struct py_layout {
 	int64_t function_kwdefaults;         /* PyFunctionObject.func_kwdefaults */
 	int64_t function_closure;            /* PyFunctionObject.func_closure */
 	int64_t function_code;               /* PyFunctionObject.func_code */
+	int64_t type_bases;                  /* PyTypeObject.tp_bases: a tuple */
+	int64_t type_mro;                    /* PyTypeObject.tp_mro: a tuple */
 	int64_t code_consts;                 /* PyCodeObject.co_consts: a tuple */
 	int64_t code_names;                  /* PyCodeObject.co_names: a tuple */
 	int64_t code_extra;                  /* PyCodeObject.co_extra (PEP 523's data; NULL

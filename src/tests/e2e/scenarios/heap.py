@@ -193,8 +193,9 @@ def owner(t):
 # tp_traverse, the word after tp_flags and tp_doc in PyTypeObject, at 184
 # on 64-bit builds of every version, 16 more where the object header is
 # (a free-threaded build's is 32 bytes, not 16), is subtype_traverse, but
-# for the classes a Python metaclass makes), a class's namespace, and a
-# function's defaults, keyword defaults and closure;
+# for the classes a Python metaclass makes), a class's namespace, bases
+# and MRO, a function's defaults, keyword defaults, closure and code, and
+# a code object's constants, names, file name, name and qualified name;
 # gc.get_referents gives an instance's attributes and its built-in base's
 # items, but not a dict's str keys, which pycore counts.
 HEAPTYPE = 1 << 9
@@ -215,9 +216,10 @@ SUBTYPE = tp_traverse(Probe)
 
 def referents(o, t):
     if isinstance(o, type):
-        # a class: its namespace (the dict its mappingproxy holds); a
-        # static type's is not the heap's
-        return gc.get_referents(vars(o))[:1] if o.__flags__ & HEAPTYPE else []
+        # a class: its namespace (the dict its mappingproxy holds), its
+        # bases and its MRO (the tuples it keeps); a static type's are
+        # not the heap's
+        return gc.get_referents(vars(o))[:1] + [o.__bases__, o.__mro__] if o.__flags__ & HEAPTYPE else []
     if t is FUNCTION:
         # what a function holds of its own
         return [x for x in (o.__defaults__, o.__kwdefaults__, o.__closure__, o.__code__) if x is not None]
