@@ -65,10 +65,10 @@ static enum exit_code analyze_one(const char *path, const struct options *opt, b
  * *WRITTEN: a report was written (by an earlier call); set once this
  * call writes one.  LAST: the command's last dump, whose analysis the
  * process's exit frees: its mappings (the dump, the debug files) go with
- * the process at once, where unmapping them one by one costs a tenth of
- * a small read (scripts/bench --native); a build with sanitizers frees
- * it, for their leak check.  (Never a live process: closing its dump
- * resumes it.) */
+ * the process at once, where unmapping them one by one costs about a
+ * twentieth of a small read (scripts/bench --native's core: 0.94x with
+ * it left); a build with sanitizers frees it, for their leak check.
+ * (Never a live process: closing its dump resumes it.) */
 static enum exit_code write_one(const char *path, struct pc_error *e, struct analysis *a, char *folded,
 				const struct options *opt, bool *written, bool last)
 {

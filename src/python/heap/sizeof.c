@@ -25,10 +25,11 @@
  * reach.c and path.c also follow a class's namespace through it. */
 int heap_type_dict(struct py_ctx *c, uint64_t type, uint64_t *dict)
 {
-	uint64_t refs[HEAP_TYPE_REFS];
-	int rc = heap_type_refs(c, type, refs);
-	*dict = refs[0];
-	return rc;
+	uint64_t flags;
+	*dict = 0;
+	if (dump_read(c->d, type + c->L->type_flags, &flags, sizeof(flags)) != PC_OK)
+		return -1;
+	return flags & TPF_HEAPTYPE ? (py_rd_ptr(c, type + c->L->type_dict, dict) == PC_OK ? 0 : -1) : 0;
 }
 
 int heap_type_refs(struct py_ctx *c, uint64_t type, uint64_t refs[HEAP_TYPE_REFS])
@@ -108,8 +109,7 @@ void heap_sizeof_rule(struct py_ctx *c, struct heap_type *t)
 	int64_t n;
 	t->rule = HS_UNKNOWN;
 	t->owner = NULL;
-	/* tp_mro: ten words after tp_dict (objects/classes.c) */
-	if (py_rd_ptr(c, t->addr + L->type_dict + 80, &mro) != PC_OK || py_type_of(c, mro, NULL) != PYT_TUPLE ||
+	if (py_rd_ptr(c, t->addr + L->type_mro, &mro) != PC_OK || py_type_of(c, mro, NULL) != PYT_TUPLE ||
 	    py_rd_i64(c, mro + L->var_size, &n) != PC_OK || n < 1 || n > 256)
 		return;
 	for (int64_t i = 0; i < n; i++) {

@@ -117,11 +117,11 @@ static int dict_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, uint64_t fl
 static int slot_attrs(struct py_ctx *c, uint64_t obj, uint64_t type, struct by_name *b)
 {
 	const struct py_layout *L = c->L;
-	/* every class of the MRO (tp_mro, ten words after tp_dict): with
+	/* every class of the MRO (tp_mro): with
 	 * several bases, __slots__ of a base that is not tp_base count too */
 	uint64_t mro;
 	int64_t nmro;
-	if (py_rd_ptr(c, type + L->type_dict + 80, &mro) != 0 || !mro ||
+	if (py_rd_ptr(c, type + L->type_mro, &mro) != 0 || !mro ||
 	    py_rd_i64(c, mro + L->var_size, &nmro) != 0 || nmro < 1 || nmro > MAX_BASES)
 		return -1;
 	for (int64_t depth = 0; depth < nmro; depth++) {

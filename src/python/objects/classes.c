@@ -129,14 +129,13 @@ const char *py_type_name(struct py_ctx *c, uint64_t type)
 	return arena_printf(c->a, "%s.%s", mod, qual);
 }
 
-/* The value of NAME found along TYPE's MRO (tp_mro: ten words after
- * tp_dict in every version's PyTypeObject), 0 when none. */
+/* The value of NAME found along TYPE's MRO (tp_mro), 0 when none. */
 uint64_t py_mro_lookup(struct py_ctx *c, uint64_t type, const char *name, uint64_t *owner)
 {
 	const struct py_layout *L = c->L;
 	uint64_t mro, t, dict, v;
 	int64_t n;
-	if (py_rd_ptr(c, type + L->type_dict + 80, &mro) != 0 || py_type_of(c, mro, NULL) != PYT_TUPLE ||
+	if (py_rd_ptr(c, type + L->type_mro, &mro) != 0 || py_type_of(c, mro, NULL) != PYT_TUPLE ||
 	    py_rd_i64(c, mro + L->var_size, &n) != 0 || n < 1 || n > 256)
 		return 0;
 	for (int64_t i = 0; i < n; i++) {

@@ -388,7 +388,7 @@ static bool mro_has(struct py_ctx *c, uint64_t type, const char *qualname)
 	const struct py_layout *L = c->L;
 	uint64_t mro, t;
 	int64_t n;
-	if (!rd_ptr(c, type + L->type_dict + 80, &mro) || py_type_of(c, mro, NULL) != PYT_TUPLE ||
+	if (!rd_ptr(c, type + L->type_mro, &mro) || py_type_of(c, mro, NULL) != PYT_TUPLE ||
 	    py_rd_i64(c, mro + L->var_size, &n) != 0 || n < 1 || n > 256)
 		return false;
 	for (int64_t i = 0; i < n; i++) {
